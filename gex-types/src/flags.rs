@@ -1,0 +1,146 @@
+//! Flags (`gex_Flags_t`), event categories (`gex_EC_t`) and token-info masks
+//! (`gex_TI_t`).
+
+use bitflags::bitflags;
+
+bitflags! {
+    /// Hints, assertions and modifiers passed to gex calls (`gex_Flags_t`).
+    ///
+    /// The spec only requires flags accepted by one call to be disjoint; here
+    /// every flag has its own bit, so a flag passed to the wrong call can
+    /// always be diagnosed.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+    pub struct Flags: u64 {
+        /// May return without communicating rather than block for resources.
+        const IMMEDIATE = 1 << 0;
+        /// Copy the source payload to speed local completion (hint).
+        const LC_COPY_YES = 1 << 1;
+        /// Do not copy the source payload (hint).
+        const LC_COPY_NO = 1 << 2;
+        /// The peer is not in the calling process.
+        const PEER_NEVER_SELF = 1 << 3;
+        /// The peer is not in the caller's neighbourhood.
+        const PEER_NEVER_NBRHD = 1 << 4;
+        /// Atomic targets are all in the calling process.
+        const AD_MY_RANK = 1 << 5;
+        /// Atomic targets are all in the caller's neighbourhood.
+        const AD_MY_NBRHD = 1 << 6;
+        /// Favour atomics on the caller's rank.
+        const AD_FAVOR_MY_RANK = 1 << 7;
+        /// Favour atomics within the neighbourhood.
+        const AD_FAVOR_MY_NBRHD = 1 << 8;
+        /// Favour remote atomics.
+        const AD_FAVOR_REMOTE = 1 << 9;
+        /// Atomic with acquire semantics.
+        const AD_ACQ = 1 << 10;
+        /// Atomic with release semantics.
+        const AD_REL = 1 << 11;
+        /// Ranks name jobranks rather than team ranks.
+        const RANK_IS_JOBRANK = 1 << 12;
+        /// Payload query for a negotiated-payload prepare with a client buffer.
+        const AM_PREPARE_LEAST_CLIENT = 1 << 13;
+        /// Payload query for a negotiated-payload prepare with a library buffer.
+        const AM_PREPARE_LEAST_ALLOC = 1 << 14;
+        /// Local range not known to be in any segment.
+        const SELF_SEG_UNKNOWN = 1 << 15;
+        /// Remote range not known to be in any segment.
+        const PEER_SEG_UNKNOWN = 1 << 16;
+        /// Local range within some segment of the process.
+        const SELF_SEG_SOME = 1 << 17;
+        /// Remote range within some segment of the peer process.
+        const PEER_SEG_SOME = 1 << 18;
+        /// Local range within the local bound segment.
+        const SELF_SEG_BOUND = 1 << 19;
+        /// Remote range within the peer's bound segment.
+        const PEER_SEG_BOUND = 1 << 20;
+        /// Local address argument is an offset into the local bound segment.
+        const SELF_SEG_OFFSET = 1 << 21;
+        /// Remote address argument is an offset into the peer's bound segment.
+        const PEER_SEG_OFFSET = 1 << 22;
+        /// Team scratch: one address per member of the output team.
+        const TM_GLOBAL_SCRATCH = 1 << 23;
+        /// Team scratch: one address per local member of the output team.
+        const TM_LOCAL_SCRATCH = 1 << 24;
+        /// Team scratch: one address for all members.
+        const TM_SYMMETRIC_SCRATCH = 1 << 25;
+        /// Team without scratch space.
+        const TM_NO_SCRATCH = 1 << 26;
+        /// Query the recommended scratch size.
+        const TM_SCRATCH_SIZE_RECOMMENDED = 1 << 27;
+        /// Query the minimum scratch size (deprecated in spec v0.11).
+        const TM_SCRATCH_SIZE_MIN = 1 << 28;
+        /// Scratch addresses are segment offsets.
+        const SCRATCH_SEG_OFFSET = 1 << 29;
+        /// The caller asserts global quiescence to a destructor.
+        const GLOBALLY_QUIESCED = 1 << 30;
+        /// The client uses GASNet-1 calls.
+        const USES_GASNET1 = 1 << 31;
+        /// Handler registration: called only as a Short.
+        const AM_SHORT = 1 << 32;
+        /// Handler registration: called only as a Medium.
+        const AM_MEDIUM = 1 << 33;
+        /// Handler registration: called only as a Long.
+        const AM_LONG = 1 << 34;
+        /// Handler registration: called as a Medium or a Long.
+        const AM_MEDLONG = Self::AM_MEDIUM.bits() | Self::AM_LONG.bits();
+        /// Handler registration: called only as a Request.
+        const AM_REQUEST = 1 << 35;
+        /// Handler registration: called only as a Reply.
+        const AM_REPLY = 1 << 36;
+        /// Handler registration: called as a Request or a Reply.
+        const AM_REQREP = Self::AM_REQUEST.bits() | Self::AM_REPLY.bits();
+    }
+}
+
+bitflags! {
+    /// Event categories (`gex_EC_t`), for NBI synchronisation and leaf events.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+    pub struct Ec: u32 {
+        /// Gets.
+        const GET = 1 << 0;
+        /// Puts.
+        const PUT = 1 << 1;
+        /// Local completion of Active Messages.
+        const AM = 1 << 2;
+        /// Local completion of puts.
+        const LC = 1 << 3;
+        /// Remote atomics.
+        const RMW = 1 << 4;
+        /// Every category.
+        const ALL = Self::GET.bits() | Self::PUT.bits() | Self::AM.bits()
+            | Self::LC.bits() | Self::RMW.bits();
+    }
+}
+
+bitflags! {
+    /// Token-info query mask (`gex_TI_t`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+    pub struct Ti: u32 {
+        /// The sender's jobrank (required).
+        const SRCRANK = 1 << 0;
+        /// The receiving endpoint (required).
+        const EP = 1 << 1;
+        /// The handler entry (optional).
+        const ENTRY = 1 << 2;
+        /// Whether the handler is a Request (optional).
+        const IS_REQ = 1 << 3;
+        /// Whether the handler is a Long (optional).
+        const IS_LONG = 1 << 4;
+        /// Every query.
+        const ALL = Self::SRCRANK.bits() | Self::EP.bits() | Self::ENTRY.bits()
+            | Self::IS_REQ.bits() | Self::IS_LONG.bits();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn am_composites() {
+        assert!(Flags::AM_MEDLONG.contains(Flags::AM_MEDIUM | Flags::AM_LONG));
+        assert!(Flags::AM_REQREP.contains(Flags::AM_REQUEST | Flags::AM_REPLY));
+        assert_eq!(Ec::ALL.bits().count_ones(), 5);
+        assert_eq!(Ti::ALL.bits().count_ones(), 5);
+    }
+}
