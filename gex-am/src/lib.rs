@@ -1,1 +1,185 @@
-//! placeholder
+//! gex-am: GASNet-EX Active Messages.
+//!
+//! ```text
+//! register_handlers(&ep, &mut [HandlerEntry::request(0, Flags::AM_SHORT, 1, |tok, msg| { ... })])
+//! tm.request_short(peer, index, Flags::empty(), &[42])
+//! ```
+//!
+//! - Handlers are registered per endpoint ([`register_handlers`]); a
+//!   request handler receives a [`RequestToken`] that replying consumes (at
+//!   most one reply, by type), a reply handler a [`ReplyToken`] with no way
+//!   to communicate.
+//! - Requests are methods of [`AmRequest`], implemented for every way of
+//!   naming a peer ([`gex_core::Tm`] and [`gex_core::TmPair`]).
+//! - With `Flags::IMMEDIATE`, an injection that would have to wait for
+//!   queue space sends nothing and returns [`Injected::NoOp`]
+//!   (`Replied::NoOp` for replies, which hands the token back).
+//! - Negotiated payload: `prepare_*` returns a [`SrcDesc`], whose
+//!   `commit_*` sends.
+//!
+//! Handlers run in whichever thread polls, one at a time per thread, and
+//! may only reply (request handlers), take HSLs and make queries: anything
+//! else returns an error (see [`gex_core::context`]).
+
+#![warn(missing_docs)]
+
+mod handlers;
+mod inject;
+mod npam;
+mod token;
+
+pub use gex_core::conduit::Injected;
+pub use handlers::{register_handlers, register_internal_handlers, registered_handler, AmMsg, HandlerEntry};
+pub use inject::LcOpt;
+pub use npam::{PrepareBuf, SrcDesc};
+pub use token::{Replied, ReplyToken, RequestToken, Token, TokenInfo};
+
+use gex_core::{context, Lc, Runtime, TmRef};
+use gex_types::{AmArg, AmCategory, AmIndex, Flags, Rank, Result, AM_MAX_ARGS};
+
+use inject::Dest;
+
+/// `gex_AM_MaxArgs()`.
+pub fn max_args() -> usize {
+    AM_MAX_ARGS
+}
+
+#[inline]
+fn injected(sent: bool) -> Injected {
+    if sent {
+        Injected::Sent
+    } else {
+        Injected::NoOp
+    }
+}
+
+/// Active Message requests and payload limits, for anything that names a
+/// peer: a team ([`gex_core::Tm`]) or a TM-pair ([`gex_core::TmPair`]).
+pub trait AmRequest: TmRef {
+    /// `gex_AM_RequestShort`: runs `handler` at `rank` with `args`.
+    #[inline]
+    fn request_short(&self, rank: Rank, handler: AmIndex, flags: Flags, args: &[AmArg]) -> Result<Injected> {
+        context::check_may_communicate("gex_AM_RequestShort")?;
+        let d = Dest { ep: self.ep(), jobrank: self.jobrank_of(rank)? };
+        inject::send(d, true, AmCategory::Short, handler, &[], 0, Lc::Now, flags, args).map(injected)
+    }
+
+    /// `gex_AM_RequestMedium`: runs `handler` at `rank` with a copy of
+    /// `payload`. `lc` is `Now`, `Group` or an event (not `Defer`).
+    #[inline]
+    fn request_medium(
+        &self,
+        rank: Rank,
+        handler: AmIndex,
+        payload: &[u8],
+        lc: Lc<'_>,
+        flags: Flags,
+        args: &[AmArg],
+    ) -> Result<Injected> {
+        context::check_may_communicate("gex_AM_RequestMedium")?;
+        let d = Dest { ep: self.ep(), jobrank: self.jobrank_of(rank)? };
+        inject::send(d, true, AmCategory::Medium, handler, payload, 0, lc, flags, args).map(injected)
+    }
+
+    /// `gex_AM_RequestLong`: copies `payload` to `dest_addr` in `rank`'s
+    /// bound segment (an owner address, or an offset with
+    /// `PEER_SEG_OFFSET`), then runs `handler` there.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn request_long(
+        &self,
+        rank: Rank,
+        handler: AmIndex,
+        payload: &[u8],
+        dest_addr: usize,
+        lc: Lc<'_>,
+        flags: Flags,
+        args: &[AmArg],
+    ) -> Result<Injected> {
+        context::check_may_communicate("gex_AM_RequestLong")?;
+        let d = Dest { ep: self.ep(), jobrank: self.jobrank_of(rank)? };
+        inject::send(d, true, AmCategory::Long, handler, payload, dest_addr, lc, flags, args).map(injected)
+    }
+
+    /// `gex_AM_MaxRequestMedium`; `rank` may be `RANK_INVALID` (least over
+    /// the tm).
+    fn max_request_medium(&self, rank: Rank, lc: LcOpt, flags: Flags, nargs: u32) -> Result<usize> {
+        inject::max_payload_tm(self, rank, AmCategory::Medium, true, lc, flags, nargs)
+    }
+
+    /// `gex_AM_MaxRequestLong`.
+    fn max_request_long(&self, rank: Rank, lc: LcOpt, flags: Flags, nargs: u32) -> Result<usize> {
+        inject::max_payload_tm(self, rank, AmCategory::Long, true, lc, flags, nargs)
+    }
+
+    /// `gex_AM_MaxReplyMedium`.
+    fn max_reply_medium(&self, rank: Rank, lc: LcOpt, flags: Flags, nargs: u32) -> Result<usize> {
+        inject::max_payload_tm(self, rank, AmCategory::Medium, false, lc, flags, nargs)
+    }
+
+    /// `gex_AM_MaxReplyLong`.
+    fn max_reply_long(&self, rank: Rank, lc: LcOpt, flags: Flags, nargs: u32) -> Result<usize> {
+        inject::max_payload_tm(self, rank, AmCategory::Long, false, lc, flags, nargs)
+    }
+
+    /// `gex_AM_PrepareRequestMedium`. `Ok(None)` is the `IMMEDIATE` no-op
+    /// (never returned by the smp conduit, which always has a buffer).
+    fn prepare_request_medium<'b>(
+        &'b self,
+        rank: Rank,
+        buf: PrepareBuf<'b>,
+        least: usize,
+        most: usize,
+        flags: Flags,
+        nargs: u32,
+    ) -> Result<Option<SrcDesc<'b>>> {
+        let d = Dest { ep: self.ep(), jobrank: self.jobrank_of(rank)? };
+        SrcDesc::prepare(d, true, AmCategory::Medium, buf, least, most, None, flags, nargs)
+    }
+
+    /// `gex_AM_PrepareRequestLong`. A `dest_addr` given here must be passed
+    /// again to the commit.
+    #[allow(clippy::too_many_arguments)]
+    fn prepare_request_long<'b>(
+        &'b self,
+        rank: Rank,
+        buf: PrepareBuf<'b>,
+        least: usize,
+        most: usize,
+        dest_addr: Option<usize>,
+        flags: Flags,
+        nargs: u32,
+    ) -> Result<Option<SrcDesc<'b>>> {
+        let d = Dest { ep: self.ep(), jobrank: self.jobrank_of(rank)? };
+        SrcDesc::prepare(d, true, AmCategory::Long, buf, least, most, dest_addr, flags, nargs)
+    }
+}
+
+impl<T: TmRef + ?Sized> AmRequest for T {}
+
+/// The least payload limits over every pair of ranks and every argument
+/// (`gex_AM_LUB{Request,Reply}{Medium,Long}`), in that order:
+/// (request medium, reply medium, request long, reply long).
+pub fn lub_limits() -> Result<gex_core::conduit::AmLimits> {
+    Ok(Runtime::require("gex_AM_LUBRequestMedium")?.conduit().am_lub_limits())
+}
+
+/// `gex_AM_LUBRequestMedium()`.
+pub fn lub_request_medium() -> Result<usize> {
+    lub_limits().map(|l| l.max_request_medium)
+}
+
+/// `gex_AM_LUBReplyMedium()`.
+pub fn lub_reply_medium() -> Result<usize> {
+    lub_limits().map(|l| l.max_reply_medium)
+}
+
+/// `gex_AM_LUBRequestLong()`.
+pub fn lub_request_long() -> Result<usize> {
+    lub_limits().map(|l| l.max_request_long)
+}
+
+/// `gex_AM_LUBReplyLong()`.
+pub fn lub_reply_long() -> Result<usize> {
+    lub_limits().map(|l| l.max_reply_long)
+}

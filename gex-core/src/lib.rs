@@ -1,4 +1,59 @@
-//! gex-core: the GASNet-EX core object model (work in progress).
-pub mod bootstrap {
-    pub mod wire;
+//! gex-core: the GASNet-EX core object model.
+//!
+//! - [`Client`], [`Ep`], [`Tm`], [`TmPair`] and [`Segment`]: the spec's
+//!   objects, with their queries and client data;
+//! - [`conduit`]: the SPI a transport implements;
+//! - [`Runtime`]: progress (poll, waiting that spins then yields);
+//! - [`bootstrap`]: the start-up control plane shared with the launcher;
+//! - [`system`]: job-wide queries (rank, size, neighbourhood, host);
+//! - [`Hsl`] and [`context`]: handler-safe locks and restricted-context
+//!   checks;
+//! - [`exit`]: ending the whole job from any rank.
+
+#![warn(missing_docs)]
+
+pub mod bootstrap;
+mod client;
+pub mod conduit;
+pub mod context;
+pub mod event;
+mod hsl;
+mod runtime;
+pub mod system;
+
+pub use client::{segment_desc, BoundSegment, CData, Client, Ep, Segment, Tm, TmPair, TmRef};
+pub use event::{Completion, Event, Lc};
+pub use gex_types as types;
+pub use hsl::{Hsl, HslGuard};
+pub use runtime::{report, Runtime};
+
+use std::io::Write;
+
+/// Ends the whole job with `code` (`gasnet_exit`): every other rank is
+/// terminated by the launcher, and the job's exit code is `code`. May be
+/// called from any rank, any thread, at any time, even in handler context.
+pub fn exit(code: i32) -> ! {
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    if let Some(rt) = Runtime::get() {
+        rt.conduit().bootstrap().request_exit(code);
+    } else if let Ok(boot) = bootstrap::Bootstrap::from_env() {
+        boot.request_exit(code);
+    }
+    std::process::exit(code)
+}
+
+/// Reports a fatal error (a broken invariant of the job, such as an AM for
+/// an unregistered handler) and ends the job with exit code 1.
+pub fn fatal(msg: &str) -> ! {
+    let who = Runtime::get()
+        .map(|r| format!(" on rank {}", r.jobrank()))
+        .unwrap_or_default();
+    eprintln!("gex: fatal error{who}: {msg}");
+    exit(1)
+}
+
+/// Polls for and runs arrived Active Messages (`gasnet_AMPoll`).
+pub fn poll() -> gex_types::Result<()> {
+    Runtime::require("gasnet_AMPoll")?.poll()
 }

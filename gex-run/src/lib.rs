@@ -1,1 +1,129 @@
-//! placeholder
+//! `gex-run`: the job launcher of gex (like GASNet's `gasnetrun`).
+//!
+//! [`run`] starts the ranks of a job as processes on this host, serves the
+//! start-up control plane they use (all-gather exchanges, barriers, exit;
+//! the wire format is [`gex_core::bootstrap::wire`]), forwards their output
+//! line by line, and decides the job's exit code:
+//!
+//! * a rank's `Exit` frame ends the job with that code (the first one wins);
+//! * a rank that exits non-zero or dies from a signal ends the job with that
+//!   code (128 + signal for signals);
+//! * a rank that exits 0 while others wait in a start-up exchange it never
+//!   joined makes the exchange impossible: the waiters get `Abort`, code 1;
+//! * a timeout ends the job with code 124;
+//! * otherwise, when every rank has exited 0, the code is 0.
+//!
+//! Whatever the reason, when [`run`] returns no rank (nor anything a rank
+//! started in its process group) is left running, every rank has been
+//! reaped, the control socket is gone, and so is every `/dev/shm` object
+//! named with the job's prefix ([`gex_core::bootstrap::wire::shm_prefix`]).
+//!
+//! The `gex-run` binary is a thin command-line front end over [`run`].
+
+mod ctrl;
+mod job;
+mod output;
+mod proc;
+mod signals;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use signals::install_signal_handlers;
+
+/// Job exit code when the `--timeout` expires (as coreutils' `timeout`).
+pub const TIMEOUT_CODE: i32 = 124;
+
+/// What happens to the ranks' stdout and stderr.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Output {
+    /// Forwarded to the launcher's own stdout / stderr as lines arrive.
+    #[default]
+    Inherit,
+    /// Collected into [`JobOutcome::stdout`] / [`JobOutcome::stderr`]
+    /// (all ranks' lines in arrival order; the launcher's own `gex-run:`
+    /// messages go to the captured stderr too).
+    Capture,
+}
+
+/// What to run: the description of one job.
+#[derive(Clone, Debug)]
+pub struct JobSpec {
+    /// Number of ranks (processes); at least 1.
+    pub ranks: u32,
+    /// The program every rank runs: a path, or a name looked up in `PATH`.
+    pub program: PathBuf,
+    /// Its arguments (the same for every rank).
+    pub args: Vec<String>,
+    /// End the job with code [`TIMEOUT_CODE`] if it runs longer than this.
+    pub timeout: Option<Duration>,
+    /// The conduit the ranks should use, passed as `GEX_CONDUIT`.
+    pub conduit: String,
+    /// Prefix each forwarded output line with `[rank] `.
+    pub label: bool,
+    /// Forward or capture the ranks' output.
+    pub output: Output,
+    /// Extra environment variables for the ranks (on top of the launcher's
+    /// own environment; the `GEX_*` variables of the job take precedence).
+    pub env: Vec<(String, String)>,
+}
+
+impl JobSpec {
+    /// A job of `ranks` processes of `program`, without arguments, on the
+    /// `smp` conduit, with no timeout, output inherited and unlabelled.
+    pub fn new(ranks: u32, program: impl Into<PathBuf>) -> Self {
+        JobSpec {
+            ranks,
+            program: program.into(),
+            args: Vec::new(),
+            timeout: None,
+            conduit: "smp".to_string(),
+            label: false,
+            output: Output::Inherit,
+            env: Vec::new(),
+        }
+    }
+}
+
+/// How a job ended.
+#[derive(Clone, Debug)]
+pub struct JobOutcome {
+    /// The job's exit code (what the `gex-run` binary exits with).
+    pub code: i32,
+    /// The job's identifier (`GEX_JOB_ID` of its ranks).
+    pub job_id: String,
+    /// The process id of each rank, in rank order.
+    pub pids: Vec<u32>,
+    /// Captured stdout of all ranks (empty with [`Output::Inherit`]).
+    pub stdout: String,
+    /// Captured stderr of all ranks plus the launcher's messages (empty with
+    /// [`Output::Inherit`]).
+    pub stderr: String,
+    /// Whether the job was ended by its timeout.
+    pub timed_out: bool,
+    /// Wall-clock time from the start of [`run`] until the job was over.
+    pub elapsed: Duration,
+    /// Why the job ended, for humans (`"rank 1 exited with code 3"`).
+    pub reason: String,
+}
+
+/// Runs a job to completion and reports how it ended.
+///
+/// Blocks the calling thread for the whole job; ranks are set to die if
+/// that thread's process dies (`PR_SET_PDEATHSIG`). Several jobs may run
+/// concurrently from different threads.
+///
+/// # Errors
+///
+/// * [`std::io::ErrorKind::InvalidInput`]: `ranks` is 0 or the program is
+///   empty;
+/// * [`std::io::ErrorKind::NotFound`] / `PermissionDenied`: the program
+///   does not exist or cannot be executed;
+/// * any other error setting the job up (control socket, spawning a rank);
+///   ranks already started are killed and reaped first.
+///
+/// Everything that happens once the ranks run (failures included) is
+/// reported in the [`JobOutcome`], not as an error.
+pub fn run(spec: &JobSpec) -> std::io::Result<JobOutcome> {
+    job::run_job(spec)
+}

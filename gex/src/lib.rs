@@ -1,1 +1,92 @@
-//! placeholder
+//! gex: GASNet-EX in Rust.
+//!
+//! This facade re-exports the layers a program enabled through cargo
+//! features (`am`; conduits: `smp`) and chooses the conduit at start-up.
+//! Runtimes that embed a single layer depend on that crate directly
+//! (`gex-core`, `gex-am`, `gex-conduit-smp`, ...).
+//!
+//! ```no_run
+//! use gex::am::{register_handlers, AmRequest, HandlerEntry};
+//! use gex::Flags;
+//!
+//! let (_client, ep, tm) = gex::init("HELLO").unwrap();
+//! let mut table = [HandlerEntry::request(0, Flags::AM_SHORT, 1, |_tok, msg| {
+//!     assert_eq!(msg.arg(0), 42);
+//! })];
+//! register_handlers(&ep, &mut table).unwrap();
+//! gex::barrier(&tm).unwrap();
+//! let peer = (tm.rank() + 1) % tm.size();
+//! tm.request_short(peer, table[0].index, Flags::empty(), &[42]).unwrap();
+//! ```
+
+#![warn(missing_docs)]
+
+pub use gex_core::bootstrap::wire::ENV_CONDUIT;
+pub use gex_core::conduit::{Conduit, ConduitFactory};
+pub use gex_core::{
+    context, exit, fatal, poll, system, BoundSegment, CData, Client, Ep, Event, Hsl, HslGuard, Lc,
+    Runtime, Segment, Tm, TmPair, TmRef,
+};
+pub use gex_types::*;
+
+/// Active Messages (feature `am`).
+#[cfg(feature = "am")]
+pub use gex_am as am;
+
+/// The shared-memory conduit (feature `smp`).
+#[cfg(feature = "smp")]
+pub use gex_conduit_smp as smp;
+
+/// The conduits compiled into this build, by name.
+pub fn conduits() -> Vec<&'static str> {
+    #[allow(unused_mut)]
+    let mut v = Vec::new();
+    #[cfg(feature = "smp")]
+    v.push("smp");
+    v
+}
+
+/// The factory of conduit `name`, if compiled in.
+pub fn conduit_factory(name: &str) -> Option<Box<dyn ConduitFactory>> {
+    match name {
+        #[cfg(feature = "smp")]
+        "smp" => Some(Box::new(gex_conduit_smp::SmpFactory)),
+        _ => None,
+    }
+}
+
+/// Initialises the client (`gex_Client_Init`) on the conduit the launcher
+/// chose (`GEX_CONDUIT`), or the first one compiled in. Collective.
+pub fn init(name: &str) -> Result<(Client, Ep, Tm)> {
+    init_with_flags(name, Flags::empty())
+}
+
+/// [`init`] with flags.
+pub fn init_with_flags(name: &str, flags: Flags) -> Result<(Client, Ep, Tm)> {
+    let chosen = std::env::var(ENV_CONDUIT).ok().filter(|c| !c.is_empty());
+    let name_c = match &chosen {
+        Some(c) => c.clone(),
+        None => conduits()
+            .first()
+            .map(|c| c.to_string())
+            .ok_or_else(|| Error::not_init("no conduit is compiled in (enable a conduit feature of gex)"))?,
+    };
+    let factory = conduit_factory(&name_c).ok_or_else(|| {
+        Error::bad_arg(format!(
+            "conduit {name_c:?} is not compiled in (available: {})",
+            conduits().join(", ")
+        ))
+    })?;
+    Client::init_with(name, flags, &*factory)
+}
+
+/// A barrier over the primordial team through the start-up control plane.
+/// Slow (a round trip through the launcher): for set-up and tests; the
+/// collectives layer provides the fast one.
+pub fn barrier(tm: &Tm) -> Result<()> {
+    context::check_may_communicate("gex::barrier")?;
+    if !tm.is_primordial() {
+        return Err(Error::bad_arg("gex::barrier: only the primordial team"));
+    }
+    tm.ep().runtime().bootstrap_barrier()
+}

@@ -1,1 +1,526 @@
-fn main() {}
+//! `cargo xtask`: build orchestration, layer checks and the multi-process
+//! test matrix of the gex workspace. Run `cargo xtask help` for the commands.
+
+mod cli;
+mod cluster;
+mod layers;
+mod meta;
+
+use std::cell::OnceCell;
+use std::env;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{self, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use cli::{ClusterOpts, USAGE};
+use meta::{LAUNCHER, TESTSUITE};
+
+/// Why a command failed, and the exit code xtask ends with.
+struct Failure {
+    /// Printed as `xtask: error: ...`; `None` when the cause was already
+    /// reported.
+    message: Option<String>,
+    code: i32,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure {
+            message: Some(message),
+            code: 1,
+        }
+    }
+}
+
+type Result<T = ()> = std::result::Result<T, Failure>;
+
+fn main() {
+    let command = match cli::parse(env::args().skip(1)) {
+        Ok(command) => command,
+        Err(e) => {
+            eprintln!("xtask: {e}\n\n{USAGE}");
+            process::exit(2);
+        }
+    };
+    if let Err(failure) = Ctx::new().dispatch(&command) {
+        if let Some(message) = failure.message {
+            eprintln!("xtask: error: {message}");
+        }
+        process::exit(failure.code);
+    }
+}
+
+/// The exit code to pass on for a child's status (128 + signal when the
+/// child was killed, as shells do).
+fn exit_code(status: ExitStatus) -> i32 {
+    if let Some(code) = status.code() {
+        return code;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return 128 + signal;
+        }
+    }
+    1
+}
+
+fn format_duration(d: Duration) -> String {
+    let secs = d.as_secs();
+    if secs >= 60 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+struct Ctx {
+    /// The cargo that runs xtask (`$CARGO`), so children use the same
+    /// toolchain.
+    cargo: OsString,
+    cwd: PathBuf,
+    metadata: OnceCell<Value>,
+}
+
+impl Ctx {
+    fn new() -> Self {
+        Ctx {
+            cargo: env::var_os("CARGO").unwrap_or_else(|| "cargo".into()),
+            cwd: env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            metadata: OnceCell::new(),
+        }
+    }
+
+    fn dispatch(&self, command: &cli::Command) -> Result {
+        use cli::Command as C;
+        match command {
+            C::Help => {
+                print!("{USAGE}");
+                Ok(())
+            }
+            C::CheckLayers => self.check_layers(),
+            C::Test => self.test(),
+            C::TestCluster(opts) => self.test_cluster(opts),
+            C::Demo { ranks, args } => self.demo(*ranks, args),
+            C::Bench { ranks, names } => self.bench(*ranks, names),
+            C::FmtCheck => self.fmt_check(),
+            C::Lint => self.lint(),
+            C::Ci => self.ci(),
+        }
+    }
+
+    // Running commands.
+
+    fn cargo(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.cargo);
+        cmd.args(args);
+        cmd
+    }
+
+    /// The command line as a reader would type it: `cargo` for our cargo,
+    /// paths relative to the current directory.
+    fn display(&self, cmd: &Command) -> String {
+        let program = if cmd.get_program() == self.cargo {
+            "cargo".to_string()
+        } else {
+            self.display_arg(cmd.get_program())
+        };
+        let mut line = program;
+        for arg in cmd.get_args() {
+            line.push(' ');
+            line += &self.display_arg(arg);
+        }
+        line
+    }
+
+    fn display_arg(&self, arg: &std::ffi::OsStr) -> String {
+        let path = Path::new(arg);
+        let shown = match path.strip_prefix(&self.cwd) {
+            Ok(rel) if path.is_absolute() && !rel.as_os_str().is_empty() => rel.to_string_lossy(),
+            _ => arg.to_string_lossy(),
+        };
+        if shown.is_empty() || shown.contains(|c: char| c.is_whitespace() || c == '\'') {
+            format!("'{}'", shown.replace('\'', r"'\''"))
+        } else {
+            shown.into_owned()
+        }
+    }
+
+    /// Runs `cmd` with inherited stdio, announcing it first.
+    fn status(&self, cmd: &mut Command) -> Result<ExitStatus> {
+        println!("xtask: running {}", self.display(cmd));
+        let _ = std::io::stdout().flush();
+        cmd.status()
+            .map_err(|e| Failure::from(format!("could not start `{}`: {e}", self.display(cmd))))
+    }
+
+    /// Runs `cmd`, failing unless it succeeds.
+    fn run(&self, cmd: &mut Command) -> Result {
+        let status = self.status(cmd)?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "`{}` failed ({})",
+                self.display(cmd),
+                cluster::describe_status(status)
+            )
+            .into())
+        }
+    }
+
+    fn metadata(&self) -> Result<&Value> {
+        if let Some(meta) = self.metadata.get() {
+            return Ok(meta);
+        }
+        let mut cmd = self.cargo(&["metadata", "--format-version", "1", "--no-deps"]);
+        let output = cmd
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| format!("could not run cargo metadata: {e}"))?;
+        if !output.status.success() {
+            return Err(format!(
+                "cargo metadata failed ({})",
+                cluster::describe_status(output.status)
+            )
+            .into());
+        }
+        let meta: Value = serde_json::from_slice(&output.stdout)
+            .map_err(|e| format!("cargo metadata printed invalid JSON: {e}"))?;
+        Ok(self.metadata.get_or_init(|| meta))
+    }
+
+    fn release_dir(&self) -> Result<PathBuf> {
+        Ok(meta::current_target_dir(self.metadata()?).join("release"))
+    }
+
+    /// Fails unless gex-run has its launcher binary.
+    fn require_launcher(&self) -> Result {
+        if meta::bins(self.metadata()?, LAUNCHER)?
+            .iter()
+            .any(|b| b == LAUNCHER)
+        {
+            Ok(())
+        } else {
+            Err(format!("package {LAUNCHER} has no `{LAUNCHER}` binary yet").into())
+        }
+    }
+
+    fn has_nextest(&self) -> bool {
+        self.cargo(&["nextest", "--version"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    // Subcommands.
+
+    fn check_layers(&self) -> Result {
+        println!("xtask: checking workspace dependencies against the layer table");
+        let graph = layers::workspace_graph(self.metadata()?)?;
+        let report = layers::check(&graph, layers::LAYER_TABLE);
+        for line in &report.lines {
+            println!("  {line}");
+        }
+        if report.passed() {
+            println!("check-layers: {} crates OK", graph.len());
+            Ok(())
+        } else {
+            Err(format!(
+                "check-layers: {} violation(s) of the layer rules (DESIGN.md section 2)",
+                report.violations
+            )
+            .into())
+        }
+    }
+
+    fn test(&self) -> Result {
+        self.check_layers()?;
+        if self.has_nextest() {
+            // nextest does not run doctests. They go first so that the
+            // closing lines are nextest's summary rather than the doctest
+            // count of whichever crate cargo tests last.
+            self.run(&mut self.cargo(&["test", "--workspace", "--doc"]))?;
+            self.run(&mut self.cargo(&["nextest", "run", "--workspace"]))
+        } else {
+            self.run(&mut self.cargo(&["test", "--workspace"]))
+        }
+    }
+
+    fn test_cluster(&self, opts: &ClusterOpts) -> Result {
+        let programs: Vec<String> = meta::bins(self.metadata()?, TESTSUITE)?
+            .into_iter()
+            .filter(|b| b.starts_with("test-"))
+            .collect();
+        if programs.is_empty() {
+            println!(
+                "xtask: test-cluster: {TESTSUITE} has no `test-*` programs yet; nothing to run"
+            );
+            return Ok(());
+        }
+        self.require_launcher()?;
+        self.run(&mut self.cargo(&[
+            "build",
+            "--release",
+            "-p",
+            LAUNCHER,
+            "-p",
+            TESTSUITE,
+            "--bins",
+        ]))?;
+
+        let release = self.release_dir()?;
+        let gex_run = release.join(LAUNCHER);
+        let logs = release.join("xtask-test-cluster");
+        // Our own scratch directory: logs of an earlier run would mislead.
+        let _ = std::fs::remove_dir_all(&logs);
+        let limit = Duration::from_secs(cluster::GEX_RUN_TIMEOUT_SECS) + cluster::WATCHDOG_GRACE;
+
+        let cases = cluster::matrix(&programs, &opts.conduits, opts.max_ranks);
+        println!(
+            "xtask: test-cluster: {} programs x {} conduit(s) x 1..={} ranks = {} runs (logs in {})",
+            programs.len(),
+            opts.conduits.len(),
+            opts.max_ranks,
+            cases.len(),
+            self.display_arg(logs.as_os_str())
+        );
+        let mut results = Vec::with_capacity(cases.len());
+        for case in cases {
+            let mut cmd = case
+                .conduit
+                .launch(&gex_run, case.ranks, &release.join(&case.program));
+            let log = logs.join(case.log_name());
+            print!("xtask: running {} ... ", self.display(&cmd));
+            let _ = std::io::stdout().flush();
+            let start = Instant::now();
+            let outcome = cluster::run_logged(&mut cmd, &log, limit);
+            let took = format_duration(start.elapsed());
+            match &outcome {
+                cluster::Outcome::Passed => println!("ok ({took})"),
+                cluster::Outcome::Failed(why) => println!("FAILED: {why} ({took})"),
+                cluster::Outcome::TimedOut => println!("HUNG: ended by xtask after {took}"),
+            }
+            if !outcome.passed() {
+                println!(
+                    "---- last lines of {} ----",
+                    self.display_arg(log.as_os_str())
+                );
+                println!("{}", cluster::tail(&log, 40));
+                println!("----");
+            }
+            results.push((case, outcome));
+        }
+        println!();
+        print!("{}", cluster::render_table(&results, opts.max_ranks));
+        println!("{}", cluster::summary_line(&results));
+        let failed = results.iter().filter(|(_, o)| !o.passed()).count();
+        if failed == 0 {
+            Ok(())
+        } else {
+            Err(format!("test-cluster: {failed} of {} runs failed", results.len()).into())
+        }
+    }
+
+    fn demo(&self, ranks: u32, args: &[String]) -> Result {
+        if !meta::bins(self.metadata()?, TESTSUITE)?
+            .iter()
+            .any(|b| b == "demo")
+        {
+            return Err(format!("package {TESTSUITE} has no `demo` binary yet").into());
+        }
+        self.require_launcher()?;
+        self.run(&mut self.cargo(&[
+            "build",
+            "--release",
+            "-p",
+            LAUNCHER,
+            "-p",
+            TESTSUITE,
+            "--bin",
+            LAUNCHER,
+            "--bin",
+            "demo",
+        ]))?;
+        let release = self.release_dir()?;
+        let mut cmd = Command::new(release.join(LAUNCHER));
+        cmd.arg("-n")
+            .arg(ranks.to_string())
+            .arg(release.join("demo"))
+            .args(args);
+        let status = self.status(&mut cmd)?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(Failure {
+                message: Some(format!(
+                    "demo failed ({})",
+                    cluster::describe_status(status)
+                )),
+                code: exit_code(status),
+            })
+        }
+    }
+
+    fn bench(&self, ranks: u32, names: &[String]) -> Result {
+        let all = meta::bins(self.metadata()?, TESTSUITE)?;
+        let benches: Vec<String> = if names.is_empty() {
+            all.iter()
+                .filter(|b| b.starts_with("bench-"))
+                .cloned()
+                .collect()
+        } else {
+            for name in names {
+                if !all.contains(name) {
+                    return Err(format!(
+                        "package {TESTSUITE} has no program `{name}` (programs: {})",
+                        if all.is_empty() {
+                            "none".to_string()
+                        } else {
+                            all.join(", ")
+                        }
+                    )
+                    .into());
+                }
+            }
+            names.to_vec()
+        };
+        if benches.is_empty() {
+            println!("xtask: bench: {TESTSUITE} has no `bench-*` programs yet; nothing to run");
+            return Ok(());
+        }
+        self.require_launcher()?;
+        self.run(&mut self.cargo(&[
+            "build",
+            "--release",
+            "-p",
+            LAUNCHER,
+            "-p",
+            TESTSUITE,
+            "--bins",
+        ]))?;
+        let release = self.release_dir()?;
+        let mut failed = Vec::new();
+        for bench in &benches {
+            let mut cmd = Command::new(release.join(LAUNCHER));
+            cmd.arg("-n")
+                .arg(ranks.to_string())
+                .arg(release.join(bench));
+            let status = self.status(&mut cmd)?;
+            if !status.success() {
+                println!(
+                    "xtask: {bench} failed ({})",
+                    cluster::describe_status(status)
+                );
+                failed.push(bench.as_str());
+            }
+        }
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("benchmarks failed: {}", failed.join(", ")).into())
+        }
+    }
+
+    fn fmt_check(&self) -> Result {
+        self.run(&mut self.cargo(&["fmt", "--all", "--check"]))
+    }
+
+    fn lint(&self) -> Result {
+        self.run(&mut self.cargo(&[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]))
+    }
+
+    fn ci(&self) -> Result {
+        let cluster = ClusterOpts::with_max_ranks(cli::CI_MAX_RANKS);
+        let steps: [(&str, &dyn Fn() -> Result); 4] = [
+            ("fmt-check", &|| self.fmt_check()),
+            ("lint", &|| self.lint()),
+            ("test", &|| self.test()),
+            ("test-cluster --max-ranks 5", &|| {
+                self.test_cluster(&cluster)
+            }),
+        ];
+        let start = Instant::now();
+        for (i, (name, step)) in steps.iter().enumerate() {
+            println!("xtask: ci step {}/{}: {name}", i + 1, steps.len());
+            let step_start = Instant::now();
+            let result = step();
+            let took = format_duration(step_start.elapsed());
+            match result {
+                Ok(()) => println!("xtask: ci step {name}: ok ({took})"),
+                Err(failure) => {
+                    println!("xtask: ci step {name}: FAILED ({took})");
+                    return Err(failure);
+                }
+            }
+        }
+        println!("xtask: ci passed in {}", format_duration(start.elapsed()));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Ctx {
+        Ctx {
+            cargo: "/toolchain/bin/cargo".into(),
+            cwd: PathBuf::from("/ws"),
+            metadata: OnceCell::new(),
+        }
+    }
+
+    #[test]
+    fn display_shortens_cargo_and_workspace_paths() {
+        let ctx = ctx();
+        assert_eq!(
+            ctx.display(&ctx.cargo(&["test", "--workspace"])),
+            "cargo test --workspace"
+        );
+        let mut cmd = Command::new("/ws/target/release/gex-run");
+        cmd.args([
+            "-n",
+            "2",
+            "/ws/target/release/demo",
+            "a b",
+            "",
+            "/elsewhere/x",
+        ]);
+        assert_eq!(
+            ctx.display(&cmd),
+            "target/release/gex-run -n 2 target/release/demo 'a b' '' /elsewhere/x"
+        );
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(format_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(format_duration(Duration::from_secs(125)), "2m05s");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn exit_codes_pass_through() {
+        let status = Command::new("sh").args(["-c", "exit 7"]).status().unwrap();
+        assert_eq!(exit_code(status), 7);
+        let status = Command::new("sh")
+            .args(["-c", "kill -9 $$"])
+            .status()
+            .unwrap();
+        assert_eq!(exit_code(status), 128 + 9);
+    }
+}

@@ -1,0 +1,387 @@
+//! Handler registration (`gex_EP_RegisterHandlers`) and dispatch.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use gex_core::conduit::{AmSink, IncomingAm};
+use gex_core::context::{hsls_held, HandlerScope};
+use gex_core::{CData, Ep};
+use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Result, AM_INDEX_BASE, AM_MAX_ARGS};
+
+use crate::token::{ReplyToken, RequestToken, Token, TokenCtx};
+
+/// What a handler receives besides its token: arguments and payload.
+#[derive(Clone, Copy, Debug)]
+pub struct AmMsg<'a> {
+    pub(crate) category: AmCategory,
+    pub(crate) args: &'a [AmArg],
+    pub(crate) payload: &'a [u8],
+    pub(crate) dest_addr: usize,
+}
+
+impl<'a> AmMsg<'a> {
+    /// Short, Medium or Long.
+    pub fn category(&self) -> AmCategory {
+        self.category
+    }
+
+    /// The handler arguments, as many as the sender passed.
+    pub fn args(&self) -> &'a [AmArg] {
+        self.args
+    }
+
+    /// Argument `i` (panics if out of range, like indexing).
+    pub fn arg(&self, i: usize) -> AmArg {
+        self.args[i]
+    }
+
+    /// The payload: for a Medium, temporary storage valid until the handler
+    /// returns (copy what you keep); for a Long, the bytes where they landed
+    /// in this rank's segment (at [`AmMsg::dest_addr`]); empty for a Short.
+    pub fn payload(&self) -> &'a [u8] {
+        self.payload
+    }
+
+    /// Long only: the destination exactly as the sender named it (an address,
+    /// or an offset with `PEER_SEG_OFFSET`), even when the payload is empty.
+    pub fn dest_addr(&self) -> usize {
+        self.dest_addr
+    }
+}
+
+type RequestFn = dyn Fn(RequestToken<'_>, &AmMsg<'_>) + Send + Sync;
+type ReplyFn = dyn Fn(&ReplyToken<'_>, &AmMsg<'_>) + Send + Sync;
+type ReqRepFn = dyn Fn(Token<'_>, &AmMsg<'_>) + Send + Sync;
+
+#[derive(Clone)]
+enum HandlerFn {
+    Request(Arc<RequestFn>),
+    Reply(Arc<ReplyFn>),
+    ReqRep(Arc<ReqRepFn>),
+}
+
+/// One AM handler to register (`gex_AM_Entry_t`).
+///
+/// Build it with [`HandlerEntry::request`], [`HandlerEntry::reply`] or
+/// [`HandlerEntry::req_rep`]: the constructor fixes whether the handler
+/// gets a [`RequestToken`] (which can reply once), a [`ReplyToken`] (which
+/// cannot reply) or either.
+#[derive(Clone)]
+pub struct HandlerEntry {
+    /// 0 ("don't care": assigned at registration) or a fixed index in
+    /// `[AM_INDEX_BASE, 255]`. Updated in place by registration.
+    pub index: AmIndex,
+    flags: Flags,
+    nargs: u32,
+    name: Option<String>,
+    cdata: Option<CData>,
+    func: HandlerFn,
+}
+
+impl std::fmt::Debug for HandlerEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandlerEntry")
+            .field("index", &self.index)
+            .field("flags", &self.flags)
+            .field("nargs", &self.nargs)
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl HandlerEntry {
+    fn new(index: AmIndex, category: Flags, nargs: u32, kind: Flags, func: HandlerFn) -> Self {
+        HandlerEntry {
+            index,
+            flags: category | kind,
+            nargs,
+            name: None,
+            cdata: None,
+            func,
+        }
+    }
+
+    /// A request handler. `category` is `Flags::AM_SHORT`, `AM_MEDIUM`,
+    /// `AM_LONG` or `AM_MEDLONG`; `nargs` the argument count every caller
+    /// passes.
+    pub fn request(
+        index: AmIndex,
+        category: Flags,
+        nargs: u32,
+        f: impl Fn(RequestToken<'_>, &AmMsg<'_>) + Send + Sync + 'static,
+    ) -> Self {
+        Self::new(index, category, nargs, Flags::AM_REQUEST, HandlerFn::Request(Arc::new(f)))
+    }
+
+    /// A reply handler (it cannot communicate).
+    pub fn reply(
+        index: AmIndex,
+        category: Flags,
+        nargs: u32,
+        f: impl Fn(&ReplyToken<'_>, &AmMsg<'_>) + Send + Sync + 'static,
+    ) -> Self {
+        Self::new(index, category, nargs, Flags::AM_REPLY, HandlerFn::Reply(Arc::new(f)))
+    }
+
+    /// A handler called as a request or a reply; the token says which.
+    pub fn req_rep(
+        index: AmIndex,
+        category: Flags,
+        nargs: u32,
+        f: impl Fn(Token<'_>, &AmMsg<'_>) + Send + Sync + 'static,
+    ) -> Self {
+        Self::new(index, category, nargs, Flags::AM_REQREP, HandlerFn::ReqRep(Arc::new(f)))
+    }
+
+    /// Names the handler (used in error messages).
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Attaches client data, visible through token info.
+    pub fn with_cdata(mut self, cdata: CData) -> Self {
+        self.cdata = Some(cdata);
+        self
+    }
+
+    /// The registration flags (category and request/reply).
+    pub fn flags(&self) -> Flags {
+        self.flags
+    }
+
+    /// The argument count.
+    pub fn nargs(&self) -> u32 {
+        self.nargs
+    }
+
+    /// The name, if any.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The client data, if any.
+    pub fn cdata(&self) -> Option<&CData> {
+        self.cdata.as_ref()
+    }
+
+    fn validate(&self, internal: bool) -> Result<()> {
+        let what = || match &self.name {
+            Some(n) => format!("handler {n:?}"),
+            None => format!("handler entry with index {}", self.index),
+        };
+        let cat = self.flags & Flags::AM_MEDLONG.union(Flags::AM_SHORT);
+        if !(cat == Flags::AM_SHORT || cat == Flags::AM_MEDIUM || cat == Flags::AM_LONG || cat == Flags::AM_MEDLONG) {
+            return Err(Error::bad_arg(format!(
+                "{}: the category must be exactly one of AM_SHORT, AM_MEDIUM, AM_LONG, AM_MEDLONG (got {cat:?})",
+                what()
+            )));
+        }
+        let other = self.flags - (Flags::AM_SHORT | Flags::AM_MEDLONG | Flags::AM_REQREP);
+        if !other.is_empty() {
+            return Err(Error::bad_arg(format!("{}: flags {other:?} are not registration flags", what())));
+        }
+        if self.nargs as usize > AM_MAX_ARGS {
+            return Err(Error::bad_arg(format!(
+                "{}: nargs {} exceeds gex_AM_MaxArgs() = {AM_MAX_ARGS}",
+                what(),
+                self.nargs
+            )));
+        }
+        let ok_index = if internal {
+            self.index >= 1 && self.index < AM_INDEX_BASE
+        } else {
+            self.index == 0 || self.index >= AM_INDEX_BASE
+        };
+        if !ok_index {
+            return Err(Error::bad_arg(if internal {
+                format!("{}: internal handlers need a fixed index in [1, {AM_INDEX_BASE})", what())
+            } else {
+                format!("{}: index {} is neither 0 nor in [{AM_INDEX_BASE}, 255]", what(), self.index)
+            }));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn accepts(&self, category: AmCategory, is_request: bool) -> bool {
+        let c = match category {
+            AmCategory::Short => Flags::AM_SHORT,
+            AmCategory::Medium => Flags::AM_MEDIUM,
+            AmCategory::Long => Flags::AM_LONG,
+        };
+        let k = if is_request { Flags::AM_REQUEST } else { Flags::AM_REPLY };
+        self.flags.contains(c) && self.flags.contains(k)
+    }
+}
+
+/// The AM state of an endpoint: its handler table.
+pub(crate) struct AmLayer {
+    pub(crate) ep: Ep,
+    slots: Box<[OnceLock<HandlerEntry>]>,
+    registering: Mutex<()>,
+}
+
+impl AmLayer {
+    /// The AM layer of `ep`, created and installed as the endpoint's
+    /// dispatcher on first use.
+    pub(crate) fn of(ep: &Ep) -> Result<&AmLayer> {
+        if let Some(l) = ep.existing_layer_state::<AmLayer>() {
+            return Ok(l);
+        }
+        let mut created = false;
+        let layer = ep
+            .layer_state(|| {
+                created = true;
+                Arc::new(AmLayer {
+                    ep: ep.clone(),
+                    slots: (0..256).map(|_| OnceLock::new()).collect(),
+                    registering: Mutex::new(()),
+                })
+            })
+            .ok_or_else(|| Error::bad_arg("endpoint state is owned by another layer"))?;
+        if created {
+            // The runtime keeps the dispatcher for the life of the process.
+            let ptr: &'static AmLayer = unsafe_static(layer);
+            ep.runtime().install_sink(Box::new(Dispatch(ptr)))?;
+        }
+        Ok(layer)
+    }
+
+    #[inline]
+    pub(crate) fn entry(&self, index: AmIndex) -> Option<&HandlerEntry> {
+        self.slots[index as usize].get()
+    }
+
+    pub(crate) fn register(&self, table: &mut [HandlerEntry], internal: bool) -> Result<()> {
+        let _g = self.registering.lock().unwrap_or_else(|p| p.into_inner());
+        for e in table.iter() {
+            e.validate(internal)?;
+        }
+        // Fixed indices first: unique within the table and the endpoint.
+        let mut taken: Vec<bool> = (0..256).map(|i| self.slots[i].get().is_some()).collect();
+        for e in table.iter().filter(|e| e.index != 0) {
+            if taken[e.index as usize] {
+                return Err(Error::bad_arg(format!(
+                    "handler index {} is already registered on this endpoint{}",
+                    e.index,
+                    e.name.as_ref().map(|n| format!(" (registering {n:?})")).unwrap_or_default()
+                )));
+            }
+            taken[e.index as usize] = true;
+        }
+        // Then "don't care" entries, in table order, each taking the highest
+        // index still free.
+        let mut assigned = Vec::with_capacity(table.len());
+        for e in table.iter() {
+            if e.index != 0 {
+                assigned.push(e.index);
+                continue;
+            }
+            let free = (AM_INDEX_BASE as usize..=255).rev().find(|&i| !taken[i]).ok_or_else(|| {
+                Error::resource(format!(
+                    "no free handler index left in [{AM_INDEX_BASE}, 255] for {}",
+                    e.name.as_deref().unwrap_or("an index-0 entry")
+                ))
+            })?;
+            taken[free] = true;
+            assigned.push(free as AmIndex);
+        }
+        for (e, idx) in table.iter_mut().zip(assigned) {
+            e.index = idx;
+            let _ = self.slots[idx as usize].set(e.clone());
+        }
+        Ok(())
+    }
+}
+
+/// Extends the lifetime of the endpoint's layer state to `'static`.
+fn unsafe_static(layer: &AmLayer) -> &'static AmLayer {
+    // SAFETY: the layer lives in an Arc stored in the endpoint's OnceLock,
+    // and the endpoint is referenced by the layer itself (a deliberate
+    // cycle), so the allocation is never freed while the process runs.
+    unsafe { &*(layer as *const AmLayer) }
+}
+
+struct Dispatch(&'static AmLayer);
+
+impl AmSink for Dispatch {
+    #[inline]
+    fn deliver(&self, msg: &IncomingAm<'_>) {
+        self.0.dispatch(msg)
+    }
+}
+
+impl AmLayer {
+    #[inline]
+    fn dispatch(&self, msg: &IncomingAm<'_>) {
+        let Some(entry) = self.entry(msg.handler) else {
+            gex_core::fatal(&format!(
+                "an AM {} {} for handler index {} arrived from rank {}, but no handler is registered there",
+                msg.category.name(),
+                if msg.is_request { "request" } else { "reply" },
+                msg.handler,
+                msg.src
+            ))
+        };
+        if !entry.accepts(msg.category, msg.is_request) || msg.args.len() != entry.nargs as usize {
+            gex_core::fatal(&format!(
+                "an AM {} {} with {} args from rank {} violates the registration of handler {} ({:?}, {} args)",
+                msg.category.name(),
+                if msg.is_request { "request" } else { "reply" },
+                msg.args.len(),
+                msg.src,
+                entry.name.as_deref().unwrap_or(&msg.handler.to_string()),
+                entry.flags,
+                entry.nargs
+            ))
+        }
+        let m = AmMsg {
+            category: msg.category,
+            args: msg.args,
+            payload: msg.payload,
+            dest_addr: msg.dest_addr,
+        };
+        let ctx = TokenCtx {
+            layer: self,
+            entry,
+            src: msg.src,
+            category: msg.category,
+        };
+        let scope = HandlerScope::enter(msg.is_request);
+        match (&entry.func, msg.is_request) {
+            (HandlerFn::Request(f), _) => f(RequestToken::new(ctx), &m),
+            (HandlerFn::Reply(f), _) => f(&ReplyToken::new(ctx), &m),
+            (HandlerFn::ReqRep(f), true) => f(Token::Request(RequestToken::new(ctx)), &m),
+            (HandlerFn::ReqRep(f), false) => f(Token::Reply(ReplyToken::new(ctx)), &m),
+        }
+        if hsls_held() != scope.hsls_at_entry() {
+            gex_core::fatal(&format!(
+                "AM handler {} returned while holding a handler-safe lock",
+                entry.name.as_deref().unwrap_or(&msg.handler.to_string())
+            ));
+        }
+    }
+}
+
+/// Registers `table` on `ep` (`gex_EP_RegisterHandlers`).
+///
+/// Fixed indices must be unique across the table and every earlier
+/// registration on the endpoint; entries with index 0 then get, in table
+/// order, the highest index still free, written back into `table`. Not
+/// collective: register before any peer may send to the handlers. The whole
+/// table is checked before anything is registered, so an error registers
+/// nothing.
+pub fn register_handlers(ep: &Ep, table: &mut [HandlerEntry]) -> Result<()> {
+    AmLayer::of(ep)?.register(table, false)
+}
+
+/// Registers handlers of a gex layer at fixed indices in `[1, AM_INDEX_BASE)`
+/// (reserved to the library). For layers built on the AM layer, not clients.
+pub fn register_internal_handlers(ep: &Ep, table: &mut [HandlerEntry]) -> Result<()> {
+    AmLayer::of(ep)?.register(table, true)
+}
+
+/// The entry registered at `index` on `ep`, if any.
+pub fn registered_handler(ep: &Ep, index: AmIndex) -> Option<HandlerEntry> {
+    ep.existing_layer_state::<AmLayer>()
+        .and_then(|l| l.entry(index).cloned())
+}

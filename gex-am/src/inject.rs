@@ -1,0 +1,252 @@
+//! Fixed-payload injection and payload-limit queries, shared by requests,
+//! replies and negotiated-payload commits.
+
+use gex_core::conduit::{AmLimits, Injected, OutgoingAm};
+use gex_core::{segment_desc, Ep, Event, Lc, TmRef};
+use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result, AM_MAX_ARGS, RANK_INVALID};
+
+/// Where a message goes: the local endpoint and the peer's jobrank.
+#[derive(Clone, Copy)]
+pub(crate) struct Dest<'a> {
+    pub(crate) ep: &'a Ep,
+    pub(crate) jobrank: Rank,
+}
+
+/// The `lc_opt` of a payload-limit query: the constant passed, or any event
+/// pointer (limits do not depend on which event).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LcOpt {
+    /// `GEX_EVENT_NOW`.
+    Now,
+    /// `GEX_EVENT_GROUP` (requests only).
+    Group,
+    /// A pointer to an event (or NULL).
+    Event,
+}
+
+impl From<&Lc<'_>> for LcOpt {
+    fn from(lc: &Lc<'_>) -> LcOpt {
+        match lc {
+            Lc::Now | Lc::Defer => LcOpt::Now,
+            Lc::Group => LcOpt::Group,
+            Lc::Event(_) => LcOpt::Event,
+        }
+    }
+}
+
+/// Flags an AM injection of `cat` accepts.
+fn allowed_flags(cat: AmCategory) -> Flags {
+    let mut f = Flags::IMMEDIATE
+        | Flags::LC_COPY_YES
+        | Flags::LC_COPY_NO
+        | Flags::SELF_SEG_UNKNOWN
+        | Flags::SELF_SEG_SOME
+        | Flags::SELF_SEG_BOUND;
+    if cat == AmCategory::Long {
+        f |= Flags::PEER_SEG_UNKNOWN | Flags::PEER_SEG_SOME | Flags::PEER_SEG_BOUND | Flags::PEER_SEG_OFFSET;
+    }
+    f
+}
+
+fn name(cat: AmCategory, is_request: bool) -> String {
+    format!("gex_AM_{}{}", if is_request { "Request" } else { "Reply" }, cat.name())
+}
+
+pub(crate) fn check_flags(call: &str, cat: AmCategory, flags: Flags, extra: Flags) -> Result<()> {
+    let bad = flags - allowed_flags(cat) - extra;
+    if bad.is_empty() {
+        return Ok(());
+    }
+    let hint = if bad.contains(Flags::SELF_SEG_OFFSET) {
+        " (the source is a Rust slice, not an address or offset)"
+    } else {
+        ""
+    };
+    Err(Error::bad_arg(format!("{call}: flags {bad:?} are not valid here{hint}")))
+}
+
+fn check_lc(call: &str, lc: LcOpt, is_request: bool, defer: bool) -> Result<()> {
+    if defer {
+        return Err(Error::bad_arg(format!("{call}: GEX_EVENT_DEFER is not allowed for Active Messages")));
+    }
+    if lc == LcOpt::Group && !is_request {
+        return Err(Error::bad_arg(format!("{call}: GEX_EVENT_GROUP is not allowed for replies")));
+    }
+    Ok(())
+}
+
+fn limit_of(l: AmLimits, cat: AmCategory, is_request: bool) -> usize {
+    match (cat, is_request) {
+        (AmCategory::Medium, true) => l.max_request_medium,
+        (AmCategory::Medium, false) => l.max_reply_medium,
+        (AmCategory::Long, true) => l.max_request_long,
+        (AmCategory::Long, false) => l.max_reply_long,
+        (AmCategory::Short, _) => 0,
+    }
+}
+
+/// The offset into `jobrank`'s segment of a Long destination, checked.
+fn resolve_long(call: &str, d: Dest<'_>, dest_addr: usize, len: usize, flags: Flags) -> Result<usize> {
+    let rt = d.ep.runtime();
+    let seg = segment_desc(rt, d.jobrank).filter(|s| s.size > 0).ok_or_else(|| {
+        Error::bad_arg(format!("{call}: rank {} has no bound segment for a Long payload", d.jobrank))
+    })?;
+    let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
+        Some(dest_addr)
+    } else {
+        dest_addr.checked_sub(seg.owner_base)
+    };
+    match off {
+        Some(o) if o.checked_add(len).is_some_and(|e| e <= seg.size) => Ok(o),
+        _ => Err(Error::bad_arg(format!(
+            "{call}: destination [{dest_addr:#x}, +{len}){} is outside rank {}'s segment [{:#x}, +{:#x})",
+            if flags.contains(Flags::PEER_SEG_OFFSET) { " (offset)" } else { "" },
+            d.jobrank,
+            seg.owner_base,
+            seg.size
+        ))),
+    }
+}
+
+/// Validates and injects one AM. Returns whether it was sent (`false`: an
+/// `IMMEDIATE` no-op). The caller has checked the calling context.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn send(
+    d: Dest<'_>,
+    is_request: bool,
+    cat: AmCategory,
+    handler: AmIndex,
+    payload: &[u8],
+    dest_addr: usize,
+    lc: Lc<'_>,
+    flags: Flags,
+    args: &[AmArg],
+) -> Result<bool> {
+    if args.len() > AM_MAX_ARGS || handler == 0 || !(flags - allowed_flags(cat)).is_empty() {
+        let call = name(cat, is_request);
+        if args.len() > AM_MAX_ARGS {
+            return Err(Error::bad_arg(format!(
+                "{call}: {} arguments exceed gex_AM_MaxArgs() = {AM_MAX_ARGS}",
+                args.len()
+            )));
+        }
+        if handler == 0 {
+            return Err(Error::bad_arg(format!("{call}: handler index 0 is never registered")));
+        }
+        check_flags(&call, cat, flags, Flags::empty())?;
+    }
+    let rt = d.ep.runtime();
+    let conduit = rt.conduit();
+    let mut dest_offset = 0;
+    if cat != AmCategory::Short {
+        let call = || name(cat, is_request);
+        check_lc(&call(), LcOpt::from(&lc), is_request, matches!(lc, Lc::Defer))?;
+        let max = limit_of(conduit.am_limits(d.jobrank), cat, is_request);
+        if payload.len() > max {
+            return Err(Error::bad_arg(format!(
+                "{}: payload of {} bytes exceeds the maximum {max} to rank {}",
+                call(),
+                payload.len(),
+                d.jobrank
+            )));
+        }
+        if cat == AmCategory::Long {
+            dest_offset = resolve_long(&call(), d, dest_addr, payload.len(), flags)?;
+        }
+    }
+    let msg = OutgoingAm {
+        category: cat,
+        is_request,
+        handler,
+        args,
+        payload,
+        dest_offset,
+        dest_addr,
+    };
+    match conduit.am_send(d.jobrank, &msg, flags.contains(Flags::IMMEDIATE), rt.sink())? {
+        Injected::Sent => {
+            // The payload was copied out at injection: locally complete.
+            if let Lc::Event(e) = lc {
+                *e = Event::INVALID;
+            }
+            Ok(true)
+        }
+        Injected::NoOp => Ok(false),
+    }
+}
+
+/// A reply from a request handler: checks the context, then sends.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn reply(
+    d: Dest<'_>,
+    cat: AmCategory,
+    handler: AmIndex,
+    payload: &[u8],
+    dest_addr: usize,
+    lc: Lc<'_>,
+    flags: Flags,
+    args: &[AmArg],
+) -> Result<bool> {
+    gex_core::context::check_may_reply("gex_AM_Reply")?;
+    send(d, false, cat, handler, payload, dest_addr, lc, flags, args)
+}
+
+/// `gex_AM_Max{Request,Reply}{Medium,Long}` for one peer.
+pub(crate) fn max_payload(
+    d: Dest<'_>,
+    cat: AmCategory,
+    is_request: bool,
+    lc: LcOpt,
+    flags: Flags,
+    nargs: u32,
+) -> Result<usize> {
+    let call = format!("gex_AM_Max{}{}", if is_request { "Request" } else { "Reply" }, cat.name());
+    check_query(&call, cat, is_request, lc, flags, nargs)?;
+    Ok(limit_of(d.ep.runtime().conduit().am_limits(d.jobrank), cat, is_request))
+}
+
+fn check_query(call: &str, cat: AmCategory, is_request: bool, lc: LcOpt, flags: Flags, nargs: u32) -> Result<()> {
+    if nargs as usize > AM_MAX_ARGS {
+        return Err(Error::bad_arg(format!("{call}: nargs {nargs} exceeds gex_AM_MaxArgs() = {AM_MAX_ARGS}")));
+    }
+    check_flags(call, cat, flags, Flags::AM_PREPARE_LEAST_CLIENT | Flags::AM_PREPARE_LEAST_ALLOC)?;
+    if flags.contains(Flags::AM_PREPARE_LEAST_CLIENT | Flags::AM_PREPARE_LEAST_ALLOC) {
+        return Err(Error::bad_arg(format!(
+            "{call}: AM_PREPARE_LEAST_CLIENT and AM_PREPARE_LEAST_ALLOC are mutually exclusive"
+        )));
+    }
+    check_lc(call, lc, is_request, false)
+}
+
+/// Payload limit to `rank` of `tm`, or the least over the team when `rank`
+/// is `RANK_INVALID`.
+pub(crate) fn max_payload_tm<T: TmRef + ?Sized>(
+    tm: &T,
+    rank: Rank,
+    cat: AmCategory,
+    is_request: bool,
+    lc: LcOpt,
+    flags: Flags,
+    nargs: u32,
+) -> Result<usize> {
+    if rank != RANK_INVALID {
+        let jobrank = tm.jobrank_of(rank)?;
+        return max_payload(Dest { ep: tm.ep(), jobrank }, cat, is_request, lc, flags, nargs);
+    }
+    let call = format!("gex_AM_Max{}{}", if is_request { "Request" } else { "Reply" }, cat.name());
+    check_query(&call, cat, is_request, lc, flags, nargs)?;
+    let conduit = tm.ep().runtime().conduit();
+    let mut least = usize::MAX;
+    let mut r = 0;
+    // Every rank the tm can address: stop at the first out-of-range rank.
+    while let Ok(j) = tm.jobrank_of(r) {
+        least = least.min(limit_of(conduit.am_limits(j), cat, is_request));
+        r += 1;
+    }
+    if r == 0 {
+        return Err(Error::bad_arg(format!("{call}: the tm addresses no AM-capable endpoint")));
+    }
+    Ok(least)
+}

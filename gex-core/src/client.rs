@@ -1,0 +1,615 @@
+//! The object model: clients, endpoints, teams, TM-pairs and segments
+//! (spec: "Operations on gex_Client_t / gex_Segment_t / gex_TM_t / gex_EP_t").
+
+use std::any::Any;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use gex_types::{valid_client_name, EpIndex, EpLocation, Error, Flags, Rank, Result, RANK_INVALID};
+
+use crate::bootstrap::Bootstrap;
+use crate::conduit::{ConduitFactory, SegmentDesc};
+use crate::context;
+use crate::runtime::{report, Runtime};
+use crate::system;
+
+/// Client data attached to an object (`gex_*_SetCData` / `QueryCData`).
+pub type CData = Arc<dyn Any + Send + Sync>;
+
+#[derive(Default)]
+struct CDataSlot(Mutex<Option<CData>>);
+
+impl CDataSlot {
+    fn set(&self, v: Option<CData>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = v;
+    }
+    fn get(&self) -> Option<CData> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+struct ClientInner {
+    name: String,
+    flags: Flags,
+    rt: &'static Runtime,
+    cdata: CDataSlot,
+}
+
+/// A client of the library (`gex_Client_t`).
+#[derive(Clone)]
+pub struct Client(Arc<ClientInner>);
+
+struct EpInner {
+    client: Client,
+    index: EpIndex,
+    flags: Flags,
+    segment: OnceLock<Segment>,
+    cdata: CDataSlot,
+    /// Layer state hung on the endpoint (the AM layer's handler table).
+    ext: OnceLock<Arc<dyn Any + Send + Sync>>,
+}
+
+/// An endpoint (`gex_EP_t`): this process's communication context.
+#[derive(Clone)]
+pub struct Ep(Arc<EpInner>);
+
+struct TmInner {
+    ep: Ep,
+    rank: Rank,
+    size: Rank,
+    /// Jobrank of each member; `None` for the primordial team (identity).
+    members: Option<Arc<[Rank]>>,
+    flags: Flags,
+    cdata: CDataSlot,
+}
+
+/// A team member (`gex_TM_t`): an ordered set of endpoints and the local
+/// one's place in it.
+#[derive(Clone)]
+pub struct Tm(Arc<TmInner>);
+
+/// A TM-pair (`gex_TM_Pair`): names an endpoint index in any process, for
+/// point-to-point calls only. It is a distinct type so it cannot be passed
+/// where the spec requires a real team.
+#[derive(Clone)]
+pub struct TmPair {
+    ep: Ep,
+    remote_index: EpIndex,
+}
+
+struct SegmentInner {
+    client: Client,
+    base: usize,
+    size: usize,
+    flags: Flags,
+    cdata: CDataSlot,
+}
+
+/// A segment (`gex_Segment_t`): memory registered for remote access.
+#[derive(Clone)]
+pub struct Segment(Arc<SegmentInner>);
+
+/// The properties of a (possibly remote) bound segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoundSegment {
+    /// Base address in the owner's address space.
+    pub owner_addr: usize,
+    /// Base address in this process, if mapped here.
+    pub local_addr: Option<usize>,
+    /// Length in bytes.
+    pub size: usize,
+}
+
+/// What names the peer of a point-to-point call: a team ([`Tm`]) or a
+/// TM-pair ([`TmPair`]), together with a rank.
+pub trait TmRef {
+    /// The local endpoint.
+    fn ep(&self) -> &Ep;
+    /// The jobrank named by `rank`, checked.
+    fn jobrank_of(&self, rank: Rank) -> Result<Rank>;
+
+    /// The bound segment of the endpoint named by `(self, rank)`
+    /// (`gex_EP_QueryBoundSegmentNB`). `Ok(None)` when it has none. Every
+    /// segment is known locally once attached, so the query never
+    /// communicates and completes at once; with `IMMEDIATE` it is also legal
+    /// in handler context.
+    fn query_bound_segment(&self, rank: Rank, flags: Flags) -> Result<Option<BoundSegment>> {
+        const CALL: &str = "gex_EP_QueryBoundSegmentNB";
+        if flags.difference(Flags::IMMEDIATE) != Flags::empty() {
+            return Err(Error::bad_arg(format!("{CALL}: unsupported flags {flags:?}")));
+        }
+        if !flags.contains(Flags::IMMEDIATE) {
+            context::check_may_communicate(CALL)?;
+        }
+        if rank == RANK_INVALID {
+            return Err(Error::bad_arg(format!("{CALL}: GEX_RANK_INVALID is not permitted")));
+        }
+        let jr = self.jobrank_of(rank)?;
+        let rt = self.ep().0.client.0.rt;
+        Ok(rt.segments().and_then(|t| {
+            let d = t[jr as usize];
+            (d.size > 0).then_some(BoundSegment {
+                owner_addr: d.owner_base,
+                local_addr: d.local_base,
+                size: d.size,
+            })
+        }))
+    }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Client({:?})", self.0.name)
+    }
+}
+impl fmt::Debug for Ep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Ep(rank {}, index {})", self.0.client.0.rt.jobrank(), self.0.index)
+    }
+}
+impl fmt::Debug for Tm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Tm(rank {} of {})", self.0.rank, self.0.size)
+    }
+}
+impl fmt::Debug for TmPair {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TmPair(remote index {})", self.remote_index)
+    }
+}
+impl fmt::Debug for Segment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Segment({:#x}, {} bytes)", self.0.base, self.0.size)
+    }
+}
+
+impl PartialEq for TmPair {
+    fn eq(&self, o: &TmPair) -> bool {
+        Arc::ptr_eq(&self.ep.0, &o.ep.0) && self.remote_index == o.remote_index
+    }
+}
+impl Eq for TmPair {}
+
+impl Client {
+    /// Initialises the client over the conduit `factory` makes
+    /// (`gex_Client_Init`). Collective over every process of the job; at
+    /// most one client per process. Returns the client, the primordial
+    /// endpoint and the primordial team, after a barrier.
+    ///
+    /// `name` must match `[A-Z][A-Z0-9_]+` and be the same on every rank;
+    /// `flags` may only contain `USES_GASNET1`.
+    pub fn init_with(
+        name: &str,
+        flags: Flags,
+        factory: &dyn ConduitFactory,
+    ) -> Result<(Client, Ep, Tm)> {
+        const CALL: &str = "gex_Client_Init";
+        if !valid_client_name(name) {
+            return Err(report(Error::bad_arg(format!(
+                "{CALL}: client name {name:?} does not match [A-Z][A-Z0-9_]+"
+            ))));
+        }
+        if !(flags - Flags::USES_GASNET1).is_empty() {
+            return Err(report(Error::bad_arg(format!(
+                "{CALL}: only GEX_FLAG_USES_GASNET1 is accepted, got {flags:?}"
+            ))));
+        }
+        if Runtime::get().is_some() {
+            return Err(report(Error::bad_arg(format!(
+                "{CALL}: a client already exists in this process (one per job)"
+            ))));
+        }
+        let boot = Bootstrap::from_env().map_err(report)?;
+        let conduit = factory.create(boot).map_err(report)?;
+        let rt = Runtime::install(conduit).map_err(report)?;
+
+        // name and flags are single-valued: check it, collectively.
+        let mine = format!("{}\0{}", name, flags.bits());
+        let all = rt.bootstrap_exchange(mine.as_bytes())?;
+        for (r, other) in all.iter().enumerate() {
+            if other[..] != *mine.as_bytes() {
+                let other = String::from_utf8_lossy(other).replace('\0', " flags ");
+                return Err(report(Error::bad_arg(format!(
+                    "{CALL}: arguments differ between ranks (single-valued): rank {} passed {:?}, rank {r} passed {other:?}",
+                    rt.jobrank(),
+                    mine.replace('\0', " flags "),
+                ))));
+            }
+        }
+
+        let client = Client(Arc::new(ClientInner {
+            name: name.to_string(),
+            flags,
+            rt,
+            cdata: CDataSlot::default(),
+        }));
+        let ep = Ep(Arc::new(EpInner {
+            client: client.clone(),
+            index: 0,
+            flags: Flags::empty(),
+            segment: OnceLock::new(),
+            cdata: CDataSlot::default(),
+            ext: OnceLock::new(),
+        }));
+        let tm = Tm(Arc::new(TmInner {
+            ep: ep.clone(),
+            rank: rt.jobrank(),
+            size: rt.jobsize(),
+            members: None,
+            flags: Flags::empty(),
+            cdata: CDataSlot::default(),
+        }));
+        rt.bootstrap_barrier()?;
+        Ok((client, ep, tm))
+    }
+
+    /// The name passed to init (`gex_Client_QueryName`).
+    pub fn name(&self) -> &str {
+        &self.0.name
+    }
+
+    /// The flags passed to init (`gex_Client_QueryFlags`).
+    pub fn flags(&self) -> Flags {
+        self.0.flags
+    }
+
+    /// Sets the client data (`gex_Client_SetCData`).
+    pub fn set_cdata(&self, v: Option<CData>) {
+        self.0.cdata.set(v)
+    }
+
+    /// The client data (`gex_Client_QueryCData`).
+    pub fn cdata(&self) -> Option<CData> {
+        self.0.cdata.get()
+    }
+
+    /// The process runtime (for layers built on the core).
+    pub fn runtime(&self) -> &'static Runtime {
+        self.0.rt
+    }
+}
+
+impl Ep {
+    /// The owning client (`gex_EP_QueryClient`).
+    pub fn client(&self) -> &Client {
+        &self.0.client
+    }
+
+    /// The flags the endpoint was created with (`gex_EP_QueryFlags`).
+    pub fn flags(&self) -> Flags {
+        self.0.flags
+    }
+
+    /// The bound segment, if any (`gex_EP_QuerySegment`).
+    pub fn segment(&self) -> Option<&Segment> {
+        self.0.segment.get()
+    }
+
+    /// The endpoint index (`gex_EP_QueryIndex`); 0 for the primordial one.
+    pub fn index(&self) -> EpIndex {
+        self.0.index
+    }
+
+    /// Sets the endpoint data (`gex_EP_SetCData`).
+    pub fn set_cdata(&self, v: Option<CData>) {
+        self.0.cdata.set(v)
+    }
+
+    /// The endpoint data (`gex_EP_QueryCData`).
+    pub fn cdata(&self) -> Option<CData> {
+        self.0.cdata.get()
+    }
+
+    /// The process runtime.
+    #[inline]
+    pub fn runtime(&self) -> &'static Runtime {
+        self.0.client.0.rt
+    }
+
+    /// Layer state attached to this endpoint by a layer above (the AM
+    /// layer's handler table), created on first use.
+    pub fn layer_state<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T> {
+        let any = self.0.ext.get_or_init(|| make() as Arc<dyn Any + Send + Sync>);
+        any.downcast_ref::<T>()
+    }
+
+    /// Layer state attached earlier, if of type `T`.
+    #[inline]
+    pub fn existing_layer_state<T: Any>(&self) -> Option<&T> {
+        self.0.ext.get().and_then(|a| a.downcast_ref::<T>())
+    }
+
+    /// A TM-pair naming endpoint `remote_index` of any process, to be used
+    /// with a jobrank (`gex_TM_Pair`).
+    pub fn pair(&self, remote_index: EpIndex) -> TmPair {
+        TmPair {
+            ep: self.clone(),
+            remote_index,
+        }
+    }
+}
+
+impl Tm {
+    /// The owning client (`gex_TM_QueryClient`).
+    pub fn client(&self) -> &Client {
+        &self.0.ep.0.client
+    }
+
+    /// The local endpoint (`gex_TM_QueryEP`).
+    pub fn ep(&self) -> &Ep {
+        &self.0.ep
+    }
+
+    /// Flags the team was created with (`gex_TM_QueryFlags`).
+    pub fn flags(&self) -> Flags {
+        self.0.flags
+    }
+
+    /// This member's rank (`gex_TM_QueryRank`).
+    #[inline]
+    pub fn rank(&self) -> Rank {
+        self.0.rank
+    }
+
+    /// The team size (`gex_TM_QuerySize`).
+    #[inline]
+    pub fn size(&self) -> Rank {
+        self.0.size
+    }
+
+    /// Whether this is the primordial team of the client.
+    pub fn is_primordial(&self) -> bool {
+        self.0.members.is_none()
+    }
+
+    /// Sets the team data (`gex_TM_SetCData`).
+    pub fn set_cdata(&self, v: Option<CData>) {
+        self.0.cdata.set(v)
+    }
+
+    /// The team data (`gex_TM_QueryCData`).
+    pub fn cdata(&self) -> Option<CData> {
+        self.0.cdata.get()
+    }
+
+    /// Jobrank of team rank `rank` (`gex_TM_TranslateRankToJobrank`).
+    pub fn rank_to_jobrank(&self, rank: Rank) -> Result<Rank> {
+        context::check_may_communicate("gex_TM_TranslateRankToJobrank")?;
+        self.jobrank_of(rank)
+    }
+
+    /// Team rank of `jobrank`, or `RANK_INVALID` if it is not a member
+    /// (`gex_TM_TranslateJobrankToRank`).
+    pub fn jobrank_to_rank(&self, jobrank: Rank) -> Result<Rank> {
+        const CALL: &str = "gex_TM_TranslateJobrankToRank";
+        context::check_may_communicate(CALL)?;
+        let jobsize = self.ep().runtime().jobsize();
+        if jobrank >= jobsize {
+            return Err(Error::bad_arg(format!(
+                "{CALL}: jobrank {jobrank} out of range 0..{jobsize}"
+            )));
+        }
+        Ok(match &self.0.members {
+            None => jobrank,
+            Some(m) => m
+                .iter()
+                .position(|&j| j == jobrank)
+                .map_or(RANK_INVALID, |p| p as Rank),
+        })
+    }
+
+    /// The (jobrank, endpoint index) of team rank `rank`
+    /// (`gex_TM_TranslateRankToEP`). `flags` must be empty.
+    pub fn rank_to_ep(&self, rank: Rank, flags: Flags) -> Result<EpLocation> {
+        const CALL: &str = "gex_TM_TranslateRankToEP";
+        context::check_may_communicate(CALL)?;
+        if !flags.is_empty() {
+            return Err(Error::bad_arg(format!("{CALL}: flags must be 0, got {flags:?}")));
+        }
+        Ok(EpLocation {
+            rank: self.jobrank_of(rank)?,
+            ep_index: 0,
+        })
+    }
+
+    /// A team over `members` (jobranks, in rank order) in which this process
+    /// is rank `rank`. For layers that build teams (gex-coll).
+    pub fn new_subteam(&self, members: Vec<Rank>, flags: Flags) -> Result<Tm> {
+        let me = self.ep().runtime().jobrank();
+        let rank = members
+            .iter()
+            .position(|&j| j == me)
+            .ok_or_else(|| Error::bad_arg("this process is not a member of the new team"))?;
+        Ok(Tm(Arc::new(TmInner {
+            ep: self.ep().clone(),
+            rank: rank as Rank,
+            size: members.len() as Rank,
+            members: Some(members.into()),
+            flags,
+            cdata: CDataSlot::default(),
+        })))
+    }
+}
+
+impl TmRef for Tm {
+    #[inline]
+    fn ep(&self) -> &Ep {
+        &self.0.ep
+    }
+
+    #[inline]
+    fn jobrank_of(&self, rank: Rank) -> Result<Rank> {
+        if rank >= self.0.size {
+            return Err(Error::bad_arg(format!(
+                "rank {rank} is not in the team (size {})",
+                self.0.size
+            )));
+        }
+        Ok(match &self.0.members {
+            None => rank,
+            Some(m) => m[rank as usize],
+        })
+    }
+}
+
+impl TmPair {
+    /// The remote endpoint index this pair names.
+    pub fn remote_index(&self) -> EpIndex {
+        self.remote_index
+    }
+}
+
+impl TmRef for TmPair {
+    #[inline]
+    fn ep(&self) -> &Ep {
+        &self.ep
+    }
+
+    #[inline]
+    fn jobrank_of(&self, rank: Rank) -> Result<Rank> {
+        let jobsize = self.ep.runtime().jobsize();
+        if rank >= jobsize {
+            return Err(Error::bad_arg(format!(
+                "jobrank {rank} out of range 0..{jobsize} (TM-pair)"
+            )));
+        }
+        if self.remote_index != 0 {
+            return Err(Error::bad_arg(format!(
+                "no endpoint with index {} exists on rank {rank}: only the primordial endpoint (index 0) is supported",
+                self.remote_index
+            )));
+        }
+        Ok(rank)
+    }
+}
+
+impl Segment {
+    /// Collectively allocates and binds a segment of `size` bytes to the
+    /// local endpoint of `tm` (`gex_Segment_Attach`).
+    ///
+    /// `tm` must be the primordial team; `size` a non-zero multiple of the
+    /// page size and at most [`system::max_local_segment_size`]; one attach
+    /// per process. Every rank's arguments are checked collectively, so a
+    /// bad size on one rank is an error on all of them rather than a hang.
+    /// Ends with a barrier.
+    pub fn attach(tm: &Tm, size: usize) -> Result<Segment> {
+        const CALL: &str = "gex_Segment_Attach";
+        context::check_may_communicate(CALL)?;
+        let ep = tm.ep();
+        let rt = ep.runtime();
+        let page = system::page_size();
+        let max = rt.conduit().max_segment_size();
+        let local_err = if !tm.is_primordial() {
+            Some("tm must be the primordial team".to_string())
+        } else if ep.segment().is_some() || rt.segments().is_some() {
+            Some("a segment is already attached (one attach per process)".to_string())
+        } else if size == 0 || size % page != 0 {
+            Some(format!("size {size} is not a non-zero multiple of the page size {page}"))
+        } else if size > max {
+            Some(format!("size {size} exceeds the maximum local segment size {max}"))
+        } else {
+            None
+        };
+        let all = rt.bootstrap_exchange(local_err.as_deref().unwrap_or("").as_bytes())?;
+        if let Some((r, why)) = all.iter().enumerate().find(|(_, m)| !m.is_empty()) {
+            return Err(report(Error::bad_arg(format!(
+                "{CALL}: rank {r}: {}",
+                String::from_utf8_lossy(why)
+            ))));
+        }
+        let table = rt.conduit().attach_segment(size, rt.sink())?;
+        let mine = table[rt.jobrank() as usize];
+        let base = mine
+            .local_base
+            .ok_or_else(|| Error::resource("conduit did not map the local segment"))?;
+        rt.segments
+            .set(table)
+            .map_err(|_| Error::bad_arg(format!("{CALL}: a segment is already attached")))?;
+        let seg = Segment(Arc::new(SegmentInner {
+            client: ep.client().clone(),
+            base,
+            size,
+            flags: Flags::empty(),
+            cdata: CDataSlot::default(),
+        }));
+        let _ = ep.0.segment.set(seg.clone());
+        Ok(seg)
+    }
+
+    /// The owning client (`gex_Segment_QueryClient`).
+    pub fn client(&self) -> &Client {
+        &self.0.client
+    }
+
+    /// Flags the segment was created with (`gex_Segment_QueryFlags`).
+    pub fn flags(&self) -> Flags {
+        self.0.flags
+    }
+
+    /// Base address (`gex_Segment_QueryAddr`).
+    #[inline]
+    pub fn addr(&self) -> usize {
+        self.0.base
+    }
+
+    /// Base address as a pointer.
+    #[inline]
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.0.base as *mut u8
+    }
+
+    /// Length in bytes (`gex_Segment_QuerySize`).
+    #[inline]
+    pub fn size(&self) -> usize {
+        self.0.size
+    }
+
+    /// Sets the segment data (`gex_Segment_SetCData`).
+    pub fn set_cdata(&self, v: Option<CData>) {
+        self.0.cdata.set(v)
+    }
+
+    /// The segment data (`gex_Segment_QueryCData`).
+    pub fn cdata(&self) -> Option<CData> {
+        self.0.cdata.get()
+    }
+
+    /// Copies `src` into the segment at `offset`. Peers may access the
+    /// segment at any time, so the segment is never handed out as a Rust
+    /// slice; copy in and out instead.
+    pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+        self.check(offset, src.len())?;
+        // SAFETY: the range is inside the mapped segment (checked above);
+        // a byte copy has no validity requirements, and `src` cannot
+        // overlap the segment mapping as a shared borrow of it is never
+        // created by this library.
+        unsafe { std::ptr::copy(src.as_ptr(), self.as_ptr().add(offset), src.len()) };
+        Ok(())
+    }
+
+    /// Copies from the segment at `offset` into `dst`.
+    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.check(offset, dst.len())?;
+        // SAFETY: the range is inside the mapped segment (checked above);
+        // `dst` is an exclusive borrow of other memory.
+        unsafe { std::ptr::copy(self.as_ptr().add(offset), dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    fn check(&self, offset: usize, len: usize) -> Result<()> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.0.size => Ok(()),
+            _ => Err(Error::bad_arg(format!(
+                "range [{offset:#x}, +{len}) is outside the local segment of {} bytes",
+                self.0.size
+            ))),
+        }
+    }
+}
+
+/// The segment of jobrank `rank` as this process sees it (`None` before
+/// attach or if out of range). For the RMA layer's fast path.
+#[inline]
+pub fn segment_desc(rt: &Runtime, rank: Rank) -> Option<SegmentDesc> {
+    rt.segments().and_then(|t| t.get(rank as usize).copied())
+}

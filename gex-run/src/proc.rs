@@ -1,0 +1,270 @@
+//! Rank processes: finding the program, spawning, waiting without reaping,
+//! killing, and describing how a process ended.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// How a rank process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// It called `exit` (or returned from `main`) with this code.
+    Code(i32),
+    /// A signal ended it.
+    Signal(i32),
+}
+
+impl Status {
+    /// The shell convention for a job code: the exit code, or 128 + signal.
+    pub(crate) fn job_code(self) -> i32 {
+        match self {
+            Status::Code(c) => c,
+            Status::Signal(s) => 128 + s,
+        }
+    }
+}
+
+/// Finds `program` the way `execvp` would: a name with a `/` is used as is,
+/// a bare name is searched in `path` (the `PATH` the ranks will see).
+///
+/// Checking up front (rather than letting the first spawn fail) gives the
+/// launcher one clear "not found" error before any rank exists.
+pub(crate) fn resolve_program(program: &Path, path: Option<OsString>) -> io::Result<PathBuf> {
+    let shown = program.display();
+    if program.as_os_str().is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "no program to run",
+        ));
+    }
+    let is_executable = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    };
+    if program.as_os_str().as_encoded_bytes().contains(&b'/') {
+        if !program.exists() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("program '{shown}' not found"),
+            ));
+        }
+        if !is_executable(program) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("program '{shown}' is not an executable file"),
+            ));
+        }
+        return Ok(program.to_path_buf());
+    }
+    let path = path.unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        // An empty PATH entry means the current directory.
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        let candidate = dir.join(program);
+        if is_executable(&candidate) {
+            return Ok(candidate);
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("program '{shown}' not found in PATH"),
+    ))
+}
+
+/// Everything needed to start one rank.
+pub(crate) struct RankCommand<'a> {
+    pub program: &'a Path,
+    /// What the program was called on the command line: becomes `argv[0]`.
+    pub arg0: &'a Path,
+    pub args: &'a [String],
+    /// Extra variables, applied in order (later ones win).
+    pub env: Vec<(OsString, OsString)>,
+    /// Give this rank the launcher's standard input (else `/dev/null`).
+    pub inherit_stdin: bool,
+}
+
+/// Spawns one rank with piped stdout/stderr, in a process group of its own,
+/// set to die with the launcher.
+///
+/// The rank leads its own process group so that ending it with
+/// [`kill_rank`] also ends whatever it started (a shell's `sleep`, a
+/// background helper): those descendants would otherwise keep the output
+/// pipes open and outlive the job.
+///
+/// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child exits,
+/// so this must be called from the thread that stays in [`crate::run`] until
+/// the job is over (it is).
+pub(crate) fn spawn_rank(rc: &RankCommand<'_>) -> io::Result<Child> {
+    let mut cmd = Command::new(rc.program);
+    cmd.arg0(rc.arg0)
+        .args(rc.args)
+        .stdin(if rc.inherit_stdin {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    for (k, v) in &rc.env {
+        cmd.env(k, v);
+    }
+    // SAFETY: getpid has no preconditions.
+    let launcher = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the forked child before exec, where only
+    // async-signal-safe functions may be called: it calls prctl, getppid and
+    // raise, which are plain system calls, and allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            // The launcher may have died between fork and prctl, in which
+            // case the death signal will never come: end now instead.
+            if libc::getppid() != launcher {
+                libc::raise(libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+/// Blocks until process `pid` (a child of this process) has ended, and says
+/// how, WITHOUT reaping it.
+///
+/// Leaving the zombie in place until the launcher reaps it explicitly
+/// guarantees that its pid (and process-group id) cannot be reused by an
+/// unrelated process while the launcher may still send it signals.
+pub(crate) fn wait_exit_no_reap(pid: u32) -> io::Result<Status> {
+    loop {
+        // SAFETY: siginfo_t is plain old data; all-zero is a valid value.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid, writable siginfo_t; waitid with
+        // WNOWAIT only reads process state.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r != 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        // SAFETY: waitid succeeded for a child, so the SIGCHLD fields of the
+        // union are the ones filled in.
+        let status = unsafe { info.si_status() };
+        return Ok(match info.si_code {
+            libc::CLD_EXITED => Status::Code(status),
+            // CLD_KILLED, CLD_DUMPED: WEXITED reports nothing else.
+            _ => Status::Signal(status),
+        });
+    }
+}
+
+/// Sends SIGKILL to rank `pid` and to its process group (its descendants).
+///
+/// Only call this while the rank has not been reaped: until then the pid
+/// cannot name another process (see [`wait_exit_no_reap`]).
+pub(crate) fn kill_rank(pid: u32) {
+    let pid = pid as libc::pid_t;
+    // SAFETY: kill has no memory-safety preconditions; errors (ESRCH when the
+    // group has no live member left) are expected and harmless.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+        libc::kill(pid, libc::SIGKILL);
+    }
+}
+
+/// The conventional name of signal `sig` (`SIGKILL`), or `SIG?` if unknown.
+pub(crate) fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGSTKFLT => "SIGSTKFLT",
+        libc::SIGCHLD => "SIGCHLD",
+        libc::SIGCONT => "SIGCONT",
+        libc::SIGSTOP => "SIGSTOP",
+        libc::SIGTSTP => "SIGTSTP",
+        libc::SIGTTIN => "SIGTTIN",
+        libc::SIGTTOU => "SIGTTOU",
+        libc::SIGURG => "SIGURG",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGVTALRM => "SIGVTALRM",
+        libc::SIGPROF => "SIGPROF",
+        libc::SIGWINCH => "SIGWINCH",
+        libc::SIGIO => "SIGIO",
+        libc::SIGPWR => "SIGPWR",
+        libc::SIGSYS => "SIGSYS",
+        _ => "SIG?",
+    }
+}
+
+/// Whether the launcher's standard input is a terminal.
+pub(crate) fn stdin_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    io::stdin().is_terminal()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_bare_names_in_path() {
+        let p = resolve_program(Path::new("sh"), std::env::var_os("PATH")).unwrap();
+        assert!(p.ends_with("sh"), "{p:?}");
+        let e = resolve_program(Path::new("no-such-program-gex"), std::env::var_os("PATH"))
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        let e = resolve_program(Path::new("/no/such/program"), None).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        let e = resolve_program(Path::new("/"), None).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+        let e = resolve_program(Path::new(""), None).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn job_codes_follow_the_shell_convention() {
+        assert_eq!(Status::Code(3).job_code(), 3);
+        assert_eq!(Status::Signal(9).job_code(), 137);
+        assert_eq!(signal_name(libc::SIGKILL), "SIGKILL");
+        assert_eq!(signal_name(1000), "SIG?");
+    }
+}

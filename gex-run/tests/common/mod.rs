@@ -1,0 +1,34 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use gex_run::{JobSpec, Output};
+
+/// Upper bound for jobs whose ranks would otherwise run 30-60 s: a job that
+/// ends promptly finishes far below it. It is a bound, not a synchronisation.
+pub const PROMPT: Duration = Duration::from_secs(15);
+
+/// A job of `ranks` copies of `sh -c script`, output captured.
+pub fn sh(ranks: u32, script: &str) -> JobSpec {
+    let mut spec = JobSpec::new(ranks, "sh");
+    spec.args = vec!["-c".into(), script.into()];
+    spec.output = Output::Capture;
+    spec
+}
+
+/// Whether process `pid` no longer runs (gone, or a zombie awaiting its
+/// reaper, which for a re-parented grandchild may be a slow init).
+pub fn gone(pid: u32) -> bool {
+    // SAFETY: kill with signal 0 only checks for existence.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    if r != 0 {
+        return std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+    }
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(true)
+}

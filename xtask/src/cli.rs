@@ -1,0 +1,362 @@
+//! Hand-written argument parsing for `cargo xtask`.
+
+use crate::cluster::{Conduit, CONDUITS};
+
+pub const USAGE: &str = "\
+usage: cargo xtask <command> [options]
+
+commands:
+  check-layers                 check the workspace dependency graph against
+                               the layer table (DESIGN.md section 2)
+  test                         check-layers, then the workspace tests
+                               (cargo nextest if installed, plus doctests)
+  test-cluster [--max-ranks N] [--conduit C]...
+                               run every gex-testsuite `test-*` program under
+                               gex-run with 1..=N ranks (default 8) on each
+                               conduit (default: all of them)
+  demo [-n N] [-- ARGS...]     run gex-testsuite's `demo` under gex-run with N
+                               ranks (default 3)
+  bench [-n N] [NAME...]       run gex-testsuite's `bench-*` programs (or the
+                               named ones) under gex-run with N ranks (default 2)
+  fmt-check                    cargo fmt --all --check
+  lint                         cargo clippy --workspace --all-targets -- -D warnings
+  ci                           fmt-check, lint, test, test-cluster --max-ranks 5
+  help                         this text
+";
+
+pub const DEFAULT_MAX_RANKS: u32 = 8;
+pub const DEFAULT_DEMO_RANKS: u32 = 3;
+pub const DEFAULT_BENCH_RANKS: u32 = 2;
+/// `cargo xtask ci` keeps the cluster matrix small enough for a 2-core machine.
+pub const CI_MAX_RANKS: u32 = 5;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterOpts {
+    pub max_ranks: u32,
+    pub conduits: Vec<&'static Conduit>,
+}
+
+impl ClusterOpts {
+    pub fn with_max_ranks(max_ranks: u32) -> Self {
+        ClusterOpts {
+            max_ranks,
+            conduits: CONDUITS.iter().collect(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    CheckLayers,
+    Test,
+    TestCluster(ClusterOpts),
+    Demo { ranks: u32, args: Vec<String> },
+    Bench { ranks: u32, names: Vec<String> },
+    FmtCheck,
+    Lint,
+    Ci,
+}
+
+/// Parses the arguments after `cargo xtask`.
+pub fn parse<I, S>(args: I) -> Result<Command, String>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    let mut args = Args::new(args.into_iter().map(Into::into).collect());
+    let Some(command) = args.next() else {
+        return Ok(Command::Help);
+    };
+    let parsed = match command.as_str() {
+        "help" | "-h" | "--help" => Command::Help,
+        "check-layers" => Command::CheckLayers,
+        "test" => Command::Test,
+        "fmt-check" => Command::FmtCheck,
+        "lint" => Command::Lint,
+        "ci" => Command::Ci,
+        "test-cluster" => {
+            let mut max_ranks = DEFAULT_MAX_RANKS;
+            let mut conduits: Vec<&'static Conduit> = Vec::new();
+            while let Some(arg) = args.next() {
+                if let Some(v) = args.value_of(&arg, &["--max-ranks"])? {
+                    max_ranks = rank_count("--max-ranks", &v)?;
+                } else if let Some(v) = args.value_of(&arg, &["--conduit"])? {
+                    let c = CONDUITS.iter().find(|c| c.name == v).ok_or_else(|| {
+                        let known: Vec<&str> = CONDUITS.iter().map(|c| c.name).collect();
+                        format!("unknown conduit `{v}` (known: {})", known.join(", "))
+                    })?;
+                    if !conduits.contains(&c) {
+                        conduits.push(c);
+                    }
+                } else if is_help(&arg) {
+                    return Ok(Command::Help);
+                } else {
+                    return Err(unexpected("test-cluster", &arg));
+                }
+            }
+            if conduits.is_empty() {
+                conduits = CONDUITS.iter().collect();
+            }
+            Command::TestCluster(ClusterOpts {
+                max_ranks,
+                conduits,
+            })
+        }
+        "demo" => {
+            let mut ranks = DEFAULT_DEMO_RANKS;
+            let mut extra = Vec::new();
+            while let Some(arg) = args.next() {
+                if let Some(v) = args.value_of(&arg, &["-n", "--ranks"])? {
+                    ranks = rank_count("-n", &v)?;
+                } else if arg == "--" {
+                    extra.extend(args.by_ref());
+                } else if is_help(&arg) {
+                    return Ok(Command::Help);
+                } else {
+                    return Err(unexpected("demo", &arg));
+                }
+            }
+            Command::Demo { ranks, args: extra }
+        }
+        "bench" => {
+            let mut ranks = DEFAULT_BENCH_RANKS;
+            let mut names = Vec::new();
+            while let Some(arg) = args.next() {
+                if let Some(v) = args.value_of(&arg, &["-n", "--ranks"])? {
+                    ranks = rank_count("-n", &v)?;
+                } else if arg == "--" {
+                    names.extend(args.by_ref());
+                } else if is_help(&arg) {
+                    return Ok(Command::Help);
+                } else if arg.starts_with('-') {
+                    return Err(unexpected("bench", &arg));
+                } else {
+                    names.push(arg);
+                }
+            }
+            Command::Bench { ranks, names }
+        }
+        other => return Err(format!("unknown command `{other}`")),
+    };
+    // Commands without options take no arguments.
+    if let Some(extra) = args.next() {
+        if is_help(&extra) {
+            return Ok(Command::Help);
+        }
+        return Err(unexpected(&command, &extra));
+    }
+    Ok(parsed)
+}
+
+fn is_help(arg: &str) -> bool {
+    arg == "-h" || arg == "--help"
+}
+
+fn unexpected(command: &str, arg: &str) -> String {
+    format!("{command}: unexpected argument `{arg}`")
+}
+
+fn rank_count(flag: &str, value: &str) -> Result<u32, String> {
+    match value.parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "{flag}: expected a rank count of at least 1, got `{value}`"
+        )),
+    }
+}
+
+/// A cursor over the arguments that understands `--flag VALUE`,
+/// `--flag=VALUE` and, for short flags, `-nVALUE`.
+struct Args {
+    items: std::vec::IntoIter<String>,
+}
+
+impl Args {
+    fn new(items: Vec<String>) -> Self {
+        Args {
+            items: items.into_iter(),
+        }
+    }
+
+    /// If `arg` is one of `flags`, returns its value (taking the next
+    /// argument when it is not attached).
+    fn value_of(&mut self, arg: &str, flags: &[&str]) -> Result<Option<String>, String> {
+        for flag in flags {
+            if arg == *flag {
+                return match self.items.next() {
+                    Some(v) => Ok(Some(v)),
+                    None => Err(format!("{flag} needs a value")),
+                };
+            }
+            if let Some(rest) = arg.strip_prefix(flag) {
+                if let Some(v) = rest.strip_prefix('=') {
+                    return Ok(Some(v.to_string()));
+                }
+                // `-n4`: only short flags take an attached value.
+                if !flag.starts_with("--") && !rest.is_empty() {
+                    return Ok(Some(rest.to_string()));
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl Iterator for Args {
+    type Item = String;
+    fn next(&mut self) -> Option<String> {
+        self.items.next()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Command, String> {
+        parse(args.iter().copied())
+    }
+
+    fn cluster(max_ranks: u32) -> Command {
+        Command::TestCluster(ClusterOpts::with_max_ranks(max_ranks))
+    }
+
+    #[test]
+    fn no_arguments_is_help() {
+        assert_eq!(p(&[]), Ok(Command::Help));
+        assert_eq!(p(&["help"]), Ok(Command::Help));
+        assert_eq!(p(&["--help"]), Ok(Command::Help));
+        assert_eq!(p(&["-h"]), Ok(Command::Help));
+        assert_eq!(p(&["test-cluster", "--help"]), Ok(Command::Help));
+        assert_eq!(p(&["lint", "-h"]), Ok(Command::Help));
+    }
+
+    #[test]
+    fn simple_commands() {
+        assert_eq!(p(&["check-layers"]), Ok(Command::CheckLayers));
+        assert_eq!(p(&["test"]), Ok(Command::Test));
+        assert_eq!(p(&["fmt-check"]), Ok(Command::FmtCheck));
+        assert_eq!(p(&["lint"]), Ok(Command::Lint));
+        assert_eq!(p(&["ci"]), Ok(Command::Ci));
+    }
+
+    #[test]
+    fn simple_commands_take_no_arguments() {
+        assert_eq!(
+            p(&["test", "--release"]),
+            Err("test: unexpected argument `--release`".into())
+        );
+        assert!(p(&["check-layers", "x"]).is_err());
+        assert!(p(&["ci", "--max-ranks", "3"]).is_err());
+    }
+
+    #[test]
+    fn unknown_command() {
+        assert_eq!(p(&["frob"]), Err("unknown command `frob`".into()));
+    }
+
+    #[test]
+    fn test_cluster_max_ranks() {
+        assert_eq!(p(&["test-cluster"]), Ok(cluster(8)));
+        assert_eq!(p(&["test-cluster", "--max-ranks", "5"]), Ok(cluster(5)));
+        assert_eq!(p(&["test-cluster", "--max-ranks=3"]), Ok(cluster(3)));
+        assert_eq!(
+            p(&["test-cluster", "--max-ranks", "2", "--max-ranks", "4"]),
+            Ok(cluster(4))
+        );
+    }
+
+    #[test]
+    fn test_cluster_bad_max_ranks() {
+        assert_eq!(
+            p(&["test-cluster", "--max-ranks"]),
+            Err("--max-ranks needs a value".into())
+        );
+        assert!(p(&["test-cluster", "--max-ranks", "0"]).is_err());
+        assert!(p(&["test-cluster", "--max-ranks", "-1"]).is_err());
+        assert!(p(&["test-cluster", "--max-ranks", "many"]).is_err());
+        // Long flags take no attached value without `=`.
+        assert!(p(&["test-cluster", "--max-ranks5"]).is_err());
+        assert!(p(&["test-cluster", "5"]).is_err());
+    }
+
+    #[test]
+    fn test_cluster_conduits() {
+        let smp = CONDUITS.iter().find(|c| c.name == "smp").unwrap();
+        assert_eq!(
+            p(&["test-cluster", "--conduit", "smp", "--conduit=smp"]),
+            Ok(Command::TestCluster(ClusterOpts {
+                max_ranks: 8,
+                conduits: vec![smp]
+            }))
+        );
+        assert!(p(&["test-cluster", "--conduit", "carrier-pigeon"])
+            .unwrap_err()
+            .contains("unknown conduit `carrier-pigeon`"));
+    }
+
+    #[test]
+    fn demo() {
+        assert_eq!(
+            p(&["demo"]),
+            Ok(Command::Demo {
+                ranks: 3,
+                args: vec![]
+            })
+        );
+        for args in [
+            &["demo", "-n", "5"][..],
+            &["demo", "-n5"],
+            &["demo", "-n=5"],
+            &["demo", "--ranks", "5"],
+            &["demo", "--ranks=5"],
+        ] {
+            assert_eq!(
+                p(args),
+                Ok(Command::Demo {
+                    ranks: 5,
+                    args: vec![]
+                }),
+                "{args:?}"
+            );
+        }
+        assert_eq!(
+            p(&["demo", "-n", "2", "--", "-n", "x"]),
+            Ok(Command::Demo {
+                ranks: 2,
+                args: vec!["-n".into(), "x".into()]
+            })
+        );
+        assert!(p(&["demo", "-n"]).is_err());
+        assert!(p(&["demo", "-n", "0"]).is_err());
+        assert!(p(&["demo", "extra"]).is_err());
+    }
+
+    #[test]
+    fn bench() {
+        assert_eq!(
+            p(&["bench"]),
+            Ok(Command::Bench {
+                ranks: 2,
+                names: vec![]
+            })
+        );
+        assert_eq!(
+            p(&["bench", "bench-am", "-n", "4", "bench-put"]),
+            Ok(Command::Bench {
+                ranks: 4,
+                names: vec!["bench-am".into(), "bench-put".into()]
+            })
+        );
+        assert_eq!(
+            p(&["bench", "--", "-weird-name"]),
+            Ok(Command::Bench {
+                ranks: 2,
+                names: vec!["-weird-name".into()]
+            })
+        );
+        assert!(p(&["bench", "--release"]).is_err());
+        assert!(p(&["bench", "-n", "none"]).is_err());
+    }
+}
