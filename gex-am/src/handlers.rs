@@ -109,7 +109,13 @@ impl HandlerEntry {
         nargs: u32,
         f: impl Fn(RequestToken<'_>, &AmMsg<'_>) + Send + Sync + 'static,
     ) -> Self {
-        Self::new(index, category, nargs, Flags::AM_REQUEST, HandlerFn::Request(Arc::new(f)))
+        Self::new(
+            index,
+            category,
+            nargs,
+            Flags::AM_REQUEST,
+            HandlerFn::Request(Arc::new(f)),
+        )
     }
 
     /// A reply handler (it cannot communicate).
@@ -119,7 +125,13 @@ impl HandlerEntry {
         nargs: u32,
         f: impl Fn(&ReplyToken<'_>, &AmMsg<'_>) + Send + Sync + 'static,
     ) -> Self {
-        Self::new(index, category, nargs, Flags::AM_REPLY, HandlerFn::Reply(Arc::new(f)))
+        Self::new(
+            index,
+            category,
+            nargs,
+            Flags::AM_REPLY,
+            HandlerFn::Reply(Arc::new(f)),
+        )
     }
 
     /// A handler called as a request or a reply; the token says which.
@@ -129,7 +141,13 @@ impl HandlerEntry {
         nargs: u32,
         f: impl Fn(Token<'_>, &AmMsg<'_>) + Send + Sync + 'static,
     ) -> Self {
-        Self::new(index, category, nargs, Flags::AM_REQREP, HandlerFn::ReqRep(Arc::new(f)))
+        Self::new(
+            index,
+            category,
+            nargs,
+            Flags::AM_REQREP,
+            HandlerFn::ReqRep(Arc::new(f)),
+        )
     }
 
     /// Names the handler (used in error messages).
@@ -170,7 +188,11 @@ impl HandlerEntry {
             None => format!("handler entry with index {}", self.index),
         };
         let cat = self.flags & Flags::AM_MEDLONG.union(Flags::AM_SHORT);
-        if !(cat == Flags::AM_SHORT || cat == Flags::AM_MEDIUM || cat == Flags::AM_LONG || cat == Flags::AM_MEDLONG) {
+        if !(cat == Flags::AM_SHORT
+            || cat == Flags::AM_MEDIUM
+            || cat == Flags::AM_LONG
+            || cat == Flags::AM_MEDLONG)
+        {
             return Err(Error::bad_arg(format!(
                 "{}: the category must be exactly one of AM_SHORT, AM_MEDIUM, AM_LONG, AM_MEDLONG (got {cat:?})",
                 what()
@@ -178,7 +200,10 @@ impl HandlerEntry {
         }
         let other = self.flags - (Flags::AM_SHORT | Flags::AM_MEDLONG | Flags::AM_REQREP);
         if !other.is_empty() {
-            return Err(Error::bad_arg(format!("{}: flags {other:?} are not registration flags", what())));
+            return Err(Error::bad_arg(format!(
+                "{}: flags {other:?} are not registration flags",
+                what()
+            )));
         }
         if self.nargs as usize > AM_MAX_ARGS {
             return Err(Error::bad_arg(format!(
@@ -194,9 +219,16 @@ impl HandlerEntry {
         };
         if !ok_index {
             return Err(Error::bad_arg(if internal {
-                format!("{}: internal handlers need a fixed index in [1, {AM_INDEX_BASE})", what())
+                format!(
+                    "{}: internal handlers need a fixed index in [1, {AM_INDEX_BASE})",
+                    what()
+                )
             } else {
-                format!("{}: index {} is neither 0 nor in [{AM_INDEX_BASE}, 255]", what(), self.index)
+                format!(
+                    "{}: index {} is neither 0 nor in [{AM_INDEX_BASE}, 255]",
+                    what(),
+                    self.index
+                )
             }));
         }
         Ok(())
@@ -208,7 +240,11 @@ impl HandlerEntry {
             AmCategory::Medium => Flags::AM_MEDIUM,
             AmCategory::Long => Flags::AM_LONG,
         };
-        let k = if is_request { Flags::AM_REQUEST } else { Flags::AM_REPLY };
+        let k = if is_request {
+            Flags::AM_REQUEST
+        } else {
+            Flags::AM_REPLY
+        };
         self.flags.contains(c) && self.flags.contains(k)
     }
 }
@@ -263,7 +299,10 @@ impl AmLayer {
                 return Err(Error::bad_arg(format!(
                     "handler index {} is already registered on this endpoint{}",
                     e.index,
-                    e.name.as_ref().map(|n| format!(" (registering {n:?})")).unwrap_or_default()
+                    e.name
+                        .as_ref()
+                        .map(|n| format!(" (registering {n:?})"))
+                        .unwrap_or_default()
                 )));
             }
             taken[e.index as usize] = true;
@@ -276,12 +315,15 @@ impl AmLayer {
                 assigned.push(e.index);
                 continue;
             }
-            let free = (AM_INDEX_BASE as usize..=255).rev().find(|&i| !taken[i]).ok_or_else(|| {
-                Error::resource(format!(
-                    "no free handler index left in [{AM_INDEX_BASE}, 255] for {}",
-                    e.name.as_deref().unwrap_or("an index-0 entry")
-                ))
-            })?;
+            let free = (AM_INDEX_BASE as usize..=255)
+                .rev()
+                .find(|&i| !taken[i])
+                .ok_or_else(|| {
+                    Error::resource(format!(
+                        "no free handler index left in [{AM_INDEX_BASE}, 255] for {}",
+                        e.name.as_deref().unwrap_or("an index-0 entry")
+                    ))
+                })?;
             taken[free] = true;
             assigned.push(free as AmIndex);
         }

@@ -3,7 +3,9 @@
 
 use gex_core::conduit::{AmLimits, Injected, OutgoingAm};
 use gex_core::{segment_desc, Ep, Event, Lc, TmRef};
-use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result, AM_MAX_ARGS, RANK_INVALID};
+use gex_types::{
+    AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result, AM_MAX_ARGS, RANK_INVALID,
+};
 
 /// Where a message goes: the local endpoint and the peer's jobrank.
 #[derive(Clone, Copy)]
@@ -43,13 +45,20 @@ fn allowed_flags(cat: AmCategory) -> Flags {
         | Flags::SELF_SEG_SOME
         | Flags::SELF_SEG_BOUND;
     if cat == AmCategory::Long {
-        f |= Flags::PEER_SEG_UNKNOWN | Flags::PEER_SEG_SOME | Flags::PEER_SEG_BOUND | Flags::PEER_SEG_OFFSET;
+        f |= Flags::PEER_SEG_UNKNOWN
+            | Flags::PEER_SEG_SOME
+            | Flags::PEER_SEG_BOUND
+            | Flags::PEER_SEG_OFFSET;
     }
     f
 }
 
 fn name(cat: AmCategory, is_request: bool) -> String {
-    format!("gex_AM_{}{}", if is_request { "Request" } else { "Reply" }, cat.name())
+    format!(
+        "gex_AM_{}{}",
+        if is_request { "Request" } else { "Reply" },
+        cat.name()
+    )
 }
 
 pub(crate) fn check_flags(call: &str, cat: AmCategory, flags: Flags, extra: Flags) -> Result<()> {
@@ -62,15 +71,21 @@ pub(crate) fn check_flags(call: &str, cat: AmCategory, flags: Flags, extra: Flag
     } else {
         ""
     };
-    Err(Error::bad_arg(format!("{call}: flags {bad:?} are not valid here{hint}")))
+    Err(Error::bad_arg(format!(
+        "{call}: flags {bad:?} are not valid here{hint}"
+    )))
 }
 
 fn check_lc(call: &str, lc: LcOpt, is_request: bool, defer: bool) -> Result<()> {
     if defer {
-        return Err(Error::bad_arg(format!("{call}: GEX_EVENT_DEFER is not allowed for Active Messages")));
+        return Err(Error::bad_arg(format!(
+            "{call}: GEX_EVENT_DEFER is not allowed for Active Messages"
+        )));
     }
     if lc == LcOpt::Group && !is_request {
-        return Err(Error::bad_arg(format!("{call}: GEX_EVENT_GROUP is not allowed for replies")));
+        return Err(Error::bad_arg(format!(
+            "{call}: GEX_EVENT_GROUP is not allowed for replies"
+        )));
     }
     Ok(())
 }
@@ -86,11 +101,22 @@ fn limit_of(l: AmLimits, cat: AmCategory, is_request: bool) -> usize {
 }
 
 /// The offset into `jobrank`'s segment of a Long destination, checked.
-fn resolve_long(call: &str, d: Dest<'_>, dest_addr: usize, len: usize, flags: Flags) -> Result<usize> {
+fn resolve_long(
+    call: &str,
+    d: Dest<'_>,
+    dest_addr: usize,
+    len: usize,
+    flags: Flags,
+) -> Result<usize> {
     let rt = d.ep.runtime();
-    let seg = segment_desc(rt, d.jobrank).filter(|s| s.size > 0).ok_or_else(|| {
-        Error::bad_arg(format!("{call}: rank {} has no bound segment for a Long payload", d.jobrank))
-    })?;
+    let seg = segment_desc(rt, d.jobrank)
+        .filter(|s| s.size > 0)
+        .ok_or_else(|| {
+            Error::bad_arg(format!(
+                "{call}: rank {} has no bound segment for a Long payload",
+                d.jobrank
+            ))
+        })?;
     let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
         Some(dest_addr)
     } else {
@@ -132,7 +158,9 @@ pub(crate) fn send(
             )));
         }
         if handler == 0 {
-            return Err(Error::bad_arg(format!("{call}: handler index 0 is never registered")));
+            return Err(Error::bad_arg(format!(
+                "{call}: handler index 0 is never registered"
+            )));
         }
         check_flags(&call, cat, flags, Flags::empty())?;
     }
@@ -141,7 +169,12 @@ pub(crate) fn send(
     let mut dest_offset = 0;
     if cat != AmCategory::Short {
         let call = || name(cat, is_request);
-        check_lc(&call(), LcOpt::from(&lc), is_request, matches!(lc, Lc::Defer))?;
+        check_lc(
+            &call(),
+            LcOpt::from(&lc),
+            is_request,
+            matches!(lc, Lc::Defer),
+        )?;
         let max = limit_of(conduit.am_limits(d.jobrank), cat, is_request);
         if payload.len() > max {
             return Err(Error::bad_arg(format!(
@@ -202,16 +235,38 @@ pub(crate) fn max_payload(
     flags: Flags,
     nargs: u32,
 ) -> Result<usize> {
-    let call = format!("gex_AM_Max{}{}", if is_request { "Request" } else { "Reply" }, cat.name());
+    let call = format!(
+        "gex_AM_Max{}{}",
+        if is_request { "Request" } else { "Reply" },
+        cat.name()
+    );
     check_query(&call, cat, is_request, lc, flags, nargs)?;
-    Ok(limit_of(d.ep.runtime().conduit().am_limits(d.jobrank), cat, is_request))
+    Ok(limit_of(
+        d.ep.runtime().conduit().am_limits(d.jobrank),
+        cat,
+        is_request,
+    ))
 }
 
-fn check_query(call: &str, cat: AmCategory, is_request: bool, lc: LcOpt, flags: Flags, nargs: u32) -> Result<()> {
+fn check_query(
+    call: &str,
+    cat: AmCategory,
+    is_request: bool,
+    lc: LcOpt,
+    flags: Flags,
+    nargs: u32,
+) -> Result<()> {
     if nargs as usize > AM_MAX_ARGS {
-        return Err(Error::bad_arg(format!("{call}: nargs {nargs} exceeds gex_AM_MaxArgs() = {AM_MAX_ARGS}")));
+        return Err(Error::bad_arg(format!(
+            "{call}: nargs {nargs} exceeds gex_AM_MaxArgs() = {AM_MAX_ARGS}"
+        )));
     }
-    check_flags(call, cat, flags, Flags::AM_PREPARE_LEAST_CLIENT | Flags::AM_PREPARE_LEAST_ALLOC)?;
+    check_flags(
+        call,
+        cat,
+        flags,
+        Flags::AM_PREPARE_LEAST_CLIENT | Flags::AM_PREPARE_LEAST_ALLOC,
+    )?;
     if flags.contains(Flags::AM_PREPARE_LEAST_CLIENT | Flags::AM_PREPARE_LEAST_ALLOC) {
         return Err(Error::bad_arg(format!(
             "{call}: AM_PREPARE_LEAST_CLIENT and AM_PREPARE_LEAST_ALLOC are mutually exclusive"
@@ -233,9 +288,23 @@ pub(crate) fn max_payload_tm<T: TmRef + ?Sized>(
 ) -> Result<usize> {
     if rank != RANK_INVALID {
         let jobrank = tm.jobrank_of(rank)?;
-        return max_payload(Dest { ep: tm.ep(), jobrank }, cat, is_request, lc, flags, nargs);
+        return max_payload(
+            Dest {
+                ep: tm.ep(),
+                jobrank,
+            },
+            cat,
+            is_request,
+            lc,
+            flags,
+            nargs,
+        );
     }
-    let call = format!("gex_AM_Max{}{}", if is_request { "Request" } else { "Reply" }, cat.name());
+    let call = format!(
+        "gex_AM_Max{}{}",
+        if is_request { "Request" } else { "Reply" },
+        cat.name()
+    );
     check_query(&call, cat, is_request, lc, flags, nargs)?;
     let conduit = tm.ep().runtime().conduit();
     let mut least = usize::MAX;
@@ -246,7 +315,9 @@ pub(crate) fn max_payload_tm<T: TmRef + ?Sized>(
         r += 1;
     }
     if r == 0 {
-        return Err(Error::bad_arg(format!("{call}: the tm addresses no AM-capable endpoint")));
+        return Err(Error::bad_arg(format!(
+            "{call}: the tm addresses no AM-capable endpoint"
+        )));
     }
     Ok(least)
 }

@@ -29,7 +29,9 @@ mod npam;
 mod token;
 
 pub use gex_core::conduit::Injected;
-pub use handlers::{register_handlers, register_internal_handlers, registered_handler, AmMsg, HandlerEntry};
+pub use handlers::{
+    register_handlers, register_internal_handlers, registered_handler, AmMsg, HandlerEntry,
+};
 pub use inject::LcOpt;
 pub use npam::{PrepareBuf, SrcDesc};
 pub use token::{Replied, ReplyToken, RequestToken, Token, TokenInfo};
@@ -58,10 +60,30 @@ fn injected(sent: bool) -> Injected {
 pub trait AmRequest: TmRef {
     /// `gex_AM_RequestShort`: runs `handler` at `rank` with `args`.
     #[inline]
-    fn request_short(&self, rank: Rank, handler: AmIndex, flags: Flags, args: &[AmArg]) -> Result<Injected> {
+    fn request_short(
+        &self,
+        rank: Rank,
+        handler: AmIndex,
+        flags: Flags,
+        args: &[AmArg],
+    ) -> Result<Injected> {
         context::check_may_communicate("gex_AM_RequestShort")?;
-        let d = Dest { ep: self.ep(), jobrank: self.jobrank_of(rank)? };
-        inject::send(d, true, AmCategory::Short, handler, &[], 0, Lc::Now, flags, args).map(injected)
+        let d = Dest {
+            ep: self.ep(),
+            jobrank: self.jobrank_of(rank)?,
+        };
+        inject::send(
+            d,
+            true,
+            AmCategory::Short,
+            handler,
+            &[],
+            0,
+            Lc::Now,
+            flags,
+            args,
+        )
+        .map(injected)
     }
 
     /// `gex_AM_RequestMedium`: runs `handler` at `rank` with a copy of
@@ -77,8 +99,22 @@ pub trait AmRequest: TmRef {
         args: &[AmArg],
     ) -> Result<Injected> {
         context::check_may_communicate("gex_AM_RequestMedium")?;
-        let d = Dest { ep: self.ep(), jobrank: self.jobrank_of(rank)? };
-        inject::send(d, true, AmCategory::Medium, handler, payload, 0, lc, flags, args).map(injected)
+        let d = Dest {
+            ep: self.ep(),
+            jobrank: self.jobrank_of(rank)?,
+        };
+        inject::send(
+            d,
+            true,
+            AmCategory::Medium,
+            handler,
+            payload,
+            0,
+            lc,
+            flags,
+            args,
+        )
+        .map(injected)
     }
 
     /// `gex_AM_RequestLong`: copies `payload` to `dest_addr` in `rank`'s
@@ -97,8 +133,22 @@ pub trait AmRequest: TmRef {
         args: &[AmArg],
     ) -> Result<Injected> {
         context::check_may_communicate("gex_AM_RequestLong")?;
-        let d = Dest { ep: self.ep(), jobrank: self.jobrank_of(rank)? };
-        inject::send(d, true, AmCategory::Long, handler, payload, dest_addr, lc, flags, args).map(injected)
+        let d = Dest {
+            ep: self.ep(),
+            jobrank: self.jobrank_of(rank)?,
+        };
+        inject::send(
+            d,
+            true,
+            AmCategory::Long,
+            handler,
+            payload,
+            dest_addr,
+            lc,
+            flags,
+            args,
+        )
+        .map(injected)
     }
 
     /// `gex_AM_MaxRequestMedium`; `rank` may be `RANK_INVALID` (least over
@@ -133,8 +183,21 @@ pub trait AmRequest: TmRef {
         flags: Flags,
         nargs: u32,
     ) -> Result<Option<SrcDesc<'b>>> {
-        let d = Dest { ep: self.ep(), jobrank: self.jobrank_of(rank)? };
-        SrcDesc::prepare(d, true, AmCategory::Medium, buf, least, most, None, flags, nargs)
+        let d = Dest {
+            ep: self.ep(),
+            jobrank: self.jobrank_of(rank)?,
+        };
+        SrcDesc::prepare(
+            d,
+            true,
+            AmCategory::Medium,
+            buf,
+            least,
+            most,
+            None,
+            flags,
+            nargs,
+        )
     }
 
     /// `gex_AM_PrepareRequestLong`. A `dest_addr` given here must be passed
@@ -150,8 +213,21 @@ pub trait AmRequest: TmRef {
         flags: Flags,
         nargs: u32,
     ) -> Result<Option<SrcDesc<'b>>> {
-        let d = Dest { ep: self.ep(), jobrank: self.jobrank_of(rank)? };
-        SrcDesc::prepare(d, true, AmCategory::Long, buf, least, most, dest_addr, flags, nargs)
+        let d = Dest {
+            ep: self.ep(),
+            jobrank: self.jobrank_of(rank)?,
+        };
+        SrcDesc::prepare(
+            d,
+            true,
+            AmCategory::Long,
+            buf,
+            least,
+            most,
+            dest_addr,
+            flags,
+            nargs,
+        )
     }
 }
 
@@ -161,7 +237,9 @@ impl<T: TmRef + ?Sized> AmRequest for T {}
 /// (`gex_AM_LUB{Request,Reply}{Medium,Long}`), in that order:
 /// (request medium, reply medium, request long, reply long).
 pub fn lub_limits() -> Result<gex_core::conduit::AmLimits> {
-    Ok(Runtime::require("gex_AM_LUBRequestMedium")?.conduit().am_lub_limits())
+    Ok(Runtime::require("gex_AM_LUBRequestMedium")?
+        .conduit()
+        .am_lub_limits())
 }
 
 /// `gex_AM_LUBRequestMedium()`.

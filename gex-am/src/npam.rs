@@ -74,7 +74,9 @@ impl<'b> SrcDesc<'b> {
             context::check_may_reply(&call)?;
         }
         if nargs as usize > AM_MAX_ARGS {
-            return Err(Error::bad_arg(format!("{call}: nargs {nargs} exceeds {AM_MAX_ARGS}")));
+            return Err(Error::bad_arg(format!(
+                "{call}: nargs {nargs} exceeds {AM_MAX_ARGS}"
+            )));
         }
         check_flags(&call, category, flags, Flags::empty())?;
         if least > most {
@@ -87,7 +89,9 @@ impl<'b> SrcDesc<'b> {
             PrepareBuf::Alloc => LcOpt::Now,
         };
         if let PrepareBuf::Client(_, Lc::Defer) = &buf {
-            return Err(Error::bad_arg(format!("{call}: GEX_EVENT_DEFER is not allowed for Active Messages")));
+            return Err(Error::bad_arg(format!(
+                "{call}: GEX_EVENT_DEFER is not allowed for Active Messages"
+            )));
         }
         let max = inject::max_payload(dest, category, is_request, lc_opt, flags, nargs)?;
         if least > max {
@@ -155,7 +159,14 @@ impl<'b> SrcDesc<'b> {
         }
     }
 
-    fn commit(mut self, category: AmCategory, handler: AmIndex, nbytes: usize, dest_addr: usize, args: &[AmArg]) -> Result<()> {
+    fn commit(
+        mut self,
+        category: AmCategory,
+        handler: AmIndex,
+        nbytes: usize,
+        dest_addr: usize,
+        args: &[AmArg],
+    ) -> Result<()> {
         let call = format!(
             "gex_AM_Commit{}{}",
             if self.is_request { "Request" } else { "Reply" },
@@ -164,7 +175,10 @@ impl<'b> SrcDesc<'b> {
         self.open = false;
         context::close_prepare();
         if category != self.category {
-            return Err(Error::bad_arg(format!("{call}: the Prepare was for a {}", self.category.name())));
+            return Err(Error::bad_arg(format!(
+                "{call}: the Prepare was for a {}",
+                self.category.name()
+            )));
         }
         if args.len() != self.nargs as usize {
             return Err(Error::bad_arg(format!(
@@ -194,7 +208,17 @@ impl<'b> SrcDesc<'b> {
                 if !self.is_request {
                     context::check_may_reply(&call)?;
                 }
-                inject::send(self.dest, self.is_request, category, handler, &b[..nbytes], dest_addr, lc, flags, args)?
+                inject::send(
+                    self.dest,
+                    self.is_request,
+                    category,
+                    handler,
+                    &b[..nbytes],
+                    dest_addr,
+                    lc,
+                    flags,
+                    args,
+                )?
             }
             Buf::Alloc(v) => {
                 // SAFETY: as in buf_mut.
@@ -202,7 +226,17 @@ impl<'b> SrcDesc<'b> {
                 if !self.is_request {
                     context::check_may_reply(&call)?;
                 }
-                inject::send(self.dest, self.is_request, category, handler, bytes, dest_addr, Lc::Now, flags, args)?
+                inject::send(
+                    self.dest,
+                    self.is_request,
+                    category,
+                    handler,
+                    bytes,
+                    dest_addr,
+                    Lc::Now,
+                    flags,
+                    args,
+                )?
             }
         };
         debug_assert!(sent, "a blocking send always sends");
@@ -217,7 +251,13 @@ impl<'b> SrcDesc<'b> {
 
     /// Sends the first `nbytes` of the buffer as a Long landing at
     /// `dest_addr` (`gex_AM_CommitRequestLong` / `gex_AM_CommitReplyLong`).
-    pub fn commit_long(self, handler: AmIndex, nbytes: usize, dest_addr: usize, args: &[AmArg]) -> Result<()> {
+    pub fn commit_long(
+        self,
+        handler: AmIndex,
+        nbytes: usize,
+        dest_addr: usize,
+        args: &[AmArg],
+    ) -> Result<()> {
         self.commit(AmCategory::Long, handler, nbytes, dest_addr, args)
     }
 }

@@ -165,8 +165,22 @@ impl<'a> RequestToken<'a> {
     }
 
     /// Replies with a Short (`gex_AM_ReplyShort`).
-    pub fn reply_short(self, handler: AmIndex, flags: Flags, args: &[AmArg]) -> Result<Replied<'a>> {
-        let sent = inject::reply(self.dest(), AmCategory::Short, handler, &[], 0, Lc::Now, flags, args)?;
+    pub fn reply_short(
+        self,
+        handler: AmIndex,
+        flags: Flags,
+        args: &[AmArg],
+    ) -> Result<Replied<'a>> {
+        let sent = inject::reply(
+            self.dest(),
+            AmCategory::Short,
+            handler,
+            &[],
+            0,
+            Lc::Now,
+            flags,
+            args,
+        )?;
         Ok(self.outcome(sent))
     }
 
@@ -180,7 +194,16 @@ impl<'a> RequestToken<'a> {
         flags: Flags,
         args: &[AmArg],
     ) -> Result<Replied<'a>> {
-        let sent = inject::reply(self.dest(), AmCategory::Medium, handler, payload, 0, lc, flags, args)?;
+        let sent = inject::reply(
+            self.dest(),
+            AmCategory::Medium,
+            handler,
+            payload,
+            0,
+            lc,
+            flags,
+            args,
+        )?;
         Ok(self.outcome(sent))
     }
 
@@ -196,7 +219,16 @@ impl<'a> RequestToken<'a> {
         flags: Flags,
         args: &[AmArg],
     ) -> Result<Replied<'a>> {
-        let sent = inject::reply(self.dest(), AmCategory::Long, handler, payload, dest_addr, lc, flags, args)?;
+        let sent = inject::reply(
+            self.dest(),
+            AmCategory::Long,
+            handler,
+            payload,
+            dest_addr,
+            lc,
+            flags,
+            args,
+        )?;
         Ok(self.outcome(sent))
     }
 
@@ -224,7 +256,17 @@ impl<'a> RequestToken<'a> {
         'a: 'b,
     {
         let dest = self.dest();
-        SrcDesc::prepare(dest, false, AmCategory::Medium, buf, least, most, None, flags, nargs)
+        SrcDesc::prepare(
+            dest,
+            false,
+            AmCategory::Medium,
+            buf,
+            least,
+            most,
+            None,
+            flags,
+            nargs,
+        )
     }
 
     /// Negotiated-payload Long reply, phase one (`gex_AM_PrepareReplyLong`).
@@ -242,7 +284,17 @@ impl<'a> RequestToken<'a> {
         'a: 'b,
     {
         let dest = self.dest();
-        SrcDesc::prepare(dest, false, AmCategory::Long, buf, least, most, dest_addr, flags, nargs)
+        SrcDesc::prepare(
+            dest,
+            false,
+            AmCategory::Long,
+            buf,
+            least,
+            most,
+            dest_addr,
+            flags,
+            nargs,
+        )
     }
 }
 

@@ -21,8 +21,8 @@ use std::sync::{Mutex, OnceLock};
 
 use gex_core::bootstrap::{wire, Bootstrap};
 use gex_core::conduit::{
-    AmLimits, AmSink, Conduit, ConduitFactory, IncomingAm, Injected, Layout, OutgoingAm,
-    PollScope, SegmentDesc,
+    AmLimits, AmSink, Conduit, ConduitFactory, IncomingAm, Injected, Layout, OutgoingAm, PollScope,
+    SegmentDesc,
 };
 use gex_types::{AmArg, AmCategory, Error, Rank, Result, AM_MAX_ARGS};
 
@@ -81,7 +81,9 @@ pub struct SmpConduit {
 
 impl std::fmt::Debug for SmpConduit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SmpConduit").field("rank", &self.me).finish()
+        f.debug_struct("SmpConduit")
+            .field("rank", &self.me)
+            .finish()
     }
 }
 
@@ -111,7 +113,12 @@ fn hostname() -> String {
 
 /// Runs a collective step: every rank reports success or a message, and all
 /// fail together if any failed, so one rank's error is not a hang elsewhere.
-fn agree(boot: &Bootstrap, mine: &Result<()>, what: &str, progress: &mut dyn FnMut()) -> Result<()> {
+fn agree(
+    boot: &Bootstrap,
+    mine: &Result<()>,
+    what: &str,
+    progress: &mut dyn FnMut(),
+) -> Result<()> {
     let msg = match mine {
         Ok(()) => Vec::new(),
         Err(e) => e.to_string().into_bytes(),
@@ -180,7 +187,12 @@ impl SmpConduit {
             if r == me {
                 mine.ptr()
             } else {
-                queues.iter().find(|(q, _)| *q == r).expect("mapped").1.ptr()
+                queues
+                    .iter()
+                    .find(|(q, _)| *q == r)
+                    .expect("mapped")
+                    .1
+                    .ptr()
             }
         };
         let mut out_req = Vec::with_capacity(n);
@@ -242,7 +254,14 @@ impl SmpConduit {
 
     /// Drains up to a batch of messages from one inbound ring.
     #[inline]
-    fn drain(&self, slot: &Mutex<Consumer>, base: usize, src: Rank, is_request: bool, sink: &dyn AmSink) -> usize {
+    fn drain(
+        &self,
+        slot: &Mutex<Consumer>,
+        base: usize,
+        src: Rank,
+        is_request: bool,
+        sink: &dyn AmSink,
+    ) -> usize {
         if !ring_has_data(base) {
             return 0;
         }
@@ -252,7 +271,10 @@ impl SmpConduit {
         while ran < POLL_BATCH {
             let Some(rec) = c.peek() else { break };
             if rec.tag != TAG_AM {
-                gex_core::fatal(&format!("corrupt AM ring from rank {src}: tag {:#x}", rec.tag));
+                gex_core::fatal(&format!(
+                    "corrupt AM ring from rank {src}: tag {:#x}",
+                    rec.tag
+                ));
             }
             self.deliver(rec, src, is_request, sink);
             c.release(rec);
@@ -276,7 +298,9 @@ impl SmpConduit {
             let args = std::slice::from_raw_parts(start.add(AM_HEADER) as *const AmArg, nargs);
             let after = align_up(AM_HEADER + 4 * nargs);
             let category = AmCategory::from_u8(cat).unwrap_or_else(|| {
-                gex_core::fatal(&format!("corrupt AM record from rank {src}: category {cat}"))
+                gex_core::fatal(&format!(
+                    "corrupt AM record from rank {src}: category {cat}"
+                ))
             });
             let (payload, dest_addr): (&[u8], usize) = match category {
                 AmCategory::Short => (&[], 0),
@@ -372,7 +396,8 @@ fn ring_has_data(base: usize) -> bool {
     unsafe {
         let tail = &*(base as *const std::sync::atomic::AtomicU64);
         let head = &*((base + 64) as *const std::sync::atomic::AtomicU64);
-        tail.load(std::sync::atomic::Ordering::Relaxed) != head.load(std::sync::atomic::Ordering::Relaxed)
+        tail.load(std::sync::atomic::Ordering::Relaxed)
+            != head.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -410,10 +435,23 @@ impl Conduit for SmpConduit {
     }
 
     #[inline]
-    fn am_send(&self, dest: Rank, msg: &OutgoingAm<'_>, immediate: bool, sink: &dyn AmSink) -> Result<Injected> {
-        let rings = if msg.is_request { &self.out_req } else { &self.out_rep };
+    fn am_send(
+        &self,
+        dest: Rank,
+        msg: &OutgoingAm<'_>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        let rings = if msg.is_request {
+            &self.out_req
+        } else {
+            &self.out_rep
+        };
         let ring = rings.get(dest as usize).ok_or_else(|| {
-            Error::bad_arg(format!("rank {dest} is not in the job of {} ranks", rings.len()))
+            Error::bad_arg(format!(
+                "rank {dest} is not in the job of {} ranks",
+                rings.len()
+            ))
         })?;
         if msg.args.len() > AM_MAX_ARGS
             || (msg.category == AmCategory::Medium && msg.payload.len() > MAX_MEDIUM)
@@ -422,7 +460,11 @@ impl Conduit for SmpConduit {
             return Err(Error::bad_arg("AM exceeds the smp conduit's limits"));
         }
         let body = record_len(msg) - 8;
-        let scope = if msg.is_request { PollScope::All } else { PollScope::RepliesOnly };
+        let scope = if msg.is_request {
+            PollScope::All
+        } else {
+            PollScope::RepliesOnly
+        };
         let mut tries = 0u32;
         loop {
             {
@@ -461,11 +503,23 @@ impl Conduit for SmpConduit {
         let mut ran = 0;
         let n = self.in_rep.len();
         for src in 0..n {
-            ran += self.drain(&self.in_rep[src], self.in_rep_base[src], src as Rank, false, sink);
+            ran += self.drain(
+                &self.in_rep[src],
+                self.in_rep_base[src],
+                src as Rank,
+                false,
+                sink,
+            );
         }
         if scope == PollScope::All {
             for src in 0..n {
-                ran += self.drain(&self.in_req[src], self.in_req_base[src], src as Rank, true, sink);
+                ran += self.drain(
+                    &self.in_req[src],
+                    self.in_req_base[src],
+                    src as Rank,
+                    true,
+                    sink,
+                );
             }
         }
         ran
@@ -500,7 +554,9 @@ impl Conduit for SmpConduit {
                 Err(e) if r == me as usize => e.to_string(),
                 _ => "could not create its segment".to_string(),
             };
-            return Err(Error::resource(format!("gex_Segment_Attach: rank {r}: {why}")));
+            return Err(Error::resource(format!(
+                "gex_Segment_Attach: rank {r}: {why}"
+            )));
         }
         let mine = mine.expect("all ranks created their segment");
         let mut table = Vec::with_capacity(all.len());
@@ -524,14 +580,26 @@ impl Conduit for SmpConduit {
                     }
                 }
             };
-            table.push(SegmentDesc { owner_base, local_base, size: sz });
+            table.push(SegmentDesc {
+                owner_base,
+                local_base,
+                size: sz,
+            });
         }
-        let agreed = agree(&self.boot, &open_err, "mapping peer segments", &mut progress);
+        let agreed = agree(
+            &self.boot,
+            &open_err,
+            "mapping peer segments",
+            &mut progress,
+        );
         shm::unlink(&name);
         agreed?;
         maps.push(mine);
         self.segments
-            .set(Segments { table: table.clone(), _maps: maps })
+            .set(Segments {
+                table: table.clone(),
+                _maps: maps,
+            })
             .map_err(|_| Error::bad_arg("gex_Segment_Attach: a segment is already attached"))?;
         Ok(table)
     }

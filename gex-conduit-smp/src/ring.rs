@@ -134,7 +134,10 @@ impl Producer {
     pub fn reserve(&mut self, body_len: usize, tag: u32) -> Option<*mut u8> {
         debug_assert_eq!(self.pending, 0, "reserve twice without publish");
         let rec = align_up(REC_HEADER + body_len);
-        assert!(rec <= self.ring.capacity / 2, "record of {rec} bytes too large for ring");
+        assert!(
+            rec <= self.ring.capacity / 2,
+            "record of {rec} bytes too large for ring"
+        );
         let cap = self.ring.capacity as u64;
         let idx = (self.tail % cap) as usize;
         let to_end = self.ring.capacity - idx;

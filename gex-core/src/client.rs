@@ -116,13 +116,17 @@ pub trait TmRef {
     fn query_bound_segment(&self, rank: Rank, flags: Flags) -> Result<Option<BoundSegment>> {
         const CALL: &str = "gex_EP_QueryBoundSegmentNB";
         if flags.difference(Flags::IMMEDIATE) != Flags::empty() {
-            return Err(Error::bad_arg(format!("{CALL}: unsupported flags {flags:?}")));
+            return Err(Error::bad_arg(format!(
+                "{CALL}: unsupported flags {flags:?}"
+            )));
         }
         if !flags.contains(Flags::IMMEDIATE) {
             context::check_may_communicate(CALL)?;
         }
         if rank == RANK_INVALID {
-            return Err(Error::bad_arg(format!("{CALL}: GEX_RANK_INVALID is not permitted")));
+            return Err(Error::bad_arg(format!(
+                "{CALL}: GEX_RANK_INVALID is not permitted"
+            )));
         }
         let jr = self.jobrank_of(rank)?;
         let rt = self.ep().0.client.0.rt;
@@ -144,7 +148,12 @@ impl fmt::Debug for Client {
 }
 impl fmt::Debug for Ep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Ep(rank {}, index {})", self.0.client.0.rt.jobrank(), self.0.index)
+        write!(
+            f,
+            "Ep(rank {}, index {})",
+            self.0.client.0.rt.jobrank(),
+            self.0.index
+        )
     }
 }
 impl fmt::Debug for Tm {
@@ -309,7 +318,10 @@ impl Ep {
     /// Layer state attached to this endpoint by a layer above (the AM
     /// layer's handler table), created on first use.
     pub fn layer_state<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T> {
-        let any = self.0.ext.get_or_init(|| make() as Arc<dyn Any + Send + Sync>);
+        let any = self
+            .0
+            .ext
+            .get_or_init(|| make() as Arc<dyn Any + Send + Sync>);
         any.downcast_ref::<T>()
     }
 
@@ -404,7 +416,9 @@ impl Tm {
         const CALL: &str = "gex_TM_TranslateRankToEP";
         context::check_may_communicate(CALL)?;
         if !flags.is_empty() {
-            return Err(Error::bad_arg(format!("{CALL}: flags must be 0, got {flags:?}")));
+            return Err(Error::bad_arg(format!(
+                "{CALL}: flags must be 0, got {flags:?}"
+            )));
         }
         Ok(EpLocation {
             rank: self.jobrank_of(rank)?,
@@ -503,10 +517,14 @@ impl Segment {
             Some("tm must be the primordial team".to_string())
         } else if ep.segment().is_some() || rt.segments().is_some() {
             Some("a segment is already attached (one attach per process)".to_string())
-        } else if size == 0 || size % page != 0 {
-            Some(format!("size {size} is not a non-zero multiple of the page size {page}"))
+        } else if size == 0 || !size.is_multiple_of(page) {
+            Some(format!(
+                "size {size} is not a non-zero multiple of the page size {page}"
+            ))
         } else if size > max {
-            Some(format!("size {size} exceeds the maximum local segment size {max}"))
+            Some(format!(
+                "size {size} exceeds the maximum local segment size {max}"
+            ))
         } else {
             None
         };

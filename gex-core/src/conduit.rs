@@ -100,8 +100,8 @@ pub enum PollScope {
 }
 
 /// The outcome of an injection.
+/// Without `IMMEDIATE` an injection always returns `Sent`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[must_use]
 pub enum Injected {
     /// The message was sent (its payload copied or delivered).
     Sent,

@@ -205,7 +205,10 @@ mod tests {
             assert!(check_may_reply("x").is_ok());
             {
                 let _r = HandlerScope::enter(false);
-                assert!(check_may_reply("x").unwrap_err().message().contains("reply handler"));
+                assert!(check_may_reply("x")
+                    .unwrap_err()
+                    .message()
+                    .contains("reply handler"));
             }
             assert!(check_may_reply("x").is_ok());
         }

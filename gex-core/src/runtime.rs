@@ -81,9 +81,9 @@ impl Runtime {
             segments: OnceLock::new(),
             spin_limit,
         };
-        RUNTIME
-            .set(rt)
-            .map_err(|_| Error::bad_arg("gex_Client_Init: a client already exists in this process (one per job)"))?;
+        RUNTIME.set(rt).map_err(|_| {
+            Error::bad_arg("gex_Client_Init: a client already exists in this process (one per job)")
+        })?;
         Ok(RUNTIME.get().expect("just set"))
     }
 

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read};
+use std::os::unix::io::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::Child;
@@ -110,9 +111,14 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
     };
     let progress = Arc::new(AtomicU64::new(0));
 
-    let mut children: Vec<Child> = Vec::new();
-    let mut waiters: Vec<JoinHandle<()>> = Vec::new();
-    let mut forwarders: Vec<JoinHandle<()>> = Vec::new();
+    let io = RankIo {
+        label: spec.label,
+        stdout: out_sink,
+        stderr: err_sink.clone(),
+        progress: progress.clone(),
+        events: tx.clone(),
+    };
+    let mut ranks = Ranks::default();
     // Standard input goes to rank 0 only, and not from a terminal: ranks
     // run in process groups of their own, which may not read the terminal.
     let stdin_to_rank0 = !proc::stdin_is_terminal();
@@ -133,27 +139,10 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
             env,
             inherit_stdin: rank == 0 && stdin_to_rank0,
         };
-        let started = start_rank(
-            &rc,
-            rank,
-            spec.label,
-            (&out_sink, &err_sink),
-            &progress,
-            &tx,
-            &mut children,
-            &mut waiters,
-            &mut forwarders,
-        );
-        if let Err(e) = started {
+        if let Err(e) = ranks.start(&rc, rank, &io) {
             // Undo the ranks started so far, then report.
-            for child in &children {
-                proc::kill_rank(child.id());
-            }
-            for child in &mut children {
-                let _ = child.wait();
-            }
-            join_all(waiters);
-            join_all(forwarders);
+            ranks.kill_and_reap();
+            join_all(ranks.forwarders);
             shutdown_streams(ctrl.stop(), &rx, Vec::new());
             drop(subscription);
             remove_shm(&job_id);
@@ -163,8 +152,9 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
             ));
         }
     }
+    drop(io);
 
-    let pids: Vec<u32> = children.iter().map(Child::id).collect();
+    let pids: Vec<u32> = ranks.children.iter().map(Child::id).collect();
     let mut co = Coordinator::new(spec, &pids, err_sink, start);
     if let Some(sig) = pending_signal {
         co.on_signal(sig);
@@ -172,14 +162,11 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
     let drained = co.drive(&rx, &progress);
 
     // Every rank has ended and its process group was killed: reap them.
-    for child in &mut children {
-        let _ = child.wait();
-    }
-    join_all(waiters);
+    ranks.kill_and_reap();
     let conns = co.conns.drain().map(|(_, c)| c.stream).collect();
     shutdown_streams(ctrl.stop(), &rx, conns);
     if drained {
-        join_all(forwarders);
+        join_all(ranks.forwarders);
     }
     // else: a process outside the job holds a pipe; its forwarder thread
     // is left to finish on its own (it only writes to the sink).
@@ -205,48 +192,72 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
     })
 }
 
-/// Spawns rank `rank` and the threads that watch it.
-#[allow(clippy::too_many_arguments)]
-fn start_rank(
-    rc: &RankCommand<'_>,
-    rank: u32,
+/// Where a rank's output and exit are reported.
+struct RankIo {
     label: bool,
-    (out_sink, err_sink): (&Sink, &Sink),
-    progress: &Arc<AtomicU64>,
-    tx: &Sender<Event>,
-    children: &mut Vec<Child>,
-    waiters: &mut Vec<JoinHandle<()>>,
-    forwarders: &mut Vec<JoinHandle<()>>,
-) -> io::Result<()> {
-    let mut child = proc::spawn_rank(rc)?;
-    let pid = child.id();
-    let pipes = (child.stdout.take(), child.stderr.take());
-    // From here on the caller's cleanup covers the child.
-    children.push(child);
-    let (Some(out), Some(err)) = pipes else {
-        return Err(io::Error::other("rank output pipes missing"));
-    };
-    for (pipe, sink) in [
-        (Box::new(out) as Box<dyn Read + Send>, out_sink),
-        (Box::new(err), err_sink),
-    ] {
-        let (sink, progress, tx) = (sink.clone(), progress.clone(), tx.clone());
-        forwarders.push(
+    stdout: Sink,
+    stderr: Sink,
+    progress: Arc<AtomicU64>,
+    events: Sender<Event>,
+}
+
+/// The rank processes started so far and the threads watching them.
+#[derive(Default)]
+struct Ranks {
+    children: Vec<Child>,
+    /// One per rank: reports its exit without reaping it.
+    waiters: Vec<JoinHandle<()>>,
+    /// Two per rank: forward its stdout and stderr.
+    forwarders: Vec<JoinHandle<()>>,
+}
+
+impl Ranks {
+    /// Spawns rank `rank` and the threads that watch it.
+    fn start(&mut self, rc: &RankCommand<'_>, rank: u32, io: &RankIo) -> io::Result<()> {
+        let mut child = proc::spawn_rank(rc)?;
+        let pid = child.id();
+        let pipes = (child.stdout.take(), child.stderr.take());
+        // From here on, kill_and_reap covers the child.
+        self.children.push(child);
+        let (Some(out), Some(err)) = pipes else {
+            return Err(io::Error::other("rank output pipes missing"));
+        };
+        for (pipe, sink) in [
+            (Box::new(out) as Box<dyn Read + Send>, &io.stdout),
+            (Box::new(err), &io.stderr),
+        ] {
+            let (label, sink) = (io.label, sink.clone());
+            let (progress, events) = (io.progress.clone(), io.events.clone());
+            self.forwarders.push(
+                std::thread::Builder::new()
+                    .name(format!("gex-run-out-{rank}"))
+                    .spawn(move || output::forward(pipe, rank, label, sink, progress, events))?,
+            );
+        }
+        let events = io.events.clone();
+        self.waiters.push(
             std::thread::Builder::new()
-                .name(format!("gex-run-out-{rank}"))
-                .spawn(move || output::forward(pipe, rank, label, sink, progress, tx))?,
+                .name(format!("gex-run-wait-{rank}"))
+                .spawn(move || {
+                    let status = proc::wait_exit_no_reap(pid);
+                    let _ = events.send(Event::Exited { rank, status });
+                })?,
         );
+        Ok(())
     }
-    let tx = tx.clone();
-    waiters.push(
-        std::thread::Builder::new()
-            .name(format!("gex-run-wait-{rank}"))
-            .spawn(move || {
-                let status = proc::wait_exit_no_reap(pid);
-                let _ = tx.send(Event::Exited { rank, status });
-            })?,
-    );
-    Ok(())
+
+    /// Kills every rank with its process group (a no-op for those already
+    /// ended, which are still unreaped zombies), reaps them all, and joins
+    /// the waiter threads.
+    fn kill_and_reap(&mut self) {
+        for child in &self.children {
+            proc::kill_rank(child.id());
+        }
+        for child in &mut self.children {
+            let _ = child.wait();
+        }
+        join_all(std::mem::take(&mut self.waiters));
+    }
 }
 
 /// Shuts down every control connection so their reader threads end, then
@@ -488,7 +499,7 @@ impl Coordinator {
             return;
         };
         if let Some(c) = self.conns.get_mut(&conn) {
-            if write_frame(&mut c.stream, kind, body).is_err() {
+            if write_frame(&mut NoSigPipe(&c.stream), kind, body).is_err() {
                 let _ = c.stream.shutdown(std::net::Shutdown::Both);
             }
         }
@@ -733,6 +744,39 @@ impl Coordinator {
             TIMEOUT_CODE,
             format!("job timed out after {secs} s; ending {alive} ranks"),
         );
+    }
+}
+
+/// Writes to a socket with `MSG_NOSIGNAL`: a rank that hung up must yield
+/// an `EPIPE` error, not a SIGPIPE that would kill a host process which,
+/// unlike Rust binaries, does not ignore that signal.
+struct NoSigPipe<'a>(&'a UnixStream);
+
+impl io::Write for NoSigPipe<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        loop {
+            // SAFETY: `buf` is valid for reads of `buf.len()` bytes and the
+            // descriptor is owned by the borrowed stream.
+            let n = unsafe {
+                libc::send(
+                    self.0.as_raw_fd(),
+                    buf.as_ptr().cast(),
+                    buf.len(),
+                    libc::MSG_NOSIGNAL,
+                )
+            };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 

@@ -18,7 +18,19 @@
 //! reaped, the control socket is gone, and so is every `/dev/shm` object
 //! named with the job's prefix ([`gex_core::bootstrap::wire::shm_prefix`]).
 //!
-//! The `gex-run` binary is a thin command-line front end over [`run`].
+//! Each rank runs in a process group of its own (so that ending a rank also
+//! ends what it started), gets the launcher's standard input only if it is
+//! rank 0 and that input is not a terminal (`/dev/null` otherwise), and
+//! receives SIGKILL from the kernel if the launcher dies.
+//!
+//! Limits: if the launcher itself is SIGKILLed, the ranks die but the socket
+//! file and `/dev/shm` objects stay; a process that leaves its rank's
+//! process group (`setsid`) is not ended with the job, and if it holds a
+//! rank's output open the launcher stops waiting for that output once
+//! nothing has arrived for a few seconds after every rank has ended.
+//!
+//! The `gex-run` binary is a thin command-line front end over [`run`]; it
+//! also reads the `GEX_RUN_TIMEOUT` variable (the library does not).
 
 mod ctrl;
 mod job;

@@ -117,8 +117,7 @@ pub(crate) fn spawn_rank(rc: &RankCommand<'_>) -> io::Result<Child> {
     for (k, v) in &rc.env {
         cmd.env(k, v);
     }
-    // SAFETY: getpid has no preconditions.
-    let launcher = unsafe { libc::getpid() };
+    let launcher = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the forked child before exec, where only
     // async-signal-safe functions may be called: it calls prctl, getppid and
     // raise, which are plain system calls, and allocates nothing.

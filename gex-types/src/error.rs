@@ -117,7 +117,10 @@ mod tests {
     fn display_names_class_and_message() {
         let e = Error::bad_arg("rank 7 out of range 0..4");
         assert_eq!(e.kind(), ErrorKind::BadArg);
-        assert_eq!(e.to_string(), "GASNET_ERR_BAD_ARG: rank 7 out of range 0..4");
+        assert_eq!(
+            e.to_string(),
+            "GASNET_ERR_BAD_ARG: rank 7 out of range 0..4"
+        );
         assert_eq!(e.kind().code(), 10002);
     }
 

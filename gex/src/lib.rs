@@ -39,11 +39,11 @@ pub use gex_conduit_smp as smp;
 
 /// The conduits compiled into this build, by name.
 pub fn conduits() -> Vec<&'static str> {
-    #[allow(unused_mut)]
-    let mut v = Vec::new();
-    #[cfg(feature = "smp")]
-    v.push("smp");
-    v
+    [
+        #[cfg(feature = "smp")]
+        "smp",
+    ]
+    .to_vec()
 }
 
 /// The factory of conduit `name`, if compiled in.
@@ -66,10 +66,9 @@ pub fn init_with_flags(name: &str, flags: Flags) -> Result<(Client, Ep, Tm)> {
     let chosen = std::env::var(ENV_CONDUIT).ok().filter(|c| !c.is_empty());
     let name_c = match &chosen {
         Some(c) => c.clone(),
-        None => conduits()
-            .first()
-            .map(|c| c.to_string())
-            .ok_or_else(|| Error::not_init("no conduit is compiled in (enable a conduit feature of gex)"))?,
+        None => conduits().first().map(|c| c.to_string()).ok_or_else(|| {
+            Error::not_init("no conduit is compiled in (enable a conduit feature of gex)")
+        })?,
     };
     let factory = conduit_factory(&name_c).ok_or_else(|| {
         Error::bad_arg(format!(

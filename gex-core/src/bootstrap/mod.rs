@@ -84,9 +84,8 @@ impl Bootstrap {
         }
         let job_id = env_var(wire::ENV_JOB_ID)
             .ok_or_else(|| Error::not_init(format!("{} is not set", wire::ENV_JOB_ID)))?;
-        let mut stream = UnixStream::connect(&ctrl).map_err(|e| {
-            Error::resource(format!("cannot reach the launcher at {ctrl}: {e}"))
-        })?;
+        let mut stream = UnixStream::connect(&ctrl)
+            .map_err(|e| Error::resource(format!("cannot reach the launcher at {ctrl}: {e}")))?;
         wire::write_frame(
             &mut stream,
             Kind::Hello,
