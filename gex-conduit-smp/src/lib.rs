@@ -17,6 +17,7 @@
 pub mod ring;
 pub mod shm;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use gex_core::bootstrap::{wire, Bootstrap};
@@ -56,6 +57,40 @@ impl ConduitFactory for SmpFactory {
     }
 }
 
+/// An inbound ring and what this process knows of it without touching
+/// shared memory beyond the producer's tail.
+#[repr(align(64))]
+struct InRing {
+    consumer: Mutex<Consumer>,
+    /// Ring base, for the lock-free emptiness check.
+    base: usize,
+    /// The consumer's head as of its last drain, kept in process-local
+    /// memory so that checking an empty ring reads only the tail line.
+    seen_head: AtomicU64,
+}
+
+impl InRing {
+    /// # Safety
+    /// As for [`Consumer::new`].
+    unsafe fn new(base: *mut u8) -> InRing {
+        // SAFETY: forwarded to the caller.
+        let c = unsafe { Consumer::new(base, RING_CAPACITY) };
+        InRing {
+            seen_head: AtomicU64::new(c.head()),
+            consumer: Mutex::new(c),
+            base: base as usize,
+        }
+    }
+
+    /// Whether the producer published past what this process consumed.
+    #[inline]
+    fn has_data(&self) -> bool {
+        // SAFETY: base is a live ring whose tail is only accessed atomically.
+        let tail = unsafe { &*(self.base as *const AtomicU64) };
+        tail.load(Ordering::Relaxed) != self.seen_head.load(Ordering::Relaxed)
+    }
+}
+
 struct Segments {
     table: Vec<SegmentDesc>,
     _maps: Vec<shm::Mapping>,
@@ -70,11 +105,8 @@ pub struct SmpConduit {
     out_req: Vec<Mutex<Producer>>,
     out_rep: Vec<Mutex<Producer>>,
     /// Inbound rings, indexed by source.
-    in_req: Vec<Mutex<Consumer>>,
-    in_rep: Vec<Mutex<Consumer>>,
-    /// Ring bases of the inbound rings, for the lock-free emptiness check.
-    in_req_base: Vec<usize>,
-    in_rep_base: Vec<usize>,
+    in_req: Vec<InRing>,
+    in_rep: Vec<InRing>,
     segments: OnceLock<Segments>,
     _queues: Vec<shm::Mapping>,
 }
@@ -199,8 +231,6 @@ impl SmpConduit {
         let mut out_rep = Vec::with_capacity(n);
         let mut in_req = Vec::with_capacity(n);
         let mut in_rep = Vec::with_capacity(n);
-        let mut in_req_base = Vec::with_capacity(n);
-        let mut in_rep_base = Vec::with_capacity(n);
         for r in 0..n {
             let peer = base_of(r as Rank);
             // SAFETY: each ring lies inside a live mapping of ring_bytes()
@@ -212,12 +242,8 @@ impl SmpConduit {
                 let rep = peer.add(ring_offset(n + me as usize));
                 out_req.push(Mutex::new(Producer::new(req, RING_CAPACITY)));
                 out_rep.push(Mutex::new(Producer::new(rep, RING_CAPACITY)));
-                let ireq = mine.ptr().add(ring_offset(r));
-                let irep = mine.ptr().add(ring_offset(n + r));
-                in_req.push(Mutex::new(Consumer::new(ireq, RING_CAPACITY)));
-                in_rep.push(Mutex::new(Consumer::new(irep, RING_CAPACITY)));
-                in_req_base.push(ireq as usize);
-                in_rep_base.push(irep as usize);
+                in_req.push(InRing::new(mine.ptr().add(ring_offset(r))));
+                in_rep.push(InRing::new(mine.ptr().add(ring_offset(n + r))));
             }
         }
         let all: Vec<Rank> = (0..n as Rank).collect();
@@ -236,8 +262,6 @@ impl SmpConduit {
             out_rep,
             in_req,
             in_rep,
-            in_req_base,
-            in_rep_base,
             segments: OnceLock::new(),
             _queues: maps,
         })
@@ -254,19 +278,14 @@ impl SmpConduit {
 
     /// Drains up to a batch of messages from one inbound ring.
     #[inline]
-    fn drain(
-        &self,
-        slot: &Mutex<Consumer>,
-        base: usize,
-        src: Rank,
-        is_request: bool,
-        sink: &dyn AmSink,
-    ) -> usize {
-        if !ring_has_data(base) {
+    fn drain(&self, ring: &InRing, src: Rank, is_request: bool, sink: &dyn AmSink) -> usize {
+        if !ring.has_data() {
             return 0;
         }
         // Another thread of this process is draining it: let it.
-        let Ok(mut c) = slot.try_lock() else { return 0 };
+        let Ok(mut c) = ring.consumer.try_lock() else {
+            return 0;
+        };
         let mut ran = 0;
         while ran < POLL_BATCH {
             let Some(rec) = c.peek() else { break };
@@ -280,6 +299,8 @@ impl SmpConduit {
             c.release(rec);
             ran += 1;
         }
+        c.sync();
+        ring.seen_head.store(c.head(), Ordering::Relaxed);
         ran
     }
 
@@ -389,18 +410,6 @@ impl SmpConduit {
     }
 }
 
-/// Whether a ring has unconsumed bytes (two relaxed loads, no lock).
-#[inline]
-fn ring_has_data(base: usize) -> bool {
-    // SAFETY: base is a live ring; both counters are only accessed atomically.
-    unsafe {
-        let tail = &*(base as *const std::sync::atomic::AtomicU64);
-        let head = &*((base + 64) as *const std::sync::atomic::AtomicU64);
-        tail.load(std::sync::atomic::Ordering::Relaxed)
-            != head.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
 /// Total record length of `msg`.
 #[inline]
 fn record_len(msg: &OutgoingAm<'_>) -> usize {
@@ -503,23 +512,11 @@ impl Conduit for SmpConduit {
         let mut ran = 0;
         let n = self.in_rep.len();
         for src in 0..n {
-            ran += self.drain(
-                &self.in_rep[src],
-                self.in_rep_base[src],
-                src as Rank,
-                false,
-                sink,
-            );
+            ran += self.drain(&self.in_rep[src], src as Rank, false, sink);
         }
         if scope == PollScope::All {
             for src in 0..n {
-                ran += self.drain(
-                    &self.in_req[src],
-                    self.in_req_base[src],
-                    src as Rank,
-                    true,
-                    sink,
-                );
+                ran += self.drain(&self.in_req[src], src as Rank, true, sink);
             }
         }
         ran
