@@ -69,7 +69,7 @@ pub enum Token<'a> {
 
 /// The outcome of a reply: sent, or (with `IMMEDIATE` under backpressure)
 /// not sent, with the token handed back so the handler may try again.
-#[must_use]
+/// Without `IMMEDIATE` a reply is always `Sent`.
 pub enum Replied<'a> {
     /// The reply was sent.
     Sent,
