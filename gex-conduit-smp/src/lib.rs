@@ -14,11 +14,14 @@
 //! so a crash leaks nothing; the launcher also removes leftovers by the
 //! job's name prefix.
 
+mod lock;
 pub mod ring;
 pub mod shm;
 
+use lock::SpinLock;
+
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use gex_core::bootstrap::{wire, Bootstrap};
 use gex_core::conduit::{
@@ -38,8 +41,6 @@ pub const MAX_MEDIUM: usize = 64 << 10;
 pub const MAX_LONG: usize = 1 << 20;
 /// Messages drained from one ring per poll before moving to the next.
 const POLL_BATCH: usize = 64;
-/// Record tag of an Active Message.
-const TAG_AM: u32 = 0x414d;
 /// Bytes before the arguments: ring header (8) and AM header (8).
 const AM_HEADER: usize = 16;
 
@@ -61,7 +62,7 @@ impl ConduitFactory for SmpFactory {
 /// shared memory beyond the producer's tail.
 #[repr(align(64))]
 struct InRing {
-    consumer: Mutex<Consumer>,
+    consumer: SpinLock<Consumer>,
     /// Ring base, for the lock-free emptiness check.
     base: usize,
     /// The consumer's head as of its last drain, kept in process-local
@@ -77,17 +78,22 @@ impl InRing {
         let c = unsafe { Consumer::new(base, RING_CAPACITY) };
         InRing {
             seen_head: AtomicU64::new(c.head()),
-            consumer: Mutex::new(c),
+            consumer: SpinLock::new(c),
             base: base as usize,
         }
     }
 
-    /// Whether the producer published past what this process consumed.
+    /// Whether a record is ready where this process will consume next.
     #[inline]
     fn has_data(&self) -> bool {
-        // SAFETY: base is a live ring whose tail is only accessed atomically.
-        let tail = unsafe { &*(self.base as *const AtomicU64) };
-        tail.load(Ordering::Relaxed) != self.seen_head.load(Ordering::Relaxed)
+        // SAFETY: base is a live ring of RING_CAPACITY record bytes.
+        unsafe {
+            ring::ready_at(
+                self.base as *mut u8,
+                RING_CAPACITY,
+                self.seen_head.load(Ordering::Relaxed),
+            )
+        }
     }
 }
 
@@ -102,8 +108,8 @@ pub struct SmpConduit {
     layout: Layout,
     me: Rank,
     /// Outbound rings: requests then replies, indexed by destination.
-    out_req: Vec<Mutex<Producer>>,
-    out_rep: Vec<Mutex<Producer>>,
+    out_req: Vec<SpinLock<Producer>>,
+    out_rep: Vec<SpinLock<Producer>>,
     /// Inbound rings, indexed by source.
     in_req: Vec<InRing>,
     in_rep: Vec<InRing>,
@@ -240,8 +246,8 @@ impl SmpConduit {
             unsafe {
                 let req = peer.add(ring_offset(me as usize));
                 let rep = peer.add(ring_offset(n + me as usize));
-                out_req.push(Mutex::new(Producer::new(req, RING_CAPACITY)));
-                out_rep.push(Mutex::new(Producer::new(rep, RING_CAPACITY)));
+                out_req.push(SpinLock::new(Producer::new(req, RING_CAPACITY)));
+                out_rep.push(SpinLock::new(Producer::new(rep, RING_CAPACITY)));
                 in_req.push(InRing::new(mine.ptr().add(ring_offset(r))));
                 in_rep.push(InRing::new(mine.ptr().add(ring_offset(n + r))));
             }
@@ -283,18 +289,12 @@ impl SmpConduit {
             return 0;
         }
         // Another thread of this process is draining it: let it.
-        let Ok(mut c) = ring.consumer.try_lock() else {
+        let Some(mut c) = ring.consumer.try_lock() else {
             return 0;
         };
         let mut ran = 0;
         while ran < POLL_BATCH {
             let Some(rec) = c.peek() else { break };
-            if rec.tag != TAG_AM {
-                gex_core::fatal(&format!(
-                    "corrupt AM ring from rank {src}: tag {:#x}",
-                    rec.tag
-                ));
-            }
             self.deliver(rec, src, is_request, sink);
             c.release(rec);
             ran += 1;
@@ -477,8 +477,8 @@ impl Conduit for SmpConduit {
         let mut tries = 0u32;
         loop {
             {
-                let mut p = ring.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(b) = p.reserve(body, TAG_AM) {
+                let mut p = ring.lock();
+                if let Some(b) = p.reserve(body) {
                     // SAFETY: b is the body of a record of `body` bytes; the
                     // Long range was validated by the AM layer and is
                     // re-checked against the segment table.

@@ -2,36 +2,37 @@
 //! shared memory: the smp conduit's AM queue between one sender process and
 //! one receiver process.
 //!
-//! Layout (all offsets from the ring base, which is 64-byte aligned):
+//! Layout (offsets from the ring base, which is 64-byte aligned):
 //!
 //! | offset | what |
 //! | --- | --- |
-//! | 0 | `tail: u64`, bytes ever published (producer writes) |
-//! | 128 | `head: u64`, bytes ever consumed (consumer writes) |
-//! | 256 | `capacity` bytes of records |
+//! | 0 | `head: u64`, bytes ever consumed (consumer writes, in batches) |
+//! | 128 | `capacity` bytes of records |
 //!
-//! The counters are 128 bytes apart, not 64: x86 prefetches cache lines in
-//! aligned pairs, so counters on adjacent lines would still bounce together.
+//! A record starts with an 8-byte header word `len: u32 | seq: u32` and is a
+//! multiple of [`ALIGN`] bytes. `seq` is the low 32 bits of the record's
+//! position (bytes ever written before it), so the consumer knows a record
+//! is ready by reading its header alone: there is no shared tail counter,
+//! and a message costs the cache lines of the record and nothing else. The
+//! producer writes the body, zeroes the header word that follows the record
+//! (so the consumer never mistakes older bytes there for a header), then
+//! publishes the header with one release store. A record never wraps: when
+//! the space to the end of the buffer is too short the producer writes a
+//! wrap record (`len` with [`WRAP`] set) covering it and starts again at 0.
 //!
-//! A record is `len: u32` (whole record, a multiple of [`ALIGN`]) and
-//! `tag: u32`, then the body. A record never wraps: when the space up to
-//! the end of the buffer is too short, the producer writes a [`TAG_WRAP`]
-//! record covering it and starts again at offset 0. Positions only grow;
-//! the buffer index is `pos % capacity` (capacity is a power of two).
-//!
-//! Each side caches the other's counter and re-reads it only when the ring
-//! looks full (producer) or empty (consumer), so a busy ring costs one
-//! shared cache line transfer per batch, not per record.
+//! The consumer hands space back by storing `head` at most once per drain
+//! (or every quarter ring), since each store moves that line to the
+//! producer's core.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Record alignment and size granule.
 pub const ALIGN: usize = 16;
-/// Bytes of record header (`len`, `tag`) before the body.
+/// Bytes of record header before the body.
 pub const REC_HEADER: usize = 8;
-/// Tag of a padding record that skips to the start of the buffer.
-pub const TAG_WRAP: u32 = 0x5752_4150;
-const CTRL_BYTES: usize = 256;
+/// Set in `len` for a padding record that skips to the start of the buffer.
+const WRAP: u32 = 1 << 31;
+const CTRL_BYTES: usize = 128;
 
 /// Bytes of shared memory a ring of `capacity` record bytes occupies.
 pub const fn ring_bytes(capacity: usize) -> usize {
@@ -44,6 +45,11 @@ pub const fn align_up(n: usize) -> usize {
     (n + ALIGN - 1) & !(ALIGN - 1)
 }
 
+#[inline]
+fn header(len: u32, pos: u64) -> u64 {
+    u64::from(len) | (u64::from(pos as u32) << 32)
+}
+
 /// Where a ring lives.
 #[derive(Clone, Copy, Debug)]
 struct RingPtr {
@@ -53,22 +59,25 @@ struct RingPtr {
 
 // SAFETY: RingPtr is an address in a shared mapping that outlives every
 // Producer/Consumer built on it (the conduit keeps the mapping alive for the
-// whole process); all access to the counters is atomic and all access to the
-// record bytes follows the SPSC protocol described in the module docs.
+// whole process); every access follows the SPSC protocol in the module docs.
 unsafe impl Send for RingPtr {}
 
 impl RingPtr {
     #[inline]
-    fn tail(&self) -> &AtomicU64 {
-        // SAFETY: offset 0 is 8-byte aligned inside the ring's control block,
-        // and is only ever accessed atomically.
+    fn head(&self) -> &AtomicU64 {
+        // SAFETY: offset 0 is 8-byte aligned, inside the control block, and
+        // only ever accessed atomically.
         unsafe { &*(self.base as *const AtomicU64) }
     }
 
+    /// The header word of the record at buffer index `index`.
     #[inline]
-    fn head(&self) -> &AtomicU64 {
-        // SAFETY: as for `tail`, at offset 128.
-        unsafe { &*(self.base.add(128) as *const AtomicU64) }
+    fn header_at(&self, index: usize) -> &AtomicU64 {
+        debug_assert!(index < self.capacity && index % ALIGN == 0);
+        // SAFETY: index < capacity and 16-aligned, so the word is inside the
+        // mapping and 8-byte aligned; header words are only accessed
+        // atomically by both sides.
+        unsafe { &*(self.base.add(CTRL_BYTES + index) as *const AtomicU64) }
     }
 
     #[inline]
@@ -76,6 +85,11 @@ impl RingPtr {
         debug_assert!(index < self.capacity);
         // SAFETY: index < capacity, so the pointer stays in the mapping.
         unsafe { self.base.add(CTRL_BYTES + index) }
+    }
+
+    #[inline]
+    fn index(&self, pos: u64) -> usize {
+        (pos % self.capacity as u64) as usize
     }
 }
 
@@ -85,8 +99,8 @@ pub struct Producer {
     ring: RingPtr,
     tail: u64,
     cached_head: u64,
-    /// Record reserved by the last successful `reserve`, not yet published.
-    pending: u64,
+    /// (position, length) of the record reserved last, not yet published.
+    pending: Option<(u64, u32)>,
 }
 
 /// The receiving side of a ring.
@@ -96,12 +110,10 @@ pub struct Consumer {
     head: u64,
     /// The head value last stored for the producer to see.
     shared_head: u64,
-    cached_tail: u64,
 }
 
-/// Validates and returns the ring at `base`.
 fn ring_at(base: *mut u8, capacity: usize) -> RingPtr {
-    assert!(capacity.is_power_of_two() && capacity >= 4 * ALIGN);
+    assert!(capacity.is_power_of_two() && capacity >= 8 * ALIGN);
     assert_eq!(base as usize % 64, 0, "ring base must be 64-byte aligned");
     RingPtr { base, capacity }
 }
@@ -116,13 +128,12 @@ impl Producer {
     /// any time (across all processes).
     pub unsafe fn new(base: *mut u8, capacity: usize) -> Producer {
         let ring = ring_at(base, capacity);
-        let tail = ring.tail().load(Ordering::Relaxed);
-        let cached_head = ring.head().load(Ordering::Acquire);
+        let head = ring.head().load(Ordering::Acquire);
         Producer {
             ring,
-            tail,
-            cached_head,
-            pending: 0,
+            tail: head,
+            cached_head: head,
+            pending: None,
         }
     }
 
@@ -132,75 +143,67 @@ impl Producer {
     }
 
     /// Reserves a record with a `body_len`-byte body and returns a pointer
-    /// to the body (16-byte aligned, minus the 8-byte header: the body
-    /// starts 8 bytes into a 16-aligned record). `None` if the ring has no
-    /// room now. The record becomes visible at [`Producer::publish`].
+    /// to the body (8 bytes past a 16-byte aligned record start). `None` if
+    /// the ring has no room now. Nothing is visible before
+    /// [`Producer::publish`].
     #[inline]
-    pub fn reserve(&mut self, body_len: usize, tag: u32) -> Option<*mut u8> {
-        debug_assert_eq!(self.pending, 0, "reserve twice without publish");
+    pub fn reserve(&mut self, body_len: usize) -> Option<*mut u8> {
+        debug_assert!(self.pending.is_none(), "reserve twice without publish");
         let rec = align_up(REC_HEADER + body_len);
-        assert!(
-            rec <= self.ring.capacity / 2,
-            "record of {rec} bytes too large for ring"
-        );
+        assert!(rec <= self.ring.capacity / 2, "record of {rec} bytes too large for ring");
         let cap = self.ring.capacity as u64;
-        let idx = (self.tail % cap) as usize;
+        let idx = self.ring.index(self.tail);
         let to_end = self.ring.capacity - idx;
-        let need = if rec > to_end { to_end + rec } else { rec } as u64;
+        // Room for the record (after a wrap record if it does not fit before
+        // the end) and for the zeroed header word that follows it.
+        let need = (if rec > to_end { to_end + rec } else { rec } + ALIGN) as u64;
         if cap - (self.tail - self.cached_head) < need {
             self.cached_head = self.ring.head().load(Ordering::Acquire);
             if cap - (self.tail - self.cached_head) < need {
                 return None;
             }
         }
-        let mut at = idx;
         if rec > to_end {
-            // SAFETY: [idx, capacity) is free (checked above) and owned by
-            // the producer until published; the header fits since
-            // to_end >= ALIGN.
-            unsafe { write_header(self.ring.data(idx), to_end as u32, TAG_WRAP) };
+            // The record goes at 0: clear its header first, then publish the
+            // wrap record that leads the consumer there.
+            self.ring.header_at(0).store(0, Ordering::Relaxed);
+            self.ring
+                .header_at(idx)
+                .store(header(to_end as u32 | WRAP, self.tail), Ordering::Release);
             self.tail += to_end as u64;
-            at = 0;
         }
-        let p = self.ring.data(at);
-        // SAFETY: [at, at + rec) is free space owned by the producer.
-        unsafe { write_header(p, rec as u32, tag) };
-        self.pending = rec as u64;
-        // SAFETY: the body starts inside the reserved record.
-        Some(unsafe { p.add(REC_HEADER) })
+        let at = self.ring.index(self.tail);
+        self.pending = Some((self.tail, rec as u32));
+        // SAFETY: the body starts inside the reserved, free record.
+        Some(unsafe { self.ring.data(at).add(REC_HEADER) })
     }
 
-    /// Publishes the record reserved last (release: its bytes, and any
-    /// other writes made before, are visible to the consumer that sees it).
+    /// Publishes the record reserved last (release: its bytes, and any other
+    /// writes made before, such as a Long payload, are visible to the
+    /// consumer that sees it).
     #[inline]
     pub fn publish(&mut self) {
-        self.tail += std::mem::take(&mut self.pending);
-        self.ring.tail().store(self.tail, Ordering::Release);
+        let (pos, len) = self.pending.take().expect("publish without reserve");
+        let next = pos + u64::from(len);
+        // The word after the record may hold bytes of an older record; zero
+        // it so that the consumer waits there until the next publish. It is
+        // free space: reserve kept ALIGN bytes of slack.
+        self.ring.header_at(self.ring.index(next)).store(0, Ordering::Relaxed);
+        self.ring
+            .header_at(self.ring.index(pos))
+            .store(header(len, pos), Ordering::Release);
+        self.tail = next;
     }
 
     /// Abandons the reserved record (nothing becomes visible).
     pub fn cancel(&mut self) {
-        self.pending = 0;
-    }
-}
-
-/// # Safety
-/// `p` must be valid for an 8-byte write.
-#[inline]
-unsafe fn write_header(p: *mut u8, len: u32, tag: u32) {
-    // SAFETY: caller guarantees 8 writable bytes at p; 4-byte alignment
-    // holds since records are 16-byte aligned.
-    unsafe {
-        (p as *mut u32).write(len);
-        (p.add(4) as *mut u32).write(tag);
+        self.pending = None;
     }
 }
 
 /// A record seen by the consumer.
 #[derive(Clone, Copy, Debug)]
 pub struct Record {
-    /// The record's tag.
-    pub tag: u32,
     /// Start of the body.
     pub body: *const u8,
     /// Bytes from the body start to the record end (body plus padding).
@@ -216,12 +219,10 @@ impl Consumer {
     pub unsafe fn new(base: *mut u8, capacity: usize) -> Consumer {
         let ring = ring_at(base, capacity);
         let head = ring.head().load(Ordering::Relaxed);
-        let cached_tail = ring.tail().load(Ordering::Acquire);
         Consumer {
             ring,
             head,
             shared_head: head,
-            cached_tail,
         }
     }
 
@@ -231,31 +232,19 @@ impl Consumer {
         self.head
     }
 
-    /// Whether a record may be waiting (one relaxed load when the cached
-    /// view is empty).
-    #[inline]
-    pub fn maybe_ready(&self) -> bool {
-        self.head != self.cached_tail || self.ring.tail().load(Ordering::Relaxed) != self.head
-    }
-
     /// The oldest unconsumed record, if any. Its bytes stay valid and
     /// unchanged until [`Consumer::release`].
     #[inline]
     pub fn peek(&mut self) -> Option<Record> {
         loop {
-            if self.head == self.cached_tail {
-                self.cached_tail = self.ring.tail().load(Ordering::Acquire);
-                if self.head == self.cached_tail {
-                    return None;
-                }
+            let idx = self.ring.index(self.head);
+            let h = self.ring.header_at(idx).load(Ordering::Acquire);
+            let (len, seq) = (h as u32, (h >> 32) as u32);
+            if len == 0 || seq != self.head as u32 {
+                return None;
             }
-            let idx = (self.head % self.ring.capacity as u64) as usize;
-            let p = self.ring.data(idx);
-            // SAFETY: head < tail, so a published record header is at p
-            // (acquire on tail made it visible); 4-byte aligned.
-            let (len, tag) = unsafe { ((p as *const u32).read(), (p.add(4) as *const u32).read()) };
-            if tag == TAG_WRAP {
-                self.head += u64::from(len);
+            if len & WRAP != 0 {
+                self.head += u64::from(len & !WRAP);
                 continue;
             }
             assert!(
@@ -263,9 +252,8 @@ impl Consumer {
                 "corrupt AM ring record (len {len} at {idx})"
             );
             return Some(Record {
-                tag,
                 // SAFETY: inside the record.
-                body: unsafe { p.add(REC_HEADER) },
+                body: unsafe { self.ring.data(idx).add(REC_HEADER) },
                 body_room: len as usize - REC_HEADER,
                 len: u64::from(len),
             });
@@ -274,8 +262,7 @@ impl Consumer {
 
     /// Consumes `rec` (the record returned by the last `peek`). Its space
     /// goes back to the producer at the next [`Consumer::sync`], or at once
-    /// once a quarter of the ring is waiting to be handed back: storing the
-    /// shared head per record would move its cache line once per message.
+    /// when a quarter of the ring is waiting to be handed back.
     #[inline]
     pub fn release(&mut self, rec: Record) {
         self.head += rec.len;
@@ -294,6 +281,18 @@ impl Consumer {
             self.ring.head().store(self.head, Ordering::Release);
         }
     }
+}
+
+/// Whether the ring at `base` has a record ready at position `head` (one
+/// acquire load of that record's header line).
+///
+/// # Safety
+/// `base` must be a live ring of `capacity` record bytes.
+#[inline]
+pub unsafe fn ready_at(base: *mut u8, capacity: usize, head: u64) -> bool {
+    let ring = RingPtr { base, capacity };
+    let h = ring.header_at(ring.index(head)).load(Ordering::Relaxed);
+    h as u32 != 0 && (h >> 32) as u32 == head as u32
 }
 
 #[cfg(test)]
@@ -319,9 +318,9 @@ mod tests {
         let base = mem.as_mut_ptr() as *mut u8;
         // SAFETY: mem outlives p and c, zeroed, one producer and consumer.
         let (mut p, mut c) = unsafe { (Producer::new(base, cap), Consumer::new(base, cap)) };
-        for round in 0..200u32 {
+        for round in 0..400u32 {
             let n = (round as usize * 37) % 300;
-            let b = p.reserve(n + 4, 7).expect("room");
+            let b = p.reserve(n + 4).expect("room");
             // SAFETY: reserved n + 4 bytes at b.
             unsafe {
                 (b as *mut u32).write_unaligned(round);
@@ -329,9 +328,11 @@ mod tests {
                     b.add(4 + i).write((round as usize + i) as u8);
                 }
             }
+            assert!(c.peek().is_none(), "nothing visible before publish");
             p.publish();
+            // SAFETY: mem is the live ring.
+            assert!(unsafe { ready_at(base, cap, c.head()) });
             let r = c.peek().expect("record");
-            assert_eq!(r.tag, 7);
             let got = body(&r, n + 4);
             assert_eq!(u32::from_ne_bytes(got[..4].try_into().unwrap()), round);
             for i in 0..n {
@@ -344,6 +345,31 @@ mod tests {
     }
 
     #[test]
+    fn payload_bytes_never_look_like_headers() {
+        // Fill records with bytes that would be valid headers for the
+        // positions the consumer will look at next.
+        let cap = 512;
+        let mut mem = alloc(ring_bytes(cap));
+        let base = mem.as_mut_ptr() as *mut u8;
+        // SAFETY: as above.
+        let (mut p, mut c) = unsafe { (Producer::new(base, cap), Consumer::new(base, cap)) };
+        for round in 0..200u64 {
+            let len = 8 + (round as usize % 5) * 16;
+            let b = p.reserve(len).unwrap();
+            for k in 0..len / 8 {
+                let fake = header(16, c.head() + 16 * (k as u64 + 1));
+                // SAFETY: within the reserved body.
+                unsafe { (b.add(8 * k) as *mut u64).write_unaligned(fake) };
+            }
+            p.publish();
+            let r = c.peek().unwrap();
+            c.release(r);
+            assert!(c.peek().is_none(), "stale payload read as a header");
+            c.sync();
+        }
+    }
+
+    #[test]
     fn full_ring_refuses_until_consumed() {
         let cap = 256;
         let mut mem = alloc(ring_bytes(cap));
@@ -351,16 +377,16 @@ mod tests {
         // SAFETY: as above.
         let (mut p, mut c) = unsafe { (Producer::new(base, cap), Consumer::new(base, cap)) };
         let mut n = 0;
-        while p.reserve(24, 1).is_some() {
+        while p.reserve(24).is_some() {
             p.publish();
             n += 1;
         }
-        assert_eq!(n, cap / 32);
+        assert_eq!(n, cap / 32 - 1, "one granule of slack");
         let r = c.peek().unwrap();
         c.release(r);
-        assert!(p.reserve(24, 1).is_none(), "not handed back before sync");
+        assert!(p.reserve(24).is_none(), "not handed back before sync");
         c.sync();
-        assert!(p.reserve(24, 1).is_some());
+        assert!(p.reserve(24).is_some());
         p.cancel();
     }
 
@@ -376,7 +402,7 @@ mod tests {
             for i in 0..N {
                 let len = 8 + (i % 97) as usize;
                 let b = loop {
-                    if let Some(b) = p.reserve(len, 3) {
+                    if let Some(b) = p.reserve(len) {
                         break b;
                     }
                     std::hint::spin_loop();

@@ -150,6 +150,16 @@ fn main() {
         };
         // Warm up.
         pingpong(AmCategory::Short, H_PING, 0, 1000);
+        if std::env::var("BENCH_ONLY").as_deref() == Ok("oneway") {
+            let t = flood(AmCategory::Short, H_REQ, 0, iters * 20, false);
+            report("AMShort     flood     one-way   Req:", iters * 20, t, 0);
+            for r in 0..n {
+                tm.request_short(r, H_DONE, Flags::empty(), &[1]).unwrap();
+            }
+            job.ep.runtime().wait_until(|| st.done.load(Relaxed) != 0);
+            job.barrier();
+            return;
+        }
         let t = pingpong(AmCategory::Short, H_PING, 0, iters);
         report("AMShort     ping-pong roundtrip ReqRep:", iters, t, 0);
         let t = flood(AmCategory::Short, H_REQ, 0, iters * 5, false);

@@ -1,0 +1,140 @@
+//! Failure behaviour of the launcher and the library, one mode per run:
+//! `gex-run -n N test-faults MODE`. Used by `tests/cluster.rs`, which checks
+//! how each job ends.
+//!
+//! | mode | what happens | job exit code |
+//! | --- | --- | --- |
+//! | `panic` | the last rank panics, the others wait for an AM forever | 101 |
+//! | `sigkill` | the last rank SIGKILLs itself, the others wait forever | 137 |
+//! | `exit` | rank 0 calls `gex::exit(7)`, the others wait forever | 7 |
+//! | `exit0-all` | every rank calls `gex::exit(0)` | 0 |
+//! | `fatal-handler` | rank 0 sends the last rank an AM for a handler index it never registered | non-zero |
+//! | `handler-context` | rank 0 calls `gex::exit(3)` from inside an AM handler | 3 |
+//!
+//! The "wait forever" loops deliberately have no bound: ending them is the
+//! launcher's job, and the test checks that it does so promptly.
+
+use gex::am::{register_handlers, AmRequest, HandlerEntry};
+use gex::Flags;
+use gex_testsuite::Job;
+
+const MODES: &[&str] = &[
+    "panic",
+    "sigkill",
+    "exit",
+    "exit0-all",
+    "fatal-handler",
+    "handler-context",
+];
+
+/// A handler every rank registers, so the AM layer is installed everywhere.
+const H_PRESENT: u8 = 200;
+/// The handler that calls `gex::exit(3)` (mode `handler-context`).
+const H_EXIT: u8 = 201;
+/// A handler index nobody registers (mode `fatal-handler`).
+const H_MISSING: u8 = 250;
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    if !MODES.contains(&mode.as_str()) {
+        panic!(
+            "usage: test-faults MODE, with MODE one of {}; got {mode:?}",
+            MODES.join(", ")
+        );
+    }
+    let job = Job::start("TEST_FAULTS", 1 << 20);
+    let (me, n) = (job.rank(), job.size());
+    let last = n - 1;
+    let say = |what: &str| println!("test-faults: rank {me} of {n}: mode {mode}: {what}");
+
+    let mut table = vec![HandlerEntry::request(
+        H_PRESENT,
+        Flags::AM_SHORT,
+        0,
+        |_tok, _msg| {},
+    )];
+    if mode == "handler-context" {
+        table.push(HandlerEntry::request(
+            H_EXIT,
+            Flags::AM_SHORT,
+            1,
+            move |tok, msg| {
+                assert!(gex::context::in_handler());
+                assert_eq!(msg.arg(0) as u32, tok.src_rank());
+                println!(
+                    "test-faults: rank {me} of {n}: mode handler-context: calling gex::exit(3) in a handler"
+                );
+                gex::exit(3)
+            },
+        ));
+    }
+    register_handlers(&job.ep, &mut table).expect("register handlers");
+    job.barrier();
+
+    match mode.as_str() {
+        "panic" => {
+            if me == last {
+                say("panicking");
+                panic!("test-faults: deliberate panic");
+            }
+            say("waiting forever");
+            wait_forever()
+        }
+        "sigkill" => {
+            if me == last {
+                say("sending SIGKILL to myself");
+                // SAFETY: kill(2) on our own pid with a valid signal number;
+                // SIGKILL ends the process at once, which is the point.
+                unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+                unreachable!("SIGKILL did not end the process");
+            }
+            say("waiting forever");
+            wait_forever()
+        }
+        "exit" => {
+            if me == 0 {
+                say("calling gex::exit(7)");
+                gex::exit(7)
+            }
+            say("waiting forever");
+            wait_forever()
+        }
+        "exit0-all" => {
+            say("calling gex::exit(0)");
+            gex::exit(0)
+        }
+        "fatal-handler" => {
+            if me == 0 {
+                say(&format!(
+                    "sending rank {last} an AM for unregistered handler {H_MISSING}"
+                ));
+                assert!(gex::am::registered_handler(&job.ep, H_MISSING).is_none());
+                job.tm
+                    .request_short(last, H_MISSING, Flags::empty(), &[])
+                    .expect("the sender cannot know the handler is missing");
+            }
+            say("waiting forever");
+            wait_forever()
+        }
+        "handler-context" => {
+            if me == last {
+                say("asking rank 0 to exit from a handler");
+                job.tm
+                    .request_short(0, H_EXIT, Flags::empty(), &[me as i32])
+                    .expect("request");
+            }
+            say("waiting forever");
+            wait_forever()
+        }
+        _ => unreachable!("mode checked above"),
+    }
+}
+
+/// Polls for an AM that never comes. No bound, on purpose: the job must be
+/// ended by the launcher (or by a handler that runs here).
+fn wait_forever() -> ! {
+    loop {
+        gex::poll().expect("poll");
+        std::thread::yield_now();
+    }
+}
