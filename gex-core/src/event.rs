@@ -67,7 +67,7 @@ impl Event {
         if let Some(c) = &self.state {
             if !c.is_complete() {
                 let rt = Runtime::require("gex_Event_Wait")?;
-                rt.wait_until(|| c.is_complete());
+                rt.spin_until(|| c.is_complete());
             }
         }
         Ok(())

@@ -53,6 +53,12 @@ pub fn fatal(msg: &str) -> ! {
     exit(1)
 }
 
+/// Polls until `cond` holds (`GASNET_BLOCKUNTIL`); illegal in handler
+/// context or under an HSL.
+pub fn block_until(cond: impl FnMut() -> bool) -> gex_types::Result<()> {
+    Runtime::require("GASNET_BLOCKUNTIL")?.wait_until(cond)
+}
+
 /// Polls for and runs arrived Active Messages (`gasnet_AMPoll`).
 pub fn poll() -> gex_types::Result<()> {
     Runtime::require("gasnet_AMPoll")?.poll()

@@ -139,7 +139,8 @@ impl Runtime {
         self.segments.get().map(|v| &v[..])
     }
 
-    /// Runs arrived handlers once, without any context check.
+    /// Runs arrived handlers once, without any context check (for layers
+    /// and conduits; clients call [`Runtime::poll`]).
     #[inline]
     pub fn progress(&self) -> usize {
         self.conduit.poll(self.sink(), PollScope::All)
@@ -152,9 +153,18 @@ impl Runtime {
         Ok(())
     }
 
-    /// Polls until `cond` holds. Spins first, then yields the core between
-    /// polls so that oversubscribed ranks do not starve each other.
-    pub fn wait_until(&self, mut cond: impl FnMut() -> bool) {
+    /// Polls until `cond` holds (`GASNET_BLOCKUNTIL`). Spins first, then
+    /// yields the core between polls so that oversubscribed ranks do not
+    /// starve each other. Illegal in handler context or under an HSL.
+    pub fn wait_until(&self, cond: impl FnMut() -> bool) -> Result<()> {
+        context::check_may_communicate("GASNET_BLOCKUNTIL")?;
+        self.spin_until(cond);
+        Ok(())
+    }
+
+    /// [`Runtime::wait_until`] without the context check, for layers that
+    /// checked already.
+    pub fn spin_until(&self, mut cond: impl FnMut() -> bool) {
         let mut idle = 0u32;
         while !cond() {
             if self.progress() > 0 {

@@ -28,7 +28,7 @@ fn main() {
 
     let peer = (tm.rank() + 1) % tm.size();
     tm.request_short(peer, 200, Flags::empty(), &[41]).unwrap();
-    ep.runtime().wait_until(|| replies.load(Ordering::Relaxed) == 1);
+    gex::block_until(|| replies.load(Ordering::Relaxed) == 1).unwrap();
     println!("rank {} got its reply", tm.rank());
     gex::barrier(&tm).unwrap(); // serve peers' requests until all are done
 }

@@ -96,7 +96,7 @@ fn main() {
     if me == 0 {
         let tm = &job.tm;
         let rt = job.ep.runtime();
-        let wait = |cond: &dyn Fn() -> bool| rt.wait_until(cond);
+        let wait = |cond: &dyn Fn() -> bool| rt.wait_until(cond).expect("wait");
         println!("bench-testam: {n} ranks, rank 0 <-> rank {peer}, conduit {}", rt.conduit().name());
         let report = |name: &str, iters: u64, t: f64, bytes: usize| {
             let us = t * 1e6 / iters as f64;
@@ -156,7 +156,7 @@ fn main() {
             for r in 0..n {
                 tm.request_short(r, H_DONE, Flags::empty(), &[1]).unwrap();
             }
-            job.ep.runtime().wait_until(|| st.done.load(Relaxed) != 0);
+            job.ep.runtime().wait_until(|| st.done.load(Relaxed) != 0).expect("wait");
             job.barrier();
             return;
         }
@@ -200,7 +200,7 @@ fn main() {
     // "-1" (end of a one-way flood) with a reply through the ping handler.
     let s = st.clone();
     loop {
-        job.ep.runtime().wait_until(|| s.done.load(Relaxed) != 0);
+        job.ep.runtime().wait_until(|| s.done.load(Relaxed) != 0).expect("wait");
         if s.done.swap(0, SeqCst) == 1 {
             break;
         }

@@ -78,7 +78,7 @@ fn main() {
         tm.request_medium(peer, HELLO, &payload, Lc::Now, Flags::empty(), &args)
             .expect("request");
     }
-    rt.wait_until(|| acks.load(Ordering::Relaxed) == u64::from(n));
+    rt.wait_until(|| acks.load(Ordering::Relaxed) == u64::from(n)).expect("wait");
     println!(
         "rank {me}/{n}: greeted {n} ranks with 4 KiB Medium AMs; every payload verified ({:.1?})",
         t0.elapsed()
@@ -93,7 +93,7 @@ fn main() {
             for _ in 0..iters {
                 tm.request_short(peer, PING, Flags::empty(), &[]).expect("ping");
                 expected += 1;
-                rt.wait_until(|| pongs.load(Ordering::Relaxed) == expected);
+                rt.wait_until(|| pongs.load(Ordering::Relaxed) == expected).expect("wait");
             }
             let rtt = t.elapsed().as_secs_f64() * 1e6 / iters as f64;
 
@@ -109,7 +109,7 @@ fn main() {
                 tm.request_long(peer, LAND, &data, dest, Lc::Now, Flags::empty(), &args)
                     .expect("long");
                 expected += 1;
-                rt.wait_until(|| pongs.load(Ordering::Relaxed) == expected);
+                rt.wait_until(|| pongs.load(Ordering::Relaxed) == expected).expect("wait");
             }
             let gbs = (reps * data.len() as u64) as f64 / t.elapsed().as_secs_f64() / 1e9;
             println!(
