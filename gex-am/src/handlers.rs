@@ -198,6 +198,18 @@ impl HandlerEntry {
                 what()
             )));
         }
+        let kind = match self.func {
+            HandlerFn::Request(_) => Flags::AM_REQUEST,
+            HandlerFn::Reply(_) => Flags::AM_REPLY,
+            HandlerFn::ReqRep(_) => Flags::AM_REQREP,
+        };
+        if self.flags & Flags::AM_REQREP != kind {
+            return Err(Error::bad_arg(format!(
+                "{}: the category argument may not carry AM_REQUEST/AM_REPLY: the constructor \
+                 (request, reply, req_rep) decides which token the handler gets",
+                what()
+            )));
+        }
         let other = self.flags - (Flags::AM_SHORT | Flags::AM_MEDLONG | Flags::AM_REQREP);
         if !other.is_empty() {
             return Err(Error::bad_arg(format!(

@@ -73,7 +73,7 @@ impl RingPtr {
     /// The header word of the record at buffer index `index`.
     #[inline]
     fn header_at(&self, index: usize) -> &AtomicU64 {
-        debug_assert!(index < self.capacity && index % ALIGN == 0);
+        debug_assert!(index < self.capacity && index.is_multiple_of(ALIGN));
         // SAFETY: index < capacity and 16-aligned, so the word is inside the
         // mapping and 8-byte aligned; header words are only accessed
         // atomically by both sides.
@@ -150,7 +150,10 @@ impl Producer {
     pub fn reserve(&mut self, body_len: usize) -> Option<*mut u8> {
         debug_assert!(self.pending.is_none(), "reserve twice without publish");
         let rec = align_up(REC_HEADER + body_len);
-        assert!(rec <= self.ring.capacity / 2, "record of {rec} bytes too large for ring");
+        assert!(
+            rec <= self.ring.capacity / 2,
+            "record of {rec} bytes too large for ring"
+        );
         let cap = self.ring.capacity as u64;
         let idx = self.ring.index(self.tail);
         let to_end = self.ring.capacity - idx;
@@ -188,7 +191,9 @@ impl Producer {
         // The word after the record may hold bytes of an older record; zero
         // it so that the consumer waits there until the next publish. It is
         // free space: reserve kept ALIGN bytes of slack.
-        self.ring.header_at(self.ring.index(next)).store(0, Ordering::Relaxed);
+        self.ring
+            .header_at(self.ring.index(next))
+            .store(0, Ordering::Relaxed);
         self.ring
             .header_at(self.ring.index(pos))
             .store(header(len, pos), Ordering::Release);

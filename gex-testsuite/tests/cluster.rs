@@ -26,7 +26,7 @@ const PROMPT: Duration = Duration::from_secs(30);
 
 const TEST_AM: &str = env!("CARGO_BIN_EXE_test-am");
 const TEST_CORE: &str = env!("CARGO_BIN_EXE_test-core");
-const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_test-faults");
+const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 
 /// Holds the job lock until dropped (closing the file releases the flock).
 struct JobLock(#[allow(dead_code)] File);
@@ -161,7 +161,7 @@ fn test_core_1_to_4_ranks() {
     passes_on_1_to_4_ranks(TEST_CORE, "test-core");
 }
 
-/// Runs `test-faults mode` on `ranks` ranks and checks what every failing
+/// Runs `faults mode` on `ranks` ranks and checks what every failing
 /// job must do: end promptly, without the timeout, leaving nothing behind,
 /// after every rank reached the fault (its announcement is in stdout).
 fn fault(mode: &str, ranks: u32, announce: &str) -> JobOutcome {
@@ -240,4 +240,10 @@ fn fault_am_to_unregistered_handler_is_fatal() {
 fn fault_exit_from_a_handler_ends_the_job_with_its_code() {
     let out = fault("handler-context", 3, "calling gex::exit(3) in a handler");
     assert_eq!(out.code, 3, "{}", report(&out));
+}
+
+#[test]
+fn fault_exit0_from_a_handler_inside_a_barrier_is_success() {
+    let out = fault("exit0-in-barrier", 3, "calling gex::exit(0) in a handler");
+    assert_eq!(out.code, 0, "{}", report(&out));
 }

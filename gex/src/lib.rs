@@ -24,8 +24,8 @@
 pub use gex_core::bootstrap::wire::ENV_CONDUIT;
 pub use gex_core::conduit::{Conduit, ConduitFactory};
 pub use gex_core::{
-    block_until, context, exit, fatal, poll, system, BoundSegment, CData, Client, Ep, Event, Hsl, HslGuard, Lc,
-    Runtime, Segment, Tm, TmPair, TmRef,
+    block_until, context, exit, fatal, poll, system, BoundSegment, CData, Client, Ep, Event, Hsl,
+    HslGuard, Lc, Runtime, Segment, Tm, TmPair, TmRef,
 };
 pub use gex_types::*;
 

@@ -134,11 +134,15 @@ impl Bootstrap {
         let Some(conn) = &self.conn else {
             return Ok(vec![mine.to_vec()]);
         };
-        let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
         let io_err = |e: io::Error| Error::resource(format!("control plane: {e}"));
-        conn.send(Kind::Exchange, mine).map_err(io_err)?;
+        let lock = || conn.lock().unwrap_or_else(|p| p.into_inner());
+        lock().send(Kind::Exchange, mine).map_err(io_err)?;
         loop {
-            match conn.try_recv().map_err(io_err)? {
+            // The connection is locked only around each read, never while
+            // progress runs handlers: a handler may call `exit`, which needs
+            // the connection to tell the launcher.
+            let frame = lock().try_recv().map_err(io_err)?;
+            match frame {
                 Some((Kind::ExchangeResult, body)) => {
                     let parts = wire::decode_exchange_result(&body).ok_or_else(|| {
                         Error::resource("control plane: malformed exchange result")
@@ -176,18 +180,13 @@ impl Bootstrap {
         self.exchange(&[], progress).map(|_| ())
     }
 
-    /// Asks the launcher to end the whole job with `code`, and waits (bounded)
-    /// for its acknowledgement. The caller exits afterwards.
+    /// Asks the launcher to end the whole job with `code`, and waits (at
+    /// most [`EXIT_ACK_TIMEOUT`]) for its acknowledgement, so that the
+    /// launcher has recorded the code before this process exits. Frames
+    /// of a collective in progress are dropped: the job is ending.
     pub fn request_exit(&self, code: i32) {
         let Some(conn) = &self.conn else { return };
-        let mut conn = match conn.try_lock() {
-            Ok(c) => c,
-            // Another thread holds the control plane (e.g. in an exchange);
-            // exiting without the acknowledgement is still correct because
-            // the exit code is non-ambiguous only when non-zero, and the
-            // launcher treats a vanished rank as the end of the job.
-            Err(_) => return,
-        };
+        let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
         if conn.send(Kind::Exit, &code.to_le_bytes()).is_err() {
             return;
         }

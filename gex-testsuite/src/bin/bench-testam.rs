@@ -32,7 +32,10 @@ struct State {
 }
 
 fn main() {
-    let iters: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(200_000);
+    let iters: u64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200_000);
     // "short": only the AMShort rows.
     let short_only = std::env::args().nth(2).as_deref() == Some("short");
     let job = Job::start("TESTAM", 32 << 20);
@@ -44,34 +47,57 @@ fn main() {
     });
     let seg = job.seg.addr();
     let mut table = vec![];
-    for (idx, cat) in [(H_PING, AmCategory::Short), (H_MED, AmCategory::Medium), (H_LONG, AmCategory::Long)] {
+    for (idx, cat) in [
+        (H_PING, AmCategory::Short),
+        (H_MED, AmCategory::Medium),
+        (H_LONG, AmCategory::Long),
+    ] {
         let s = st.clone();
         let flag = match cat {
             AmCategory::Short => Flags::AM_SHORT,
             AmCategory::Medium => Flags::AM_MEDIUM,
             AmCategory::Long => Flags::AM_LONG,
         };
-        table.push(HandlerEntry::req_rep(idx, flag, 0, move |tok, msg| match tok {
-            Token::Request(t) => {
-                let _ = match cat {
-                    AmCategory::Short => t.reply_short(idx, Flags::empty(), &[]),
-                    AmCategory::Medium => t.reply_medium(idx, msg.payload(), Lc::Now, Flags::empty(), &[]),
-                    AmCategory::Long => {
-                        // Reply into the requester's segment at the same offset.
-                        let off = msg.dest_addr() - seg;
-                        let src = t.src_rank() as usize;
-                        let base = gex::Runtime::get().unwrap().segments().unwrap()[src].owner_base;
-                        t.reply_long(idx, msg.payload(), base + off, Lc::Now, Flags::empty(), &[])
+        table.push(HandlerEntry::req_rep(
+            idx,
+            flag,
+            0,
+            move |tok, msg| match tok {
+                Token::Request(t) => {
+                    let _ = match cat {
+                        AmCategory::Short => t.reply_short(idx, Flags::empty(), &[]),
+                        AmCategory::Medium => {
+                            t.reply_medium(idx, msg.payload(), Lc::Now, Flags::empty(), &[])
+                        }
+                        AmCategory::Long => {
+                            // Reply into the requester's segment at the same offset.
+                            let off = msg.dest_addr() - seg;
+                            let src = t.src_rank() as usize;
+                            let base =
+                                gex::Runtime::get().unwrap().segments().unwrap()[src].owner_base;
+                            t.reply_long(
+                                idx,
+                                msg.payload(),
+                                base + off,
+                                Lc::Now,
+                                Flags::empty(),
+                                &[],
+                            )
+                        }
                     }
+                    .expect("reply");
                 }
-                .expect("reply");
-            }
-            Token::Reply(_) => {
-                s.replies.fetch_add(1, Relaxed);
-            }
-        }));
+                Token::Reply(_) => {
+                    s.replies.fetch_add(1, Relaxed);
+                }
+            },
+        ));
     }
-    for (idx, flag) in [(H_REQ, Flags::AM_SHORT), (H_MED_REQ, Flags::AM_MEDIUM), (H_LONG_REQ, Flags::AM_LONG)] {
+    for (idx, flag) in [
+        (H_REQ, Flags::AM_SHORT),
+        (H_MED_REQ, Flags::AM_MEDIUM),
+        (H_LONG_REQ, Flags::AM_LONG),
+    ] {
         let s = st.clone();
         table.push(HandlerEntry::request(idx, flag, 0, move |_t, _m| {
             s.requests.fetch_add(1, Relaxed);
@@ -79,15 +105,25 @@ fn main() {
     }
     {
         let s = st.clone();
-        table.push(HandlerEntry::request(H_DONE, Flags::AM_SHORT, 1, move |_t, m| {
-            s.done.store(m.arg(0) as u64, SeqCst);
-        }));
+        table.push(HandlerEntry::request(
+            H_DONE,
+            Flags::AM_SHORT,
+            1,
+            move |_t, m| {
+                s.done.store(m.arg(0) as u64, SeqCst);
+            },
+        ));
     }
     {
         let s = st.clone();
-        table.push(HandlerEntry::request(H_ACK, Flags::AM_SHORT, 0, move |_t, _m| {
-            s.replies.fetch_add(1, Relaxed);
-        }));
+        table.push(HandlerEntry::request(
+            H_ACK,
+            Flags::AM_SHORT,
+            0,
+            move |_t, _m| {
+                s.replies.fetch_add(1, Relaxed);
+            },
+        ));
     }
     register_handlers(&job.ep, &mut table).unwrap();
     job.barrier();
@@ -97,11 +133,17 @@ fn main() {
         let tm = &job.tm;
         let rt = job.ep.runtime();
         let wait = |cond: &dyn Fn() -> bool| rt.wait_until(cond).expect("wait");
-        println!("bench-testam: {n} ranks, rank 0 <-> rank {peer}, conduit {}", rt.conduit().name());
+        println!(
+            "bench-testam: {n} ranks, rank 0 <-> rank {peer}, conduit {}",
+            rt.conduit().name()
+        );
         let report = |name: &str, iters: u64, t: f64, bytes: usize| {
             let us = t * 1e6 / iters as f64;
             if bytes > 0 {
-                println!("P0: {name:<44} {us:>9.3} us  {:>9.1} MB/s", bytes as f64 / us);
+                println!(
+                    "P0: {name:<44} {us:>9.3} us  {:>9.1} MB/s",
+                    bytes as f64 / us
+                );
             } else {
                 println!("P0: {name:<44} {us:>9.3} us");
             }
@@ -115,8 +157,12 @@ fn main() {
             for i in 1..=iters {
                 match cat {
                     AmCategory::Short => tm.request_short(peer, idx, Flags::empty(), &[]),
-                    AmCategory::Medium => tm.request_medium(peer, idx, &data, Lc::Now, Flags::empty(), &[]),
-                    AmCategory::Long => tm.request_long(peer, idx, &data, dest, Lc::Now, Flags::empty(), &[]),
+                    AmCategory::Medium => {
+                        tm.request_medium(peer, idx, &data, Lc::Now, Flags::empty(), &[])
+                    }
+                    AmCategory::Long => {
+                        tm.request_long(peer, idx, &data, dest, Lc::Now, Flags::empty(), &[])
+                    }
                 }
                 .unwrap();
                 wait(&|| st.replies.load(Relaxed) == start + i);
@@ -132,8 +178,12 @@ fn main() {
             for _ in 0..iters {
                 match cat {
                     AmCategory::Short => tm.request_short(peer, idx, Flags::empty(), &[]),
-                    AmCategory::Medium => tm.request_medium(peer, idx, &data, Lc::Now, Flags::empty(), &[]),
-                    AmCategory::Long => tm.request_long(peer, idx, &data, dest, Lc::Now, Flags::empty(), &[]),
+                    AmCategory::Medium => {
+                        tm.request_medium(peer, idx, &data, Lc::Now, Flags::empty(), &[])
+                    }
+                    AmCategory::Long => {
+                        tm.request_long(peer, idx, &data, dest, Lc::Now, Flags::empty(), &[])
+                    }
                 }
                 .unwrap();
             }
@@ -143,7 +193,8 @@ fn main() {
                 wait(&|| st.requests.load(Relaxed) >= start_req + iters);
             } else {
                 // The target acknowledges once it has run every request.
-                tm.request_short(peer, H_DONE, Flags::empty(), &[-1]).unwrap();
+                tm.request_short(peer, H_DONE, Flags::empty(), &[-1])
+                    .unwrap();
                 wait(&|| st.replies.load(Relaxed) == start_rep + 1);
             }
             t0.elapsed().as_secs_f64()
@@ -156,7 +207,10 @@ fn main() {
             for r in 0..n {
                 tm.request_short(r, H_DONE, Flags::empty(), &[1]).unwrap();
             }
-            job.ep.runtime().wait_until(|| st.done.load(Relaxed) != 0).expect("wait");
+            job.ep
+                .runtime()
+                .wait_until(|| st.done.load(Relaxed) != 0)
+                .expect("wait");
             job.barrier();
             return;
         }
@@ -167,16 +221,27 @@ fn main() {
         let t = flood(AmCategory::Short, H_PING, 0, iters * 5, true);
         report("AMShort     flood     roundtrip ReqRep:", iters * 5, t, 0);
 
-        let max_med = tm.max_request_medium(RANK_INVALID, LcOpt::Now, Flags::empty(), 0).unwrap();
-        let max_long = tm.max_request_long(RANK_INVALID, LcOpt::Now, Flags::empty(), 0).unwrap();
-        let sized = if short_only { vec![] } else { vec![
-            (AmCategory::Medium, max_med, H_MED, H_MED, H_MED_REQ),
-            (AmCategory::Long, max_long, H_LONG, H_LONG, H_LONG_REQ),
-        ] };
+        let max_med = tm
+            .max_request_medium(RANK_INVALID, LcOpt::Now, Flags::empty(), 0)
+            .unwrap();
+        let max_long = tm
+            .max_request_long(RANK_INVALID, LcOpt::Now, Flags::empty(), 0)
+            .unwrap();
+        let sized = if short_only {
+            vec![]
+        } else {
+            vec![
+                (AmCategory::Medium, max_med, H_MED, H_MED, H_MED_REQ),
+                (AmCategory::Long, max_long, H_LONG, H_LONG, H_LONG_REQ),
+            ]
+        };
         for (cat, max, pp, fl, fl1) in sized {
             let mut len = 0usize;
             loop {
-                let it = (iters / 4).max(100).min((4u64 << 30) / (len as u64 + 1)).max(100);
+                let it = (iters / 4)
+                    .max(100)
+                    .min((4u64 << 30) / (len as u64 + 1))
+                    .max(100);
                 let name = format!("AM{:<9} ping-pong roundtrip ReqRep: {len:>8} B", cat.name());
                 let t = pingpong(cat, pp, len, it);
                 report(&name, it, t, len);
@@ -200,7 +265,10 @@ fn main() {
     // "-1" (end of a one-way flood) with a reply through the ping handler.
     let s = st.clone();
     loop {
-        job.ep.runtime().wait_until(|| s.done.load(Relaxed) != 0).expect("wait");
+        job.ep
+            .runtime()
+            .wait_until(|| s.done.load(Relaxed) != 0)
+            .expect("wait");
         if s.done.swap(0, SeqCst) == 1 {
             break;
         }

@@ -37,7 +37,11 @@ fn main() {
         HandlerEntry::request(HELLO, Flags::AM_MEDIUM, 2, |tok, msg| {
             let (src, sum) = (msg.arg(0), msg.arg(1));
             assert_eq!(src as u32, tok.src_rank(), "sender named in the arguments");
-            assert_eq!(checksum(msg.payload()), sum, "payload from rank {src} intact");
+            assert_eq!(
+                checksum(msg.payload()),
+                sum,
+                "payload from rank {src} intact"
+            );
             tok.reply_short(ACK, Flags::empty(), &[sum]).expect("reply");
         })
         .with_name("hello"),
@@ -78,7 +82,8 @@ fn main() {
         tm.request_medium(peer, HELLO, &payload, Lc::Now, Flags::empty(), &args)
             .expect("request");
     }
-    rt.wait_until(|| acks.load(Ordering::Relaxed) == u64::from(n)).expect("wait");
+    rt.wait_until(|| acks.load(Ordering::Relaxed) == u64::from(n))
+        .expect("wait");
     println!(
         "rank {me}/{n}: greeted {n} ranks with 4 KiB Medium AMs; every payload verified ({:.1?})",
         t0.elapsed()
@@ -91,9 +96,11 @@ fn main() {
             let iters = 20_000u64;
             let t = Instant::now();
             for _ in 0..iters {
-                tm.request_short(peer, PING, Flags::empty(), &[]).expect("ping");
+                tm.request_short(peer, PING, Flags::empty(), &[])
+                    .expect("ping");
                 expected += 1;
-                rt.wait_until(|| pongs.load(Ordering::Relaxed) == expected).expect("wait");
+                rt.wait_until(|| pongs.load(Ordering::Relaxed) == expected)
+                    .expect("wait");
             }
             let rtt = t.elapsed().as_secs_f64() * 1e6 / iters as f64;
 
@@ -109,7 +116,8 @@ fn main() {
                 tm.request_long(peer, LAND, &data, dest, Lc::Now, Flags::empty(), &args)
                     .expect("long");
                 expected += 1;
-                rt.wait_until(|| pongs.load(Ordering::Relaxed) == expected).expect("wait");
+                rt.wait_until(|| pongs.load(Ordering::Relaxed) == expected)
+                    .expect("wait");
             }
             let gbs = (reps * data.len() as u64) as f64 / t.elapsed().as_secs_f64() / 1e9;
             println!(

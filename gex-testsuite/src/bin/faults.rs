@@ -1,6 +1,7 @@
 //! Failure behaviour of the launcher and the library, one mode per run:
-//! `gex-run -n N test-faults MODE`. Used by `tests/cluster.rs`, which checks
-//! how each job ends.
+//! `gex-run -n N faults MODE`. Used by `tests/cluster.rs`, which checks how
+//! each job ends. (Not named `test-*`: its jobs fail on purpose, so
+//! `cargo xtask test-cluster` must not run it as a test program.)
 //!
 //! | mode | what happens | job exit code |
 //! | --- | --- | --- |
@@ -10,6 +11,7 @@
 //! | `exit0-all` | every rank calls `gex::exit(0)` | 0 |
 //! | `fatal-handler` | rank 0 sends the last rank an AM for a handler index it never registered | non-zero |
 //! | `handler-context` | rank 0 calls `gex::exit(3)` from inside an AM handler | 3 |
+//! | `exit0-in-barrier` | rank 0 calls `gex::exit(0)` from a handler run while it waits in a barrier | 0 |
 //!
 //! The "wait forever" loops deliberately have no bound: ending them is the
 //! launcher's job, and the test checks that it does so promptly.
@@ -25,6 +27,7 @@ const MODES: &[&str] = &[
     "exit0-all",
     "fatal-handler",
     "handler-context",
+    "exit0-in-barrier",
 ];
 
 /// A handler every rank registers, so the AM layer is installed everywhere.
@@ -38,7 +41,7 @@ fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
     if !MODES.contains(&mode.as_str()) {
         panic!(
-            "usage: test-faults MODE, with MODE one of {}; got {mode:?}",
+            "usage: faults MODE, with MODE one of {}; got {mode:?}",
             MODES.join(", ")
         );
     }
@@ -53,6 +56,14 @@ fn main() {
         0,
         |_tok, _msg| {},
     )];
+    if mode == "exit0-in-barrier" {
+        table.push(HandlerEntry::request(H_EXIT, Flags::AM_SHORT, 1, move |_tok, _msg| {
+            println!(
+                "test-faults: rank {me} of {n}: mode exit0-in-barrier: calling gex::exit(0) in a handler"
+            );
+            gex::exit(0)
+        }));
+    }
     if mode == "handler-context" {
         table.push(HandlerEntry::request(
             H_EXIT,
@@ -125,6 +136,20 @@ fn main() {
             }
             say("waiting forever");
             wait_forever()
+        }
+        "exit0-in-barrier" => {
+            if me == last {
+                say("asking rank 0 to exit(0) from a handler");
+                job.tm
+                    .request_short(0, H_EXIT, Flags::empty(), &[me as i32])
+                    .expect("request");
+            }
+            // Rank 0 runs the handler while serving AMs inside a barrier:
+            // the exit must still reach the launcher, and end the job with 0.
+            say("looping in barriers");
+            loop {
+                job.barrier();
+            }
         }
         _ => unreachable!("mode checked above"),
     }
