@@ -1,76 +1,395 @@
-//! Events (`gex_Event_t`) and local-completion options (`lc_opt`).
+//! Events (`gex_Event_t`), their test/wait operations, and local-completion
+//! options (`lc_opt`).
 //!
-//! This is the foundation's part of the event model: root events that a
-//! conduit completes, and the `lc_opt` choices of AM injection. The RMA
-//! layer builds leaf events, NBI categories and futures on it.
+//! An [`Event`] is a handle on one operation's completion. It borrows the
+//! operation's local buffer for its lifetime `'a`, so the buffer cannot be
+//! reused or freed while the operation may still use it. Dropping an event
+//! that has not completed waits for it. Events also implement
+//! [`std::future::Future`].
+//!
+//! Operations that complete at initiation return [`Event::INVALID`]; an
+//! `IMMEDIATE` initiation that did nothing returns [`Event::NO_OP`], which
+//! must not be tested or waited on.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use gex_types::Result;
+use gex_types::{Ec, Error, Flags, Result};
 
 use crate::context;
 use crate::runtime::Runtime;
 
-/// Completion state shared between an event and the operation behind it.
+/// Completion state shared between an event (or an NBI category, or an
+/// access region) and the operations behind it: a count of outstanding
+/// parts. When the count reaches zero the parent, if any, is told.
 #[derive(Debug, Default)]
 pub struct Completion {
-    done: AtomicBool,
+    remaining: AtomicUsize,
+    parent: Option<Arc<Completion>>,
 }
 
 impl Completion {
-    /// Marks the operation complete (release: data it wrote is visible to
-    /// whoever observes completion).
-    pub fn complete(&self) {
-        self.done.store(true, Ordering::Release);
+    /// A completion waiting for `parts` parts, reporting to `parent` once
+    /// they are all done.
+    pub fn new(parts: usize, parent: Option<Arc<Completion>>) -> Arc<Completion> {
+        Arc::new(Completion {
+            remaining: AtomicUsize::new(parts),
+            parent,
+        })
     }
 
-    /// Whether the operation completed.
-    pub fn is_complete(&self) -> bool {
-        self.done.load(Ordering::Acquire)
-    }
-}
-
-/// A handle on an operation's completion (`gex_Event_t`).
-///
-/// [`Event::INVALID`] stands for an operation already complete at
-/// initiation (`GEX_EVENT_INVALID`).
-#[derive(Debug, Default)]
-#[must_use = "an event must be tested or waited on"]
-pub struct Event {
-    state: Option<Arc<Completion>>,
-}
-
-impl Event {
-    /// The event of an operation complete at initiation.
-    pub const INVALID: Event = Event { state: None };
-
-    /// An event tracking `c`.
-    pub fn pending(c: Arc<Completion>) -> Event {
-        Event { state: Some(c) }
+    /// Adds `n` outstanding parts (before the completion can be observed
+    /// complete).
+    pub fn add(&self, n: usize) {
+        self.remaining.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// Whether this is `GEX_EVENT_INVALID`.
-    pub fn is_invalid(&self) -> bool {
-        self.state.is_none()
-    }
-
-    /// Whether the operation completed (`gex_Event_Test` == 0); never polls.
-    pub fn test(&self) -> bool {
-        self.state.as_ref().is_none_or(|c| c.is_complete())
-    }
-
-    /// Polls until the operation completes (`gex_Event_Wait`). Illegal in
-    /// handler context or under an HSL.
-    pub fn wait(self) -> Result<()> {
-        context::check_may_communicate("gex_Event_Wait")?;
-        if let Some(c) = &self.state {
-            if !c.is_complete() {
-                let rt = Runtime::require("gex_Event_Wait")?;
-                rt.spin_until(|| c.is_complete());
+    /// Marks one part done (release: the data it wrote is visible to whoever
+    /// observes completion).
+    pub fn done(&self) {
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            if let Some(p) = &self.parent {
+                p.done();
             }
         }
+    }
+
+    /// Whether every part is done.
+    #[inline]
+    pub fn is_complete(&self) -> bool {
+        self.remaining.load(Ordering::Acquire) == 0
+    }
+}
+
+/// A buffer that handlers fill in parts (disjoint ranges, possibly from
+/// several threads) and the thread that completes the event copies out.
+pub struct Staging {
+    /// From `Box::into_raw`; freed in `Drop`. Only ever accessed through
+    /// raw pointers, so concurrent writers of disjoint ranges never hold
+    /// overlapping references.
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: writers fill disjoint ranges through raw pointers and the single
+// reader copies out only after the completion count (acquire) says every
+// writer is done (release).
+unsafe impl Sync for Staging {}
+// SAFETY: as above; the buffer is plain bytes owned by the Staging.
+unsafe impl Send for Staging {}
+
+impl Staging {
+    /// A zeroed staging buffer of `len` bytes.
+    pub fn new(len: usize) -> Arc<Staging> {
+        let b: Box<[u8]> = vec![0u8; len].into_boxed_slice();
+        Arc::new(Staging {
+            ptr: Box::into_raw(b) as *mut u8,
+            len,
+        })
+    }
+
+    /// Start of the buffer, for writers of disjoint ranges.
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        // SAFETY: ptr/len came from Box::into_raw of a boxed slice of len
+        // bytes, and are freed once, here.
+        unsafe { drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.ptr, self.len))) };
+    }
+}
+
+struct CopyOut {
+    staging: Arc<Staging>,
+    dst: *mut u8,
+    len: usize,
+}
+
+enum State {
+    Invalid,
+    NoOp,
+    Pending {
+        c: Arc<Completion>,
+        copy: Option<CopyOut>,
+    },
+}
+
+/// A handle on an operation's completion (`gex_Event_t`). It belongs to the
+/// thread that initiated the operation (it is not `Send`), as the spec
+/// requires.
+#[must_use = "an event must be tested or waited on"]
+pub struct Event<'a> {
+    state: State,
+    _borrow: PhantomData<&'a mut [u8]>,
+}
+
+impl std::fmt::Debug for Event<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match &self.state {
+            State::Invalid => "Event(INVALID)",
+            State::NoOp => "Event(NO_OP)",
+            State::Pending { c, .. } if c.is_complete() => "Event(complete)",
+            State::Pending { .. } => "Event(pending)",
+        })
+    }
+}
+
+impl Default for Event<'_> {
+    fn default() -> Self {
+        Event::INVALID
+    }
+}
+
+impl Event<'static> {
+    /// A pending event completed through `c`.
+    pub fn pending(c: Arc<Completion>) -> Event<'static> {
+        Event {
+            state: State::Pending { c, copy: None },
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl<'a> Event<'a> {
+    /// The event of an operation complete at initiation (`GEX_EVENT_INVALID`).
+    pub const INVALID: Event<'a> = Event {
+        state: State::Invalid,
+        _borrow: PhantomData,
+    };
+
+    /// The result of an `IMMEDIATE` initiation that did nothing
+    /// (`GEX_EVENT_NO_OP`); testing or waiting on it is an error.
+    pub const NO_OP: Event<'a> = Event {
+        state: State::NoOp,
+        _borrow: PhantomData,
+    };
+
+    /// A pending event whose completion also copies `staging` into `dst`
+    /// (a get whose data arrives in parts): the copy is made by the thread
+    /// that observes completion, which holds the borrow of `dst`.
+    pub fn pending_into(c: Arc<Completion>, staging: Arc<Staging>, dst: &'a mut [u8]) -> Event<'a> {
+        assert_eq!(staging.len(), dst.len(), "staging and destination differ in length");
+        Event {
+            state: State::Pending {
+                c,
+                copy: Some(CopyOut {
+                    staging,
+                    dst: dst.as_mut_ptr(),
+                    len: dst.len(),
+                }),
+            },
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Whether this is `GEX_EVENT_INVALID` (nothing to wait for).
+    pub fn is_invalid(&self) -> bool {
+        matches!(self.state, State::Invalid)
+    }
+
+    /// Whether this is `GEX_EVENT_NO_OP`.
+    pub fn is_no_op(&self) -> bool {
+        matches!(self.state, State::NoOp)
+    }
+
+    /// If complete, finishes the operation (copies staged data out) and
+    /// becomes `INVALID`; returns whether it is complete.
+    fn try_finish(&mut self) -> bool {
+        let done = match &self.state {
+            State::Invalid => return true,
+            State::NoOp => return false,
+            State::Pending { c, .. } => c.is_complete(),
+        };
+        if done {
+            if let State::Pending { copy: Some(cp), .. } = std::mem::replace(&mut self.state, State::Invalid) {
+                // SAFETY: the completion count reached zero with acquire
+                // ordering, so every part of the staging buffer was written
+                // and no writer remains; `dst` is valid for `len` bytes and
+                // exclusively borrowed for 'a, which this event carries.
+                unsafe { std::ptr::copy_nonoverlapping(cp.staging.ptr(), cp.dst, cp.len) };
+            }
+            self.state = State::Invalid;
+        }
+        done
+    }
+
+    #[cfg(test)]
+    pub(crate) fn try_finish_for_test(&mut self) -> bool {
+        self.try_finish()
+    }
+
+    fn check(&self, call: &str) -> Result<()> {
+        if self.is_no_op() {
+            return Err(Error::bad_arg(format!("{call}: GEX_EVENT_NO_OP may not be tested or waited on")));
+        }
         Ok(())
+    }
+
+    /// Whether the operation completed (`gex_Event_Test` == 0). Does not
+    /// poll. On success the event becomes `INVALID`.
+    pub fn test(&mut self) -> Result<bool> {
+        context::check_may_communicate("gex_Event_Test")?;
+        self.check("gex_Event_Test")?;
+        Ok(self.try_finish())
+    }
+
+    /// Polls until the operation completes (`gex_Event_Wait`).
+    pub fn wait(mut self) -> Result<()> {
+        context::check_may_communicate("gex_Event_Wait")?;
+        self.check("gex_Event_Wait")?;
+        if !self.try_finish() {
+            let rt = Runtime::require("gex_Event_Wait")?;
+            rt.spin_until(|| self.try_finish());
+        }
+        Ok(())
+    }
+
+    /// The leaf event of category `ec` of this root event
+    /// (`gex_Event_QueryLeaf`). `ec` must be one category, not `ALL`. Local
+    /// completion happens at initiation for every operation of this
+    /// implementation (payloads are copied out before the call returns), so
+    /// the leaf is `INVALID`, which the spec allows for a leaf that already
+    /// happened.
+    pub fn query_leaf(&self, ec: Ec) -> Result<Event<'static>> {
+        if ec.bits().count_ones() != 1 {
+            return Err(Error::bad_arg(format!(
+                "gex_Event_QueryLeaf: the category must be a single GEX_EC_* value, got {ec:?}"
+            )));
+        }
+        self.check("gex_Event_QueryLeaf")?;
+        Ok(Event::INVALID)
+    }
+
+    fn check_flags(call: &str, flags: Flags) -> Result<()> {
+        context::check_may_communicate(call)?;
+        if flags.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::bad_arg(format!("{call}: flags are reserved and must be empty, got {flags:?}")))
+        }
+    }
+
+    fn check_all(call: &str, events: &[Event<'a>]) -> Result<()> {
+        match events.iter().position(Event::is_no_op) {
+            Some(i) => Err(Error::bad_arg(format!("{call}: entry {i} is GEX_EVENT_NO_OP"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Completes what has completed; returns (completed now, still pending).
+    fn sweep(events: &mut [Event<'a>]) -> (usize, usize) {
+        let (mut done, mut pending) = (0, 0);
+        for e in events.iter_mut() {
+            if e.is_invalid() {
+                continue;
+            }
+            if e.try_finish() {
+                done += 1;
+            } else {
+                pending += 1;
+            }
+        }
+        (done, pending)
+    }
+
+    /// `gex_Event_TestSome`: true if at least one event completed (those are
+    /// overwritten with `INVALID`) or all entries are `INVALID`. No poll.
+    pub fn test_some(events: &mut [Event<'a>], flags: Flags) -> Result<bool> {
+        Self::check_flags("gex_Event_TestSome", flags)?;
+        Self::check_all("gex_Event_TestSome", events)?;
+        let (done, pending) = Self::sweep(events);
+        Ok(done > 0 || pending == 0)
+    }
+
+    /// `gex_Event_WaitSome`: polls until [`Event::test_some`] would succeed.
+    pub fn wait_some(events: &mut [Event<'a>], flags: Flags) -> Result<()> {
+        Self::check_flags("gex_Event_WaitSome", flags)?;
+        Self::check_all("gex_Event_WaitSome", events)?;
+        let (done, pending) = Self::sweep(events);
+        if done == 0 && pending > 0 {
+            let rt = Runtime::require("gex_Event_WaitSome")?;
+            rt.spin_until(|| {
+                let (d, p) = Self::sweep(events);
+                d > 0 || p == 0
+            });
+        }
+        Ok(())
+    }
+
+    /// `gex_Event_TestAll`: true if every event completed (completed ones
+    /// are overwritten with `INVALID` either way). No poll.
+    pub fn test_all(events: &mut [Event<'a>], flags: Flags) -> Result<bool> {
+        Self::check_flags("gex_Event_TestAll", flags)?;
+        Self::check_all("gex_Event_TestAll", events)?;
+        Ok(Self::sweep(events).1 == 0)
+    }
+
+    /// `gex_Event_WaitAll`: polls until every event completed.
+    pub fn wait_all(events: &mut [Event<'a>], flags: Flags) -> Result<()> {
+        Self::check_flags("gex_Event_WaitAll", flags)?;
+        Self::check_all("gex_Event_WaitAll", events)?;
+        if Self::sweep(events).1 > 0 {
+            let rt = Runtime::require("gex_Event_WaitAll")?;
+            rt.spin_until(|| Self::sweep(events).1 == 0);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Event<'_> {
+    fn drop(&mut self) {
+        // An operation may still use the borrowed buffer: wait for it.
+        if let State::Pending { c, .. } = &self.state {
+            if !c.is_complete() {
+                if let Some(rt) = Runtime::get() {
+                    let c = c.clone();
+                    rt.spin_until(|| c.is_complete());
+                }
+            }
+        }
+    }
+}
+
+impl Future for Event<'_> {
+    type Output = Result<()>;
+
+    /// Each poll of the future makes progress once; until the operation
+    /// completes it asks to be polled again at once (there is no interrupt
+    /// to wake it), so an executor keeps driving it.
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        let this = self.get_mut();
+        if let Err(e) = context::check_may_communicate("gex_Event_Wait (future)").and_then(|_| this.check("gex_Event_Wait (future)")) {
+            return Poll::Ready(Err(e));
+        }
+        if this.try_finish() {
+            return Poll::Ready(Ok(()));
+        }
+        if let Some(rt) = Runtime::get() {
+            rt.progress();
+        }
+        if this.try_finish() {
+            Poll::Ready(Ok(()))
+        } else {
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
     }
 }
 
@@ -85,6 +404,55 @@ pub enum Lc<'a> {
     /// Local completion may be deferred to the root event (`GEX_EVENT_DEFER`);
     /// not allowed for AMs.
     Defer,
-    /// Local completion is signalled through this event.
-    Event(&'a mut Event),
+    /// Local completion is signalled through this (leaf) event.
+    Event(&'a mut Event<'static>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completion_counts_and_notifies_parent() {
+        let parent = Completion::new(1, None);
+        let c = Completion::new(2, Some(parent.clone()));
+        assert!(!c.is_complete());
+        c.done();
+        assert!(!c.is_complete() && !parent.is_complete());
+        c.done();
+        assert!(c.is_complete() && parent.is_complete());
+    }
+
+    #[test]
+    fn staged_copy_out_happens_on_completion() {
+        let c = Completion::new(1, None);
+        let st = Staging::new(4);
+        let mut dst = [0u8; 4];
+        {
+            let mut ev = Event::pending_into(c.clone(), st.clone(), &mut dst);
+            assert!(!ev.try_finish());
+            // SAFETY: the test is the only writer of the staging buffer.
+            unsafe { std::ptr::copy_nonoverlapping([1u8, 2, 3, 4].as_ptr(), st.ptr(), 4) };
+            c.done();
+            assert!(ev.try_finish());
+            assert!(ev.is_invalid());
+        }
+        assert_eq!(dst, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn arrays_follow_some_and_all_rules() {
+        let a = Completion::new(1, None);
+        let b = Completion::new(1, None);
+        let mut evs = [Event::pending(a.clone()), Event::INVALID, Event::pending(b.clone())];
+        assert_eq!(Event::sweep(&mut evs), (0, 2));
+        a.done();
+        assert_eq!(Event::sweep(&mut evs), (1, 1));
+        assert!(evs[0].is_invalid());
+        b.done();
+        assert_eq!(Event::sweep(&mut evs), (1, 0));
+        let mut only_invalid = [Event::INVALID, Event::INVALID];
+        assert_eq!(Event::sweep(&mut only_invalid), (0, 0));
+        assert!(Event::check_all("x", &[Event::NO_OP]).is_err());
+    }
 }

@@ -18,11 +18,12 @@ pub mod conduit;
 pub mod context;
 pub mod event;
 mod hsl;
+pub mod nbi;
 mod runtime;
 pub mod system;
 
 pub use client::{segment_desc, BoundSegment, CData, Client, Ep, Segment, Tm, TmPair, TmRef};
-pub use event::{Completion, Event, Lc};
+pub use event::{Completion, Event, Lc, Staging};
 pub use gex_types as types;
 pub use hsl::{Hsl, HslGuard};
 pub use runtime::{report, Runtime};
