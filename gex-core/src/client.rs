@@ -13,6 +13,9 @@ use crate::context;
 use crate::runtime::{report, Runtime};
 use crate::system;
 
+/// A layer's set-up, run by [`Client::init_with_layers`] on every rank.
+pub type LayerInit = fn(&Ep) -> Result<()>;
+
 /// Client data attached to an object (`gex_*_SetCData` / `QueryCData`).
 pub type CData = Arc<dyn Any + Send + Sync>;
 
@@ -192,6 +195,19 @@ impl Client {
         flags: Flags,
         factory: &dyn ConduitFactory,
     ) -> Result<(Client, Ep, Tm)> {
+        Self::init_with_layers(name, flags, factory, &[])
+    }
+
+    /// [`Client::init_with`], running each layer's set-up on the primordial
+    /// endpoint before the closing barrier: a layer that registers internal
+    /// AM handlers there has them registered on every rank before any rank
+    /// can use them.
+    pub fn init_with_layers(
+        name: &str,
+        flags: Flags,
+        factory: &dyn ConduitFactory,
+        layers: &[LayerInit],
+    ) -> Result<(Client, Ep, Tm)> {
         const CALL: &str = "gex_Client_Init";
         if !valid_client_name(name) {
             return Err(report(Error::bad_arg(format!(
@@ -248,6 +264,9 @@ impl Client {
             flags: Flags::empty(),
             cdata: CDataSlot::default(),
         }));
+        for layer in layers {
+            layer(&ep).map_err(report)?;
+        }
         rt.bootstrap_barrier()?;
         Ok((client, ep, tm))
     }

@@ -112,7 +112,11 @@ impl Drop for Staging {
     fn drop(&mut self) {
         // SAFETY: ptr/len came from Box::into_raw of a boxed slice of len
         // bytes, and are freed once, here.
-        unsafe { drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.ptr, self.len))) };
+        unsafe {
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                self.ptr, self.len,
+            )))
+        };
     }
 }
 
@@ -185,7 +189,11 @@ impl<'a> Event<'a> {
     /// (a get whose data arrives in parts): the copy is made by the thread
     /// that observes completion, which holds the borrow of `dst`.
     pub fn pending_into(c: Arc<Completion>, staging: Arc<Staging>, dst: &'a mut [u8]) -> Event<'a> {
-        assert_eq!(staging.len(), dst.len(), "staging and destination differ in length");
+        assert_eq!(
+            staging.len(),
+            dst.len(),
+            "staging and destination differ in length"
+        );
         Event {
             state: State::Pending {
                 c,
@@ -218,7 +226,9 @@ impl<'a> Event<'a> {
             State::Pending { c, .. } => c.is_complete(),
         };
         if done {
-            if let State::Pending { copy: Some(cp), .. } = std::mem::replace(&mut self.state, State::Invalid) {
+            if let State::Pending { copy: Some(cp), .. } =
+                std::mem::replace(&mut self.state, State::Invalid)
+            {
                 // SAFETY: the completion count reached zero with acquire
                 // ordering, so every part of the staging buffer was written
                 // and no writer remains; `dst` is valid for `len` bytes and
@@ -237,7 +247,9 @@ impl<'a> Event<'a> {
 
     fn check(&self, call: &str) -> Result<()> {
         if self.is_no_op() {
-            return Err(Error::bad_arg(format!("{call}: GEX_EVENT_NO_OP may not be tested or waited on")));
+            return Err(Error::bad_arg(format!(
+                "{call}: GEX_EVENT_NO_OP may not be tested or waited on"
+            )));
         }
         Ok(())
     }
@@ -282,13 +294,17 @@ impl<'a> Event<'a> {
         if flags.is_empty() {
             Ok(())
         } else {
-            Err(Error::bad_arg(format!("{call}: flags are reserved and must be empty, got {flags:?}")))
+            Err(Error::bad_arg(format!(
+                "{call}: flags are reserved and must be empty, got {flags:?}"
+            )))
         }
     }
 
     fn check_all(call: &str, events: &[Event<'a>]) -> Result<()> {
         match events.iter().position(Event::is_no_op) {
-            Some(i) => Err(Error::bad_arg(format!("{call}: entry {i} is GEX_EVENT_NO_OP"))),
+            Some(i) => Err(Error::bad_arg(format!(
+                "{call}: entry {i} is GEX_EVENT_NO_OP"
+            ))),
             None => Ok(()),
         }
     }
@@ -375,7 +391,9 @@ impl Future for Event<'_> {
     /// to wake it), so an executor keeps driving it.
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
         let this = self.get_mut();
-        if let Err(e) = context::check_may_communicate("gex_Event_Wait (future)").and_then(|_| this.check("gex_Event_Wait (future)")) {
+        if let Err(e) = context::check_may_communicate("gex_Event_Wait (future)")
+            .and_then(|_| this.check("gex_Event_Wait (future)"))
+        {
             return Poll::Ready(Err(e));
         }
         if this.try_finish() {
@@ -444,7 +462,11 @@ mod tests {
     fn arrays_follow_some_and_all_rules() {
         let a = Completion::new(1, None);
         let b = Completion::new(1, None);
-        let mut evs = [Event::pending(a.clone()), Event::INVALID, Event::pending(b.clone())];
+        let mut evs = [
+            Event::pending(a.clone()),
+            Event::INVALID,
+            Event::pending(b.clone()),
+        ];
         assert_eq!(Event::sweep(&mut evs), (0, 2));
         a.done();
         assert_eq!(Event::sweep(&mut evs), (1, 1));

@@ -22,7 +22,9 @@ pub mod nbi;
 mod runtime;
 pub mod system;
 
-pub use client::{segment_desc, BoundSegment, CData, Client, Ep, Segment, Tm, TmPair, TmRef};
+pub use client::{
+    segment_desc, BoundSegment, CData, Client, Ep, LayerInit, Segment, Tm, TmPair, TmRef,
+};
 pub use event::{Completion, Event, Lc, Staging};
 pub use gex_types as types;
 pub use hsl::{Hsl, HslGuard};

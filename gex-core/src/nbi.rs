@@ -156,10 +156,16 @@ mod tests {
 
         begin_access_region(Flags::empty()).unwrap();
         assert!(begin_access_region(Flags::empty()).is_err());
-        assert!(test(Ec::ALL, Flags::empty()).is_err(), "no implicit sync inside a region");
+        assert!(
+            test(Ec::ALL, Flags::empty()).is_err(),
+            "no implicit sync inside a region"
+        );
         let op = track(Ec::GET);
         let mut ev = end_access_region(Flags::empty()).unwrap();
-        assert!(test(Ec::GET, Flags::empty()).unwrap(), "region ops are not implicit any more");
+        assert!(
+            test(Ec::GET, Flags::empty()).unwrap(),
+            "region ops are not implicit any more"
+        );
         assert!(!ev.try_finish_for_test());
         op.done();
         assert!(ev.try_finish_for_test());

@@ -26,6 +26,7 @@ const PROMPT: Duration = Duration::from_secs(30);
 
 const TEST_AM: &str = env!("CARGO_BIN_EXE_test-am");
 const TEST_CORE: &str = env!("CARGO_BIN_EXE_test-core");
+const TEST_RMA: &str = env!("CARGO_BIN_EXE_test-rma");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 
 /// Holds the job lock until dropped (closing the file releases the flock).
@@ -60,9 +61,17 @@ fn job_lock() -> JobLock {
 
 /// Runs `program args` as a job of `ranks` ranks with captured output.
 fn launch(program: &str, ranks: u32, args: &[&str]) -> JobOutcome {
+    launch_env(program, ranks, args, &[])
+}
+
+fn launch_env(program: &str, ranks: u32, args: &[&str], env: &[(&str, &str)]) -> JobOutcome {
     let _lock = job_lock();
     let mut spec = JobSpec::new(ranks, program);
     spec.args = args.iter().map(|a| a.to_string()).collect();
+    spec.env = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     spec.timeout = Some(TIMEOUT);
     spec.output = Output::Capture;
     spec.label = true;
@@ -134,12 +143,18 @@ fn check_cleanup(out: &JobOutcome) {
 
 /// A test program passes on every rank count from 1 to 4.
 fn passes_on_1_to_4_ranks(program: &str, name: &str) {
+    passes_on_1_to_4_ranks_env(program, name, &[], "");
+}
+
+/// Runs `program` with `env` on 1 to 4 ranks; every rank's success line
+/// must end with `suffix`.
+fn passes_on_1_to_4_ranks_env(program: &str, name: &str, env: &[(&str, &str)], suffix: &str) {
     for n in 1..=4 {
-        let out = launch(program, n, &[]);
+        let out = launch_env(program, n, &[], env);
         assert!(!out.timed_out, "{name} -n {n} timed out\n{}", report(&out));
         assert_eq!(out.code, 0, "{name} -n {n} failed\n{}", report(&out));
         for r in 0..n {
-            let line = format!("{name}: rank {r} of {n}: all checks passed");
+            let line = format!("{name}: rank {r} of {n}: all checks passed{suffix}");
             assert!(
                 out.stdout.contains(&line),
                 "{name} -n {n}: no {line:?}\n{}",
@@ -154,6 +169,23 @@ fn passes_on_1_to_4_ranks(program: &str, name: &str) {
 #[test]
 fn test_am_1_to_4_ranks() {
     passes_on_1_to_4_ranks(TEST_AM, "test-am");
+}
+
+#[test]
+fn test_rma_1_to_4_ranks() {
+    passes_on_1_to_4_ranks_env(TEST_RMA, "test-rma", &[], " (direct path)");
+}
+
+/// The same RMA tests with every transfer forced through the Active Message
+/// reference path.
+#[test]
+fn test_rma_am_path_1_to_4_ranks() {
+    passes_on_1_to_4_ranks_env(
+        TEST_RMA,
+        "test-rma",
+        &[("GEX_RMA_FORCE_AM", "1")],
+        " (am path)",
+    );
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! gex: GASNet-EX in Rust.
 //!
 //! This facade re-exports the layers a program enabled through cargo
-//! features (`am`; conduits: `smp`) and chooses the conduit at start-up.
+//! features (`am`, `rma`; conduits: `smp`) and chooses the conduit at
+//! start-up.
 //! Runtimes that embed a single layer depend on that crate directly
 //! (`gex-core`, `gex-am`, `gex-conduit-smp`, ...).
 //!
@@ -24,14 +25,18 @@
 pub use gex_core::bootstrap::wire::ENV_CONDUIT;
 pub use gex_core::conduit::{Conduit, ConduitFactory};
 pub use gex_core::{
-    block_until, context, exit, fatal, poll, system, BoundSegment, CData, Client, Ep, Event, Hsl,
-    HslGuard, Lc, Runtime, Segment, Tm, TmPair, TmRef,
+    block_until, context, exit, fatal, nbi, poll, system, BoundSegment, CData, Client, Ep, Event,
+    Hsl, HslGuard, Lc, Runtime, Segment, Tm, TmPair, TmRef,
 };
 pub use gex_types::*;
 
 /// Active Messages (feature `am`).
 #[cfg(feature = "am")]
 pub use gex_am as am;
+
+/// Puts and gets (feature `rma`).
+#[cfg(feature = "rma")]
+pub use gex_rma as rma;
 
 /// The shared-memory conduit (feature `smp`).
 #[cfg(feature = "smp")]
@@ -76,8 +81,14 @@ pub fn init_with_flags(name: &str, flags: Flags) -> Result<(Client, Ep, Tm)> {
             conduits().join(", ")
         ))
     })?;
-    Client::init_with(name, flags, &*factory)
+    Client::init_with_layers(name, flags, &*factory, LAYERS)
 }
+
+/// The set-up of every layer compiled in, run on every rank during init.
+const LAYERS: &[gex_core::LayerInit] = &[
+    #[cfg(feature = "rma")]
+    gex_rma::register,
+];
 
 /// A barrier over the primordial team through the start-up control plane.
 /// Slow (a round trip through the launcher): for set-up and tests; the

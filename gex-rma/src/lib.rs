@@ -1,0 +1,629 @@
+//! gex-rma: one-sided Put and Get (GASNet-EX "Extended API").
+//!
+//! Every call names the peer by `(tm, rank)` and its remote memory by the
+//! owner's address, or by an offset into the peer's bound segment with
+//! `Flags::PEER_SEG_OFFSET`. The whole remote range is checked against the
+//! peer's segment before anything moves; a violation is an error naming the
+//! rank, the range and the segment. The local side is any Rust slice, or a
+//! range of the local segment by offset (`Src::SegOffset`/`Dst::SegOffset`
+//! with `Flags::SELF_SEG_OFFSET`).
+//!
+//! Two transports:
+//! - to a peer whose segment is mapped into this process (the whole job on
+//!   the smp conduit), a transfer is a bounds check and a copy, inlined: no
+//!   dynamic dispatch, no allocation, no lock; it completes at initiation, so
+//!   NB calls return `Event::INVALID`;
+//! - to any other peer, the Active Message reference path ([`ampath`]),
+//!   which every conduit without native RMA uses. `GEX_RMA_FORCE_AM=1` in
+//!   the environment (or [`set_force_am`]) sends everything that way.
+//!
+//! Completion: every put copies its source out before returning (local
+//! completion at initiation, whatever `lc` asks). NB calls return an
+//! [`Event`] that borrows the destination of a get until it completes. NBI
+//! calls are tracked per thread by category (`gex_core::nbi`). An NBI get
+//! into a slice on the reference path completes before returning: its
+//! borrow of the slice ends with the call, so the data may not arrive later.
+
+#![warn(missing_docs)]
+
+pub mod ampath;
+mod local;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+pub use gex_core::conduit::Injected;
+pub use gex_core::nbi;
+pub use gex_core::{Event, Lc};
+pub use local::{Dst, Src};
+
+use gex_core::{context, segment_desc, Completion, Ep, Runtime, Staging, TmRef};
+use gex_types::{Ec, Error, Flags, Rank, Result, RmaValue};
+
+use ampath::GetDst;
+
+static FORCE_AM: AtomicBool = AtomicBool::new(false);
+
+/// Sends every transfer of this process through the AM reference path
+/// (`true`), or lets mapped peers use direct copies (`false`, the default
+/// unless `GEX_RMA_FORCE_AM=1` was set at init).
+pub fn set_force_am(on: bool) {
+    FORCE_AM.store(on, Ordering::Relaxed);
+}
+
+/// Whether the AM reference path is forced.
+#[inline]
+pub fn force_am() -> bool {
+    FORCE_AM.load(Ordering::Relaxed)
+}
+
+/// The layer's set-up on every rank at client init: reads
+/// `GEX_RMA_FORCE_AM` and registers the reference path's AM handlers.
+pub fn register(ep: &Ep) -> Result<()> {
+    if std::env::var("GEX_RMA_FORCE_AM").is_ok_and(|v| v == "1") {
+        set_force_am(true);
+    }
+    ampath::register(ep)
+}
+
+/// Flags every RMA call accepts.
+const RMA_FLAGS: Flags = Flags::IMMEDIATE
+    .union(Flags::PEER_NEVER_SELF)
+    .union(Flags::PEER_NEVER_NBRHD)
+    .union(Flags::LC_COPY_YES)
+    .union(Flags::LC_COPY_NO)
+    .union(Flags::SELF_SEG_UNKNOWN)
+    .union(Flags::SELF_SEG_SOME)
+    .union(Flags::SELF_SEG_BOUND)
+    .union(Flags::SELF_SEG_OFFSET)
+    .union(Flags::PEER_SEG_UNKNOWN)
+    .union(Flags::PEER_SEG_SOME)
+    .union(Flags::PEER_SEG_BOUND)
+    .union(Flags::PEER_SEG_OFFSET);
+
+/// A checked remote range.
+struct Remote {
+    jobrank: Rank,
+    off: usize,
+    /// The range in this process, when the peer's segment is mapped and the
+    /// reference path is not forced.
+    local: Option<*mut u8>,
+}
+
+#[cold]
+#[inline(never)]
+fn bad_flags(call: &str, flags: Flags) -> Error {
+    Error::bad_arg(format!(
+        "{call}: flags {:?} are not valid for RMA",
+        flags - RMA_FLAGS
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_segment(
+    call: &str,
+    jobrank: Rank,
+    addr: usize,
+    len: usize,
+    flags: Flags,
+    rt: &Runtime,
+) -> Error {
+    let what = if flags.contains(Flags::PEER_SEG_OFFSET) {
+        "offset range"
+    } else {
+        "range"
+    };
+    match segment_desc(rt, jobrank) {
+        Some(d) if d.size > 0 => Error::bad_arg(format!(
+            "{call}: {what} [{addr:#x}, +{len}) is outside rank {jobrank}'s segment [{:#x}, +{:#x}); nothing was transferred",
+            d.owner_base, d.size
+        )),
+        _ => Error::bad_arg(format!(
+            "{call}: rank {jobrank} has no bound segment (attach one first); nothing was transferred"
+        )),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_peer(call: &str, jobrank: Rank, flags: Flags) -> Error {
+    Error::bad_arg(format!(
+        "{call}: {:?} asserts that rank {jobrank} is not {}, but it is",
+        flags & (Flags::PEER_NEVER_SELF | Flags::PEER_NEVER_NBRHD),
+        if flags.contains(Flags::PEER_NEVER_NBRHD) {
+            "in this neighbourhood"
+        } else {
+            "this process"
+        }
+    ))
+}
+
+/// Checks the call and the remote range `[addr, addr + len)` of `rank`.
+#[inline(always)]
+fn remote<T: TmRef + ?Sized>(
+    call: &'static str,
+    tm: &T,
+    rank: Rank,
+    addr: usize,
+    len: usize,
+    flags: Flags,
+) -> Result<Remote> {
+    context::check_may_communicate(call)?;
+    if !(flags - RMA_FLAGS).is_empty() {
+        return Err(bad_flags(call, flags));
+    }
+    let jobrank = tm.jobrank_of(rank)?;
+    let rt = tm.ep().runtime();
+    let d = match rt.segments() {
+        Some(t) => t[jobrank as usize],
+        None => return Err(out_of_segment(call, jobrank, addr, len, flags, rt)),
+    };
+    let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
+        addr
+    } else {
+        addr.wrapping_sub(d.owner_base)
+    };
+    if off > d.size || len > d.size - off {
+        return Err(out_of_segment(call, jobrank, addr, len, flags, rt));
+    }
+    let local = match d.local_base {
+        Some(b) if !force_am() => Some((b + off) as *mut u8),
+        _ => None,
+    };
+    if flags.intersects(Flags::PEER_NEVER_SELF | Flags::PEER_NEVER_NBRHD)
+        && ((flags.contains(Flags::PEER_NEVER_SELF) && jobrank == rt.jobrank())
+            || (flags.contains(Flags::PEER_NEVER_NBRHD) && d.local_base.is_some()))
+    {
+        return Err(wrong_peer(call, jobrank, flags));
+    }
+    Ok(Remote {
+        jobrank,
+        off,
+        local,
+    })
+}
+
+fn check_lc(call: &str, lc: &Lc<'_>, nbi: bool) -> Result<()> {
+    match lc {
+        Lc::Group if !nbi => Err(Error::bad_arg(format!(
+            "{call}: GEX_EVENT_GROUP is only for NBI calls"
+        ))),
+        Lc::Event(_) if nbi => Err(Error::bad_arg(format!(
+            "{call}: NBI calls take GEX_EVENT_NOW, DEFER or GROUP, not an event"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Signals local completion as `lc` asks, for a put whose source was
+/// copied out at initiation.
+#[inline]
+fn local_complete(lc: Lc<'_>) {
+    if let Lc::Event(e) = lc {
+        *e = Event::INVALID;
+    }
+}
+
+fn value_bytes(call: &str, value: RmaValue, nbytes: usize) -> Result<[u8; 8]> {
+    if nbytes == 0 || nbytes > 8 {
+        return Err(Error::bad_arg(format!(
+            "{call}: nbytes must be 1 to 8, got {nbytes}"
+        )));
+    }
+    let mut out = [0u8; 8];
+    let b = value.to_ne_bytes();
+    // The low-order nbytes of the value, in this machine's byte order.
+    if cfg!(target_endian = "little") {
+        out[..nbytes].copy_from_slice(&b[..nbytes]);
+    } else {
+        out[..nbytes].copy_from_slice(&b[8 - nbytes..]);
+    }
+    Ok(out)
+}
+
+fn bytes_value(bytes: &[u8]) -> RmaValue {
+    let mut b = [0u8; 8];
+    if cfg!(target_endian = "little") {
+        b[..bytes.len()].copy_from_slice(bytes);
+    } else {
+        b[8 - bytes.len()..].copy_from_slice(bytes);
+    }
+    RmaValue::from_ne_bytes(b)
+}
+
+enum Mode {
+    Blocking,
+    Nbi,
+    Nb,
+}
+
+/// Put and Get for anything that names a peer: a team ([`gex_core::Tm`])
+/// or a TM-pair ([`gex_core::TmPair`]).
+pub trait Rma: TmRef {
+    /// `gex_RMA_PutBlocking`: copies `src` to `dest` at `rank` and returns
+    /// once the data is in place.
+    #[inline]
+    fn put_blocking<'s>(
+        &self,
+        rank: Rank,
+        dest: usize,
+        src: impl Into<Src<'s>>,
+        flags: Flags,
+    ) -> Result<Injected> {
+        put(
+            self,
+            "gex_RMA_PutBlocking",
+            rank,
+            dest,
+            src.into(),
+            Lc::Now,
+            flags,
+            Mode::Blocking,
+        )
+        .map(|(i, _)| i)
+    }
+
+    /// `gex_RMA_PutNBI`: `lc` is `Now`, `Defer` or `Group`; completion is
+    /// synchronised with `nbi::wait(Ec::PUT, ..)` or an access region.
+    #[inline]
+    fn put_nbi<'s>(
+        &self,
+        rank: Rank,
+        dest: usize,
+        src: impl Into<Src<'s>>,
+        lc: Lc<'_>,
+        flags: Flags,
+    ) -> Result<Injected> {
+        put(
+            self,
+            "gex_RMA_PutNBI",
+            rank,
+            dest,
+            src.into(),
+            lc,
+            flags,
+            Mode::Nbi,
+        )
+        .map(|(i, _)| i)
+    }
+
+    /// `gex_RMA_PutNB`: `lc` is `Now`, `Defer` or a leaf event. Returns the
+    /// root event (`Event::NO_OP` for an `IMMEDIATE` no-op).
+    #[inline]
+    fn put_nb<'s>(
+        &self,
+        rank: Rank,
+        dest: usize,
+        src: impl Into<Src<'s>>,
+        lc: Lc<'_>,
+        flags: Flags,
+    ) -> Result<Event<'static>> {
+        put(
+            self,
+            "gex_RMA_PutNB",
+            rank,
+            dest,
+            src.into(),
+            lc,
+            flags,
+            Mode::Nb,
+        )
+        .map(|(_, e)| e)
+    }
+
+    /// `gex_RMA_GetBlocking`: copies `src` at `rank` into `dst`.
+    #[inline]
+    fn get_blocking<'d>(
+        &self,
+        dst: impl Into<Dst<'d>>,
+        rank: Rank,
+        src: usize,
+        flags: Flags,
+    ) -> Result<Injected> {
+        get(
+            self,
+            "gex_RMA_GetBlocking",
+            dst.into(),
+            rank,
+            src,
+            flags,
+            Mode::Blocking,
+        )
+        .map(|(i, _)| i)
+    }
+
+    /// `gex_RMA_GetNBI`: synchronised with `nbi::wait(Ec::GET, ..)` or an
+    /// access region. Into a slice on the reference path it completes
+    /// before returning (the borrow of the slice ends with the call).
+    #[inline]
+    fn get_nbi<'d>(
+        &self,
+        dst: impl Into<Dst<'d>>,
+        rank: Rank,
+        src: usize,
+        flags: Flags,
+    ) -> Result<Injected> {
+        get(
+            self,
+            "gex_RMA_GetNBI",
+            dst.into(),
+            rank,
+            src,
+            flags,
+            Mode::Nbi,
+        )
+        .map(|(i, _)| i)
+    }
+
+    /// `gex_RMA_GetNB`: the event borrows `dst` until it completes.
+    #[inline]
+    fn get_nb<'d>(
+        &self,
+        dst: impl Into<Dst<'d>>,
+        rank: Rank,
+        src: usize,
+        flags: Flags,
+    ) -> Result<Event<'d>> {
+        get(
+            self,
+            "gex_RMA_GetNB",
+            dst.into(),
+            rank,
+            src,
+            flags,
+            Mode::Nb,
+        )
+        .map(|(_, e)| e)
+    }
+
+    /// `gex_RMA_GetBlockingVal`: the `nbytes` (1 to 8) bytes at `src` as an
+    /// integer in this machine's byte order, zero-extended.
+    fn get_blocking_val(
+        &self,
+        rank: Rank,
+        src: usize,
+        nbytes: usize,
+        flags: Flags,
+    ) -> Result<RmaValue> {
+        value_bytes("gex_RMA_GetBlockingVal", 0, nbytes)?;
+        if flags.contains(Flags::IMMEDIATE) {
+            return Err(Error::bad_arg(
+                "gex_RMA_GetBlockingVal: IMMEDIATE is not allowed (a value get always completes)",
+            ));
+        }
+        let mut b = [0u8; 8];
+        let (_, ev) = get(
+            self,
+            "gex_RMA_GetBlockingVal",
+            Dst::Slice(&mut b[..nbytes]),
+            rank,
+            src,
+            flags,
+            Mode::Blocking,
+        )?;
+        debug_assert!(ev.is_invalid(), "a blocking get completes before returning");
+        drop(ev);
+        Ok(bytes_value(&b[..nbytes]))
+    }
+
+    /// `gex_RMA_PutBlockingVal`: writes the low-order `nbytes` (1 to 8)
+    /// bytes of `value`.
+    fn put_blocking_val(
+        &self,
+        rank: Rank,
+        dest: usize,
+        value: RmaValue,
+        nbytes: usize,
+        flags: Flags,
+    ) -> Result<Injected> {
+        let b = value_bytes("gex_RMA_PutBlockingVal", value, nbytes)?;
+        put(
+            self,
+            "gex_RMA_PutBlockingVal",
+            rank,
+            dest,
+            Src::Slice(&b[..nbytes]),
+            Lc::Now,
+            flags,
+            Mode::Blocking,
+        )
+        .map(|(i, _)| i)
+    }
+
+    /// `gex_RMA_PutNBIVal`.
+    fn put_nbi_val(
+        &self,
+        rank: Rank,
+        dest: usize,
+        value: RmaValue,
+        nbytes: usize,
+        flags: Flags,
+    ) -> Result<Injected> {
+        let b = value_bytes("gex_RMA_PutNBIVal", value, nbytes)?;
+        put(
+            self,
+            "gex_RMA_PutNBIVal",
+            rank,
+            dest,
+            Src::Slice(&b[..nbytes]),
+            Lc::Now,
+            flags,
+            Mode::Nbi,
+        )
+        .map(|(i, _)| i)
+    }
+
+    /// `gex_RMA_PutNBVal`.
+    fn put_nb_val(
+        &self,
+        rank: Rank,
+        dest: usize,
+        value: RmaValue,
+        nbytes: usize,
+        flags: Flags,
+    ) -> Result<Event<'static>> {
+        let b = value_bytes("gex_RMA_PutNBVal", value, nbytes)?;
+        put(
+            self,
+            "gex_RMA_PutNBVal",
+            rank,
+            dest,
+            Src::Slice(&b[..nbytes]),
+            Lc::Now,
+            flags,
+            Mode::Nb,
+        )
+        .map(|(_, e)| e)
+    }
+}
+
+impl<T: TmRef + ?Sized> Rma for T {}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn put<T: TmRef + ?Sized>(
+    tm: &T,
+    call: &'static str,
+    rank: Rank,
+    dest: usize,
+    src: Src<'_>,
+    lc: Lc<'_>,
+    flags: Flags,
+    mode: Mode,
+) -> Result<(Injected, Event<'static>)> {
+    let len = src.len();
+    let r = remote(call, tm, rank, dest, len, flags)?;
+    if !matches!(lc, Lc::Now) {
+        check_lc(call, &lc, matches!(mode, Mode::Nbi))?;
+    }
+    let sp = local::src_ptr(call, tm.ep(), &src, flags)?;
+    if let Some(p) = r.local {
+        // SAFETY: `p..p+len` lies in the peer's mapped segment (checked by
+        // `remote`); `sp..sp+len` is the caller's source, readable for the
+        // call. `copy` tolerates overlap (which the spec leaves undefined).
+        unsafe { std::ptr::copy(sp, p, len) };
+        local_complete(lc);
+        return Ok((Injected::Sent, Event::INVALID));
+    }
+    if len == 0 {
+        local_complete(lc);
+        return Ok((Injected::Sent, Event::INVALID));
+    }
+    let parent = match mode {
+        Mode::Nbi => Some(nbi::track(Ec::PUT)),
+        _ => None,
+    };
+    let immediate = flags.contains(Flags::IMMEDIATE);
+    let Some(c) = ampath::put(tm.ep(), r.jobrank, r.off, sp, len, immediate, parent)? else {
+        return Ok((Injected::NoOp, Event::NO_OP));
+    };
+    local_complete(lc);
+    Ok((Injected::Sent, finish(c, mode)))
+}
+
+/// The event of a started reference-path operation, waiting first for a
+/// blocking call.
+fn finish(c: Arc<Completion>, mode: Mode) -> Event<'static> {
+    match mode {
+        Mode::Blocking => {
+            wait_for(&c);
+            Event::INVALID
+        }
+        Mode::Nbi => Event::INVALID,
+        Mode::Nb if c.is_complete() => Event::INVALID,
+        Mode::Nb => Event::pending(c),
+    }
+}
+
+fn wait_for(c: &Completion) {
+    if let Some(rt) = Runtime::get() {
+        rt.spin_until(|| c.is_complete());
+    }
+}
+
+#[inline(always)]
+fn get<'d, T: TmRef + ?Sized>(
+    tm: &T,
+    call: &'static str,
+    mut dst: Dst<'d>,
+    rank: Rank,
+    src: usize,
+    flags: Flags,
+    mode: Mode,
+) -> Result<(Injected, Event<'d>)> {
+    let len = dst.len();
+    let r = remote(call, tm, rank, src, len, flags)?;
+    let dp = local::dst_ptr(call, tm.ep(), &mut dst, flags)?;
+    if let Some(p) = r.local {
+        // SAFETY: `p..p+len` lies in the peer's mapped segment (checked);
+        // `dp..dp+len` is the caller's destination, writable for the call.
+        unsafe { std::ptr::copy(p as *const u8, dp, len) };
+        return Ok((Injected::Sent, Event::INVALID));
+    }
+    if len == 0 {
+        return Ok((Injected::Sent, Event::INVALID));
+    }
+    let immediate = flags.contains(Flags::IMMEDIATE);
+    let ep = tm.ep();
+    let into_segment = matches!(dst, Dst::SegOffset { .. });
+    match mode {
+        // The destination outlives the operation only if it is the segment.
+        Mode::Nbi if into_segment => {
+            let parent = Some(nbi::track(Ec::GET));
+            match ampath::get(
+                ep,
+                r.jobrank,
+                r.off,
+                len,
+                GetDst::Raw(dp),
+                immediate,
+                parent,
+            )? {
+                None => Ok((Injected::NoOp, Event::NO_OP)),
+                Some(_) => Ok((Injected::Sent, Event::INVALID)),
+            }
+        }
+        Mode::Nb if !into_segment => {
+            let staging = Staging::new(len);
+            let Some(c) = ampath::get(
+                ep,
+                r.jobrank,
+                r.off,
+                len,
+                GetDst::Staged(staging.clone()),
+                immediate,
+                None,
+            )?
+            else {
+                return Ok((Injected::NoOp, Event::NO_OP));
+            };
+            let Dst::Slice(s) = dst else {
+                unreachable!("checked above")
+            };
+            let mut ev = Event::pending_into(c, staging, s);
+            // Already complete (a peer answered during injection): finish
+            // now so the caller gets INVALID.
+            if ev.test()? {
+                ev = Event::INVALID;
+            }
+            Ok((Injected::Sent, ev))
+        }
+        Mode::Nb => {
+            let Some(c) = ampath::get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)?
+            else {
+                return Ok((Injected::NoOp, Event::NO_OP));
+            };
+            Ok((Injected::Sent, finish(c, Mode::Nb)))
+        }
+        Mode::Blocking | Mode::Nbi => {
+            // Into a slice: the borrow ends with this call, so complete now.
+            let Some(c) = ampath::get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)?
+            else {
+                return Ok((Injected::NoOp, Event::NO_OP));
+            };
+            wait_for(&c);
+            Ok((Injected::Sent, Event::INVALID))
+        }
+    }
+}
