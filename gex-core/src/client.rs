@@ -559,9 +559,9 @@ impl Segment {
         let base = mine
             .local_base
             .ok_or_else(|| Error::resource("conduit did not map the local segment"))?;
-        rt.segments
-            .set(table)
-            .map_err(|_| Error::bad_arg(format!("{CALL}: a segment is already attached")))?;
+        if !rt.set_segments(table) {
+            return Err(Error::bad_arg(format!("{CALL}: a segment is already attached")));
+        }
         let seg = Segment(Arc::new(SegmentInner {
             client: ep.client().clone(),
             base,

@@ -33,6 +33,8 @@ thread_local! {
         prepare_open: false,
     }) };
     static HSL_STACK: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    /// Whether any restriction applies: the one word the fast paths read.
+    static RESTRICTED: Cell<bool> = const { Cell::new(false) };
 }
 
 fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
@@ -40,6 +42,7 @@ fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
         let mut st = s.get();
         let r = f(&mut st);
         s.set(st);
+        RESTRICTED.set(st.handler_depth > 0 || st.hsl_held > 0 || st.prepare_open);
         r
     })
 }
@@ -57,17 +60,23 @@ pub fn hsls_held() -> u32 {
 /// Fails unless the calling thread may communicate, poll or wait: not in an
 /// AM handler, holding no HSL, and outside any Prepare/Commit interval.
 /// `call` names the API for the message.
-#[inline]
+#[inline(always)]
 pub fn check_may_communicate(call: &str) -> Result<()> {
-    let s = with(|s| *s);
-    if s.handler_depth == 0 && s.hsl_held == 0 && !s.prepare_open {
+    if !RESTRICTED.get() {
         return Ok(());
     }
-    Err(Error::bad_arg(format!(
+    Err(restricted(call))
+}
+
+#[cold]
+#[inline(never)]
+fn restricted(call: &str) -> Error {
+    let s = with(|s| *s);
+    Error::bad_arg(format!(
         "{call} is not allowed {}: only queries, HSL calls, exit and (from a request \
          handler holding no HSL) one reply may be called there",
         describe(&s)
-    )))
+    ))
 }
 
 /// Fails unless the calling thread may send a reply: inside a request

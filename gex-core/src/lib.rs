@@ -28,7 +28,7 @@ pub use client::{
 pub use event::{Completion, Event, Lc, Staging};
 pub use gex_types as types;
 pub use hsl::{Hsl, HslGuard};
-pub use runtime::{report, Runtime};
+pub use runtime::{report, segment_table, Runtime};
 
 use std::io::Write;
 

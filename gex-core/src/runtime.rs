@@ -1,7 +1,7 @@
 //! The process-wide runtime behind the client: the conduit, the segment
 //! table, progress and waiting.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use gex_types::{Error, Rank, RankInfo, Result};
@@ -11,6 +11,25 @@ use crate::context;
 
 /// The one runtime of this process (the spec allows one client per job).
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+
+/// The segment table, published once at attach for the RMA fast path: one
+/// load instead of a walk from the team through the client to the runtime.
+static SEGMENT_TABLE: AtomicPtr<SegmentDesc> = AtomicPtr::new(std::ptr::null_mut());
+static SEGMENT_COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// Every rank's bound segment, indexed by jobrank (`None` before attach).
+/// The fast path of the RMA layer.
+#[inline(always)]
+pub fn segment_table() -> Option<&'static [SegmentDesc]> {
+    let p = SEGMENT_TABLE.load(Ordering::Acquire);
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: published once by `Runtime::set_segments` from a leaked,
+    // never-modified boxed slice of SEGMENT_COUNT entries (stored before the
+    // pointer, read after it with acquire ordering).
+    Some(unsafe { std::slice::from_raw_parts(p, SEGMENT_COUNT.load(Ordering::Relaxed)) })
+}
 
 /// Whether non-fatal errors are also printed (`gex_System_SetVerboseErrors`).
 static VERBOSE: AtomicBool = AtomicBool::new(true);
@@ -25,7 +44,7 @@ pub struct Runtime {
     /// The AM dispatcher of the primordial endpoint, installed by the AM layer.
     pub(crate) sink: OnceLock<Box<dyn AmSink>>,
     /// Every rank's bound segment, indexed by jobrank, once attached.
-    pub(crate) segments: OnceLock<Vec<SegmentDesc>>,
+    pub(crate) segments: OnceLock<&'static [SegmentDesc]>,
     /// Spin this many empty polls before yielding the core.
     spin_limit: u32,
 }
@@ -135,8 +154,19 @@ impl Runtime {
 
     /// Every rank's bound segment, indexed by jobrank (`None` before attach).
     #[inline]
-    pub fn segments(&self) -> Option<&[SegmentDesc]> {
-        self.segments.get().map(|v| &v[..])
+    pub fn segments(&self) -> Option<&'static [SegmentDesc]> {
+        self.segments.get().copied()
+    }
+
+    /// Publishes the segment table (once per process).
+    pub(crate) fn set_segments(&self, table: Vec<SegmentDesc>) -> bool {
+        let leaked: &'static [SegmentDesc] = Box::leak(table.into_boxed_slice());
+        if self.segments.set(leaked).is_err() {
+            return false;
+        }
+        SEGMENT_COUNT.store(leaked.len(), Ordering::Relaxed);
+        SEGMENT_TABLE.store(leaked.as_ptr() as *mut SegmentDesc, Ordering::Release);
+        true
     }
 
     /// Runs arrived handlers once, without any context check (for layers

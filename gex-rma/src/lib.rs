@@ -154,10 +154,9 @@ fn remote<T: TmRef + ?Sized>(
         return Err(bad_flags(call, flags));
     }
     let jobrank = tm.jobrank_of(rank)?;
-    let rt = tm.ep().runtime();
-    let d = match rt.segments() {
+    let d = match gex_core::segment_table() {
         Some(t) => t[jobrank as usize],
-        None => return Err(out_of_segment(call, jobrank, addr, len, flags, rt)),
+        None => return Err(out_of_segment(call, jobrank, addr, len, flags, tm.ep().runtime())),
     };
     let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
         addr
@@ -165,14 +164,14 @@ fn remote<T: TmRef + ?Sized>(
         addr.wrapping_sub(d.owner_base)
     };
     if off > d.size || len > d.size - off {
-        return Err(out_of_segment(call, jobrank, addr, len, flags, rt));
+        return Err(out_of_segment(call, jobrank, addr, len, flags, tm.ep().runtime()));
     }
     let local = match d.local_base {
         Some(b) if !force_am() => Some((b + off) as *mut u8),
         _ => None,
     };
     if flags.intersects(Flags::PEER_NEVER_SELF | Flags::PEER_NEVER_NBRHD)
-        && ((flags.contains(Flags::PEER_NEVER_SELF) && jobrank == rt.jobrank())
+        && ((flags.contains(Flags::PEER_NEVER_SELF) && jobrank == tm.ep().runtime().jobrank())
             || (flags.contains(Flags::PEER_NEVER_NBRHD) && d.local_base.is_some()))
     {
         return Err(wrong_peer(call, jobrank, flags));
@@ -232,6 +231,55 @@ fn bytes_value(bytes: &[u8]) -> RmaValue {
     RmaValue::from_ne_bytes(b)
 }
 
+/// Copies `len` bytes; sizes of 1, 2, 4, 8 and 16 bytes are single
+/// unaligned loads and stores instead of a call into `memmove`.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `len` bytes (they may overlap).
+#[inline(always)]
+unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
+    // SAFETY: per the contract; each arm reads everything before writing.
+    unsafe {
+        match len {
+            0 => {}
+            1 => dst.write(src.read()),
+            2 => (dst as *mut u16).write_unaligned((src as *const u16).read_unaligned()),
+            4 => (dst as *mut u32).write_unaligned((src as *const u32).read_unaligned()),
+            8 => (dst as *mut u64).write_unaligned((src as *const u64).read_unaligned()),
+            16 => (dst as *mut u128).write_unaligned((src as *const u128).read_unaligned()),
+            _ => std::ptr::copy(src, dst, len),
+        }
+    }
+}
+
+/// How an initiation ended.
+enum Started {
+    /// Complete at initiation.
+    Done,
+    /// `IMMEDIATE` and nothing was done.
+    NoOp,
+    /// In flight on the reference path.
+    Pending(Arc<Completion>),
+}
+
+impl Started {
+    fn injected(&self) -> Injected {
+        match self {
+            Started::NoOp => Injected::NoOp,
+            _ => Injected::Sent,
+        }
+    }
+
+    fn event(self) -> Event<'static> {
+        match self {
+            Started::Done => Event::INVALID,
+            Started::NoOp => Event::NO_OP,
+            Started::Pending(c) if c.is_complete() => Event::INVALID,
+            Started::Pending(c) => Event::pending(c),
+        }
+    }
+}
+
 enum Mode {
     Blocking,
     Nbi,
@@ -243,7 +291,7 @@ enum Mode {
 pub trait Rma: TmRef {
     /// `gex_RMA_PutBlocking`: copies `src` to `dest` at `rank` and returns
     /// once the data is in place.
-    #[inline]
+    #[inline(always)]
     fn put_blocking<'s>(
         &self,
         rank: Rank,
@@ -261,12 +309,12 @@ pub trait Rma: TmRef {
             flags,
             Mode::Blocking,
         )
-        .map(|(i, _)| i)
+        .map(|s| s.injected())
     }
 
     /// `gex_RMA_PutNBI`: `lc` is `Now`, `Defer` or `Group`; completion is
     /// synchronised with `nbi::wait(Ec::PUT, ..)` or an access region.
-    #[inline]
+    #[inline(always)]
     fn put_nbi<'s>(
         &self,
         rank: Rank,
@@ -285,12 +333,12 @@ pub trait Rma: TmRef {
             flags,
             Mode::Nbi,
         )
-        .map(|(i, _)| i)
+        .map(|s| s.injected())
     }
 
     /// `gex_RMA_PutNB`: `lc` is `Now`, `Defer` or a leaf event. Returns the
     /// root event (`Event::NO_OP` for an `IMMEDIATE` no-op).
-    #[inline]
+    #[inline(always)]
     fn put_nb<'s>(
         &self,
         rank: Rank,
@@ -309,11 +357,11 @@ pub trait Rma: TmRef {
             flags,
             Mode::Nb,
         )
-        .map(|(_, e)| e)
+        .map(Started::event)
     }
 
     /// `gex_RMA_GetBlocking`: copies `src` at `rank` into `dst`.
-    #[inline]
+    #[inline(always)]
     fn get_blocking<'d>(
         &self,
         dst: impl Into<Dst<'d>>,
@@ -330,13 +378,13 @@ pub trait Rma: TmRef {
             flags,
             Mode::Blocking,
         )
-        .map(|(i, _)| i)
+        .map(GetOut::injected)
     }
 
     /// `gex_RMA_GetNBI`: synchronised with `nbi::wait(Ec::GET, ..)` or an
     /// access region. Into a slice on the reference path it completes
     /// before returning (the borrow of the slice ends with the call).
-    #[inline]
+    #[inline(always)]
     fn get_nbi<'d>(
         &self,
         dst: impl Into<Dst<'d>>,
@@ -353,11 +401,11 @@ pub trait Rma: TmRef {
             flags,
             Mode::Nbi,
         )
-        .map(|(i, _)| i)
+        .map(GetOut::injected)
     }
 
     /// `gex_RMA_GetNB`: the event borrows `dst` until it completes.
-    #[inline]
+    #[inline(always)]
     fn get_nb<'d>(
         &self,
         dst: impl Into<Dst<'d>>,
@@ -374,7 +422,7 @@ pub trait Rma: TmRef {
             flags,
             Mode::Nb,
         )
-        .map(|(_, e)| e)
+        .map(GetOut::event)
     }
 
     /// `gex_RMA_GetBlockingVal`: the `nbytes` (1 to 8) bytes at `src` as an
@@ -393,7 +441,7 @@ pub trait Rma: TmRef {
             ));
         }
         let mut b = [0u8; 8];
-        let (_, ev) = get(
+        get(
             self,
             "gex_RMA_GetBlockingVal",
             Dst::Slice(&mut b[..nbytes]),
@@ -402,8 +450,6 @@ pub trait Rma: TmRef {
             flags,
             Mode::Blocking,
         )?;
-        debug_assert!(ev.is_invalid(), "a blocking get completes before returning");
-        drop(ev);
         Ok(bytes_value(&b[..nbytes]))
     }
 
@@ -428,7 +474,7 @@ pub trait Rma: TmRef {
             flags,
             Mode::Blocking,
         )
-        .map(|(i, _)| i)
+        .map(|s| s.injected())
     }
 
     /// `gex_RMA_PutNBIVal`.
@@ -451,7 +497,7 @@ pub trait Rma: TmRef {
             flags,
             Mode::Nbi,
         )
-        .map(|(i, _)| i)
+        .map(|s| s.injected())
     }
 
     /// `gex_RMA_PutNBVal`.
@@ -474,7 +520,7 @@ pub trait Rma: TmRef {
             flags,
             Mode::Nb,
         )
-        .map(|(_, e)| e)
+        .map(Started::event)
     }
 }
 
@@ -491,7 +537,7 @@ fn put<T: TmRef + ?Sized>(
     lc: Lc<'_>,
     flags: Flags,
     mode: Mode,
-) -> Result<(Injected, Event<'static>)> {
+) -> Result<Started> {
     let len = src.len();
     let r = remote(call, tm, rank, dest, len, flags)?;
     if !matches!(lc, Lc::Now) {
@@ -501,44 +547,67 @@ fn put<T: TmRef + ?Sized>(
     if let Some(p) = r.local {
         // SAFETY: `p..p+len` lies in the peer's mapped segment (checked by
         // `remote`); `sp..sp+len` is the caller's source, readable for the
-        // call. `copy` tolerates overlap (which the spec leaves undefined).
-        unsafe { std::ptr::copy(sp, p, len) };
+        // call.
+        unsafe { copy_bytes(sp, p, len) };
         local_complete(lc);
-        return Ok((Injected::Sent, Event::INVALID));
+        return Ok(Started::Done);
     }
+    put_am(tm.ep(), r, sp, len, lc, flags, mode)
+}
+
+/// The reference-path part of a put, out of line.
+#[inline(never)]
+fn put_am(ep: &Ep, r: Remote, sp: *const u8, len: usize, lc: Lc<'_>, flags: Flags, mode: Mode) -> Result<Started> {
     if len == 0 {
         local_complete(lc);
-        return Ok((Injected::Sent, Event::INVALID));
+        return Ok(Started::Done);
     }
     let parent = match mode {
         Mode::Nbi => Some(nbi::track(Ec::PUT)),
         _ => None,
     };
     let immediate = flags.contains(Flags::IMMEDIATE);
-    let Some(c) = ampath::put(tm.ep(), r.jobrank, r.off, sp, len, immediate, parent)? else {
-        return Ok((Injected::NoOp, Event::NO_OP));
+    let Some(c) = ampath::put(ep, r.jobrank, r.off, sp, len, immediate, parent)? else {
+        return Ok(Started::NoOp);
     };
     local_complete(lc);
-    Ok((Injected::Sent, finish(c, mode)))
-}
-
-/// The event of a started reference-path operation, waiting first for a
-/// blocking call.
-fn finish(c: Arc<Completion>, mode: Mode) -> Event<'static> {
-    match mode {
+    Ok(match mode {
         Mode::Blocking => {
             wait_for(&c);
-            Event::INVALID
+            Started::Done
         }
-        Mode::Nbi => Event::INVALID,
-        Mode::Nb if c.is_complete() => Event::INVALID,
-        Mode::Nb => Event::pending(c),
-    }
+        Mode::Nbi => Started::Done,
+        Mode::Nb => Started::Pending(c),
+    })
 }
 
 fn wait_for(c: &Completion) {
     if let Some(rt) = Runtime::get() {
         rt.spin_until(|| c.is_complete());
+    }
+}
+
+/// How a get's initiation ended.
+enum GetOut<'d> {
+    Done,
+    NoOp,
+    Event(Event<'d>),
+}
+
+impl<'d> GetOut<'d> {
+    fn injected(self) -> Injected {
+        match self {
+            GetOut::NoOp => Injected::NoOp,
+            _ => Injected::Sent,
+        }
+    }
+
+    fn event(self) -> Event<'d> {
+        match self {
+            GetOut::Done => Event::INVALID,
+            GetOut::NoOp => Event::NO_OP,
+            GetOut::Event(e) => e,
+        }
     }
 }
 
@@ -551,79 +620,62 @@ fn get<'d, T: TmRef + ?Sized>(
     src: usize,
     flags: Flags,
     mode: Mode,
-) -> Result<(Injected, Event<'d>)> {
+) -> Result<GetOut<'d>> {
     let len = dst.len();
     let r = remote(call, tm, rank, src, len, flags)?;
     let dp = local::dst_ptr(call, tm.ep(), &mut dst, flags)?;
     if let Some(p) = r.local {
         // SAFETY: `p..p+len` lies in the peer's mapped segment (checked);
         // `dp..dp+len` is the caller's destination, writable for the call.
-        unsafe { std::ptr::copy(p as *const u8, dp, len) };
-        return Ok((Injected::Sent, Event::INVALID));
+        unsafe { copy_bytes(p as *const u8, dp, len) };
+        return Ok(GetOut::Done);
     }
+    get_am(tm.ep(), r, dst, dp, flags, mode)
+}
+
+/// The reference-path part of a get, out of line.
+#[inline(never)]
+fn get_am<'d>(ep: &Ep, r: Remote, dst: Dst<'d>, dp: *mut u8, flags: Flags, mode: Mode) -> Result<GetOut<'d>> {
+    let len = dst.len();
     if len == 0 {
-        return Ok((Injected::Sent, Event::INVALID));
+        return Ok(GetOut::Done);
     }
     let immediate = flags.contains(Flags::IMMEDIATE);
-    let ep = tm.ep();
     let into_segment = matches!(dst, Dst::SegOffset { .. });
-    match mode {
+    let started = match mode {
         // The destination outlives the operation only if it is the segment.
         Mode::Nbi if into_segment => {
             let parent = Some(nbi::track(Ec::GET));
-            match ampath::get(
-                ep,
-                r.jobrank,
-                r.off,
-                len,
-                GetDst::Raw(dp),
-                immediate,
-                parent,
-            )? {
-                None => Ok((Injected::NoOp, Event::NO_OP)),
-                Some(_) => Ok((Injected::Sent, Event::INVALID)),
-            }
+            ampath::get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, parent)?
         }
         Mode::Nb if !into_segment => {
             let staging = Staging::new(len);
-            let Some(c) = ampath::get(
-                ep,
-                r.jobrank,
-                r.off,
-                len,
-                GetDst::Staged(staging.clone()),
-                immediate,
-                None,
-            )?
-            else {
-                return Ok((Injected::NoOp, Event::NO_OP));
+            let Some(c) = ampath::get(ep, r.jobrank, r.off, len, GetDst::Staged(staging.clone()), immediate, None)? else {
+                return Ok(GetOut::NoOp);
             };
-            let Dst::Slice(s) = dst else {
-                unreachable!("checked above")
-            };
+            let Dst::Slice(s) = dst else { unreachable!("checked above") };
             let mut ev = Event::pending_into(c, staging, s);
-            // Already complete (a peer answered during injection): finish
-            // now so the caller gets INVALID.
+            // Complete already (answered during injection): finish now so
+            // the caller gets INVALID.
             if ev.test()? {
-                ev = Event::INVALID;
+                return Ok(GetOut::Done);
             }
-            Ok((Injected::Sent, ev))
+            return Ok(GetOut::Event(ev));
         }
         Mode::Nb => {
-            let Some(c) = ampath::get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)?
-            else {
-                return Ok((Injected::NoOp, Event::NO_OP));
+            let Some(c) = ampath::get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)? else {
+                return Ok(GetOut::NoOp);
             };
-            Ok((Injected::Sent, finish(c, Mode::Nb)))
+            return Ok(GetOut::Event(Started::Pending(c).event()));
         }
         Mode::Blocking | Mode::Nbi => {
             // Into a slice: the borrow ends with this call, so complete now.
-            let Some(c) = ampath::get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)?
-            else {
-                return Ok((Injected::NoOp, Event::NO_OP));
-            };
-            wait_for(&c);
-            Ok((Injected::Sent, Event::INVALID))
+            let started = ampath::get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)?;
+            if let Some(c) = &started {
+                wait_for(c);
+            }
+            started
         }
-    }
+    };
+    Ok(if started.is_some() { GetOut::Done } else { GetOut::NoOp })
 }

@@ -132,7 +132,7 @@ pub(crate) fn seg_ptr(
 
 /// The start of a put's source: checks that SELF_SEG_OFFSET is given
 /// exactly when the source is a segment offset.
-#[inline]
+#[inline(always)]
 pub(crate) fn src_ptr(call: &str, ep: &Ep, src: &Src<'_>, flags: Flags) -> Result<*const u8> {
     match src {
         Src::Slice(s) if !flags.contains(Flags::SELF_SEG_OFFSET) => Ok(s.as_ptr()),
@@ -146,7 +146,7 @@ pub(crate) fn src_ptr(call: &str, ep: &Ep, src: &Src<'_>, flags: Flags) -> Resul
 }
 
 /// The start of a get's destination; as [`src_ptr`].
-#[inline]
+#[inline(always)]
 pub(crate) fn dst_ptr(call: &str, ep: &Ep, dst: &mut Dst<'_>, flags: Flags) -> Result<*mut u8> {
     match dst {
         Dst::Slice(s) if !flags.contains(Flags::SELF_SEG_OFFSET) => Ok(s.as_mut_ptr()),

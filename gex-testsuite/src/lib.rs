@@ -5,6 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+pub mod rmabench;
+
 use gex::{Client, Ep, Segment, Tm};
 
 /// How long any wait in a test may take before it fails loudly.
@@ -54,6 +56,12 @@ impl Job {
     /// Barrier over the job (control plane; serves AMs while waiting).
     pub fn barrier(&self) {
         gex::barrier(&self.tm).expect("barrier");
+    }
+
+    /// Polls until `cond` holds, however long it takes (benchmarks: the
+    /// serving ranks wait for the measuring one).
+    pub fn wait_for_unbounded(&self, cond: impl FnMut() -> bool) {
+        self.ep.runtime().wait_until(cond).expect("wait");
     }
 
     /// Polls until `cond` holds; panics naming `what` after [`wait_bound`].
