@@ -470,19 +470,38 @@ impl TmRef for Tm {
         &self.0.ep
     }
 
-    #[inline]
+    #[inline(always)]
     fn jobrank_of(&self, rank: Rank) -> Result<Rank> {
         if rank >= self.0.size {
-            return Err(Error::bad_arg(format!(
-                "rank {rank} is not in the team (size {})",
-                self.0.size
-            )));
+            return Err(not_in_team(rank, self.0.size));
         }
         Ok(match &self.0.members {
             None => rank,
             Some(m) => m[rank as usize],
         })
     }
+}
+
+#[cold]
+#[inline(never)]
+fn not_in_team(rank: Rank, size: Rank) -> Error {
+    Error::bad_arg(format!("rank {rank} is not in the team (size {size})"))
+}
+
+#[cold]
+#[inline(never)]
+fn not_in_job(rank: Rank, jobsize: Rank) -> Error {
+    Error::bad_arg(format!(
+        "jobrank {rank} out of range 0..{jobsize} (TM-pair)"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn no_such_ep(index: EpIndex, rank: Rank) -> Error {
+    Error::bad_arg(format!(
+        "no endpoint with index {index} exists on rank {rank}: only the primordial endpoint (index 0) is supported"
+    ))
 }
 
 impl TmPair {
@@ -498,19 +517,14 @@ impl TmRef for TmPair {
         &self.ep
     }
 
-    #[inline]
+    #[inline(always)]
     fn jobrank_of(&self, rank: Rank) -> Result<Rank> {
         let jobsize = self.ep.runtime().jobsize();
         if rank >= jobsize {
-            return Err(Error::bad_arg(format!(
-                "jobrank {rank} out of range 0..{jobsize} (TM-pair)"
-            )));
+            return Err(not_in_job(rank, jobsize));
         }
         if self.remote_index != 0 {
-            return Err(Error::bad_arg(format!(
-                "no endpoint with index {} exists on rank {rank}: only the primordial endpoint (index 0) is supported",
-                self.remote_index
-            )));
+            return Err(no_such_ep(self.remote_index, rank));
         }
         Ok(rank)
     }
@@ -560,7 +574,9 @@ impl Segment {
             .local_base
             .ok_or_else(|| Error::resource("conduit did not map the local segment"))?;
         if !rt.set_segments(table) {
-            return Err(Error::bad_arg(format!("{CALL}: a segment is already attached")));
+            return Err(Error::bad_arg(format!(
+                "{CALL}: a segment is already attached"
+            )));
         }
         let seg = Segment(Arc::new(SegmentInner {
             client: ep.client().clone(),

@@ -156,7 +156,16 @@ fn remote<T: TmRef + ?Sized>(
     let jobrank = tm.jobrank_of(rank)?;
     let d = match gex_core::segment_table() {
         Some(t) => t[jobrank as usize],
-        None => return Err(out_of_segment(call, jobrank, addr, len, flags, tm.ep().runtime())),
+        None => {
+            return Err(out_of_segment(
+                call,
+                jobrank,
+                addr,
+                len,
+                flags,
+                tm.ep().runtime(),
+            ))
+        }
     };
     let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
         addr
@@ -164,7 +173,14 @@ fn remote<T: TmRef + ?Sized>(
         addr.wrapping_sub(d.owner_base)
     };
     if off > d.size || len > d.size - off {
-        return Err(out_of_segment(call, jobrank, addr, len, flags, tm.ep().runtime()));
+        return Err(out_of_segment(
+            call,
+            jobrank,
+            addr,
+            len,
+            flags,
+            tm.ep().runtime(),
+        ));
     }
     let local = match d.local_base {
         Some(b) if !force_am() => Some((b + off) as *mut u8),
@@ -557,7 +573,15 @@ fn put<T: TmRef + ?Sized>(
 
 /// The reference-path part of a put, out of line.
 #[inline(never)]
-fn put_am(ep: &Ep, r: Remote, sp: *const u8, len: usize, lc: Lc<'_>, flags: Flags, mode: Mode) -> Result<Started> {
+fn put_am(
+    ep: &Ep,
+    r: Remote,
+    sp: *const u8,
+    len: usize,
+    lc: Lc<'_>,
+    flags: Flags,
+    mode: Mode,
+) -> Result<Started> {
     if len == 0 {
         local_complete(lc);
         return Ok(Started::Done);
@@ -635,7 +659,14 @@ fn get<'d, T: TmRef + ?Sized>(
 
 /// The reference-path part of a get, out of line.
 #[inline(never)]
-fn get_am<'d>(ep: &Ep, r: Remote, dst: Dst<'d>, dp: *mut u8, flags: Flags, mode: Mode) -> Result<GetOut<'d>> {
+fn get_am<'d>(
+    ep: &Ep,
+    r: Remote,
+    dst: Dst<'d>,
+    dp: *mut u8,
+    flags: Flags,
+    mode: Mode,
+) -> Result<GetOut<'d>> {
     let len = dst.len();
     if len == 0 {
         return Ok(GetOut::Done);
@@ -646,14 +677,33 @@ fn get_am<'d>(ep: &Ep, r: Remote, dst: Dst<'d>, dp: *mut u8, flags: Flags, mode:
         // The destination outlives the operation only if it is the segment.
         Mode::Nbi if into_segment => {
             let parent = Some(nbi::track(Ec::GET));
-            ampath::get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, parent)?
+            ampath::get(
+                ep,
+                r.jobrank,
+                r.off,
+                len,
+                GetDst::Raw(dp),
+                immediate,
+                parent,
+            )?
         }
         Mode::Nb if !into_segment => {
             let staging = Staging::new(len);
-            let Some(c) = ampath::get(ep, r.jobrank, r.off, len, GetDst::Staged(staging.clone()), immediate, None)? else {
+            let Some(c) = ampath::get(
+                ep,
+                r.jobrank,
+                r.off,
+                len,
+                GetDst::Staged(staging.clone()),
+                immediate,
+                None,
+            )?
+            else {
                 return Ok(GetOut::NoOp);
             };
-            let Dst::Slice(s) = dst else { unreachable!("checked above") };
+            let Dst::Slice(s) = dst else {
+                unreachable!("checked above")
+            };
             let mut ev = Event::pending_into(c, staging, s);
             // Complete already (answered during injection): finish now so
             // the caller gets INVALID.
@@ -663,7 +713,8 @@ fn get_am<'d>(ep: &Ep, r: Remote, dst: Dst<'d>, dp: *mut u8, flags: Flags, mode:
             return Ok(GetOut::Event(ev));
         }
         Mode::Nb => {
-            let Some(c) = ampath::get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)? else {
+            let Some(c) = ampath::get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)?
+            else {
                 return Ok(GetOut::NoOp);
             };
             return Ok(GetOut::Event(Started::Pending(c).event()));
@@ -677,5 +728,9 @@ fn get_am<'d>(ep: &Ep, r: Remote, dst: Dst<'d>, dp: *mut u8, flags: Flags, mode:
             started
         }
     };
-    Ok(if started.is_some() { GetOut::Done } else { GetOut::NoOp })
+    Ok(if started.is_some() {
+        GetOut::Done
+    } else {
+        GetOut::NoOp
+    })
 }

@@ -24,22 +24,44 @@ pub enum Metric {
 }
 
 /// Runs the benchmark over `sizes`, `iters(size)` operations each.
-pub fn run(name: &str, metric_set: &[Metric], sizes: &[usize], iters: impl Fn(usize) -> u64, seg: usize) {
+pub fn run(
+    name: &str,
+    metric_set: &[Metric],
+    sizes: &[usize],
+    iters: impl Fn(usize) -> u64,
+    seg: usize,
+) {
     let job = Job::start("RMA_BENCH", seg);
     let (me, n) = (job.rank(), job.size());
     let done = Arc::new(AtomicBool::new(false));
     let d = done.clone();
-    let mut table = [HandlerEntry::request(H_DONE, Flags::AM_SHORT, 0, move |_t, _m| {
-        d.store(true, Ordering::SeqCst);
-    })];
+    let mut table = [HandlerEntry::request(
+        H_DONE,
+        Flags::AM_SHORT,
+        0,
+        move |_t, _m| {
+            d.store(true, Ordering::SeqCst);
+        },
+    )];
     register_handlers(&job.ep, &mut table).unwrap();
     job.barrier();
     let peer = if n > 1 { 1 } else { 0 };
     if me == 0 {
         let tm = &job.tm;
-        let path = if gex::rma::force_am() { "AM reference path" } else { "direct" };
-        println!("{name}: {n} ranks, rank 0 -> rank {peer}, conduit {}, {path}", job.ep.runtime().conduit().name());
-        let dest = tm.query_bound_segment(peer, Flags::empty()).unwrap().unwrap().owner_addr;
+        let path = if gex::rma::force_am() {
+            "AM reference path"
+        } else {
+            "direct"
+        };
+        println!(
+            "{name}: {n} ranks, rank 0 -> rank {peer}, conduit {}, {path}",
+            job.ep.runtime().conduit().name()
+        );
+        let dest = tm
+            .query_bound_segment(peer, Flags::empty())
+            .unwrap()
+            .unwrap()
+            .owner_addr;
         let max = *sizes.iter().max().unwrap();
         let src = vec![0x5a_u8; max];
         let mut dst = vec![0u8; max];
@@ -60,7 +82,8 @@ pub fn run(name: &str, metric_set: &[Metric], sizes: &[usize], iters: impl Fn(us
                 let s = &src[..size];
                 // Warm up the path and the pages.
                 tm.put_blocking(peer, dest, s, Flags::empty()).unwrap();
-                tm.get_blocking(&mut dst[..size], peer, dest, Flags::empty()).unwrap();
+                tm.get_blocking(&mut dst[..size], peer, dest, Flags::empty())
+                    .unwrap();
                 let t = Instant::now();
                 for _ in 0..it {
                     tm.put_blocking(peer, dest, s, Flags::empty()).unwrap();
@@ -68,12 +91,14 @@ pub fn run(name: &str, metric_set: &[Metric], sizes: &[usize], iters: impl Fn(us
                 report("PutBlocking", metric, size, it, t.elapsed().as_secs_f64());
                 let t = Instant::now();
                 for _ in 0..it {
-                    tm.get_blocking(&mut dst[..size], peer, dest, Flags::empty()).unwrap();
+                    tm.get_blocking(&mut dst[..size], peer, dest, Flags::empty())
+                        .unwrap();
                 }
                 report("GetBlocking", metric, size, it, t.elapsed().as_secs_f64());
                 let t = Instant::now();
                 for _ in 0..it {
-                    tm.put_nbi(peer, dest, s, Lc::Defer, Flags::empty()).unwrap();
+                    tm.put_nbi(peer, dest, s, Lc::Defer, Flags::empty())
+                        .unwrap();
                     if matches!(metric, Metric::Latency) {
                         nbi::wait(Ec::PUT, Flags::empty()).unwrap();
                     }
@@ -82,7 +107,8 @@ pub fn run(name: &str, metric_set: &[Metric], sizes: &[usize], iters: impl Fn(us
                 report("PutNBI", metric, size, it, t.elapsed().as_secs_f64());
                 let t = Instant::now();
                 for _ in 0..it {
-                    tm.get_nbi(&mut dst[..size], peer, dest, Flags::empty()).unwrap();
+                    tm.get_nbi(&mut dst[..size], peer, dest, Flags::empty())
+                        .unwrap();
                     if matches!(metric, Metric::Latency) {
                         nbi::wait(Ec::GET, Flags::empty()).unwrap();
                     }
@@ -93,7 +119,10 @@ pub fn run(name: &str, metric_set: &[Metric], sizes: &[usize], iters: impl Fn(us
                 match metric {
                     Metric::Latency => {
                         for _ in 0..it {
-                            tm.put_nb(peer, dest, s, Lc::Defer, Flags::empty()).unwrap().wait().unwrap();
+                            tm.put_nb(peer, dest, s, Lc::Defer, Flags::empty())
+                                .unwrap()
+                                .wait()
+                                .unwrap();
                         }
                     }
                     Metric::Throughput => {
@@ -105,17 +134,21 @@ pub fn run(name: &str, metric_set: &[Metric], sizes: &[usize], iters: impl Fn(us
                     }
                 }
                 report("PutNB", metric, size, it, t.elapsed().as_secs_f64());
+                // Many gets in flight, each into its own buffer (allocated
+                // and touched before the clock starts).
+                let batch = 64.min(it as usize).min((64 << 20) / size.max(1)).max(1);
+                let mut bufs = vec![vec![1u8; size]; batch];
                 let t = Instant::now();
                 match metric {
                     Metric::Latency => {
                         for _ in 0..it {
-                            tm.get_nb(&mut dst[..size], peer, dest, Flags::empty()).unwrap().wait().unwrap();
+                            tm.get_nb(&mut dst[..size], peer, dest, Flags::empty())
+                                .unwrap()
+                                .wait()
+                                .unwrap();
                         }
                     }
                     Metric::Throughput => {
-                        // Many gets in flight, each into its own buffer.
-                        let batch = 64.min(it as usize).max(1);
-                        let mut bufs = vec![vec![0u8; size]; batch];
                         let mut left = it;
                         while left > 0 {
                             let k = batch.min(left as usize);
