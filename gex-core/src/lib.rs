@@ -28,7 +28,9 @@ pub use client::{
 pub use event::{Completion, Event, Lc, Staging};
 pub use gex_types as types;
 pub use hsl::{Hsl, HslGuard};
-pub use runtime::{report, segment_table, Runtime};
+pub use runtime::{
+    direct_access, fast_segments, report, segment_table, set_direct_access, FastSeg, Runtime,
+};
 
 use std::io::Write;
 

@@ -31,6 +31,48 @@ pub fn segment_table() -> Option<&'static [SegmentDesc]> {
     Some(unsafe { std::slice::from_raw_parts(p, SEGMENT_COUNT.load(Ordering::Relaxed)) })
 }
 
+/// One rank's segment in the compact form the RMA fast path reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct FastSeg {
+    /// Base address in the owner's address space.
+    pub owner_base: usize,
+    /// Length in bytes (0: no segment).
+    pub size: usize,
+    /// Base of this process's mapping, or 0 when it is not mapped here (or
+    /// direct access is turned off).
+    pub local_base: usize,
+}
+
+/// The fast table in use (one of the two below), and both versions.
+static FAST_TABLE: AtomicPtr<FastSeg> = AtomicPtr::new(std::ptr::null_mut());
+static FAST_MAPPED: AtomicPtr<FastSeg> = AtomicPtr::new(std::ptr::null_mut());
+static FAST_UNMAPPED: AtomicPtr<FastSeg> = AtomicPtr::new(std::ptr::null_mut());
+static DIRECT_ACCESS: AtomicBool = AtomicBool::new(true);
+
+/// The fast segment table: `jobsize` entries indexed by jobrank, or null
+/// before attach. With direct access off every `local_base` reads 0.
+#[inline(always)]
+pub fn fast_segments() -> *const FastSeg {
+    FAST_TABLE.load(Ordering::Acquire)
+}
+
+/// Turns direct access to mapped peer segments on or off for this process
+/// (off: every RMA takes the AM reference path, for testing it).
+pub fn set_direct_access(on: bool) {
+    DIRECT_ACCESS.store(on, Ordering::SeqCst);
+    let t = if on { &FAST_MAPPED } else { &FAST_UNMAPPED };
+    let p = t.load(Ordering::Acquire);
+    if !p.is_null() {
+        FAST_TABLE.store(p, Ordering::Release);
+    }
+}
+
+/// Whether direct access to mapped peer segments is on.
+pub fn direct_access() -> bool {
+    DIRECT_ACCESS.load(Ordering::SeqCst)
+}
+
 /// Whether non-fatal errors are also printed (`gex_System_SetVerboseErrors`).
 static VERBOSE: AtomicBool = AtomicBool::new(true);
 
@@ -166,6 +208,20 @@ impl Runtime {
         }
         SEGMENT_COUNT.store(leaked.len(), Ordering::Relaxed);
         SEGMENT_TABLE.store(leaked.as_ptr() as *mut SegmentDesc, Ordering::Release);
+        let fast = |mapped: bool| -> *mut FastSeg {
+            let v: Vec<FastSeg> = leaked
+                .iter()
+                .map(|d| FastSeg {
+                    owner_base: d.owner_base,
+                    size: d.size,
+                    local_base: if mapped { d.local_base.unwrap_or(0) } else { 0 },
+                })
+                .collect();
+            Box::leak(v.into_boxed_slice()).as_mut_ptr()
+        };
+        FAST_MAPPED.store(fast(true), Ordering::Release);
+        FAST_UNMAPPED.store(fast(false), Ordering::Release);
+        set_direct_access(direct_access());
         true
     }
 

@@ -29,7 +29,6 @@
 pub mod ampath;
 mod local;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub use gex_core::conduit::Injected;
@@ -42,19 +41,16 @@ use gex_types::{Ec, Error, Flags, Rank, Result, RmaValue};
 
 use ampath::GetDst;
 
-static FORCE_AM: AtomicBool = AtomicBool::new(false);
-
 /// Sends every transfer of this process through the AM reference path
 /// (`true`), or lets mapped peers use direct copies (`false`, the default
 /// unless `GEX_RMA_FORCE_AM=1` was set at init).
 pub fn set_force_am(on: bool) {
-    FORCE_AM.store(on, Ordering::Relaxed);
+    gex_core::set_direct_access(!on);
 }
 
 /// Whether the AM reference path is forced.
-#[inline]
 pub fn force_am() -> bool {
-    FORCE_AM.load(Ordering::Relaxed)
+    !gex_core::direct_access()
 }
 
 /// The layer's set-up on every rank at client init: reads
@@ -154,19 +150,20 @@ fn remote<T: TmRef + ?Sized>(
         return Err(bad_flags(call, flags));
     }
     let jobrank = tm.jobrank_of(rank)?;
-    let d = match gex_core::segment_table() {
-        Some(t) => t[jobrank as usize],
-        None => {
-            return Err(out_of_segment(
-                call,
-                jobrank,
-                addr,
-                len,
-                flags,
-                tm.ep().runtime(),
-            ))
-        }
-    };
+    let t = gex_core::fast_segments();
+    if t.is_null() {
+        return Err(out_of_segment(
+            call,
+            jobrank,
+            addr,
+            len,
+            flags,
+            tm.ep().runtime(),
+        ));
+    }
+    // SAFETY: the table has one entry per jobrank, and `jobrank_of` returns
+    // a jobrank below the job size.
+    let d = unsafe { *t.add(jobrank as usize) };
     let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
         addr
     } else {
@@ -182,13 +179,12 @@ fn remote<T: TmRef + ?Sized>(
             tm.ep().runtime(),
         ));
     }
-    let local = match d.local_base {
-        Some(b) if !force_am() => Some((b + off) as *mut u8),
-        _ => None,
-    };
+    let local = (d.local_base != 0).then(|| (d.local_base + off) as *mut u8);
     if flags.intersects(Flags::PEER_NEVER_SELF | Flags::PEER_NEVER_NBRHD)
         && ((flags.contains(Flags::PEER_NEVER_SELF) && jobrank == tm.ep().runtime().jobrank())
-            || (flags.contains(Flags::PEER_NEVER_NBRHD) && d.local_base.is_some()))
+            || (flags.contains(Flags::PEER_NEVER_NBRHD)
+                && segment_desc(tm.ep().runtime(), jobrank)
+                    .is_some_and(|s| s.local_base.is_some())))
     {
         return Err(wrong_peer(call, jobrank, flags));
     }
