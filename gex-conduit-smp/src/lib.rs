@@ -13,36 +13,22 @@
 //! Shared-memory objects are unlinked as soon as every rank has mapped them,
 //! so a crash leaks nothing; the launcher also removes leftovers by the
 //! job's name prefix.
+//!
+//! The rings and mappings are the [`SmpTransport`], which network conduits
+//! embed for the ranks of their neighbourhood (the "bypass").
 
 mod lock;
 pub mod ring;
 pub mod shm;
+mod transport;
 
-use lock::SpinLock;
+pub use transport::{hostname, SmpTransport, MAX_LONG, MAX_MEDIUM, RING_CAPACITY};
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
-
-use gex_core::bootstrap::{wire, Bootstrap};
+use gex_core::bootstrap::Bootstrap;
 use gex_core::conduit::{
-    AmLimits, AmSink, Conduit, ConduitFactory, IncomingAm, Injected, Layout, OutgoingAm, PollScope,
-    SegmentDesc,
+    AmLimits, AmSink, Conduit, ConduitFactory, Injected, Layout, OutgoingAm, PollScope, SegmentDesc,
 };
-use gex_types::{AmArg, AmCategory, Error, Rank, Result, AM_MAX_ARGS};
-
-use ring::{align_up, ring_bytes, Consumer, Producer};
-
-/// Record bytes of each AM ring.
-pub const RING_CAPACITY: usize = 256 << 10;
-/// Largest Medium payload, requests and replies.
-pub const MAX_MEDIUM: usize = 64 << 10;
-/// Largest Long payload, requests and replies (copied straight into the
-/// target segment, so only bounded to keep one injection's copy short).
-pub const MAX_LONG: usize = 1 << 20;
-/// Messages drained from one ring per poll before moving to the next.
-const POLL_BATCH: usize = 64;
-/// Bytes before the arguments: ring header (8) and AM header (8).
-const AM_HEADER: usize = 16;
+use gex_types::{Error, Rank, Result};
 
 /// Creates the smp conduit.
 #[derive(Clone, Copy, Debug, Default)]
@@ -58,203 +44,28 @@ impl ConduitFactory for SmpFactory {
     }
 }
 
-/// An inbound ring and what this process knows of it without touching
-/// shared memory beyond the producer's tail.
-#[repr(align(64))]
-struct InRing {
-    consumer: SpinLock<Consumer>,
-    /// Ring base, for the lock-free emptiness check.
-    base: usize,
-    /// The consumer's head as of its last drain, kept in process-local
-    /// memory so that checking an empty ring reads only the tail line.
-    seen_head: AtomicU64,
-}
-
-impl InRing {
-    /// # Safety
-    /// As for [`Consumer::new`].
-    unsafe fn new(base: *mut u8) -> InRing {
-        // SAFETY: forwarded to the caller.
-        let c = unsafe { Consumer::new(base, RING_CAPACITY) };
-        InRing {
-            seen_head: AtomicU64::new(c.head()),
-            consumer: SpinLock::new(c),
-            base: base as usize,
-        }
-    }
-
-    /// Whether a record is ready where this process will consume next.
-    #[inline]
-    fn has_data(&self) -> bool {
-        // SAFETY: base is a live ring of RING_CAPACITY record bytes.
-        unsafe {
-            ring::ready_at(
-                self.base as *mut u8,
-                RING_CAPACITY,
-                self.seen_head.load(Ordering::Relaxed),
-            )
-        }
-    }
-}
-
-struct Segments {
-    table: Vec<SegmentDesc>,
-    _maps: Vec<shm::Mapping>,
-}
-
-/// The smp conduit (see the crate docs).
+/// The smp conduit: the shared-memory transport over the whole job.
+#[derive(Debug)]
 pub struct SmpConduit {
     boot: Bootstrap,
     layout: Layout,
-    me: Rank,
-    /// Outbound rings: requests then replies, indexed by destination.
-    out_req: Vec<SpinLock<Producer>>,
-    out_rep: Vec<SpinLock<Producer>>,
-    /// Inbound rings, indexed by source.
-    in_req: Vec<InRing>,
-    in_rep: Vec<InRing>,
-    segments: OnceLock<Segments>,
-    _queues: Vec<shm::Mapping>,
-}
-
-impl std::fmt::Debug for SmpConduit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SmpConduit")
-            .field("rank", &self.me)
-            .finish()
-    }
-}
-
-fn queue_name(job: &str, rank: Rank) -> String {
-    format!("{}q{rank}", wire::shm_prefix(job))
-}
-
-fn segment_name(job: &str, rank: Rank) -> String {
-    format!("{}s{rank}", wire::shm_prefix(job))
-}
-
-/// Offset of ring `i` (0..2n) in a rank's queue object.
-fn ring_offset(i: usize) -> usize {
-    i * ring_bytes(RING_CAPACITY)
-}
-
-fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into buf.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
-    if rc != 0 {
-        return String::from("?");
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
-/// Runs a collective step: every rank reports success or a message, and all
-/// fail together if any failed, so one rank's error is not a hang elsewhere.
-fn agree(
-    boot: &Bootstrap,
-    mine: &Result<()>,
-    what: &str,
-    progress: &mut dyn FnMut(),
-) -> Result<()> {
-    let msg = match mine {
-        Ok(()) => Vec::new(),
-        Err(e) => e.to_string().into_bytes(),
-    };
-    let all = boot.exchange(&msg, progress)?;
-    match all.iter().enumerate().find(|(_, m)| !m.is_empty()) {
-        None => Ok(()),
-        Some((r, m)) => Err(Error::resource(format!(
-            "smp conduit: {what} failed on rank {r}: {}",
-            String::from_utf8_lossy(m)
-        ))),
-    }
+    t: SmpTransport,
 }
 
 impl SmpConduit {
-    /// Creates the queues of this rank, maps every peer's, and unlinks them
-    /// once all ranks are mapped. Collective over the job.
+    /// Joins the job: checks that every rank runs on this host, then builds
+    /// the transport over all of them. Collective over the job.
     pub fn new(boot: Bootstrap) -> Result<SmpConduit> {
-        let me = boot.rank();
-        let n = boot.size() as usize;
-        let job = boot.job_id().to_string();
-        let mut idle = || {};
-
-        let hosts = boot.exchange(hostname().as_bytes(), &mut idle)?;
+        let hosts = boot.exchange(hostname().as_bytes(), &mut || {})?;
         if let Some((r, h)) = hosts.iter().enumerate().find(|(_, h)| **h != hosts[0]) {
             return Err(Error::resource(format!(
-                "the smp conduit needs every rank on one host: rank 0 runs on {}, rank {r} on {}",
+                "the smp conduit needs every rank on one host: rank 0 runs on {}, rank {r} on {} (use the udp conduit)",
                 String::from_utf8_lossy(&hosts[0]),
                 String::from_utf8_lossy(h)
             )));
         }
-
-        let qbytes = ring_offset(2 * n);
-        let mine = shm::create(&queue_name(&job, me), qbytes);
-        let created = mine.as_ref().map(|_| ()).map_err(Clone::clone);
-        let agreed = agree(&boot, &created, "creating AM queues", &mut idle);
-        let mine = match (mine, agreed) {
-            (Ok(m), Ok(())) => m,
-            (m, a) => {
-                if m.is_ok() {
-                    shm::unlink(&queue_name(&job, me));
-                }
-                return Err(a.err().unwrap_or_else(|| created.unwrap_err()));
-            }
-        };
-
-        let mut queues = Vec::with_capacity(n);
-        let mut open_err = Ok(());
-        for r in 0..n as Rank {
-            if r == me {
-                continue;
-            }
-            match shm::open(&queue_name(&job, r), qbytes) {
-                Ok(m) => queues.push((r, m)),
-                Err(e) => {
-                    open_err = Err(e);
-                    break;
-                }
-            }
-        }
-        let agreed = agree(&boot, &open_err, "mapping peer AM queues", &mut idle);
-        shm::unlink(&queue_name(&job, me));
-        agreed?;
-
-        let base_of = |r: Rank| -> *mut u8 {
-            if r == me {
-                mine.ptr()
-            } else {
-                queues
-                    .iter()
-                    .find(|(q, _)| *q == r)
-                    .expect("mapped")
-                    .1
-                    .ptr()
-            }
-        };
-        let mut out_req = Vec::with_capacity(n);
-        let mut out_rep = Vec::with_capacity(n);
-        let mut in_req = Vec::with_capacity(n);
-        let mut in_rep = Vec::with_capacity(n);
-        for r in 0..n {
-            let peer = base_of(r as Rank);
-            // SAFETY: each ring lies inside a live mapping of ring_bytes()
-            // bytes (the object is 2n rings), zero-filled at creation; this
-            // process is the only producer into rank r's rings for source
-            // `me`, and the only consumer of its own rings.
-            unsafe {
-                let req = peer.add(ring_offset(me as usize));
-                let rep = peer.add(ring_offset(n + me as usize));
-                out_req.push(SpinLock::new(Producer::new(req, RING_CAPACITY)));
-                out_rep.push(SpinLock::new(Producer::new(rep, RING_CAPACITY)));
-                in_req.push(InRing::new(mine.ptr().add(ring_offset(r))));
-                in_rep.push(InRing::new(mine.ptr().add(ring_offset(n + r))));
-            }
-        }
-        let all: Vec<Rank> = (0..n as Rank).collect();
-        let mut maps: Vec<shm::Mapping> = queues.into_iter().map(|(_, m)| m).collect();
-        maps.push(mine);
+        let all: Vec<Rank> = (0..boot.size()).collect();
+        let t = SmpTransport::new(&boot, &all)?;
         Ok(SmpConduit {
             boot,
             layout: Layout {
@@ -263,163 +74,9 @@ impl SmpConduit {
                 nbrhd_set: (1, 0),
                 host_set: (1, 0),
             },
-            me,
-            out_req,
-            out_rep,
-            in_req,
-            in_rep,
-            segments: OnceLock::new(),
-            _queues: maps,
+            t,
         })
     }
-
-    fn limits() -> AmLimits {
-        AmLimits {
-            max_request_medium: MAX_MEDIUM,
-            max_reply_medium: MAX_MEDIUM,
-            max_request_long: MAX_LONG,
-            max_reply_long: MAX_LONG,
-        }
-    }
-
-    /// Drains up to a batch of messages from one inbound ring.
-    #[inline]
-    fn drain(&self, ring: &InRing, src: Rank, is_request: bool, sink: &dyn AmSink) -> usize {
-        if !ring.has_data() {
-            return 0;
-        }
-        // Another thread of this process is draining it: let it.
-        let Some(mut c) = ring.consumer.try_lock() else {
-            return 0;
-        };
-        let mut ran = 0;
-        while ran < POLL_BATCH {
-            let Some(rec) = c.peek() else { break };
-            self.deliver(rec, src, is_request, sink);
-            c.release(rec);
-            ran += 1;
-        }
-        c.sync();
-        ring.seen_head.store(c.head(), Ordering::Relaxed);
-        ran
-    }
-
-    #[inline]
-    fn deliver(&self, rec: ring::Record, src: Rank, is_request: bool, sink: &dyn AmSink) {
-        // SAFETY: the record is a published AM record in our own ring: its
-        // header and arguments were written by the sender before the
-        // release-store that made it visible, and the bytes stay unchanged
-        // until we release it after the handler returns.
-        unsafe {
-            let start = rec.body.sub(8);
-            let cat = *start.add(8);
-            let handler = *start.add(10);
-            let nargs = (*start.add(11) as usize).min(AM_MAX_ARGS);
-            let plen = (start.add(12) as *const u32).read() as usize;
-            let args = std::slice::from_raw_parts(start.add(AM_HEADER) as *const AmArg, nargs);
-            let after = align_up(AM_HEADER + 4 * nargs);
-            let category = AmCategory::from_u8(cat).unwrap_or_else(|| {
-                gex_core::fatal(&format!(
-                    "corrupt AM record from rank {src}: category {cat}"
-                ))
-            });
-            let (payload, dest_addr): (&[u8], usize) = match category {
-                AmCategory::Short => (&[], 0),
-                AmCategory::Medium => (std::slice::from_raw_parts(start.add(after), plen), 0),
-                AmCategory::Long => {
-                    let off = (start.add(after) as *const u64).read() as usize;
-                    let dest = (start.add(after + 8) as *const u64).read() as usize;
-                    let seg = self.segments.get().map(|s| s.table[self.me as usize]);
-                    match seg.and_then(|s| s.local_base) {
-                        Some(base) if off + plen <= seg.map_or(0, |s| s.size) => {
-                            (std::slice::from_raw_parts((base as *const u8).add(off), plen), dest)
-                        }
-                        _ => gex_core::fatal(&format!(
-                            "a Long AM from rank {src} targets offset {off:#x}+{plen} outside this rank's segment"
-                        )),
-                    }
-                }
-            };
-            sink.deliver(&IncomingAm {
-                src,
-                category,
-                is_request,
-                handler,
-                args,
-                payload,
-                dest_addr,
-            });
-        }
-    }
-
-    /// Writes `msg` into a reserved record body (`b` is 8 bytes into the
-    /// record) and, for a Long, copies the payload into the target segment.
-    ///
-    /// # Safety
-    /// `b` must be the body of a reserved record of `record_len(msg) - 8`
-    /// bytes; for a Long the destination range must have been validated.
-    #[inline]
-    unsafe fn write_record(&self, dest: Rank, b: *mut u8, msg: &OutgoingAm<'_>) -> Result<()> {
-        // SAFETY: per the function contract.
-        unsafe {
-            let start = b.sub(8);
-            *start.add(8) = msg.category as u8;
-            *start.add(9) = msg.is_request as u8;
-            *start.add(10) = msg.handler;
-            *start.add(11) = msg.args.len() as u8;
-            (start.add(12) as *mut u32).write(msg.payload.len() as u32);
-            std::ptr::copy_nonoverlapping(
-                msg.args.as_ptr() as *const u8,
-                start.add(AM_HEADER),
-                4 * msg.args.len(),
-            );
-            let after = align_up(AM_HEADER + 4 * msg.args.len());
-            match msg.category {
-                AmCategory::Short => {}
-                AmCategory::Medium => std::ptr::copy_nonoverlapping(
-                    msg.payload.as_ptr(),
-                    start.add(after),
-                    msg.payload.len(),
-                ),
-                AmCategory::Long => {
-                    let seg = self
-                        .segments
-                        .get()
-                        .map(|s| s.table[dest as usize])
-                        .filter(|s| msg.dest_offset + msg.payload.len() <= s.size);
-                    let Some(base) = seg.and_then(|s| s.local_base) else {
-                        return Err(Error::bad_arg(format!(
-                            "Long AM to rank {dest}: no mapped segment covers offset {:#x}+{}",
-                            msg.dest_offset,
-                            msg.payload.len()
-                        )));
-                    };
-                    // `copy` (memmove) rather than copy_nonoverlapping: the
-                    // source may itself lie in a mapped segment.
-                    std::ptr::copy(
-                        msg.payload.as_ptr(),
-                        (base as *mut u8).add(msg.dest_offset),
-                        msg.payload.len(),
-                    );
-                    (start.add(after) as *mut u64).write(msg.dest_offset as u64);
-                    (start.add(after + 8) as *mut u64).write(msg.dest_addr as u64);
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Total record length of `msg`.
-#[inline]
-fn record_len(msg: &OutgoingAm<'_>) -> usize {
-    let after = align_up(AM_HEADER + 4 * msg.args.len());
-    after
-        + match msg.category {
-            AmCategory::Short => 0,
-            AmCategory::Medium => msg.payload.len(),
-            AmCategory::Long => 16,
-        }
 }
 
 impl Conduit for SmpConduit {
@@ -436,11 +93,11 @@ impl Conduit for SmpConduit {
     }
 
     fn am_limits(&self, _peer: Rank) -> AmLimits {
-        Self::limits()
+        SmpTransport::limits()
     }
 
     fn am_lub_limits(&self) -> AmLimits {
-        Self::limits()
+        SmpTransport::limits()
     }
 
     #[inline]
@@ -451,24 +108,6 @@ impl Conduit for SmpConduit {
         immediate: bool,
         sink: &dyn AmSink,
     ) -> Result<Injected> {
-        let rings = if msg.is_request {
-            &self.out_req
-        } else {
-            &self.out_rep
-        };
-        let ring = rings.get(dest as usize).ok_or_else(|| {
-            Error::bad_arg(format!(
-                "rank {dest} is not in the job of {} ranks",
-                rings.len()
-            ))
-        })?;
-        if msg.args.len() > AM_MAX_ARGS
-            || (msg.category == AmCategory::Medium && msg.payload.len() > MAX_MEDIUM)
-            || (msg.category == AmCategory::Long && msg.payload.len() > MAX_LONG)
-        {
-            return Err(Error::bad_arg("AM exceeds the smp conduit's limits"));
-        }
-        let body = record_len(msg) - 8;
         let scope = if msg.is_request {
             PollScope::All
         } else {
@@ -476,28 +115,13 @@ impl Conduit for SmpConduit {
         };
         let mut tries = 0u32;
         loop {
-            {
-                let mut p = ring.lock();
-                if let Some(b) = p.reserve(body) {
-                    // SAFETY: b is the body of a record of `body` bytes; the
-                    // Long range was validated by the AM layer and is
-                    // re-checked against the segment table.
-                    match unsafe { self.write_record(dest, b, msg) } {
-                        Ok(()) => {
-                            p.publish();
-                            return Ok(Injected::Sent);
-                        }
-                        Err(e) => {
-                            p.cancel();
-                            return Err(e);
-                        }
-                    }
-                }
+            if self.t.try_send(dest, msg)? == Injected::Sent {
+                return Ok(Injected::Sent);
             }
             if immediate {
                 return Ok(Injected::NoOp);
             }
-            self.poll(sink, scope);
+            self.t.poll(sink, scope);
             tries += 1;
             if tries > 64 {
                 std::thread::yield_now();
@@ -509,95 +133,16 @@ impl Conduit for SmpConduit {
 
     #[inline]
     fn poll(&self, sink: &dyn AmSink, scope: PollScope) -> usize {
-        let mut ran = 0;
-        let n = self.in_rep.len();
-        for src in 0..n {
-            ran += self.drain(&self.in_rep[src], src as Rank, false, sink);
-        }
-        if scope == PollScope::All {
-            for src in 0..n {
-                ran += self.drain(&self.in_req[src], src as Rank, true, sink);
-            }
-        }
-        ran
+        self.t.poll(sink, scope)
     }
 
     fn max_segment_size(&self) -> usize {
-        let page = gex_core::system::page_size();
-        let total = shm::shm_capacity().unwrap_or(1 << 30);
-        let per_rank = total / self.layout.nbrhd.len().max(1);
-        per_rank / page * page
+        self.t.max_segment_size()
     }
 
     fn attach_segment(&self, size: usize, sink: &dyn AmSink) -> Result<Vec<SegmentDesc>> {
-        let job = self.boot.job_id().to_string();
-        let me = self.me;
-        let mut progress = || {
-            self.poll(sink, PollScope::All);
-        };
-        let name = segment_name(&job, me);
-        let mine = shm::create(&name, size);
-        let mut info = Vec::new();
-        if let Ok(m) = &mine {
-            info.extend_from_slice(&(m.ptr() as u64).to_le_bytes());
-            info.extend_from_slice(&(size as u64).to_le_bytes());
-        }
-        let all = self.boot.exchange(&info, &mut progress)?;
-        if let Some((r, _)) = all.iter().enumerate().find(|(_, i)| i.len() != 16) {
-            if mine.is_ok() {
-                shm::unlink(&name);
-            }
-            let why = match &mine {
-                Err(e) if r == me as usize => e.to_string(),
-                _ => "could not create its segment".to_string(),
-            };
-            return Err(Error::resource(format!(
-                "gex_Segment_Attach: rank {r}: {why}"
-            )));
-        }
-        let mine = mine.expect("all ranks created their segment");
-        let mut table = Vec::with_capacity(all.len());
-        let mut maps = Vec::with_capacity(all.len());
-        let mut open_err = Ok(());
-        for (r, i) in all.iter().enumerate() {
-            let owner_base = u64::from_le_bytes(i[0..8].try_into().expect("16 bytes")) as usize;
-            let sz = u64::from_le_bytes(i[8..16].try_into().expect("16 bytes")) as usize;
-            let local_base = if r == me as usize {
-                Some(mine.ptr() as usize)
-            } else {
-                match shm::open(&segment_name(&job, r as Rank), sz) {
-                    Ok(m) => {
-                        let p = m.ptr() as usize;
-                        maps.push(m);
-                        Some(p)
-                    }
-                    Err(e) => {
-                        open_err = Err(e);
-                        None
-                    }
-                }
-            };
-            table.push(SegmentDesc {
-                owner_base,
-                local_base,
-                size: sz,
-            });
-        }
-        let agreed = agree(
-            &self.boot,
-            &open_err,
-            "mapping peer segments",
-            &mut progress,
-        );
-        shm::unlink(&name);
-        agreed?;
-        maps.push(mine);
-        self.segments
-            .set(Segments {
-                table: table.clone(),
-                _maps: maps,
-            })
-            .map_err(|_| Error::bad_arg("gex_Segment_Attach: a segment is already attached"))?;
-        Ok(table)
+        self.t.attach_segment(&self.boot, size, &mut || {
+            self.t.poll(sink, PollScope::All);
+        })
     }
 }
