@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use gex_core::bootstrap::wire::{
     encode_exchange_result, parse_hello, shm_prefix, write_frame, Kind, ENV_CONDUIT, ENV_CTRL,
-    ENV_JOB_ID, ENV_RANK, ENV_SIZE, MAX_FRAME,
+    ENV_JOB_ID, ENV_JOB_KEY, ENV_RANK, ENV_SIZE, MAX_FRAME,
 };
 
 use crate::ctrl::{ConnId, ControlSocket};
@@ -92,6 +92,9 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
     let program = proc::resolve_program(&spec.program, path_var)?;
 
     let job_id = new_job_id();
+    // A second random value, never printed: the key network conduits put in
+    // every datagram of this job.
+    let job_key = new_job_id();
     let sock_path = socket_path(&job_id);
     let (tx, rx) = crossbeam_channel::unbounded();
     let ctrl = ControlSocket::start(&sock_path, tx.clone())?;
@@ -130,6 +133,7 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
             (ENV_SIZE.into(), spec.ranks.to_string().into()),
             (ENV_CTRL.into(), sock_path.clone().into_os_string()),
             (ENV_JOB_ID.into(), job_id.clone().into()),
+            (ENV_JOB_KEY.into(), job_key.clone().into()),
             (ENV_CONDUIT.into(), spec.conduit.clone().into()),
         ]);
         let rc = RankCommand {

@@ -65,8 +65,19 @@ fn launch(program: &str, ranks: u32, args: &[&str]) -> JobOutcome {
 }
 
 fn launch_env(program: &str, ranks: u32, args: &[&str], env: &[(&str, &str)]) -> JobOutcome {
+    launch_on("smp", program, ranks, args, env)
+}
+
+fn launch_on(
+    conduit: &str,
+    program: &str,
+    ranks: u32,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> JobOutcome {
     let _lock = job_lock();
     let mut spec = JobSpec::new(ranks, program);
+    spec.conduit = conduit.to_string();
     spec.args = args.iter().map(|a| a.to_string()).collect();
     spec.env = env
         .iter()
@@ -186,6 +197,49 @@ fn test_rma_am_path_1_to_4_ranks() {
         &[("GEX_RMA_FORCE_AM", "1")],
         " (am path)",
     );
+}
+
+/// Runs `program` over the udp conduit with the shared-memory bypass off
+/// (every peer over UDP) on 2 to 4 ranks.
+fn passes_over_udp(program: &str, name: &str) {
+    for n in 2..=4 {
+        let out = launch_on("udp", program, n, &[], &[("GEX_UDP_BYPASS", "0")]);
+        assert!(
+            !out.timed_out,
+            "{name} -n {n} over udp timed out\n{}",
+            report(&out)
+        );
+        assert_eq!(
+            out.code,
+            0,
+            "{name} -n {n} over udp failed\n{}",
+            report(&out)
+        );
+        for r in 0..n {
+            let line = format!("{name}: rank {r} of {n}: all checks passed");
+            assert!(
+                out.stdout.contains(&line),
+                "{name} -n {n} over udp: no {line:?}\n{}",
+                report(&out)
+            );
+        }
+        check_cleanup(&out);
+    }
+}
+
+#[test]
+fn test_am_over_udp_2_to_4_ranks() {
+    passes_over_udp(TEST_AM, "test-am");
+}
+
+#[test]
+fn test_core_over_udp_2_to_4_ranks() {
+    passes_over_udp(TEST_CORE, "test-core");
+}
+
+#[test]
+fn test_rma_over_udp_2_to_4_ranks() {
+    passes_over_udp(TEST_RMA, "test-rma");
 }
 
 #[test]

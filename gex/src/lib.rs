@@ -1,8 +1,8 @@
 //! gex: GASNet-EX in Rust.
 //!
 //! This facade re-exports the layers a program enabled through cargo
-//! features (`am`, `rma`; conduits: `smp`) and chooses the conduit at
-//! start-up.
+//! features (`am`, `rma`; conduits: `smp`, `udp`) and chooses the conduit
+//! at start-up (`gex-run --conduit NAME` sets `GEX_CONDUIT`).
 //! Runtimes that embed a single layer depend on that crate directly
 //! (`gex-core`, `gex-am`, `gex-conduit-smp`, ...).
 //!
@@ -42,11 +42,18 @@ pub use gex_rma as rma;
 #[cfg(feature = "smp")]
 pub use gex_conduit_smp as smp;
 
-/// The conduits compiled into this build, by name.
+/// The udp conduit (feature `udp`).
+#[cfg(feature = "udp")]
+pub use gex_conduit_udp as udp;
+
+/// The conduits compiled into this build, by name; the first is the
+/// default.
 pub fn conduits() -> Vec<&'static str> {
     [
         #[cfg(feature = "smp")]
         "smp",
+        #[cfg(feature = "udp")]
+        "udp",
     ]
     .to_vec()
 }
@@ -56,6 +63,8 @@ pub fn conduit_factory(name: &str) -> Option<Box<dyn ConduitFactory>> {
     match name {
         #[cfg(feature = "smp")]
         "smp" => Some(Box::new(gex_conduit_smp::SmpFactory)),
+        #[cfg(feature = "udp")]
+        "udp" => Some(Box::new(gex_conduit_udp::UdpFactory)),
         _ => None,
     }
 }

@@ -20,6 +20,9 @@ pub const ENV_CTRL: &str = "GEX_CTRL";
 /// Environment variable: the job's identifier, unique on the host; it
 /// prefixes every shared-memory object of the job (`/dev/shm/gex-<id>-...`).
 pub const ENV_JOB_ID: &str = "GEX_JOB_ID";
+/// Environment variable: the job's secret key (16 hex digits): network
+/// conduits put it in every datagram and drop datagrams without it.
+pub const ENV_JOB_KEY: &str = "GEX_JOB_KEY";
 /// Environment variable: the conduit chosen by the launcher (`smp`, ...).
 pub const ENV_CONDUIT: &str = "GEX_CONDUIT";
 

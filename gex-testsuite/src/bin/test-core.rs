@@ -264,9 +264,16 @@ fn bound_segments(job: &Job) {
             .unwrap_or_else(|| panic!("rank {r} has a bound segment"));
         assert_eq!(bs.size, size, "size of rank {r}'s segment");
         assert_eq!(bs.owner_addr, addr, "owner address of rank {r}'s segment");
-        let local = bs.local_addr.expect("smp maps every segment of the nbrhd");
+        // A segment is mapped here exactly when its rank shares memory with
+        // this one (the whole job on smp; only this rank on udp without
+        // the bypass).
+        assert_eq!(
+            bs.local_addr.is_some(),
+            in_nbrhd(r),
+            "rank {r}'s segment mapped here iff in the neighbourhood"
+        );
         if r == me {
-            assert_eq!(local, job.seg.addr());
+            assert_eq!(bs.local_addr, Some(job.seg.addr()));
         }
         assert_eq!(
             job.tm.query_bound_segment(r, Flags::IMMEDIATE).unwrap(),
@@ -320,21 +327,45 @@ fn segment_contents(job: &Job) {
             .query_bound_segment(r, Flags::empty())
             .unwrap()
             .unwrap();
-        let local = bs.local_addr.expect("mapped here");
         let mut got = vec![0u8; bs.size];
-        // SAFETY: `local` is this process's mapping of rank r's bound
-        // segment, valid for `bs.size` bytes for the rest of the job. Every
-        // rank wrote its segment before the barrier above and nobody
-        // writes any segment until the barrier after this phase, so the
-        // read does not race. `got` is a separate allocation of the same
-        // length.
-        unsafe { std::ptr::copy(local as *const u8, got.as_mut_ptr(), bs.size) };
+        match bs.local_addr {
+            // SAFETY: `local` is this process's mapping of rank r's bound
+            // segment, valid for `bs.size` bytes for the rest of the job.
+            // Every rank wrote its segment before the barrier above and
+            // nobody writes any segment until the barrier after this phase,
+            // so the read does not race. `got` is a separate allocation of
+            // the same length.
+            Some(local) => unsafe { std::ptr::copy(local as *const u8, got.as_mut_ptr(), bs.size) },
+            // Not mapped here: fetch it over the conduit.
+            None => {
+                use gex::rma::Rma;
+                job.tm
+                    .get_blocking(&mut got, r, bs.owner_addr, Flags::empty())
+                    .expect("get a peer's segment");
+            }
+        }
         check_payload(
             &format!("rank {r}'s segment seen by rank {me}"),
             seg_tag(r),
             &got,
         );
     }
+}
+
+/// Whether ranks on this host share memory: always on smp; on udp unless
+/// `GEX_UDP_BYPASS=0`.
+fn bypass() -> bool {
+    let conduit = gex::Runtime::get().expect("init").conduit().name();
+    conduit != "udp" || std::env::var("GEX_UDP_BYPASS").as_deref() != Ok("0")
+}
+
+/// Whether `r` is in this rank's neighbourhood.
+fn in_nbrhd(r: u32) -> bool {
+    system::query_nbrhd_info()
+        .unwrap()
+        .members
+        .iter()
+        .any(|m| m.jobrank == r)
 }
 
 fn nbrhd_and_host(job: &Job) {
@@ -348,15 +379,22 @@ fn nbrhd_and_host(job: &Job) {
             ranks.windows(2).all(|w| w[0] < w[1]),
             "{what} members are sorted: {ranks:?}"
         );
-        // smp: one host, one neighbourhood holding every rank.
-        assert_eq!(ranks, (0..n).collect::<Vec<_>>(), "{what} members");
+        // One host; the neighbourhood is every rank unless the udp
+        // conduit runs without its shared-memory bypass.
+        let expect: Vec<u32> = if what == "nbrhd" && !bypass() {
+            vec![me]
+        } else {
+            (0..n).collect()
+        };
+        assert_eq!(ranks, expect, "{what} members");
         assert_eq!(set.members[set.my_index as usize].jobrank, me, "{what}");
     }
+    let (nbrhd_set_size, nbrhd_set_rank) = if bypass() { (1, 0) } else { (n, me) };
     assert_eq!(
         system::query_my_position().unwrap(),
         Position {
-            nbrhd_set_size: 1,
-            nbrhd_set_rank: 0,
+            nbrhd_set_size,
+            nbrhd_set_rank,
             host_set_size: 1,
             host_set_rank: 0,
         }

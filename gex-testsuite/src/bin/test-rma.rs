@@ -531,7 +531,14 @@ fn offsets_and_errors(job: &Job, segs: &[usize], reg: usize) {
         ),
         "SELF_SEG_OFFSET",
     );
-    if !gex::rma::force_am() {
+    let peer_mapped = job
+        .tm
+        .query_bound_segment(peer, Flags::empty())
+        .unwrap()
+        .unwrap()
+        .local_addr
+        .is_some();
+    if !gex::rma::force_am() && peer_mapped {
         must_fail(
             tm.put_blocking(
                 peer,

@@ -1,0 +1,853 @@
+//! The per-rank protocol state machine.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use super::wire::{
+    chunks, decode_datagram, encode_chunk, encode_datagram, expand_seq, has_preamble, peek_key,
+    AckInfo, DataInfo, Datagram, CHUNK_HEADER_LEN, FIRST_CHUNK_HEADER_LEN, MAX_DATAGRAM,
+    MAX_MESSAGE, MAX_OVERHEAD, MAX_SACK_WORDS, MIN_DATAGRAM,
+};
+use super::{Backpressure, Config, Stats};
+
+/// Largest window accepted (far below 2^31, so 32-bit sequence numbers on
+/// the wire expand exactly).
+const MAX_WINDOW: usize = 1 << 20;
+/// A datagram is deemed lost once one transmitted this many transmissions
+/// later has been acknowledged.
+const PACKET_THRESHOLD: u64 = 3;
+/// Most in-order datagrams received before an immediate ACK.
+const MAX_ACK_EVERY: u32 = 8;
+/// Sequence numbers after `cum` covered by a SACK bitmap.
+const SACK_SPAN: usize = 64 * MAX_SACK_WORDS;
+
+/// A DATA datagram in flight (sent, not yet cumulatively acknowledged).
+#[derive(Debug)]
+struct Sent {
+    body: Box<[u8]>,
+    /// Time of the latest transmission.
+    last_sent: Instant,
+    /// Transmission serial of the latest transmission (per peer, increasing).
+    serial: u64,
+    /// Transmissions so far (RTT samples only from datagrams sent once).
+    tx_count: u32,
+    /// Selectively acknowledged (still held until the cumulative point passes).
+    acked: bool,
+    /// Deemed lost and queued for retransmission.
+    lost: bool,
+}
+
+/// A message waiting to be packed.
+#[derive(Debug)]
+struct Pending {
+    msg: Vec<u8>,
+    /// Bytes already packed into DATA bodies.
+    off: usize,
+}
+
+/// Toward one peer.
+#[derive(Debug)]
+struct SendState {
+    /// Lowest sequence number not cumulatively acknowledged.
+    una: u64,
+    /// Sequence numbers `una..una + inflight.len()`.
+    inflight: VecDeque<Sent>,
+    /// Entries of `inflight` not selectively acknowledged.
+    unacked: usize,
+    /// Body bytes held in `inflight`.
+    inflight_bytes: usize,
+    queue: VecDeque<Pending>,
+    /// Sum of `len + FIRST_CHUNK_HEADER_LEN` over `queue`.
+    queue_charge: usize,
+    /// Sequence numbers to retransmit (may hold stale ones; checked on use).
+    retx: VecDeque<u64>,
+    next_serial: u64,
+    largest_acked_serial: Option<u64>,
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    rto: Duration,
+    rto_deadline: Option<Instant>,
+    /// RTT of the latest sample.
+    latest_rtt: Duration,
+    /// When a datagram that passed the packet threshold also passes the time
+    /// threshold (the loss-detection timer).
+    loss_time: Option<Instant>,
+    /// Since when data toward the peer has been outstanding (None when idle).
+    outstanding_since: Option<Instant>,
+}
+
+impl SendState {
+    fn new(cfg: &Config) -> SendState {
+        SendState {
+            una: 0,
+            inflight: VecDeque::new(),
+            unacked: 0,
+            inflight_bytes: 0,
+            queue: VecDeque::new(),
+            queue_charge: 0,
+            retx: VecDeque::new(),
+            next_serial: 0,
+            largest_acked_serial: None,
+            srtt: None,
+            rttvar: Duration::ZERO,
+            rto: cfg.initial_rto,
+            rto_deadline: None,
+            latest_rtt: Duration::ZERO,
+            loss_time: None,
+            outstanding_since: None,
+        }
+    }
+
+    fn nxt(&self) -> u64 {
+        self.una + self.inflight.len() as u64
+    }
+
+    fn idle(&self) -> bool {
+        self.inflight.is_empty() && self.queue.is_empty()
+    }
+
+    fn on_rtt_sample(&mut self, r: Duration, cfg: &Config) {
+        self.latest_rtt = r;
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(s) => {
+                let d = s.abs_diff(r);
+                self.rttvar = (self.rttvar * 3 + d) / 4;
+                self.srtt = Some((s * 7 + r) / 8);
+            }
+        }
+        let s = self.srtt.unwrap_or(r);
+        self.rto = (s + self.rttvar * 4).clamp(cfg.min_rto, cfg.max_rto);
+    }
+
+    /// Marks lost every unacknowledged datagram that is both
+    /// [`PACKET_THRESHOLD`] transmissions older than the newest acknowledged
+    /// one and older than 9/8 of the RTT; arms the loss timer for those that
+    /// pass the first test only. Returns how many were marked.
+    fn detect_losses(&mut self, now: Instant) -> u64 {
+        self.loss_time = None;
+        let Some(largest) = self.largest_acked_serial else {
+            return 0;
+        };
+        let rtt = self.srtt.unwrap_or(self.rto).max(self.latest_rtt);
+        let threshold = rtt * 9 / 8;
+        let mut marked = 0;
+        let una = self.una;
+        for (i, e) in self.inflight.iter_mut().enumerate() {
+            if e.acked || e.lost || e.serial + PACKET_THRESHOLD > largest {
+                continue;
+            }
+            let lost_at = e.last_sent + threshold;
+            if lost_at <= now {
+                e.lost = true;
+                self.retx.push_back(una + i as u64);
+                marked += 1;
+            } else {
+                self.loss_time = Some(self.loss_time.map_or(lost_at, |t| t.min(lost_at)));
+            }
+        }
+        marked
+    }
+
+    /// Packs queued messages into one body of at most `max_body` bytes.
+    /// The queue must not be empty.
+    fn pack(&mut self, max_body: usize) -> Vec<u8> {
+        let mut body = Vec::with_capacity(max_body.min(self.queue_charge + CHUNK_HEADER_LEN));
+        while let Some(front) = self.queue.front_mut() {
+            let first = front.off == 0;
+            let hdr = if first {
+                FIRST_CHUNK_HEADER_LEN
+            } else {
+                CHUNK_HEADER_LEN
+            };
+            let remaining = front.msg.len() - front.off;
+            let room = max_body - body.len();
+            if room < hdr + remaining.min(1) {
+                break;
+            }
+            // Do not split a message that would fit whole in the next datagram.
+            if !body.is_empty() && hdr + remaining > room && hdr + remaining <= max_body {
+                break;
+            }
+            let take = remaining.min(room - hdr);
+            let last = take == remaining;
+            let total = first.then_some(front.msg.len() as u32);
+            encode_chunk(
+                &mut body,
+                first,
+                last,
+                total,
+                &front.msg[front.off..front.off + take],
+            );
+            front.off += take;
+            if last {
+                self.queue_charge -= front.msg.len() + FIRST_CHUNK_HEADER_LEN;
+                self.queue.pop_front();
+            }
+        }
+        debug_assert!(!body.is_empty() && body.len() <= max_body);
+        body
+    }
+}
+
+/// From one peer.
+#[derive(Debug)]
+struct RecvState {
+    /// Next sequence number expected (everything below was processed).
+    next: u64,
+    /// Out-of-order bodies: index `i` holds sequence number `next + i`
+    /// (index 0 is always empty; the last element, if any, is full).
+    ooo: VecDeque<Option<Box<[u8]>>>,
+    ooo_bytes: usize,
+    /// The message being reassembled: its total length and bytes so far.
+    partial: Option<(usize, Vec<u8>)>,
+    last_heard: Option<Instant>,
+    received_any: bool,
+    /// Something received that no ACK sent since covers.
+    ack_pending: bool,
+    /// ACK at the next transmit opportunity.
+    ack_now: bool,
+    /// In-order datagrams since the last ACK.
+    since_ack: u32,
+    ack_deadline: Option<Instant>,
+}
+
+impl RecvState {
+    fn new() -> RecvState {
+        RecvState {
+            next: 0,
+            ooo: VecDeque::new(),
+            ooo_bytes: 0,
+            partial: None,
+            last_heard: None,
+            received_any: false,
+            ack_pending: false,
+            ack_now: false,
+            since_ack: 0,
+            ack_deadline: None,
+        }
+    }
+
+    fn ack_due(&self, now: Instant) -> bool {
+        self.ack_pending && (self.ack_now || self.ack_deadline.is_some_and(|d| d <= now))
+    }
+
+    /// The current ACK block; clears the pending ACK.
+    fn take_ack(&mut self) -> AckInfo {
+        let mut ack = AckInfo {
+            cum: self.next as u32,
+            ..AckInfo::default()
+        };
+        for (i, slot) in self.ooo.iter().enumerate().skip(1).take(SACK_SPAN) {
+            if slot.is_some() {
+                let bit = i - 1;
+                ack.sack[bit / 64] |= 1 << (bit % 64);
+                ack.nsack = (bit / 64 + 1) as u8;
+            }
+        }
+        self.ack_pending = false;
+        self.ack_now = false;
+        self.since_ack = 0;
+        self.ack_deadline = None;
+        ack
+    }
+
+    fn partial_bytes(&self) -> usize {
+        self.partial.as_ref().map_or(0, |(_, v)| v.len())
+    }
+}
+
+#[derive(Debug)]
+struct Peer {
+    snd: SendState,
+    rcv: RecvState,
+    /// In `Endpoint::ready`.
+    in_ready: bool,
+}
+
+/// Complete messages waiting for `poll_message`.
+#[derive(Debug, Default)]
+struct Inbox {
+    messages: VecDeque<(u32, Vec<u8>)>,
+    bytes: usize,
+}
+
+/// The protocol state of one rank toward all its peers. See the module
+/// documentation.
+#[derive(Debug)]
+pub struct Endpoint {
+    me: u32,
+    cfg: Config,
+    max_body: usize,
+    ack_every: u32,
+    peers: Vec<Peer>,
+    /// Peers that may have something to transmit (round robin).
+    ready: VecDeque<u32>,
+    inbox: Inbox,
+    stats: Stats,
+}
+
+impl Endpoint {
+    /// An endpoint for rank `me` among ranks `0..npeers`; `cfg` is clamped
+    /// into range (see [`Config`]).
+    pub fn new(me: u32, npeers: u32, cfg: Config) -> Endpoint {
+        let mut cfg = cfg;
+        cfg.max_datagram = cfg.max_datagram.clamp(MIN_DATAGRAM, MAX_DATAGRAM);
+        cfg.window = cfg.window.clamp(1, MAX_WINDOW);
+        cfg.min_rto = cfg.min_rto.min(cfg.max_rto);
+        cfg.initial_rto = cfg.initial_rto.clamp(cfg.min_rto, cfg.max_rto);
+        let peers = (0..npeers)
+            .map(|_| Peer {
+                snd: SendState::new(&cfg),
+                rcv: RecvState::new(),
+                in_ready: false,
+            })
+            .collect();
+        Endpoint {
+            me,
+            max_body: cfg.max_datagram - MAX_OVERHEAD,
+            ack_every: ((cfg.window / 2) as u32).clamp(1, MAX_ACK_EVERY),
+            cfg,
+            peers,
+            ready: VecDeque::new(),
+            inbox: Inbox::default(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// This endpoint's rank.
+    pub fn me(&self) -> u32 {
+        self.me
+    }
+
+    /// Number of ranks.
+    pub fn npeers(&self) -> u32 {
+        self.peers.len() as u32
+    }
+
+    /// The configuration in force (after clamping).
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Largest DATA body: `max_datagram - MAX_OVERHEAD`.
+    pub fn max_body(&self) -> usize {
+        self.max_body
+    }
+
+    /// Queues one message (any length up to 64 MiB) for `peer`, fragmenting
+    /// it. `Err(Backpressure)` if it does not fit the queue budget toward that
+    /// peer now (see [`Endpoint::can_send`]); then nothing is queued.
+    ///
+    /// # Panics
+    /// If `peer >= npeers` or `msg` is longer than [`MAX_MESSAGE`].
+    pub fn send(&mut self, peer: u32, msg: &[u8], now: Instant) -> Result<(), Backpressure> {
+        assert!(
+            (peer as usize) < self.peers.len(),
+            "send to rank {peer} of {}",
+            self.peers.len()
+        );
+        assert!(
+            msg.len() <= MAX_MESSAGE,
+            "message of {} bytes over the {MAX_MESSAGE}-byte limit",
+            msg.len()
+        );
+        if !self.can_send(peer, msg.len()) {
+            return Err(Backpressure);
+        }
+        let snd = &mut self.peers[peer as usize].snd;
+        if snd.idle() {
+            snd.outstanding_since = Some(now);
+        }
+        snd.queue_charge += msg.len() + FIRST_CHUNK_HEADER_LEN;
+        snd.queue.push_back(Pending {
+            msg: msg.to_vec(),
+            off: 0,
+        });
+        self.stats.messages_sent += 1;
+        self.mark_ready(peer);
+        Ok(())
+    }
+
+    /// Whether a message of `len` bytes would be accepted by `send` now: the
+    /// queue toward `peer` is empty (then any message up to 64 MiB goes), or
+    /// its charge (`len + 7` per queued message) stays within
+    /// `window * max_body` bytes with this one.
+    pub fn can_send(&self, peer: u32, len: usize) -> bool {
+        let Some(p) = self.peers.get(peer as usize) else {
+            return false;
+        };
+        len <= MAX_MESSAGE
+            && (p.snd.queue.is_empty()
+                || p.snd.queue_charge + len + FIRST_CHUNK_HEADER_LEN
+                    <= self.cfg.window.saturating_mul(self.max_body))
+    }
+
+    /// Processes one received datagram. Malformed or foreign ones are
+    /// dropped and counted (see [`Stats`]); never panics.
+    pub fn handle_datagram(&mut self, data: &[u8], now: Instant) {
+        self.stats.datagrams_received += 1;
+        if !has_preamble(data) {
+            self.stats.dropped_malformed += 1;
+            return;
+        }
+        if peek_key(data) != Some(self.cfg.key) {
+            self.stats.dropped_bad_key += 1;
+            return;
+        }
+        let Some(d) = decode_datagram(data) else {
+            self.stats.dropped_malformed += 1;
+            return;
+        };
+        if d.dst != self.me {
+            self.stats.dropped_misaddressed += 1;
+            return;
+        }
+        if d.src as usize >= self.peers.len() {
+            self.stats.dropped_malformed += 1;
+            return;
+        }
+        let peer = d.src;
+        if let Some(ack) = &d.ack {
+            if !self.ack_is_valid(peer, ack) {
+                self.stats.dropped_malformed += 1;
+                return;
+            }
+        }
+        self.peers[peer as usize].rcv.last_heard = Some(now);
+        if let Some(ack) = &d.ack {
+            self.on_ack(peer, ack, now);
+        }
+        if let Some(data) = d.data {
+            self.on_data(peer, data, now);
+        }
+    }
+
+    /// Writes the next datagram to transmit into `buf` (cleared first) and
+    /// returns its destination. Peers take turns, one datagram each.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<u32> {
+        buf.clear();
+        while let Some(peer) = self.ready.pop_front() {
+            self.peers[peer as usize].in_ready = false;
+            if self.transmit_for(peer, now, buf) {
+                if self.has_work(peer, now) {
+                    self.mark_ready(peer);
+                }
+                return Some(peer);
+            }
+        }
+        None
+    }
+
+    /// The next complete message, in order per sender: (sender, bytes).
+    pub fn poll_message(&mut self) -> Option<(u32, Vec<u8>)> {
+        let m = self.inbox.messages.pop_front()?;
+        self.inbox.bytes -= m.1.len();
+        Some(m)
+    }
+
+    /// When `handle_timeout` should next be called (retransmission or
+    /// delayed ACK), if ever. Peer death is not a timer here: check
+    /// [`Endpoint::dead_peer`] after `handle_timeout` (while data is
+    /// outstanding the retransmission timer fires at least every `max_rto`).
+    pub fn next_timeout(&self) -> Option<Instant> {
+        self.peers
+            .iter()
+            .flat_map(|p| {
+                let ack = if p.rcv.ack_pending && !p.rcv.ack_now {
+                    p.rcv.ack_deadline
+                } else {
+                    None
+                };
+                [p.snd.rto_deadline, p.snd.loss_time, ack]
+            })
+            .flatten()
+            .min()
+    }
+
+    /// Fires the timers due at `now`: delayed ACKs become due, expired
+    /// retransmission timers mark every unacknowledged datagram in flight
+    /// for retransmission and back off.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for peer in 0..self.peers.len() as u32 {
+            let p = &mut self.peers[peer as usize];
+            let mut ready = false;
+            if p.rcv.ack_pending && !p.rcv.ack_now && p.rcv.ack_deadline.is_some_and(|d| d <= now) {
+                p.rcv.ack_now = true;
+                ready = true;
+            }
+            let snd = &mut p.snd;
+            if snd.loss_time.is_some_and(|d| d <= now) {
+                let marked = snd.detect_losses(now);
+                self.stats.fast_retransmits += marked;
+                ready |= marked > 0;
+            }
+            if snd.rto_deadline.is_some_and(|d| d <= now) {
+                if snd.unacked == 0 {
+                    snd.rto_deadline = None;
+                } else {
+                    self.stats.rto_expirations += 1;
+                    let una = snd.una;
+                    for (i, e) in snd.inflight.iter_mut().enumerate() {
+                        if !e.acked && !e.lost {
+                            e.lost = true;
+                            snd.retx.push_back(una + i as u64);
+                        }
+                    }
+                    snd.loss_time = None;
+                    snd.rto = (snd.rto * 2).min(self.cfg.max_rto);
+                    snd.rto_deadline = Some(now + snd.rto);
+                    ready = true;
+                }
+            }
+            if ready {
+                self.mark_ready(peer);
+            }
+        }
+    }
+
+    /// A peer silent past `peer_timeout` while data to it is outstanding
+    /// (queued or unacknowledged): (peer, silent for). Silence counts from
+    /// the later of the last datagram from the peer and the moment data
+    /// toward it became outstanding. The longest silent peer if several.
+    pub fn dead_peer(&self, now: Instant) -> Option<(u32, Duration)> {
+        self.peers
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !p.snd.idle())
+            .filter_map(|(i, p)| {
+                let since = match (p.rcv.last_heard, p.snd.outstanding_since) {
+                    (Some(a), Some(b)) => a.max(b),
+                    (a, b) => a.or(b)?,
+                };
+                let silent = now.saturating_duration_since(since);
+                (silent >= self.cfg.peer_timeout).then_some((i as u32, silent))
+            })
+            .max_by_key(|&(_, s)| s)
+    }
+
+    /// Unacknowledged DATA datagrams in flight toward `peer` (at most `window`).
+    pub fn in_flight(&self, peer: u32) -> usize {
+        self.peers.get(peer as usize).map_or(0, |p| p.snd.unacked)
+    }
+
+    /// Bytes held on the send side toward `peer`: queued messages (charged
+    /// `len + 7` each) and in-flight bodies (see the bound in the module
+    /// documentation).
+    pub fn send_buffered_bytes(&self, peer: u32) -> usize {
+        self.peers
+            .get(peer as usize)
+            .map_or(0, |p| p.snd.queue_charge + p.snd.inflight_bytes)
+    }
+
+    /// Whether nothing toward `peer` is queued or unacknowledged.
+    pub fn is_idle(&self, peer: u32) -> bool {
+        self.peers.get(peer as usize).is_none_or(|p| p.snd.idle())
+    }
+
+    /// Bytes held on the receive side: out-of-order bodies, partially
+    /// reassembled messages, and complete messages not yet polled.
+    pub fn buffered_bytes(&self) -> usize {
+        self.inbox.bytes
+            + self
+                .peers
+                .iter()
+                .map(|p| p.rcv.ooo_bytes + p.rcv.partial_bytes())
+                .sum::<usize>()
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    fn mark_ready(&mut self, peer: u32) {
+        let p = &mut self.peers[peer as usize];
+        if !p.in_ready {
+            p.in_ready = true;
+            self.ready.push_back(peer);
+        }
+    }
+
+    fn has_work(&self, peer: u32, now: Instant) -> bool {
+        let p = &self.peers[peer as usize];
+        !p.snd.retx.is_empty()
+            || (!p.snd.queue.is_empty() && p.snd.inflight.len() < self.cfg.window)
+            || p.rcv.ack_due(now)
+    }
+
+    /// Emits one datagram toward `peer` if it has anything: a
+    /// retransmission, else new data within the window, else a due ACK.
+    fn transmit_for(&mut self, peer: u32, now: Instant, buf: &mut Vec<u8>) -> bool {
+        let (key, me) = (self.cfg.key, self.me);
+        let p = &mut self.peers[peer as usize];
+        let snd = &mut p.snd;
+        let rcv = &mut p.rcv;
+        // Retransmission.
+        let mut target = None;
+        while let Some(seq) = snd.retx.pop_front() {
+            if seq < snd.una {
+                continue;
+            }
+            let e = &mut snd.inflight[(seq - snd.una) as usize];
+            if e.acked || !e.lost {
+                continue;
+            }
+            e.lost = false;
+            e.tx_count += 1;
+            self.stats.retransmits += 1;
+            target = Some(seq);
+            break;
+        }
+        // New data.
+        if target.is_none() && !snd.queue.is_empty() && snd.inflight.len() < self.cfg.window {
+            let body = snd.pack(self.max_body).into_boxed_slice();
+            snd.inflight_bytes += body.len();
+            snd.unacked += 1;
+            snd.inflight.push_back(Sent {
+                body,
+                last_sent: now,
+                serial: 0,
+                tx_count: 1,
+                acked: false,
+                lost: false,
+            });
+            target = Some(snd.nxt() - 1);
+        }
+        if let Some(seq) = target {
+            let serial = snd.next_serial;
+            snd.next_serial += 1;
+            let e = &mut snd.inflight[(seq - snd.una) as usize];
+            e.serial = serial;
+            e.last_sent = now;
+            let ack = if rcv.received_any {
+                self.stats.acks_piggybacked += 1;
+                Some(rcv.take_ack())
+            } else {
+                None
+            };
+            encode_datagram(
+                &Datagram {
+                    key,
+                    src: me,
+                    dst: peer,
+                    ack,
+                    data: Some(DataInfo {
+                        seq: seq as u32,
+                        body: &e.body,
+                    }),
+                },
+                buf,
+            );
+            if snd.rto_deadline.is_none() {
+                snd.rto_deadline = Some(now + snd.rto);
+            }
+            self.stats.datagrams_sent += 1;
+            self.stats.data_sent += 1;
+            return true;
+        }
+        if rcv.ack_due(now) {
+            let ack = rcv.take_ack();
+            encode_datagram(
+                &Datagram {
+                    key,
+                    src: me,
+                    dst: peer,
+                    ack: Some(ack),
+                    data: None,
+                },
+                buf,
+            );
+            self.stats.datagrams_sent += 1;
+            self.stats.acks_sent += 1;
+            return true;
+        }
+        false
+    }
+
+    /// Whether an ACK from `peer` acknowledges only datagrams that were sent.
+    fn ack_is_valid(&self, peer: u32, ack: &AckInfo) -> bool {
+        let snd = &self.peers[peer as usize].snd;
+        let cum = expand_seq(ack.cum, snd.una);
+        let nxt = snd.nxt();
+        if cum > nxt {
+            return false;
+        }
+        // Highest SACKed sequence number must be below nxt.
+        match ack.sack.iter().rposition(|&w| w != 0) {
+            None => true,
+            Some(w) => {
+                let bit = 63 - ack.sack[w].leading_zeros() as u64;
+                cum + 1 + 64 * w as u64 + bit < nxt
+            }
+        }
+    }
+
+    fn on_ack(&mut self, peer: u32, ack: &AckInfo, now: Instant) {
+        let snd = &mut self.peers[peer as usize].snd;
+        let cum = expand_seq(ack.cum, snd.una);
+        let mut newly = false;
+        let mut largest = snd.largest_acked_serial;
+        // (last_sent, serial) of the most recent once-sent datagram newly acked.
+        let mut sample: Option<(Instant, u64)> = None;
+        let mut note = |e: &Sent| {
+            largest = largest.max(Some(e.serial));
+            if e.tx_count == 1 && sample.is_none_or(|(_, s)| s < e.serial) {
+                sample = Some((e.last_sent, e.serial));
+            }
+        };
+        while snd.una < cum {
+            let Some(e) = snd.inflight.pop_front() else {
+                break;
+            };
+            snd.una += 1;
+            snd.inflight_bytes -= e.body.len();
+            if !e.acked {
+                snd.unacked -= 1;
+                newly = true;
+                note(&e);
+            }
+        }
+        for (w, &word) in ack.sack.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let b = bits.trailing_zeros() as u64;
+                bits &= bits - 1;
+                let seq = cum + 1 + 64 * w as u64 + b;
+                if seq < snd.una {
+                    continue;
+                }
+                let Some(e) = snd.inflight.get_mut((seq - snd.una) as usize) else {
+                    continue;
+                };
+                if !e.acked {
+                    e.acked = true;
+                    snd.unacked -= 1;
+                    newly = true;
+                    note(e);
+                }
+            }
+        }
+        if !newly {
+            return;
+        }
+        snd.largest_acked_serial = largest;
+        if let Some((t, _)) = sample {
+            snd.on_rtt_sample(now.saturating_duration_since(t), &self.cfg);
+        }
+        self.stats.fast_retransmits += snd.detect_losses(now);
+        snd.rto_deadline = (snd.unacked > 0).then(|| now + snd.rto);
+        if snd.unacked == 0 {
+            snd.loss_time = None;
+        }
+        if snd.idle() {
+            snd.outstanding_since = None;
+        }
+        if !snd.retx.is_empty() || !snd.queue.is_empty() {
+            self.mark_ready(peer);
+        }
+    }
+
+    fn on_data(&mut self, peer: u32, data: DataInfo<'_>, now: Instant) {
+        let window = self.cfg.window as u64;
+        let rcv = &mut self.peers[peer as usize].rcv;
+        rcv.received_any = true;
+        let seq = expand_seq(data.seq, rcv.next);
+        if seq < rcv.next {
+            self.stats.duplicates_dropped += 1;
+            rcv.ack_pending = true;
+            rcv.ack_now = true;
+            self.mark_ready(peer);
+            return;
+        }
+        let off = seq - rcv.next;
+        if off >= window {
+            self.stats.out_of_window_dropped += 1;
+            return;
+        }
+        if off > 0 {
+            let off = off as usize;
+            if rcv.ooo.len() <= off {
+                rcv.ooo.resize_with(off + 1, || None);
+            }
+            if rcv.ooo[off].is_some() {
+                self.stats.duplicates_dropped += 1;
+            } else {
+                rcv.ooo_bytes += data.body.len();
+                rcv.ooo[off] = Some(data.body.into());
+            }
+            rcv.ack_pending = true;
+            rcv.ack_now = true;
+            self.mark_ready(peer);
+            return;
+        }
+        let filled_gap = rcv.ooo.len() > 1;
+        rcv.ooo.pop_front();
+        deliver_body(rcv, peer, data.body, &mut self.inbox, &mut self.stats);
+        rcv.next += 1;
+        while let Some(Some(_)) = rcv.ooo.front() {
+            let body = rcv.ooo.pop_front().flatten().unwrap_or_default();
+            rcv.ooo_bytes -= body.len();
+            deliver_body(rcv, peer, &body, &mut self.inbox, &mut self.stats);
+            rcv.next += 1;
+        }
+        rcv.ack_pending = true;
+        rcv.since_ack += 1;
+        if filled_gap || rcv.since_ack >= self.ack_every {
+            rcv.ack_now = true;
+            self.mark_ready(peer);
+        } else if rcv.ack_deadline.is_none() {
+            rcv.ack_deadline = Some(now + self.cfg.ack_delay);
+        }
+    }
+}
+
+/// Reassembles the chunks of one in-order body into messages.
+fn deliver_body(rcv: &mut RecvState, peer: u32, body: &[u8], inbox: &mut Inbox, stats: &mut Stats) {
+    let mut push = |msg: Vec<u8>, stats: &mut Stats| {
+        inbox.bytes += msg.len();
+        inbox.messages.push_back((peer, msg));
+        stats.messages_delivered += 1;
+    };
+    for c in chunks(body) {
+        if c.first {
+            if rcv.partial.take().is_some() {
+                // The previous message never got its LAST chunk.
+                stats.dropped_malformed += 1;
+            }
+            let total = c.total.unwrap_or(0) as usize;
+            if c.last {
+                push(c.bytes.to_vec(), stats);
+            } else {
+                let mut v = Vec::with_capacity(total);
+                v.extend_from_slice(c.bytes);
+                rcv.partial = Some((total, v));
+            }
+            continue;
+        }
+        let Some((total, v)) = rcv.partial.as_mut() else {
+            stats.dropped_malformed += 1;
+            continue;
+        };
+        if v.len() + c.bytes.len() > *total {
+            stats.dropped_malformed += 1;
+            rcv.partial = None;
+            continue;
+        }
+        v.extend_from_slice(c.bytes);
+        if c.last {
+            let (total, v) = rcv.partial.take().unwrap_or_default();
+            if v.len() == total {
+                push(v, stats);
+            } else {
+                stats.dropped_malformed += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,434 @@
+use super::*;
+use crate::proto::wire::{encode_datagram, AckInfo, Datagram};
+
+fn cfg() -> Config {
+    Config {
+        key: 0x1234_5678_9abc_def0,
+        ..Config::default()
+    }
+}
+
+fn drain(ep: &mut Endpoint, now: Instant) -> Vec<(u32, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    while let Some(dst) = ep.poll_transmit(now, &mut buf) {
+        assert!(buf.len() <= ep.config().max_datagram);
+        out.push((dst, buf.clone()));
+    }
+    out
+}
+
+/// Exchanges datagrams between a (rank 0) and b (rank 1) without loss until
+/// neither has anything to send, firing delayed ACKs; returns the time reached.
+fn settle(a: &mut Endpoint, b: &mut Endpoint, mut now: Instant) -> Instant {
+    for _ in 0..10_000 {
+        let mut moved = false;
+        for (dst, d) in drain(a, now) {
+            assert_eq!(dst, 1);
+            b.handle_datagram(&d, now);
+            moved = true;
+        }
+        for (dst, d) in drain(b, now) {
+            assert_eq!(dst, 0);
+            a.handle_datagram(&d, now);
+            moved = true;
+        }
+        if !moved {
+            match [a.next_timeout(), b.next_timeout()]
+                .into_iter()
+                .flatten()
+                .min()
+            {
+                Some(t) if t <= now + Duration::from_millis(2) => {
+                    now = now.max(t);
+                    a.handle_timeout(now);
+                    b.handle_timeout(now);
+                }
+                _ => return now,
+            }
+        }
+    }
+    panic!("no quiescence");
+}
+
+fn messages(ep: &mut Endpoint) -> Vec<(u32, Vec<u8>)> {
+    std::iter::from_fn(|| ep.poll_message()).collect()
+}
+
+#[test]
+fn roundtrip_small_and_large() {
+    let t0 = Instant::now();
+    let mut a = Endpoint::new(0, 2, cfg());
+    let mut b = Endpoint::new(1, 2, cfg());
+    let big: Vec<u8> = (0..100_000u32).map(|i| (i * 7) as u8).collect();
+    a.send(1, b"hello", t0).unwrap();
+    a.send(1, b"", t0).unwrap();
+    a.send(1, &big, t0).unwrap();
+    b.send(0, b"back", t0).unwrap();
+    let now = settle(&mut a, &mut b, t0);
+    assert_eq!(
+        messages(&mut b),
+        vec![(0, b"hello".to_vec()), (0, vec![]), (0, big)]
+    );
+    assert_eq!(messages(&mut a), vec![(1, b"back".to_vec())]);
+    assert!(a.is_idle(1) && b.is_idle(0));
+    assert_eq!(a.in_flight(1), 0);
+    assert_eq!(a.buffered_bytes() + b.buffered_bytes(), 0);
+    assert_eq!(a.next_timeout(), None, "{:?}", now);
+    assert_eq!(a.stats().retransmits, 0);
+    assert_eq!(b.stats().messages_delivered, 3);
+}
+
+#[test]
+fn small_messages_share_datagrams() {
+    let t0 = Instant::now();
+    let mut a = Endpoint::new(0, 2, cfg());
+    for i in 0..100u8 {
+        a.send(1, &[i; 20], t0).unwrap();
+    }
+    let out = drain(&mut a, t0);
+    // 100 * (20 + 7) = 2700 body bytes, 1409 per datagram.
+    assert_eq!(out.len(), 2);
+    let mut b = Endpoint::new(1, 2, cfg());
+    for (_, d) in &out {
+        b.handle_datagram(d, t0);
+    }
+    let got = messages(&mut b);
+    assert_eq!(got.len(), 100);
+    for (i, (src, m)) in got.into_iter().enumerate() {
+        assert_eq!((src, m), (0, vec![i as u8; 20]));
+    }
+}
+
+#[test]
+fn window_bounds_flight_and_backpressure_bounds_queue() {
+    let t0 = Instant::now();
+    let c = Config {
+        window: 4,
+        max_datagram: 512,
+        ..cfg()
+    };
+    let mut a = Endpoint::new(0, 2, c);
+    let max_body = a.max_body();
+    let msg = vec![1u8; max_body - 7];
+    let mut accepted = 0;
+    while a.can_send(1, msg.len()) {
+        a.send(1, &msg, t0).unwrap();
+        accepted += 1;
+    }
+    assert_eq!(accepted, 4);
+    assert_eq!(a.send(1, &msg, t0), Err(Backpressure));
+    assert_eq!(a.stats().messages_sent, 4);
+    // A message larger than the whole budget goes only into an empty queue.
+    let huge = vec![2u8; 10 * max_body];
+    assert!(!a.can_send(1, huge.len()));
+    let out = drain(&mut a, t0);
+    assert_eq!(out.len(), 4);
+    assert_eq!(a.in_flight(1), 4);
+    assert!(a.can_send(1, huge.len()));
+    a.send(1, &huge, t0).unwrap();
+    assert!(drain(&mut a, t0).is_empty(), "window is full");
+    assert_eq!(a.in_flight(1), 4);
+    assert!(!a.can_send(1, 0));
+    assert!(!a.can_send(2, 0), "no such peer");
+    assert!(!a.can_send(1, MAX_MESSAGE + 1));
+    let mut b = Endpoint::new(1, 2, c_with(4, 512));
+    let mut now = t0;
+    for (_, d) in &out {
+        b.handle_datagram(d, now);
+    }
+    now = settle(&mut a, &mut b, now);
+    let got = messages(&mut b);
+    assert_eq!(got.len(), 5);
+    assert_eq!(got[4].1, huge);
+    assert!(a.is_idle(1), "{now:?}");
+}
+
+fn c_with(window: usize, max_datagram: usize) -> Config {
+    Config {
+        window,
+        max_datagram,
+        ..cfg()
+    }
+}
+
+#[test]
+fn delayed_ack_then_immediate_on_gap() {
+    let t0 = Instant::now();
+    let mut a = Endpoint::new(0, 2, cfg());
+    let mut b = Endpoint::new(1, 2, cfg());
+    a.send(1, b"x", t0).unwrap();
+    let d1 = drain(&mut a, t0);
+    assert_eq!(a.next_timeout(), Some(t0 + Duration::from_millis(50)));
+    b.handle_datagram(&d1[0].1, t0);
+    assert!(drain(&mut b, t0).is_empty(), "ACK is delayed");
+    let t1 = t0 + Duration::from_millis(1);
+    assert_eq!(b.next_timeout(), Some(t1));
+    b.handle_timeout(t1);
+    let acks = drain(&mut b, t1);
+    assert_eq!(acks.len(), 1);
+    assert_eq!(b.stats().acks_sent, 1);
+    a.handle_datagram(&acks[0].1, t1);
+    assert_eq!(a.in_flight(1), 0);
+    assert_eq!(a.next_timeout(), None);
+    // RTT sample of 1 ms: RTO = 1 + 4 * 0.5 = 3 ms, clamped to min_rto.
+    assert_eq!(a.peers[1].snd.rto, Duration::from_millis(5));
+
+    // Out of order: immediate ACK with a SACK bit.
+    a.send(1, b"y", t1).unwrap();
+    let lost = drain(&mut a, t1);
+    a.send(1, b"z", t1).unwrap();
+    let d3 = drain(&mut a, t1);
+    b.handle_datagram(&d3[0].1, t1);
+    let acks = drain(&mut b, t1);
+    assert_eq!(acks.len(), 1);
+    let ack = decode_datagram(&acks[0].1).unwrap().ack.unwrap();
+    assert_eq!((ack.cum, ack.nsack, ack.sack[0]), (1, 1, 1));
+    a.handle_datagram(&acks[0].1, t1);
+    assert_eq!(a.in_flight(1), 1);
+    // The duplicate of d3 is counted and ACKed at once.
+    b.handle_datagram(&d3[0].1, t1);
+    assert_eq!(b.stats().duplicates_dropped, 1);
+    assert_eq!(drain(&mut b, t1).len(), 1);
+    b.handle_datagram(&lost[0].1, t1);
+    assert_eq!(
+        messages(&mut b),
+        vec![(0, b"x".to_vec()), (0, b"y".to_vec()), (0, b"z".to_vec())]
+    );
+    assert_eq!(drain(&mut b, t1).len(), 1, "gap filled: immediate ACK");
+}
+
+#[test]
+fn rto_backs_off_and_clamps() {
+    let t0 = Instant::now();
+    let c = Config {
+        initial_rto: Duration::from_millis(400),
+        max_rto: Duration::from_secs(2),
+        ..cfg()
+    };
+    let mut a = Endpoint::new(0, 2, c);
+    a.send(1, b"x", t0).unwrap();
+    assert_eq!(drain(&mut a, t0).len(), 1);
+    let mut now = t0;
+    let mut gaps = Vec::new();
+    for _ in 0..5 {
+        let t = a.next_timeout().unwrap();
+        gaps.push(t - now);
+        now = t;
+        a.handle_timeout(now);
+        assert_eq!(drain(&mut a, now).len(), 1);
+    }
+    let ms = |m| Duration::from_millis(m);
+    assert_eq!(gaps, vec![ms(400), ms(800), ms(1600), ms(2000), ms(2000)]);
+    assert_eq!(a.stats().retransmits, 5);
+    assert_eq!(a.stats().rto_expirations, 5);
+}
+
+#[test]
+fn fast_retransmit_on_sack() {
+    let t0 = Instant::now();
+    let mut a = Endpoint::new(0, 2, cfg());
+    let mut b = Endpoint::new(1, 2, cfg());
+    let mut out = Vec::new();
+    for i in 0..6u8 {
+        a.send(1, &vec![i; 1400], t0).unwrap();
+        out.extend(drain(&mut a, t0));
+    }
+    assert_eq!(out.len(), 6);
+    for (i, (_, d)) in out.iter().enumerate() {
+        if i != 1 {
+            b.handle_datagram(d, t0);
+        }
+    }
+    for (_, d) in drain(&mut b, t0) {
+        a.handle_datagram(&d, t0);
+    }
+    assert!(a.stats().fast_retransmits >= 1);
+    let re = drain(&mut a, t0);
+    assert_eq!(re.len(), 1);
+    assert_eq!(a.stats().retransmits, 1);
+    b.handle_datagram(&re[0].1, t0);
+    assert_eq!(messages(&mut b).len(), 6);
+}
+
+#[test]
+fn sequence_numbers_wrap() {
+    let t0 = Instant::now();
+    let c = c_with(8, 512);
+    let mut a = Endpoint::new(0, 2, c.clone());
+    let mut b = Endpoint::new(1, 2, c);
+    let start = (1u64 << 32) - 5;
+    a.peers[1].snd.una = start;
+    b.peers[0].rcv.next = start;
+    let mut now = t0;
+    let mut expect = Vec::new();
+    for i in 0..40u32 {
+        let m = vec![i as u8; 300 + i as usize * 13];
+        while a.send(1, &m, now).is_err() {
+            now = settle(&mut a, &mut b, now);
+        }
+        expect.push((0, m));
+    }
+    settle(&mut a, &mut b, now);
+    assert_eq!(messages(&mut b), expect);
+    assert!(a.peers[1].snd.una > 1 << 32);
+    assert_eq!(a.stats().retransmits, 0);
+}
+
+#[test]
+fn strangers_and_nonsense_are_dropped() {
+    let t0 = Instant::now();
+    let mut a = Endpoint::new(0, 3, cfg());
+    let mut b = Endpoint::new(1, 3, cfg());
+    a.send(1, b"hi", t0).unwrap();
+    let d = drain(&mut a, t0).pop().unwrap().1;
+
+    let mut wrong_key = d.clone();
+    wrong_key[4] ^= 1;
+    b.handle_datagram(&wrong_key, t0);
+    assert_eq!(b.stats().dropped_bad_key, 1);
+
+    let mut c = Endpoint::new(2, 3, cfg());
+    c.handle_datagram(&d, t0);
+    assert_eq!(c.stats().dropped_misaddressed, 1);
+
+    let mut from_nowhere = d.clone();
+    from_nowhere[12..16].copy_from_slice(&7u32.to_le_bytes());
+    b.handle_datagram(&from_nowhere, t0);
+    b.handle_datagram(&d[..d.len() - 1], t0);
+    b.handle_datagram(b"GX", t0);
+    // An ACK for data never sent.
+    let mut bogus = Vec::new();
+    encode_datagram(
+        &Datagram {
+            key: cfg().key,
+            src: 0,
+            dst: 1,
+            ack: Some(AckInfo {
+                cum: 3,
+                ..AckInfo::default()
+            }),
+            data: None,
+        },
+        &mut bogus,
+    );
+    b.handle_datagram(&bogus, t0);
+    assert_eq!(b.stats().dropped_malformed, 4);
+    assert!(b.poll_message().is_none());
+    assert!(b.peers[0].rcv.last_heard.is_none());
+
+    // A datagram beyond the receive window.
+    let mut far = Vec::new();
+    let body = {
+        let mut v = Vec::new();
+        encode_chunk(&mut v, true, true, Some(1), b"!");
+        v
+    };
+    encode_datagram(
+        &Datagram {
+            key: cfg().key,
+            src: 0,
+            dst: 1,
+            ack: None,
+            data: Some(DataInfo {
+                seq: 256,
+                body: &body,
+            }),
+        },
+        &mut far,
+    );
+    b.handle_datagram(&far, t0);
+    assert_eq!(b.stats().out_of_window_dropped, 1);
+    b.handle_datagram(&d, t0);
+    assert_eq!(b.poll_message(), Some((0, b"hi".to_vec())));
+    assert_eq!(b.stats().datagrams_received, 7);
+}
+
+#[test]
+fn framing_violations_do_not_deliver() {
+    let t0 = Instant::now();
+    let mut b = Endpoint::new(1, 2, cfg());
+    let mut seq = 0;
+    let mut feed = |b: &mut Endpoint, chunks: &[(bool, bool, Option<u32>, &[u8])]| {
+        let mut body = Vec::new();
+        for &(f, l, t, bytes) in chunks {
+            encode_chunk(&mut body, f, l, t, bytes);
+        }
+        let mut d = Vec::new();
+        encode_datagram(
+            &Datagram {
+                key: cfg().key,
+                src: 0,
+                dst: 1,
+                ack: None,
+                data: Some(DataInfo { seq, body: &body }),
+            },
+            &mut d,
+        );
+        seq += 1;
+        b.handle_datagram(&d, t0);
+    };
+    // Continuation without a start; a start never finished; overlong; short.
+    feed(&mut b, &[(false, true, None, b"ab")]);
+    feed(
+        &mut b,
+        &[(true, false, Some(4), b"ab"), (true, true, Some(1), b"c")],
+    );
+    feed(
+        &mut b,
+        &[(true, false, Some(3), b"ab"), (false, true, None, b"cd")],
+    );
+    feed(
+        &mut b,
+        &[(true, false, Some(3), b"ab"), (false, true, None, b"")],
+    );
+    assert_eq!(b.stats().dropped_malformed, 4);
+    assert_eq!(messages(&mut b), vec![(0, b"c".to_vec())]);
+    assert_eq!(b.buffered_bytes(), 0);
+}
+
+#[test]
+fn dead_peer_after_timeout_only() {
+    let t0 = Instant::now();
+    let c = Config {
+        peer_timeout: Duration::from_secs(3),
+        ..cfg()
+    };
+    let mut a = Endpoint::new(0, 2, c);
+    assert_eq!(a.dead_peer(t0 + Duration::from_secs(100)), None, "idle");
+    a.send(1, b"x", t0).unwrap();
+    drain(&mut a, t0);
+    assert_eq!(a.dead_peer(t0 + Duration::from_millis(2999)), None);
+    assert_eq!(
+        a.dead_peer(t0 + Duration::from_secs(3)),
+        Some((1, Duration::from_secs(3)))
+    );
+}
+
+#[test]
+fn config_is_clamped() {
+    let a = Endpoint::new(
+        0,
+        1,
+        Config {
+            max_datagram: 10,
+            window: 0,
+            min_rto: Duration::from_secs(5),
+            max_rto: Duration::from_secs(1),
+            ..cfg()
+        },
+    );
+    assert_eq!(a.config().max_datagram, MIN_DATAGRAM);
+    assert_eq!(a.config().window, 1);
+    assert_eq!(a.config().min_rto, Duration::from_secs(1));
+    assert_eq!(a.max_body(), MIN_DATAGRAM - MAX_OVERHEAD);
+    let a = Endpoint::new(
+        0,
+        1,
+        Config {
+            max_datagram: 1 << 20,
+            ..cfg()
+        },
+    );
+    assert_eq!(a.config().max_datagram, MAX_DATAGRAM);
+}

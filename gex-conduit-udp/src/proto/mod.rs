@@ -1,0 +1,196 @@
+//! The udp conduit's reliability protocol as a pure state machine
+//! ("sans-IO", in the style of quinn-proto).
+//!
+//! There are no sockets, threads or clocks in here: the socket shell feeds
+//! received datagrams to [`Endpoint::handle_datagram`], drains
+//! [`Endpoint::poll_transmit`] into its socket, delivers
+//! [`Endpoint::poll_message`] to the AM layer, and calls
+//! [`Endpoint::handle_timeout`] at [`Endpoint::next_timeout`]. Time comes in as
+//! `Instant` arguments, so the whole protocol can be driven by a simulated
+//! network on a virtual clock (tests/proto_sim.rs) and fuzzed (fuzz/).
+//!
+//! # Model
+//!
+//! One [`Endpoint`] per rank talks to ranks `0..npeers`. Toward each peer
+//! there is an independent, reliable, ordered stream of *messages* (byte
+//! strings of 0..=64 MiB). Messages are packed into *DATA datagrams*, each
+//! with its own per-peer sequence number (u64 inside, low 32 bits on the
+//! wire); small messages queued together share a datagram, large ones are
+//! split into chunks over several. The sequence number is per datagram, so a
+//! retransmission re-sends exactly the bytes of the original body.
+//!
+//! * ACKs are cumulative (`cum` = next expected sequence number) plus a
+//!   selective bitmap of up to 256 sequence numbers after `cum`. They travel
+//!   in standalone ACK datagrams or piggybacked on every DATA datagram to the
+//!   same peer.
+//! * A receiver ACKs at once on an out-of-order, duplicate or gap-filling
+//!   arrival and after `min(8, window/2)` in-order datagrams, otherwise
+//!   within `ack_delay` (unless a DATA datagram carries the ACK earlier).
+//! * Retransmission timeout per peer, RFC 6298: SRTT/RTTVAR from samples of
+//!   datagrams transmitted once only (Karn), RTO = SRTT + 4 RTTVAR clamped to
+//!   `[min_rto, max_rto]`, doubled on every expiry. On expiry every
+//!   unacknowledged datagram in flight is retransmitted.
+//! * Fast retransmit (QUIC-style loss detection, RFC 9002 §6.1, but with
+//!   both thresholds required so that heavy reordering is tolerated): a
+//!   datagram still unacknowledged when one transmitted three or more
+//!   transmissions later has been acknowledged, and sent more than
+//!   9/8 max(SRTT, latest RTT) ago, is deemed lost and retransmitted; a
+//!   loss timer fires when one passing the first test comes to pass the
+//!   second.
+//!
+//! # Wire format (all integers little-endian)
+//!
+//! ```text
+//! common header, 20 bytes, on every datagram:
+//!   0  2  magic "GX"
+//!   2  1  version = 1
+//!   3  1  kind: bits 0-1 = 1 DATA | 2 ACK; bit 2 = HAS_ACK (DATA only); other bits 0
+//!   4  8  job key
+//!  12  4  source rank
+//!  16  4  destination rank (a datagram for another rank is dropped)
+//! ACK block, on ACK datagrams and on DATA with HAS_ACK, 5 + 8*n bytes:
+//!   +0 4  cum: low 32 bits of the next sequence number expected (all below received)
+//!   +4 1  n: number of SACK words, 0..=4
+//!   +5 8n SACK words: bit i of word w set = sequence number cum+1+64w+i received
+//! DATA header, after the ACK block if any, 6 bytes:
+//!   +0 4  low 32 bits of the sequence number
+//!   +4 2  body length (must equal the rest of the datagram)
+//! body = one or more chunks:
+//!   +0 1  flags: bit 0 FIRST, bit 1 LAST (of its message); other bits 0
+//!   +1 2  chunk length L
+//!   +3 4  (FIRST only) total message length T <= 64 MiB, L <= T, L == T if also LAST
+//!   +3 or +7  L bytes of the message
+//! ```
+//!
+//! A small message costs 20 (+5 piggybacked ACK) + 6 + 7 bytes of headers.
+//! A DATA body is at most `max_datagram - 63` bytes ([`wire::MAX_OVERHEAD`]),
+//! so a retransmission fits whatever ACK block it carries. A standalone ACK is
+//! 25..=57 bytes.
+//!
+//! 32-bit sequence numbers are expanded to the u64 nearest the receiver's
+//! expectation; since the window is at most 2^20, far below 2^31, this is
+//! exact for everything a correct peer sends.
+//!
+//! # Invariants
+//!
+//! * `snd.una <= seq < snd.una + window` for every DATA datagram ever sent;
+//!   so `in_flight(peer) <= window` (the entries between the cumulative ACK
+//!   point and the next new sequence number).
+//! * The receiver accepts a DATA sequence number `s` only if
+//!   `rcv.next <= s < rcv.next + window`; below is a duplicate (dropped,
+//!   counted, ACKed at once), above is out of window (dropped, counted). Since
+//!   the sender's `una <= rcv.next`, a correct sender never exceeds it.
+//! * Bodies are processed strictly in sequence order, exactly once, so
+//!   messages are delivered exactly once and in order per sender.
+//! * A datagram is either dropped before changing any state (bad magic,
+//!   version, key, destination, source, structure, or an ACK acknowledging
+//!   something never sent) or fully processed. Nothing panics on input.
+//! * Send-side memory per peer: the queue takes a message only if it is
+//!   empty or the message fits `window * max_body` bytes of queue budget
+//!   (each message charged `len + 7`); the in-flight buffer holds at most
+//!   `window` bodies of `max_body` bytes. So at most
+//!   `window * max_body + max(window * max_body, len of one message + 7)`.
+//! * Receive-side memory ([`Endpoint::buffered_bytes`]) per peer: at most
+//!   `window - 1` out-of-order bodies of at most `max_body` bytes, plus the
+//!   bytes so far of the one message being reassembled (less than its
+//!   length), plus complete messages not yet taken by `poll_message`.
+//!
+//! Where `max_body = max_datagram - 63`.
+
+mod endpoint;
+pub mod wire;
+
+use std::time::Duration;
+
+pub use endpoint::Endpoint;
+pub use wire::{
+    chunks, decode_datagram, encode_chunk, encode_datagram, expand_seq, AckInfo, Chunk, Chunks,
+    DataInfo, Datagram, Kind, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MIN_DATAGRAM,
+};
+
+/// Protocol parameters. [`Endpoint::new`] clamps them into range
+/// (`max_datagram` to 512..=65507, `window` to 1..=2^20, `min_rto` to at
+/// most `max_rto`, `initial_rto` into `[min_rto, max_rto]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Job key: every datagram carries it; others are dropped and counted.
+    pub key: u64,
+    /// Largest datagram emitted (header included).
+    pub max_datagram: usize,
+    /// Most unacknowledged DATA datagrams in flight per peer.
+    pub window: usize,
+    /// Retransmission timeout before any RTT sample.
+    pub initial_rto: Duration,
+    /// Lower clamp of the retransmission timeout.
+    pub min_rto: Duration,
+    /// Upper clamp of the retransmission timeout (and of its backoff).
+    pub max_rto: Duration,
+    /// Longest delay before a standalone ACK.
+    pub ack_delay: Duration,
+    /// A peer with unacknowledged data and no datagram from it for this long is dead.
+    pub peer_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            key: 0,
+            max_datagram: 1472,
+            window: 256,
+            initial_rto: Duration::from_millis(50),
+            min_rto: Duration::from_millis(5),
+            max_rto: Duration::from_secs(2),
+            ack_delay: Duration::from_millis(1),
+            peer_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// `send` refused a message: it does not fit the queue budget toward that
+/// peer now. Nothing was queued; try again after progress (ACKs arriving).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Backpressure;
+
+impl std::fmt::Display for Backpressure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("send window toward the peer is full")
+    }
+}
+
+impl std::error::Error for Backpressure {}
+
+/// Counters of an [`Endpoint`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Datagrams returned by `poll_transmit` (DATA and ACK).
+    pub datagrams_sent: u64,
+    /// DATA datagrams among them (first transmissions and retransmissions).
+    pub data_sent: u64,
+    /// Retransmitted DATA datagrams.
+    pub retransmits: u64,
+    /// Datagrams declared lost by the fast-retransmit rule.
+    pub fast_retransmits: u64,
+    /// Retransmission timer expiries with data outstanding.
+    pub rto_expirations: u64,
+    /// Standalone ACK datagrams sent.
+    pub acks_sent: u64,
+    /// ACK blocks piggybacked on DATA datagrams.
+    pub acks_piggybacked: u64,
+    /// Datagrams passed to `handle_datagram`, whatever became of them.
+    pub datagrams_received: u64,
+    /// DATA datagrams already received (below the cumulative point or already buffered).
+    pub duplicates_dropped: u64,
+    /// Datagrams with the magic and version but another job's key.
+    pub dropped_bad_key: u64,
+    /// Datagrams that do not decode, come from a rank out of range, acknowledge
+    /// data never sent, or (counted per event) break message framing.
+    pub dropped_malformed: u64,
+    /// Datagrams addressed to another rank.
+    pub dropped_misaddressed: u64,
+    /// DATA datagrams beyond the receive window.
+    pub out_of_window_dropped: u64,
+    /// Messages accepted by `send`.
+    pub messages_sent: u64,
+    /// Messages handed out by `poll_message` (or ready for it).
+    pub messages_delivered: u64,
+}

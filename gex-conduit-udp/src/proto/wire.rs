@@ -1,0 +1,498 @@
+//! The wire format: encoding and decoding of one datagram (see the module
+//! documentation of [`crate::proto`] for the layout).
+//!
+//! [`decode_datagram`] validates everything that can be validated without
+//! endpoint state (magic, version, kind, flags, lengths, the chunk structure
+//! of a DATA body); it never panics and never allocates.
+
+/// First two bytes of every datagram.
+pub const MAGIC: [u8; 2] = *b"GX";
+/// Protocol version (third byte).
+pub const VERSION: u8 = 1;
+/// Length of the common header (magic, version, kind, key, source, destination).
+pub const COMMON_HEADER_LEN: usize = 20;
+/// Bytes of the ACK block without its SACK words (cumulative point, word count).
+pub const ACK_BLOCK_BASE_LEN: usize = 5;
+/// Most 64-bit SACK words an ACK block carries.
+pub const MAX_SACK_WORDS: usize = 4;
+/// Largest ACK block.
+pub const MAX_ACK_BLOCK_LEN: usize = ACK_BLOCK_BASE_LEN + 8 * MAX_SACK_WORDS;
+/// DATA header after the ACK block: sequence number (u32) and body length (u16).
+pub const DATA_HEADER_LEN: usize = 6;
+/// Largest header overhead of a DATA datagram (common header, largest ACK
+/// block, DATA header): a body of `max_datagram - MAX_OVERHEAD` bytes always
+/// fits, whatever ACK block is piggybacked on a (re)transmission.
+pub const MAX_OVERHEAD: usize = COMMON_HEADER_LEN + MAX_ACK_BLOCK_LEN + DATA_HEADER_LEN;
+/// Chunk header of a continuation chunk (flags u8, length u16).
+pub const CHUNK_HEADER_LEN: usize = 3;
+/// Chunk header of a FIRST chunk (flags, length, total message length u32).
+pub const FIRST_CHUNK_HEADER_LEN: usize = 7;
+/// Largest message (64 MiB).
+pub const MAX_MESSAGE: usize = 64 << 20;
+/// Smallest datagram the protocol is configured for.
+pub const MIN_DATAGRAM: usize = 512;
+/// Largest UDP payload over IPv4.
+pub const MAX_DATAGRAM: usize = 65507;
+
+/// Kind byte values (low two bits).
+const KIND_DATA: u8 = 1;
+const KIND_ACK: u8 = 2;
+const KIND_MASK: u8 = 0b11;
+/// Kind byte flag: a DATA datagram carries a piggybacked ACK block.
+const FLAG_HAS_ACK: u8 = 0b100;
+
+/// Chunk flags.
+const CHUNK_FIRST: u8 = 0b01;
+const CHUNK_LAST: u8 = 0b10;
+
+/// The datagram kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Carries a sequenced body (and maybe a piggybacked ACK).
+    Data,
+    /// A standalone acknowledgement.
+    Ack,
+}
+
+/// An acknowledgement: everything below `cum` was received, plus the
+/// selective bitmap: bit `i` of `sack[w]` set means sequence number
+/// `cum + 1 + 64 * w + i` was received (only the first `nsack` words are on
+/// the wire; the others are zero).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckInfo {
+    /// Low 32 bits of the next sequence number the receiver expects.
+    pub cum: u32,
+    /// Number of SACK words on the wire (0..=MAX_SACK_WORDS).
+    pub nsack: u8,
+    /// SACK words; words at and past `nsack` are zero.
+    pub sack: [u64; MAX_SACK_WORDS],
+}
+
+/// The sequenced part of a DATA datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataInfo<'a> {
+    /// Low 32 bits of the sequence number.
+    pub seq: u32,
+    /// The body: one or more chunks (validated by the decoder).
+    pub body: &'a [u8],
+}
+
+/// A decoded datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Datagram<'a> {
+    /// The job key.
+    pub key: u64,
+    /// Sending rank.
+    pub src: u32,
+    /// Receiving rank.
+    pub dst: u32,
+    /// ACK block (always present on an ACK, optional on DATA).
+    pub ack: Option<AckInfo>,
+    /// Present exactly on DATA datagrams.
+    pub data: Option<DataInfo<'a>>,
+}
+
+impl Datagram<'_> {
+    /// The kind of this datagram.
+    pub fn kind(&self) -> Kind {
+        if self.data.is_some() {
+            Kind::Data
+        } else {
+            Kind::Ack
+        }
+    }
+}
+
+/// One piece of a message inside a DATA body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chunk<'a> {
+    /// First piece of its message; then `total` is its full length.
+    pub first: bool,
+    /// Last piece of its message.
+    pub last: bool,
+    /// Full message length (only on FIRST chunks).
+    pub total: Option<u32>,
+    /// The bytes of this piece.
+    pub bytes: &'a [u8],
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// Whether `data` starts with the magic and version (and is long enough to
+/// hold a key): the endpoint counts a wrong key only on such datagrams.
+pub fn has_preamble(data: &[u8]) -> bool {
+    data.len() >= COMMON_HEADER_LEN && data[0..2] == MAGIC && data[2] == VERSION
+}
+
+/// The key field of a datagram that [`has_preamble`].
+pub fn peek_key(data: &[u8]) -> Option<u64> {
+    if has_preamble(data) {
+        u64_at(data, 4)
+    } else {
+        None
+    }
+}
+
+/// Decodes and validates one datagram. `None` for anything malformed
+/// (the key is returned, not checked).
+pub fn decode_datagram(data: &[u8]) -> Option<Datagram<'_>> {
+    if !has_preamble(data) || data.len() > MAX_DATAGRAM {
+        return None;
+    }
+    let kind = data[3];
+    if kind & !(KIND_MASK | FLAG_HAS_ACK) != 0 {
+        return None;
+    }
+    let key = u64_at(data, 4)?;
+    let src = u32_at(data, 12)?;
+    let dst = u32_at(data, 16)?;
+    let mut at = COMMON_HEADER_LEN;
+    let (has_ack, is_data) = match (kind & KIND_MASK, kind & FLAG_HAS_ACK != 0) {
+        (KIND_DATA, h) => (h, true),
+        (KIND_ACK, false) => (true, false),
+        _ => return None,
+    };
+    let ack = if has_ack {
+        let cum = u32_at(data, at)?;
+        let nsack = *data.get(at + 4)?;
+        if nsack as usize > MAX_SACK_WORDS {
+            return None;
+        }
+        at += ACK_BLOCK_BASE_LEN;
+        let mut sack = [0u64; MAX_SACK_WORDS];
+        for w in sack.iter_mut().take(nsack as usize) {
+            *w = u64_at(data, at)?;
+            at += 8;
+        }
+        Some(AckInfo { cum, nsack, sack })
+    } else {
+        None
+    };
+    let data_info = if is_data {
+        let seq = u32_at(data, at)?;
+        let len = u16_at(data, at + 4)? as usize;
+        at += DATA_HEADER_LEN;
+        let body = data.get(at..)?;
+        if body.len() != len || !validate_body(body) {
+            return None;
+        }
+        Some(DataInfo { seq, body })
+    } else {
+        if at != data.len() {
+            return None;
+        }
+        None
+    };
+    Some(Datagram {
+        key,
+        src,
+        dst,
+        ack,
+        data: data_info,
+    })
+}
+
+/// Parses one chunk at the start of `body`: the chunk and the rest.
+fn parse_chunk(body: &[u8]) -> Option<(Chunk<'_>, &[u8])> {
+    let flags = *body.first()?;
+    if flags & !(CHUNK_FIRST | CHUNK_LAST) != 0 {
+        return None;
+    }
+    let len = u16_at(body, 1)? as usize;
+    let first = flags & CHUNK_FIRST != 0;
+    let last = flags & CHUNK_LAST != 0;
+    let (total, at) = if first {
+        let t = u32_at(body, 3)?;
+        if t as usize > MAX_MESSAGE || len > t as usize || (last && len != t as usize) {
+            return None;
+        }
+        (Some(t), FIRST_CHUNK_HEADER_LEN)
+    } else {
+        (None, CHUNK_HEADER_LEN)
+    };
+    let bytes = body.get(at..at + len)?;
+    Some((
+        Chunk {
+            first,
+            last,
+            total,
+            bytes,
+        },
+        &body[at + len..],
+    ))
+}
+
+fn validate_body(mut body: &[u8]) -> bool {
+    if body.is_empty() {
+        return false;
+    }
+    while !body.is_empty() {
+        match parse_chunk(body) {
+            Some((_, rest)) => body = rest,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Iterator over the chunks of a body accepted by [`decode_datagram`]
+/// (stops at the first malformed chunk of an unvalidated body).
+#[derive(Clone, Debug)]
+pub struct Chunks<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for Chunks<'a> {
+    type Item = Chunk<'a>;
+    fn next(&mut self) -> Option<Chunk<'a>> {
+        let (c, rest) = parse_chunk(self.rest)?;
+        self.rest = rest;
+        Some(c)
+    }
+}
+
+/// The chunks of a DATA body.
+pub fn chunks(body: &[u8]) -> Chunks<'_> {
+    Chunks { rest: body }
+}
+
+/// Appends the common header to `buf`.
+fn put_common(buf: &mut Vec<u8>, kind: u8, key: u64, src: u32, dst: u32) {
+    buf.extend_from_slice(&MAGIC);
+    buf.push(VERSION);
+    buf.push(kind);
+    buf.extend_from_slice(&key.to_le_bytes());
+    buf.extend_from_slice(&src.to_le_bytes());
+    buf.extend_from_slice(&dst.to_le_bytes());
+}
+
+fn put_ack(buf: &mut Vec<u8>, ack: &AckInfo) {
+    let n = (ack.nsack as usize).min(MAX_SACK_WORDS);
+    buf.extend_from_slice(&ack.cum.to_le_bytes());
+    buf.push(n as u8);
+    for w in &ack.sack[..n] {
+        buf.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// Appends the encoding of `d` to `buf`.
+///
+/// # Panics
+/// If a DATA body is longer than `u16::MAX` bytes.
+pub fn encode_datagram(d: &Datagram<'_>, buf: &mut Vec<u8>) {
+    match d.data {
+        Some(data) => {
+            let kind = KIND_DATA | if d.ack.is_some() { FLAG_HAS_ACK } else { 0 };
+            put_common(buf, kind, d.key, d.src, d.dst);
+            if let Some(a) = &d.ack {
+                put_ack(buf, a);
+            }
+            let len = u16::try_from(data.body.len()).expect("DATA body longer than 65535 bytes");
+            buf.extend_from_slice(&data.seq.to_le_bytes());
+            buf.extend_from_slice(&len.to_le_bytes());
+            buf.extend_from_slice(data.body);
+        }
+        None => {
+            put_common(buf, KIND_ACK, d.key, d.src, d.dst);
+            put_ack(buf, &d.ack.unwrap_or_default());
+        }
+    }
+}
+
+/// Appends one chunk to a body under construction.
+///
+/// # Panics
+/// If `bytes` is longer than `u16::MAX`, or `total` is given on a non-first
+/// chunk or missing on a first one.
+pub fn encode_chunk(buf: &mut Vec<u8>, first: bool, last: bool, total: Option<u32>, bytes: &[u8]) {
+    assert_eq!(first, total.is_some(), "total length goes with FIRST");
+    let flags = if first { CHUNK_FIRST } else { 0 } | if last { CHUNK_LAST } else { 0 };
+    buf.push(flags);
+    let len = u16::try_from(bytes.len()).expect("chunk longer than 65535 bytes");
+    buf.extend_from_slice(&len.to_le_bytes());
+    if let Some(t) = total {
+        buf.extend_from_slice(&t.to_le_bytes());
+    }
+    buf.extend_from_slice(bytes);
+}
+
+/// Expands a 32-bit wire sequence number to the 64-bit one nearest to
+/// `expected` (the window is far smaller than 2^31, so this is exact for
+/// every number a correct peer can send).
+pub fn expand_seq(wire: u32, expected: u64) -> u64 {
+    const SPAN: i128 = 1 << 32;
+    let exp = expected as i128;
+    let base = (exp & !(SPAN - 1)) | wire as i128;
+    [base - SPAN, base, base + SPAN]
+        .into_iter()
+        .filter(|c| (0..=u64::MAX as i128).contains(c))
+        .min_by_key(|c| (c - exp).abs())
+        .map_or(wire as u64, |c| c as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn body_of(chunks: &[(bool, bool, Option<u32>, Vec<u8>)]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for (f, l, t, bytes) in chunks {
+            encode_chunk(&mut b, *f, *l, *t, bytes);
+        }
+        b
+    }
+
+    #[test]
+    fn ack_roundtrip_and_size() {
+        let ack = AckInfo {
+            cum: 7,
+            nsack: 2,
+            sack: [1, 1 << 63, 0, 0],
+        };
+        let d = Datagram {
+            key: 0xdead_beef,
+            src: 3,
+            dst: 1,
+            ack: Some(ack),
+            data: None,
+        };
+        let mut buf = Vec::new();
+        encode_datagram(&d, &mut buf);
+        assert_eq!(buf.len(), COMMON_HEADER_LEN + ACK_BLOCK_BASE_LEN + 16);
+        assert_eq!(decode_datagram(&buf), Some(d));
+        assert_eq!(d.kind(), Kind::Ack);
+        // Truncation and trailing garbage are rejected.
+        assert_eq!(decode_datagram(&buf[..buf.len() - 1]), None);
+        buf.push(0);
+        assert_eq!(decode_datagram(&buf), None);
+    }
+
+    #[test]
+    fn data_roundtrip() {
+        let body = body_of(&[
+            (false, true, None, vec![1, 2, 3]),
+            (true, true, Some(0), vec![]),
+            (true, false, Some(10), vec![9; 4]),
+        ]);
+        let d = Datagram {
+            key: 1,
+            src: 0,
+            dst: 2,
+            ack: None,
+            data: Some(DataInfo {
+                seq: u32::MAX,
+                body: &body,
+            }),
+        };
+        let mut buf = Vec::new();
+        encode_datagram(&d, &mut buf);
+        assert_eq!(buf.len(), COMMON_HEADER_LEN + DATA_HEADER_LEN + body.len());
+        let got = decode_datagram(&buf).unwrap();
+        assert_eq!(got, d);
+        let cs: Vec<_> = chunks(got.data.unwrap().body).collect();
+        assert_eq!(cs.len(), 3);
+        assert_eq!(cs[0].bytes, &[1, 2, 3]);
+        assert!(cs[1].first && cs[1].last && cs[1].bytes.is_empty());
+        assert_eq!(cs[2].total, Some(10));
+    }
+
+    #[test]
+    fn bad_bodies_rejected() {
+        for body in [
+            vec![],                                         // empty body
+            vec![4, 0, 0],                                  // unknown flag
+            vec![0, 5, 0, 1],                               // short chunk
+            body_of(&[(true, true, Some(3), vec![1])]),     // FIRST|LAST with len != total
+            body_of(&[(true, false, Some(1), vec![1, 2])]), // len > total
+        ] {
+            let mut buf = Vec::new();
+            put_common(&mut buf, KIND_DATA, 0, 0, 0);
+            buf.extend_from_slice(&0u32.to_le_bytes());
+            buf.extend_from_slice(&(body.len() as u16).to_le_bytes());
+            buf.extend_from_slice(&body);
+            assert_eq!(decode_datagram(&buf), None, "{body:?}");
+        }
+        // A total over MAX_MESSAGE.
+        let mut body = vec![CHUNK_FIRST, 0, 0];
+        body.extend_from_slice(&(MAX_MESSAGE as u32 + 1).to_le_bytes());
+        let mut buf = Vec::new();
+        put_common(&mut buf, KIND_DATA, 0, 0, 0);
+        buf.extend_from_slice(&0u32.to_le_bytes());
+        buf.extend_from_slice(&(body.len() as u16).to_le_bytes());
+        buf.extend_from_slice(&body);
+        assert_eq!(decode_datagram(&buf), None);
+        // ACK with the HAS_ACK flag, bad kind, too many SACK words.
+        for kind in [KIND_ACK | FLAG_HAS_ACK, 0, 3, 8] {
+            let mut buf = Vec::new();
+            put_common(&mut buf, kind, 0, 0, 0);
+            buf.extend_from_slice(&[0; 5]);
+            assert_eq!(decode_datagram(&buf), None);
+        }
+        let mut buf = Vec::new();
+        put_common(&mut buf, KIND_ACK, 0, 0, 0);
+        buf.extend_from_slice(&[0, 0, 0, 0, 5]);
+        buf.extend_from_slice(&[0; 40]);
+        assert_eq!(decode_datagram(&buf), None);
+    }
+
+    #[test]
+    fn expand_seq_wraps() {
+        assert_eq!(expand_seq(5, 0), 5);
+        assert_eq!(expand_seq(u32::MAX, 0), u32::MAX as u64); // nothing below 0
+        assert_eq!(expand_seq(u32::MAX, 1 << 32), (1 << 32) - 1);
+        assert_eq!(expand_seq(2, (1 << 32) - 3), (1 << 32) + 2);
+        assert_eq!(expand_seq(0, u64::MAX - 5), u64::MAX - (u32::MAX as u64));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = decode_datagram(&bytes);
+            let _ = chunks(&bytes).count();
+        }
+
+        #[test]
+        fn expand_seq_inverts_truncation(seq in any::<u64>(), delta in -(1i64 << 30)..(1i64 << 30)) {
+            let expected = seq.wrapping_add(delta as u64);
+            // Only meaningful away from the ends of the u64 range.
+            prop_assume!(seq > 1 << 33 && seq < u64::MAX - (1 << 33));
+            prop_assert_eq!(expand_seq(seq as u32, expected), seq);
+        }
+
+        #[test]
+        fn roundtrip_any(key in any::<u64>(), src in any::<u32>(), dst in any::<u32>(),
+                         ack in proptest::option::of((any::<u32>(), 0u8..=4, any::<[u64; 4]>())),
+                         data in proptest::option::of((any::<u32>(),
+                             proptest::collection::vec((any::<bool>(), 0usize..40), 1..5)))) {
+            let ack = ack.map(|(cum, nsack, mut sack)| {
+                for w in sack.iter_mut().skip(nsack as usize) { *w = 0; }
+                AckInfo { cum, nsack, sack }
+            });
+            let ack = if data.is_none() { Some(ack.unwrap_or_default()) } else { ack };
+            let body = data.as_ref().map(|(_, cs)| {
+                let mut b = Vec::new();
+                for (first, len) in cs {
+                    let bytes = vec![0xa5; *len];
+                    encode_chunk(&mut b, *first, true, first.then_some(*len as u32), &bytes);
+                }
+                b
+            });
+            let d = Datagram { key, src, dst, ack,
+                data: data.as_ref().map(|(seq, _)| DataInfo { seq: *seq, body: body.as_deref().unwrap() }) };
+            let mut buf = Vec::new();
+            encode_datagram(&d, &mut buf);
+            prop_assert_eq!(decode_datagram(&buf), Some(d));
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! How an Active Message travels inside one protocol message.
+//!
+//! | bytes | field |
+//! | --- | --- |
+//! | 1 | category (0 Short, 1 Medium, 2 Long) |
+//! | 1 | 1 for a request, 0 for a reply |
+//! | 1 | handler index |
+//! | 1 | argument count (0..=16) |
+//! | 4 | payload length (LE) |
+//! | 16 | Long only: destination offset in the target segment, destination as named (LE u64 each) |
+//! | 4 × nargs | arguments (LE i32) |
+//! | len | payload |
+
+use gex_core::conduit::OutgoingAm;
+use gex_types::{AmArg, AmCategory, AmIndex, AM_MAX_ARGS};
+
+/// An AM decoded from a message; the payload borrows the message.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Am<'a> {
+    /// Short, Medium or Long.
+    pub category: AmCategory,
+    /// Request or reply.
+    pub is_request: bool,
+    /// Handler index.
+    pub handler: AmIndex,
+    /// Arguments.
+    pub args: [AmArg; AM_MAX_ARGS],
+    /// Number of arguments.
+    pub nargs: usize,
+    /// Long: offset in the target's segment.
+    pub dest_offset: usize,
+    /// Long: destination as named by the sender.
+    pub dest_addr: usize,
+    /// The payload.
+    pub payload: &'a [u8],
+}
+
+/// Encodes `msg` into `out` (cleared first).
+pub fn encode(msg: &OutgoingAm<'_>, out: &mut Vec<u8>) {
+    out.clear();
+    out.reserve(24 + 4 * msg.args.len() + msg.payload.len());
+    out.push(msg.category as u8);
+    out.push(msg.is_request as u8);
+    out.push(msg.handler);
+    out.push(msg.args.len() as u8);
+    out.extend_from_slice(&(msg.payload.len() as u32).to_le_bytes());
+    if msg.category == AmCategory::Long {
+        out.extend_from_slice(&(msg.dest_offset as u64).to_le_bytes());
+        out.extend_from_slice(&(msg.dest_addr as u64).to_le_bytes());
+    }
+    for a in msg.args {
+        out.extend_from_slice(&a.to_le_bytes());
+    }
+    out.extend_from_slice(msg.payload);
+}
+
+/// Decodes a message; `None` if it is not a well-formed AM.
+pub fn decode(b: &[u8]) -> Option<Am<'_>> {
+    let category = AmCategory::from_u8(*b.first()?)?;
+    let is_request = match *b.get(1)? {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
+    let handler = *b.get(2)?;
+    let nargs = *b.get(3)? as usize;
+    if nargs > AM_MAX_ARGS {
+        return None;
+    }
+    let len = u32::from_le_bytes(b.get(4..8)?.try_into().ok()?) as usize;
+    let mut at = 8;
+    let (mut dest_offset, mut dest_addr) = (0, 0);
+    if category == AmCategory::Long {
+        dest_offset = u64::from_le_bytes(b.get(8..16)?.try_into().ok()?) as usize;
+        dest_addr = u64::from_le_bytes(b.get(16..24)?.try_into().ok()?) as usize;
+        at = 24;
+    }
+    let mut args = [0; AM_MAX_ARGS];
+    for a in args.iter_mut().take(nargs) {
+        *a = AmArg::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?);
+        at += 4;
+    }
+    let payload = b.get(at..)?;
+    if payload.len() != len || (category == AmCategory::Short && len != 0) {
+        return None;
+    }
+    Some(Am {
+        category,
+        is_request,
+        handler,
+        args,
+        nargs,
+        dest_offset,
+        dest_addr,
+        payload,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn round_trip(cat in 0u8..3, req: bool, handler: u8,
+                      args in proptest::collection::vec(any::<i32>(), 0..=16),
+                      payload in proptest::collection::vec(any::<u8>(), 0..300),
+                      off: u32, dest: u64) {
+            let category = AmCategory::from_u8(cat).unwrap();
+            let payload = if category == AmCategory::Short { vec![] } else { payload };
+            let msg = OutgoingAm {
+                category, is_request: req, handler, args: &args, payload: &payload,
+                dest_offset: if category == AmCategory::Long { off as usize } else { 0 },
+                dest_addr: if category == AmCategory::Long { dest as usize } else { 0 },
+            };
+            let mut buf = Vec::new();
+            encode(&msg, &mut buf);
+            let am = decode(&buf).unwrap();
+            prop_assert_eq!(am.category, category);
+            prop_assert_eq!(am.is_request, req);
+            prop_assert_eq!(am.handler, handler);
+            prop_assert_eq!(&am.args[..am.nargs], &args[..]);
+            prop_assert_eq!(am.payload, &payload[..]);
+            prop_assert_eq!(am.dest_offset, msg.dest_offset);
+            prop_assert_eq!(am.dest_addr, msg.dest_addr);
+        }
+
+        #[test]
+        fn decoder_never_panics(b in proptest::collection::vec(any::<u8>(), 0..100)) {
+            let _ = decode(&b);
+        }
+    }
+}
