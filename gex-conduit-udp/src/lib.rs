@@ -23,7 +23,7 @@
 //! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`.
 
 pub mod proto;
-mod wire;
+pub mod wire;
 
 use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
@@ -439,6 +439,14 @@ impl UdpConduit {
             payload,
             dest_addr: am.dest_addr,
         });
+    }
+
+    /// The address peers send to.
+    pub fn local_addr(&self) -> SocketAddr {
+        let net = self.net.lock().unwrap_or_else(|p| p.into_inner());
+        net.sock
+            .local_addr()
+            .expect("a bound socket has an address")
     }
 
     /// Protocol counters, for tests and diagnostics.

@@ -333,3 +333,28 @@ fn fault_exit0_from_a_handler_inside_a_barrier_is_success() {
     let out = fault("exit0-in-barrier", 3, "calling gex::exit(0) in a handler");
     assert_eq!(out.code, 0, "{}", report(&out));
 }
+
+#[test]
+fn fault_silent_udp_peer_is_declared_dead() {
+    let out = launch_on(
+        "udp",
+        TEST_FAULTS,
+        3,
+        &["silent-peer"],
+        &[("GEX_UDP_BYPASS", "0"), ("GEX_UDP_PEER_TIMEOUT", "2")],
+    );
+    assert!(!out.timed_out, "{}", report(&out));
+    assert!(
+        out.elapsed < PROMPT,
+        "took {:.2?}\n{}",
+        out.elapsed,
+        report(&out)
+    );
+    assert_eq!(out.code, 1, "{}", report(&out));
+    assert!(
+        out.stderr.contains("rank 2 has not answered"),
+        "{}",
+        report(&out)
+    );
+    check_cleanup(&out);
+}

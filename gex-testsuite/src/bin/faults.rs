@@ -11,6 +11,7 @@
 //! | `exit0-all` | every rank calls `gex::exit(0)` | 0 |
 //! | `fatal-handler` | rank 0 sends the last rank an AM for a handler index it never registered | non-zero |
 //! | `handler-context` | rank 0 calls `gex::exit(3)` from inside an AM handler | 3 |
+//! | `silent-peer` | (udp) the last rank stops (SIGSTOP); rank 0 sends it AMs and waits; the protocol declares it dead after `GEX_UDP_PEER_TIMEOUT` | 1 |
 //! | `exit0-in-barrier` | rank 0 calls `gex::exit(0)` from a handler run while it waits in a barrier | 0 |
 //!
 //! The "wait forever" loops deliberately have no bound: ending them is the
@@ -28,6 +29,7 @@ const MODES: &[&str] = &[
     "fatal-handler",
     "handler-context",
     "exit0-in-barrier",
+    "silent-peer",
 ];
 
 /// A handler every rank registers, so the AM layer is installed everywhere.
@@ -150,6 +152,24 @@ fn main() {
             loop {
                 job.barrier();
             }
+        }
+        "silent-peer" => {
+            if me == last && n > 1 {
+                say("stopping myself");
+                // SAFETY: kill(2) on our own pid with a valid signal number;
+                // the process stays stopped until the launcher kills it.
+                unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
+            }
+            if me == 0 {
+                say(&format!("sending AMs to rank {last}"));
+                for _ in 0..10 {
+                    job.tm
+                        .request_short(last, H_PRESENT, Flags::empty(), &[])
+                        .expect("request");
+                }
+            }
+            say("waiting forever");
+            wait_forever()
         }
         _ => unreachable!("mode checked above"),
     }
