@@ -10,8 +10,11 @@ use gex_core::bootstrap::Bootstrap;
 use gex_core::conduit::{AmSink, Conduit, IncomingAm, OutgoingAm, PollScope};
 use gex_types::AmCategory;
 
+/// What a delivered AM carried: handler, arguments, payload.
+type Delivered = (u8, Vec<i32>, Vec<u8>);
+
 #[derive(Default)]
-struct Recorder(Mutex<Vec<(u8, Vec<i32>, Vec<u8>)>>);
+struct Recorder(Mutex<Vec<Delivered>>);
 
 impl AmSink for Recorder {
     fn deliver(&self, msg: &IncomingAm<'_>) {
