@@ -18,8 +18,11 @@
 //! `GEX_UDP_PEER_TIMEOUT` seconds (default 30) while data to it is
 //! unacknowledged ends the job with a message naming it.
 //!
-//! Environment: `GEX_UDP_ADDR` (the address peers reach this rank at,
-//! default 127.0.0.1), `GEX_UDP_MTU` (largest datagram, default 1472),
+//! Environment: `GEX_UDP_ADDR` (the address peers reach this rank at;
+//! default 127.0.0.1, or the first non-loopback IPv4 address when the
+//! launcher placed ranks on several hosts, `GEX_HOSTS` > 1), `GEX_HOST` (the
+//! host identity for grouping ranks into neighbourhoods; default the
+//! hostname), `GEX_UDP_MTU` (largest datagram, default 1472),
 //! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`.
 
 pub mod proto;
@@ -197,6 +200,34 @@ fn random_key() -> u64 {
     h.finish()
 }
 
+/// The first non-loopback IPv4 address of this host's interfaces.
+fn first_ipv4() -> Option<String> {
+    let mut ifs: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `ifs` with a list we free below; every node
+    // and address is read only while the list is alive.
+    unsafe {
+        if libc::getifaddrs(&mut ifs) != 0 {
+            return None;
+        }
+        let mut found = None;
+        let mut p = ifs;
+        while !p.is_null() {
+            let a = (*p).ifa_addr;
+            if !a.is_null() && i32::from((*a).sa_family) == libc::AF_INET {
+                let sin = &*(a as *const libc::sockaddr_in);
+                let ip = std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+                if !ip.is_loopback() {
+                    found = Some(ip.to_string());
+                    break;
+                }
+            }
+            p = (*p).ifa_next;
+        }
+        libc::freeifaddrs(ifs);
+        found
+    }
+}
+
 fn set_buffer(sock: &UdpSocket, opt: libc::c_int, bytes: libc::c_int) {
     use std::os::fd::AsRawFd;
     // SAFETY: setsockopt on a socket we own, with a pointer to a c_int of
@@ -250,7 +281,14 @@ impl UdpConduit {
             cfg.peer_timeout = Duration::from_secs_f64(secs);
         }
 
-        let host_ip = env("GEX_UDP_ADDR").unwrap_or_else(|| "127.0.0.1".to_string());
+        let multi_host = env("GEX_HOSTS").is_some_and(|h| h != "1");
+        let host_ip = match env("GEX_UDP_ADDR") {
+            Some(a) => a,
+            None if multi_host => first_ipv4().ok_or_else(|| {
+                Error::resource("udp conduit: no IPv4 address to publish; set GEX_UDP_ADDR")
+            })?,
+            None => "127.0.0.1".to_string(),
+        };
         let sock = UdpSocket::bind((host_ip.as_str(), 0))
             .map_err(|e| Error::resource(format!("udp conduit: cannot bind {host_ip}: {e}")))?;
         // Blocking, with a read timeout: ordinary receives pass
@@ -263,7 +301,12 @@ impl UdpConduit {
             .local_addr()
             .map_err(|e| Error::resource(format!("udp conduit: {e}")))?;
 
-        let mine = format!("{}\n{addr}", hostname());
+        // The host identity: the launcher's name for the host when it
+        // placed ranks on several (network namespaces on one machine share a
+        // hostname, yet must not be grouped into one neighbourhood), else
+        // the hostname.
+        let host_name = env("GEX_HOST").unwrap_or_else(hostname);
+        let mine = format!("{host_name}\n{addr}");
         let all = boot.exchange(mine.as_bytes(), &mut || {})?;
         let mut hosts: Vec<String> = Vec::with_capacity(all.len());
         let mut addrs = Vec::with_capacity(all.len());

@@ -3,12 +3,15 @@
 //! Run from gex-conduit-udp/: `cargo +nightly fuzz run datagram -- -max_total_time=60`.
 //!
 //! The input is a sequence of datagrams, each prefixed by one control byte and
-//! a two-byte little-endian length. Control bit 0 patches the job key into
-//! the datagram (bytes 4..12) so that the input reaches past the key check
-//! into the ACK, DATA and reassembly paths; bits 1-3 advance the clock
-//! (0..7 times 3 ms) so retransmission and delayed-ACK timers fire. Every
-//! datagram also goes through `decode_datagram` on its own, and the
-//! endpoint's transmit and message queues are drained between datagrams.
+//! a two-byte little-endian length. Control bit 0 patches the magic, version
+//! and job key into the datagram (bytes 0..3 and 4..12) and bit 1 patches a
+//! valid source (rank 0 or 2) and the destination (rank 1) into bytes 12..20,
+//! so that the input reaches past those checks into the ACK, DATA and
+//! reassembly paths; bits 2-4 advance the clock (0..7 times 3 ms) so that
+//! retransmission, loss and delayed-ACK timers fire. Every datagram also goes
+//! through `decode_datagram` on its own, and the endpoint's transmit and
+//! message queues are drained between datagrams (everything it emits must
+//! decode and fit `max_datagram`).
 #![no_main]
 
 use std::time::{Duration, Instant};
@@ -47,10 +50,17 @@ fuzz_target!(|data: &[u8]| {
         let mut dgram = rest[..take].to_vec();
         rest = &rest[take..];
         if ctl & 1 != 0 && dgram.len() >= 12 {
+            dgram[0..2].copy_from_slice(b"GX");
+            dgram[2] = 1;
             dgram[4..12].copy_from_slice(&KEY.to_le_bytes());
         }
+        if ctl & 2 != 0 && dgram.len() >= 20 {
+            let src: u32 = if dgram[12] & 1 == 0 { 0 } else { 2 };
+            dgram[12..16].copy_from_slice(&src.to_le_bytes());
+            dgram[16..20].copy_from_slice(&1u32.to_le_bytes());
+        }
         let _ = decode_datagram(&dgram);
-        now += Duration::from_millis(3 * u64::from((ctl >> 1) & 7));
+        now += Duration::from_millis(3 * u64::from((ctl >> 2) & 7));
         ep.handle_datagram(&dgram, now);
         if ep.next_timeout().is_some_and(|t| t <= now) {
             ep.handle_timeout(now);
