@@ -22,7 +22,8 @@
 //! default 127.0.0.1, or the first non-loopback IPv4 address when the
 //! launcher placed ranks on several hosts, `GEX_HOSTS` > 1), `GEX_HOST` (the
 //! host identity for grouping ranks into neighbourhoods; default the
-//! hostname), `GEX_UDP_MTU` (largest datagram, default 1472),
+//! hostname), `GEX_UDP_MTU` (largest datagram; default 65507 when every
+//! rank is on this host, where datagrams cross loopback, else 1472),
 //! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`.
 
 pub mod proto;
@@ -265,6 +266,13 @@ impl UdpConduit {
             key,
             ..proto::Config::default()
         };
+        let multi_host = env("GEX_HOSTS").is_some_and(|h| h != "1");
+        // On one host every datagram crosses loopback, where the largest
+        // datagrams cost the fewest system calls; between hosts, stay
+        // within an Ethernet MTU.
+        if !multi_host {
+            cfg.max_datagram = 65507;
+        }
         if let Some(m) = env("GEX_UDP_MTU") {
             cfg.max_datagram = m
                 .parse::<usize>()
@@ -281,7 +289,6 @@ impl UdpConduit {
             cfg.peer_timeout = Duration::from_secs_f64(secs);
         }
 
-        let multi_host = env("GEX_HOSTS").is_some_and(|h| h != "1");
         let host_ip = match env("GEX_UDP_ADDR") {
             Some(a) => a,
             None if multi_host => first_ipv4().ok_or_else(|| {
