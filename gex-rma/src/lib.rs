@@ -381,7 +381,7 @@ pub trait Rma: TmRef {
         src: usize,
         flags: Flags,
     ) -> Result<Injected> {
-        get(
+        get_plain(
             self,
             "gex_RMA_GetBlocking",
             dst.into(),
@@ -390,7 +390,6 @@ pub trait Rma: TmRef {
             flags,
             Mode::Blocking,
         )
-        .map(GetOut::injected)
     }
 
     /// `gex_RMA_GetNBI`: synchronised with `nbi::wait(Ec::GET, ..)` or an
@@ -404,7 +403,7 @@ pub trait Rma: TmRef {
         src: usize,
         flags: Flags,
     ) -> Result<Injected> {
-        get(
+        get_plain(
             self,
             "gex_RMA_GetNBI",
             dst.into(),
@@ -413,7 +412,6 @@ pub trait Rma: TmRef {
             flags,
             Mode::Nbi,
         )
-        .map(GetOut::injected)
     }
 
     /// `gex_RMA_GetNB`: the event borrows `dst` until it completes.
@@ -453,7 +451,7 @@ pub trait Rma: TmRef {
             ));
         }
         let mut b = [0u8; 8];
-        get(
+        get_plain(
             self,
             "gex_RMA_GetBlockingVal",
             Dst::Slice(&mut b[..nbytes]),
@@ -629,6 +627,30 @@ impl<'d> GetOut<'d> {
             GetOut::Event(e) => e,
         }
     }
+}
+
+/// A get that returns no event (blocking and NBI): the fast path returns a
+/// one-word result, and only the reference path deals in events.
+#[inline(always)]
+fn get_plain<T: TmRef + ?Sized>(
+    tm: &T,
+    call: &'static str,
+    mut dst: Dst<'_>,
+    rank: Rank,
+    src: usize,
+    flags: Flags,
+    mode: Mode,
+) -> Result<Injected> {
+    let len = dst.len();
+    let r = remote(call, tm, rank, src, len, flags)?;
+    let dp = local::dst_ptr(call, tm.ep(), &mut dst, flags)?;
+    if let Some(p) = r.local {
+        // SAFETY: `p..p+len` lies in the peer's mapped segment (checked);
+        // `dp..dp+len` is the caller's destination, writable for the call.
+        unsafe { copy_bytes(p as *const u8, dp, len) };
+        return Ok(Injected::Sent);
+    }
+    get_am(tm.ep(), r, dst, dp, flags, mode).map(GetOut::injected)
 }
 
 #[inline(always)]

@@ -89,6 +89,20 @@ pub fn run(
                     tm.put_blocking(peer, dest, s, Flags::empty()).unwrap();
                 }
                 report("PutBlocking", metric, size, it, t.elapsed().as_secs_f64());
+                if size == 8 && std::env::var("BENCH_FIXED").is_ok() {
+                    let v = [7u8; 8];
+                    let mut w = [0u8; 8];
+                    let t = Instant::now();
+                    for _ in 0..it {
+                        tm.put_blocking(peer, dest, &v, Flags::empty()).unwrap();
+                    }
+                    report("Put8fixed", metric, size, it, t.elapsed().as_secs_f64());
+                    let t = Instant::now();
+                    for _ in 0..it {
+                        tm.get_blocking(&mut w, peer, dest, Flags::empty()).unwrap();
+                    }
+                    report("Get8fixed", metric, size, it, t.elapsed().as_secs_f64());
+                }
                 let t = Instant::now();
                 for _ in 0..it {
                     tm.get_blocking(&mut dst[..size], peer, dest, Flags::empty())
