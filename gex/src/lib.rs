@@ -38,6 +38,10 @@ pub use gex_am as am;
 #[cfg(feature = "rma")]
 pub use gex_rma as rma;
 
+/// Collectives and teams (feature `coll`).
+#[cfg(feature = "coll")]
+pub use gex_coll as coll;
+
 /// The shared-memory conduit (feature `smp`).
 #[cfg(feature = "smp")]
 pub use gex_conduit_smp as smp;
@@ -97,6 +101,8 @@ pub fn init_with_flags(name: &str, flags: Flags) -> Result<(Client, Ep, Tm)> {
 const LAYERS: &[gex_core::LayerInit] = &[
     #[cfg(feature = "rma")]
     gex_rma::register,
+    #[cfg(feature = "coll")]
+    gex_coll::register,
 ];
 
 /// A barrier over the primordial team through the start-up control plane.
