@@ -24,7 +24,9 @@
 //! host identity for grouping ranks into neighbourhoods; default the
 //! hostname), `GEX_UDP_MTU` (largest datagram; default 65507 when every
 //! rank is on this host, where datagrams cross loopback, else 1472),
-//! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`.
+//! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`, `GEX_UDP_PROGRESS_THREAD=1` (a
+//! thread that keeps the protocol going — ACKs, retransmissions, receiving —
+//! while the application does not poll; handlers still run only in polls).
 
 pub mod proto;
 pub mod wire;
@@ -32,7 +34,7 @@ pub mod wire;
 use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use gex_conduit_smp::{hostname, SmpTransport};
@@ -163,15 +165,98 @@ fn send_nowait(sock: &UdpSocket, data: &[u8], to: &SocketAddr) {
     }
 }
 
+/// The protocol, its socket, and the messages it completed.
+struct Link {
+    net: Mutex<Net>,
+    /// Complete messages not yet delivered, in arrival order.
+    inbox: Mutex<VecDeque<(Rank, Vec<u8>)>>,
+    /// Tells the progress thread, if any, to end.
+    stop: AtomicBool,
+    fd: std::os::fd::RawFd,
+}
+
+impl Link {
+    /// Receives (waiting first, bounded by the socket's read timeout, when
+    /// `wait`), runs timers, transmits, and moves complete messages to the
+    /// inbox; returns how many datagrams arrived. Skipped when another
+    /// thread is doing it.
+    fn progress(&self, mut wait: bool) -> usize {
+        let Ok(mut guard) = self.net.try_lock() else {
+            return 0;
+        };
+        let net = &mut *guard;
+        let mut received = 0;
+        let mut now = Instant::now();
+        for _ in 0..RECV_BATCH {
+            let Some(len) = net.recv(wait) else { break };
+            if wait {
+                now = Instant::now();
+                wait = false;
+            }
+            let (ep, rx) = (&mut net.ep, &net.rx);
+            ep.handle_datagram(&rx[..len], now);
+            received += 1;
+        }
+        if wait {
+            now = Instant::now();
+        }
+        if net.ep.next_timeout().is_some_and(|t| t <= now) {
+            net.ep.handle_timeout(now);
+        }
+        net.flush(now);
+        if let Some((peer, silent)) = net.ep.dead_peer(now) {
+            drop(guard);
+            gex_core::fatal(&format!(
+                "udp conduit: rank {peer} has not answered for {:.1} s (GEX_UDP_PEER_TIMEOUT); it is presumed dead",
+                silent.as_secs_f64()
+            ));
+        }
+        let mut got = Vec::new();
+        while let Some(m) = net.ep.poll_message() {
+            got.push(m);
+        }
+        drop(guard);
+        if !got.is_empty() {
+            let mut inbox = self.inbox.lock().unwrap_or_else(|p| p.into_inner());
+            inbox.extend(got);
+        }
+        received
+    }
+
+    /// Waits until the socket is readable, for at most `max`, without
+    /// holding any lock.
+    fn wait_readable(&self, max: Duration) {
+        let mut pfd = libc::pollfd {
+            fd: self.fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = max.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+        // SAFETY: one valid pollfd for a socket the link owns; poll only
+        // reads and writes that struct.
+        unsafe { libc::poll(&mut pfd, 1, ms) };
+    }
+}
+
+/// The progress thread (`GEX_UDP_PROGRESS_THREAD=1`): keeps the protocol
+/// going — ACKs, retransmissions, receiving into the inbox — while the
+/// application computes without polling. It runs no handlers: those still
+/// run in the application's polls, so handler concurrency is unchanged.
+fn progress_thread(link: Arc<Link>) {
+    while !link.stop.load(Ordering::Relaxed) {
+        link.wait_readable(MAX_SLEEP);
+        link.progress(false);
+    }
+}
+
 /// The udp conduit (see the crate docs).
 pub struct UdpConduit {
     boot: Bootstrap,
     layout: Layout,
     me: Rank,
     smp: SmpTransport,
-    net: Mutex<Net>,
-    /// Complete messages not yet delivered, in arrival order.
-    inbox: Mutex<VecDeque<(Rank, Vec<u8>)>>,
+    /// The socket side, shared with the optional progress thread.
+    link: Arc<Link>,
     /// Set while a thread runs network handlers: one at a time, so that
     /// each sender's messages run in order.
     delivering: AtomicBool,
@@ -345,7 +430,7 @@ impl UdpConduit {
             (vec![me], (n, me))
         };
         let smp = SmpTransport::new(&boot, &nbrhd)?;
-        Ok(UdpConduit {
+        let conduit = UdpConduit {
             idle_polls: AtomicU32::new(0),
             layout: Layout {
                 nbrhd,
@@ -355,18 +440,30 @@ impl UdpConduit {
             },
             me,
             smp,
-            net: Mutex::new(Net {
-                ep: proto::Endpoint::new(me, n, cfg),
-                sock,
-                addrs,
-                tx: Vec::with_capacity(65536),
-                rx: vec![0u8; 65536],
+            link: Arc::new(Link {
+                fd: std::os::fd::AsRawFd::as_raw_fd(&sock),
+                net: Mutex::new(Net {
+                    ep: proto::Endpoint::new(me, n, cfg),
+                    sock,
+                    addrs,
+                    tx: Vec::with_capacity(65536),
+                    rx: vec![0u8; 65536],
+                }),
+                inbox: Mutex::new(VecDeque::new()),
+                stop: AtomicBool::new(false),
             }),
-            inbox: Mutex::new(VecDeque::new()),
             delivering: AtomicBool::new(false),
             my_segment: OnceLock::new(),
             boot,
-        })
+        };
+        if env("GEX_UDP_PROGRESS_THREAD").is_some_and(|v| v == "1") {
+            let link = conduit.link.clone();
+            std::thread::Builder::new()
+                .name("gex-udp-progress".into())
+                .spawn(move || progress_thread(link))
+                .map_err(|e| Error::resource(format!("udp conduit: progress thread: {e}")))?;
+        }
+        Ok(conduit)
     }
 
     fn limits() -> AmLimits {
@@ -379,54 +476,12 @@ impl UdpConduit {
         }
     }
 
-    /// Receives, runs timers, transmits, and moves complete messages to the
-    /// inbox; returns how many datagrams arrived. Skipped when another
-    /// thread is doing it.
+    /// Network progress for a poll: waits for a datagram first when idle
+    /// and no neighbour could be waiting on shared memory.
     fn progress_net(&self) -> usize {
-        let Ok(mut guard) = self.net.try_lock() else {
-            return 0;
-        };
-        let net = &mut *guard;
-        // Idle, and no neighbour could be waiting on shared memory: wait in
-        // the kernel for the first datagram (bounded by the read timeout).
-        let mut wait = self.idle_polls.load(Ordering::Relaxed) >= IDLE_POLLS_BEFORE_SLEEP
+        let wait = self.idle_polls.load(Ordering::Relaxed) >= IDLE_POLLS_BEFORE_SLEEP
             && self.smp.members().len() == 1;
-        let mut received = 0;
-        let mut now = Instant::now();
-        for _ in 0..RECV_BATCH {
-            let Some(len) = net.recv(wait) else { break };
-            if wait {
-                now = Instant::now();
-                wait = false;
-            }
-            let (ep, rx) = (&mut net.ep, &net.rx);
-            ep.handle_datagram(&rx[..len], now);
-            received += 1;
-        }
-        if wait {
-            now = Instant::now();
-        }
-        if net.ep.next_timeout().is_some_and(|t| t <= now) {
-            net.ep.handle_timeout(now);
-        }
-        net.flush(now);
-        if let Some((peer, silent)) = net.ep.dead_peer(now) {
-            drop(guard);
-            gex_core::fatal(&format!(
-                "udp conduit: rank {peer} has not answered for {:.1} s (GEX_UDP_PEER_TIMEOUT); it is presumed dead",
-                silent.as_secs_f64()
-            ));
-        }
-        let mut got = Vec::new();
-        while let Some(m) = net.ep.poll_message() {
-            got.push(m);
-        }
-        drop(guard);
-        if !got.is_empty() {
-            let mut inbox = self.inbox.lock().unwrap_or_else(|p| p.into_inner());
-            inbox.extend(got);
-        }
-        received
+        self.link.progress(wait)
     }
 
     /// Runs handlers of inbox messages (replies only for `RepliesOnly`).
@@ -437,7 +492,7 @@ impl UdpConduit {
         let mut ran = 0;
         while ran < DELIVER_BATCH {
             let next = {
-                let mut inbox = self.inbox.lock().unwrap_or_else(|p| p.into_inner());
+                let mut inbox = self.link.inbox.lock().unwrap_or_else(|p| p.into_inner());
                 match scope {
                     PollScope::All => inbox.pop_front(),
                     PollScope::RepliesOnly => inbox
@@ -493,7 +548,7 @@ impl UdpConduit {
 
     /// The address peers send to.
     pub fn local_addr(&self) -> SocketAddr {
-        let net = self.net.lock().unwrap_or_else(|p| p.into_inner());
+        let net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
         net.sock
             .local_addr()
             .expect("a bound socket has an address")
@@ -501,11 +556,18 @@ impl UdpConduit {
 
     /// Protocol counters, for tests and diagnostics.
     pub fn stats(&self) -> proto::Stats {
-        self.net
+        self.link
+            .net
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .ep
             .stats()
+    }
+}
+
+impl Drop for UdpConduit {
+    fn drop(&mut self) {
+        self.link.stop.store(true, Ordering::Relaxed);
     }
 }
 
@@ -560,7 +622,7 @@ impl Conduit for UdpConduit {
                     return Ok(Injected::Sent);
                 }
             } else {
-                let mut net = self.net.lock().unwrap_or_else(|p| p.into_inner());
+                let mut net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
                 if net.ep.can_send(dest, bytes.len()) {
                     let now = Instant::now();
                     if net.ep.send(dest, &bytes, now).is_ok() {
