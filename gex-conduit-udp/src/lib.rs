@@ -53,6 +53,12 @@ pub const MAX_LONG: usize = 1 << 20;
 const RECV_BATCH: usize = 64;
 /// Messages delivered per poll.
 const DELIVER_BATCH: usize = 64;
+/// Complete messages waiting for their handlers beyond which nothing more is
+/// received: datagrams then stay in the socket (and, past its buffer, are
+/// lost and retransmitted), so senders meet backpressure instead of this
+/// process buffering without bound (the progress thread receives while the
+/// application may not be running handlers).
+const INBOX_LIMIT: usize = 1024;
 /// Empty polls in a row after which a poll waits in the kernel until a
 /// datagram arrives (or [`MAX_SLEEP`] passes), when no neighbour shares
 /// memory with this rank: a receive that blocks wakes faster than one found
@@ -187,7 +193,10 @@ impl Link {
         let net = &mut *guard;
         let mut received = 0;
         let mut now = Instant::now();
-        for _ in 0..RECV_BATCH {
+        let full = self.inbox.lock().unwrap_or_else(|p| p.into_inner()).len() >= INBOX_LIMIT;
+        let batch = if full { 0 } else { RECV_BATCH };
+        wait &= !full;
+        for _ in 0..batch {
             let Some(len) = net.recv(wait) else { break };
             if wait {
                 now = Instant::now();
