@@ -4,43 +4,98 @@
 //! coordinator's (`job.rs`), which owns a write handle of each connection.
 
 use std::io::{self, Read};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crossbeam_channel::Sender;
-use gex_core::bootstrap::wire::read_frame;
+use gex_core::bootstrap::stream::Stream;
+use gex_core::bootstrap::wire::{read_frame, CtrlAddr};
 
 use crate::job::Event;
 
 /// Identifies one accepted connection (ranks are only known after `Hello`).
 pub(crate) type ConnId = usize;
 
+/// Where the control socket listens.
+pub(crate) enum Listen {
+    /// A Unix socket file.
+    Unix(PathBuf),
+    /// A TCP address (port 0: any free port).
+    Tcp(SocketAddr),
+}
+
+enum Listener {
+    Unix(UnixListener, PathBuf),
+    Tcp(TcpListener),
+}
+
+impl Listener {
+    fn accept(&self) -> io::Result<Stream> {
+        match self {
+            Listener::Unix(l, _) => l.accept().map(|(s, _)| Stream::Unix(s)),
+            Listener::Tcp(l) => Stream::tcp(l.accept()?.0),
+        }
+    }
+}
+
 /// The listening control socket and its acceptor thread.
 pub(crate) struct ControlSocket {
-    path: PathBuf,
+    /// What ranks are told to connect to (`GEX_CTRL`).
+    advertised: CtrlAddr,
+    /// Where the acceptor can be reached from here (to wake it up).
+    local: CtrlAddr,
     stop: Arc<AtomicBool>,
     acceptor: Option<JoinHandle<Vec<JoinHandle<()>>>>,
 }
 
 impl ControlSocket {
-    /// Binds `path` and starts accepting. Each connection is announced with
+    /// Binds and starts accepting. Each connection is announced with
     /// [`Event::Connected`] (carrying a write handle), then each frame read
     /// from it as [`Event::Frame`], and its end as [`Event::Closed`].
-    pub(crate) fn start(path: &Path, events: Sender<Event>) -> io::Result<ControlSocket> {
-        let listener = UnixListener::bind(path)?;
+    pub(crate) fn start(at: &Listen, events: Sender<Event>) -> io::Result<ControlSocket> {
+        let (listener, advertised, local) = match at {
+            Listen::Unix(path) => {
+                let l = UnixListener::bind(path)?;
+                let addr = CtrlAddr::Unix(path.clone());
+                (Listener::Unix(l, path.clone()), addr.clone(), addr)
+            }
+            Listen::Tcp(addr) => {
+                let l = TcpListener::bind(addr)?;
+                let bound = l.local_addr()?;
+                let mut local = bound;
+                let mut advertised = bound;
+                if bound.ip().is_unspecified() {
+                    local.set_ip(IpAddr::V4(Ipv4Addr::LOCALHOST));
+                    let ip = crate::hosts::first_ipv4().unwrap_or(Ipv4Addr::LOCALHOST);
+                    advertised.set_ip(IpAddr::V4(ip));
+                }
+                (
+                    Listener::Tcp(l),
+                    CtrlAddr::Tcp(advertised),
+                    CtrlAddr::Tcp(local),
+                )
+            }
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
         let acceptor = std::thread::Builder::new()
             .name("gex-run-accept".into())
             .spawn(move || accept_loop(listener, &stop2, &events))?;
         Ok(ControlSocket {
-            path: path.to_path_buf(),
+            advertised,
+            local,
             stop,
             acceptor: Some(acceptor),
         })
+    }
+
+    /// The address ranks connect to (the value of `GEX_CTRL`).
+    pub(crate) fn advertised(&self) -> &CtrlAddr {
+        &self.advertised
     }
 
     /// Stops accepting and removes the socket file. Returns the reader
@@ -57,10 +112,13 @@ impl ControlSocket {
         // Wake the acceptor, blocked in accept(), with a connection of our
         // own; it sees the flag and returns. If connecting fails the
         // listener is already broken and accept() has returned anyway.
-        let _ = UnixStream::connect(&self.path);
-        let readers = acceptor.join().unwrap_or_default();
-        let _ = std::fs::remove_file(&self.path);
-        readers
+        match &self.local {
+            CtrlAddr::Unix(path) => drop(UnixStream::connect(path)),
+            CtrlAddr::Tcp(addr) => drop(TcpStream::connect(addr)),
+        }
+        // The acceptor drops the listener (removing a Unix socket's file)
+        // before it returns.
+        acceptor.join().unwrap_or_default()
     }
 }
 
@@ -73,14 +131,23 @@ impl Drop for ControlSocket {
     }
 }
 
+impl Drop for Listener {
+    fn drop(&mut self) {
+        if let Listener::Unix(_, path) = self {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 fn accept_loop(
-    listener: UnixListener,
+    listener: Listener,
     stop: &AtomicBool,
     events: &Sender<Event>,
 ) -> Vec<JoinHandle<()>> {
     let mut readers = Vec::new();
     let mut next: ConnId = 0;
-    for conn in listener.incoming() {
+    loop {
+        let conn = listener.accept();
         if stop.load(Ordering::SeqCst) {
             break;
         }
@@ -137,7 +204,7 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-fn read_loop(conn: ConnId, stream: UnixStream, events: &Sender<Event>) {
+fn read_loop(conn: ConnId, stream: Stream, events: &Sender<Event>) {
     let mut r = Counting {
         inner: io::BufReader::new(stream),
         bytes: 0,

@@ -11,8 +11,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read};
-use std::os::unix::io::AsRawFd;
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::process::Child;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,15 +19,17 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use gex_core::bootstrap::stream::{NoSigPipe, Stream};
 use gex_core::bootstrap::wire::{
-    encode_exchange_result, parse_hello, shm_prefix, write_frame, Kind, ENV_CONDUIT, ENV_CTRL,
-    ENV_JOB_ID, ENV_JOB_KEY, ENV_RANK, ENV_SIZE, MAX_FRAME,
+    encode_exchange_result, keys_match, parse_hello, shm_prefix, write_frame, Kind, ENV_CONDUIT,
+    ENV_CTRL, ENV_HOST, ENV_HOSTS, ENV_JOB_ID, ENV_JOB_KEY, ENV_RANK, ENV_SIZE, MAX_FRAME,
 };
 
-use crate::ctrl::{ConnId, ControlSocket};
+use crate::ctrl::{ConnId, ControlSocket, Listen};
+use crate::hosts::{self, Via};
 use crate::output::{self, Sink};
 use crate::proc::{self, RankCommand, Status};
-use crate::{signals, JobOutcome, JobSpec, Output, TIMEOUT_CODE};
+use crate::{signals, Ctrl, JobOutcome, JobSpec, Output, TIMEOUT_CODE};
 
 /// How long a rank that was told to finish on its own (it sent `Exit`, or
 /// it got `Abort`) may take before it is killed.
@@ -48,7 +48,7 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) enum Event {
     /// A process connected to the control socket; `stream` is the write
     /// handle for replies.
-    Connected { conn: ConnId, stream: UnixStream },
+    Connected { conn: ConnId, stream: Stream },
     /// A frame arrived on a connection.
     Frame {
         conn: ConnId,
@@ -89,15 +89,35 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| OsString::from(v))
         .or_else(|| std::env::var_os("PATH"));
-    let program = proc::resolve_program(&spec.program, path_var)?;
+    let mut program = proc::resolve_program(&spec.program, path_var)?;
+    let (places, hosts_used) = hosts::plan(spec)?;
+    let spawned = places.iter().any(|p| matches!(p.via, Via::Spawner { .. }));
+    if spawned && program.is_relative() {
+        // A spawner may start the program elsewhere (ssh: in the remote
+        // home directory).
+        program = std::env::current_dir()?.join(program);
+    }
+    let over_ssh = places
+        .iter()
+        .any(|p| matches!(p.via, Via::Spawner { ssh: true, .. }));
+    let ctrl_kind = spec
+        .ctrl
+        .unwrap_or(if over_ssh { Ctrl::Tcp } else { Ctrl::Unix });
 
     let job_id = new_job_id();
     // A second random value, never printed: the key network conduits put in
-    // every datagram of this job.
+    // every datagram of this job, and ranks present over TCP.
     let job_key = new_job_id();
-    let sock_path = socket_path(&job_id);
+    let listen = match ctrl_kind {
+        Ctrl::Unix => Listen::Unix(socket_path(&job_id)),
+        Ctrl::Tcp => Listen::Tcp(
+            spec.ctrl_addr
+                .unwrap_or_else(|| (std::net::Ipv4Addr::UNSPECIFIED, 0).into()),
+        ),
+    };
     let (tx, rx) = crossbeam_channel::unbounded();
-    let ctrl = ControlSocket::start(&sock_path, tx.clone())?;
+    let ctrl = ControlSocket::start(&listen, tx.clone())?;
+    let ctrl_addr = ctrl.advertised().to_string();
     let (subscription, pending_signal) = signals::subscribe(tx.clone());
 
     let (out_sink, err_sink, captured) = match spec.output {
@@ -125,23 +145,38 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
     // Standard input goes to rank 0 only, and not from a terminal: ranks
     // run in process groups of their own, which may not read the terminal.
     let stdin_to_rank0 = !proc::stdin_is_terminal();
-    for rank in 0..spec.ranks {
+    for (rank, place) in (0..spec.ranks).zip(&places) {
         let mut env: Vec<(OsString, OsString)> =
             spec.env.iter().map(|(k, v)| (k.into(), v.into())).collect();
+        if let Some(host) = &place.host {
+            env.extend(
+                spec.host_env
+                    .iter()
+                    .filter(|(h, _, _)| h == host)
+                    .map(|(_, k, v)| (k.into(), v.into())),
+            );
+        }
         env.extend([
             (ENV_RANK.into(), rank.to_string().into()),
             (ENV_SIZE.into(), spec.ranks.to_string().into()),
-            (ENV_CTRL.into(), sock_path.clone().into_os_string()),
+            (ENV_CTRL.into(), ctrl_addr.clone().into()),
             (ENV_JOB_ID.into(), job_id.clone().into()),
             (ENV_JOB_KEY.into(), job_key.clone().into()),
             (ENV_CONDUIT.into(), spec.conduit.clone().into()),
         ]);
+        if let Some(host) = &place.host {
+            env.extend([
+                (ENV_HOST.into(), host.into()),
+                (ENV_HOSTS.into(), hosts_used.to_string().into()),
+            ]);
+        }
         let rc = RankCommand {
             program: &program,
             arg0: &spec.program,
             args: &spec.args,
             env,
             inherit_stdin: rank == 0 && stdin_to_rank0,
+            via: &place.via,
         };
         if let Err(e) = ranks.start(&rc, rank, &io) {
             // Undo the ranks started so far, then report.
@@ -159,7 +194,7 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
     drop(io);
 
     let pids: Vec<u32> = ranks.children.iter().map(Child::id).collect();
-    let mut co = Coordinator::new(spec, &pids, err_sink, start);
+    let mut co = Coordinator::new(spec, &pids, err_sink, start, job_key);
     if let Some(sig) = pending_signal {
         co.on_signal(sig);
     }
@@ -267,7 +302,7 @@ impl Ranks {
 /// Shuts down every control connection so their reader threads end, then
 /// joins them. `conns` are the ones the coordinator knew; connections
 /// announced after it stopped listening are still in `rx`.
-fn shutdown_streams(readers: Vec<JoinHandle<()>>, rx: &Receiver<Event>, conns: Vec<UnixStream>) {
+fn shutdown_streams(readers: Vec<JoinHandle<()>>, rx: &Receiver<Event>, conns: Vec<Stream>) {
     let late = rx.try_iter().filter_map(|ev| match ev {
         Event::Connected { stream, .. } => Some(stream),
         _ => None,
@@ -306,7 +341,7 @@ struct Rank {
 
 /// A control connection.
 struct Conn {
-    stream: UnixStream,
+    stream: Stream,
     rank: Option<u32>,
 }
 
@@ -329,10 +364,12 @@ struct Coordinator {
     timed_out: bool,
     /// Where the launcher's own messages go.
     diag: Sink,
+    /// The job key: a `Hello` over TCP must present it.
+    key: String,
 }
 
 impl Coordinator {
-    fn new(spec: &JobSpec, pids: &[u32], diag: Sink, start: Instant) -> Coordinator {
+    fn new(spec: &JobSpec, pids: &[u32], diag: Sink, start: Instant, key: String) -> Coordinator {
         Coordinator {
             ranks: pids
                 .iter()
@@ -356,6 +393,7 @@ impl Coordinator {
             reason: None,
             timed_out: false,
             diag,
+            key,
         }
     }
 
@@ -530,6 +568,9 @@ impl Coordinator {
         }
         match (rank, kind) {
             (None, Kind::Hello) => self.on_hello(conn, &body),
+            (None, kind) if self.is_tcp(conn) => {
+                self.reject(conn, &format!("its first frame was {kind:?}, not Hello"))
+            }
             (None, kind) => self.fail(
                 1,
                 format!("the first frame on a control connection was {kind:?}, not Hello"),
@@ -548,13 +589,54 @@ impl Coordinator {
         self.reason.as_deref().unwrap_or("")
     }
 
+    fn is_tcp(&self, conn: ConnId) -> bool {
+        self.conns.get(&conn).is_some_and(|c| c.stream.is_tcp())
+    }
+
+    /// Drops a TCP connection that did not prove it belongs to the job: a
+    /// stranger on the network must not be able to end it.
+    fn reject(&mut self, conn: ConnId, why: &str) {
+        if let Some(c) = self.conns.remove(&conn) {
+            self.diag.message(&format!(
+                "dropped a control connection from {}: {why}",
+                c.stream.peer()
+            ));
+            let _ = c.stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
     fn on_hello(&mut self, conn: ConnId, body: &[u8]) {
-        let Some((rank, _pid)) = parse_hello(body) else {
+        let Some(hello) = parse_hello(body) else {
+            if self.is_tcp(conn) {
+                return self.reject(conn, "malformed Hello");
+            }
             return self.fail(
                 1,
                 format!("malformed Hello frame ({} bytes, expected 8)", body.len()),
             );
         };
+        let key_ok = hello
+            .key
+            .as_deref()
+            .map(|k| keys_match(k, self.key.as_bytes()));
+        match key_ok {
+            Some(true) => {}
+            None if !self.is_tcp(conn) => {}
+            None => return self.reject(conn, "its Hello carried no job key"),
+            Some(false) if self.is_tcp(conn) => {
+                return self.reject(conn, "its Hello carried a wrong job key")
+            }
+            Some(false) => {
+                return self.fail(
+                    1,
+                    format!(
+                        "a process said Hello as rank {} with a wrong job key",
+                        hello.rank
+                    ),
+                )
+            }
+        }
+        let rank = hello.rank;
         // The pid is not checked against the spawned one: a rank may be a
         // wrapper script's child.
         let n = self.ranks.len();
@@ -679,10 +761,16 @@ impl Coordinator {
             (Some(e), Some(r)) => {
                 self.fail(1, format!("malformed control frame from rank {r}: {e}"))
             }
+            (Some(e), None) if c.stream.is_tcp() => self.diag.message(&format!(
+                "dropped a control connection from {}: malformed control frame: {e}",
+                c.stream.peer()
+            )),
             (Some(e), None) => self.fail(
                 1,
                 format!("malformed control frame on a new control connection: {e}"),
             ),
+            // Over TCP, anyone may connect: only a rank's Hello counts.
+            (None, None) if c.stream.is_tcp() => {}
             (None, None) => self.fail(
                 1,
                 format!(
@@ -748,39 +836,6 @@ impl Coordinator {
             TIMEOUT_CODE,
             format!("job timed out after {secs} s; ending {alive} ranks"),
         );
-    }
-}
-
-/// Writes to a socket with `MSG_NOSIGNAL`: a rank that hung up must yield
-/// an `EPIPE` error, not a SIGPIPE that would kill a host process which,
-/// unlike Rust binaries, does not ignore that signal.
-struct NoSigPipe<'a>(&'a UnixStream);
-
-impl io::Write for NoSigPipe<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        loop {
-            // SAFETY: `buf` is valid for reads of `buf.len()` bytes and the
-            // descriptor is owned by the borrowed stream.
-            let n = unsafe {
-                libc::send(
-                    self.0.as_raw_fd(),
-                    buf.as_ptr().cast(),
-                    buf.len(),
-                    libc::MSG_NOSIGNAL,
-                )
-            };
-            if n >= 0 {
-                return Ok(n as usize);
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
     }
 }
 

@@ -1,9 +1,9 @@
 //! `gex-run`: the job launcher of gex (like GASNet's `gasnetrun`).
 //!
-//! [`run`] starts the ranks of a job as processes on this host, serves the
-//! start-up control plane they use (all-gather exchanges, barriers, exit;
-//! the wire format is [`gex_core::bootstrap::wire`]), forwards their output
-//! line by line, and decides the job's exit code:
+//! [`run`] starts the ranks of a job as processes, serves the start-up
+//! control plane they use (all-gather exchanges, barriers, exit; the wire
+//! format is [`gex_core::bootstrap::wire`]), forwards their output line by
+//! line, and decides the job's exit code:
 //!
 //! * a rank's `Exit` frame ends the job with that code (the first one wins);
 //! * a rank that exits non-zero or dies from a signal ends the job with that
@@ -23,6 +23,33 @@
 //! rank 0 and that input is not a terminal (`/dev/null` otherwise), and
 //! receives SIGKILL from the kernel if the launcher dies.
 //!
+//! # Several hosts
+//!
+//! With [`JobSpec::hosts`], ranks are placed in blocks of `ceil(N / H)`
+//! consecutive ranks per host ([`placement`]); each gets `GEX_HOST` (its
+//! host's name as given) and `GEX_HOSTS` (the number of hosts that got
+//! ranks). A rank is started through [`JobSpec::spawn`], a command template
+//! in which `{host}` is replaced and after which the program and its
+//! arguments follow (`ip netns exec {host}`, `ssh -o BatchMode=yes
+//! {host}`); without a template, a host named `localhost` or this machine's
+//! hostname is started directly and any other through [`DEFAULT_SPAWN`].
+//! Through `ssh` the rank's environment is put on the remote command line
+//! (`env GEX_RANK=.. .. PROGRAM ARGS`, shell-quoted), and the program path
+//! must be valid on the remote host (it is made absolute here). For other
+//! spawners, the environment is the spawner's own.
+//!
+//! Ranks on other machines cannot reach a Unix socket: [`Ctrl::Tcp`] (the
+//! default when some rank is started through ssh) serves the control plane
+//! over TCP; there a connection must say `Hello` with the job key (which
+//! only the ranks have) or it is dropped, and strangers that connect do not
+//! end the job. A rank reached over TCP ends itself when the launcher
+//! closes its connection.
+//!
+//! What is local only: the launcher tracks the processes it started (for
+//! ssh, the local `ssh` client), so when a job ends, remote ranks end when
+//! their control connection closes (at once, unless they are stopped), and
+//! their `/dev/shm` objects are not swept.
+//!
 //! Limits: if the launcher itself is SIGKILLed, the ranks die but the socket
 //! file and `/dev/shm` objects stay; a process that leaves its rank's
 //! process group (`setsid`) is not ended with the job, and if it holds a
@@ -33,15 +60,33 @@
 //! also reads the `GEX_RUN_TIMEOUT` variable (the library does not).
 
 mod ctrl;
+mod hosts;
 mod job;
 mod output;
 mod proc;
 mod signals;
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use hosts::placement;
 pub use signals::install_signal_handlers;
+
+/// The spawner used for a host that is not this one when no template is
+/// given.
+pub const DEFAULT_SPAWN: &str = "ssh -o BatchMode=yes {host}";
+
+/// How the ranks reach the launcher's control plane.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ctrl {
+    /// A Unix socket in the temporary directory: ranks on this machine (in
+    /// any network namespace, since the socket is a file).
+    #[default]
+    Unix,
+    /// A TCP listener: ranks on other machines.
+    Tcp,
+}
 
 /// Job exit code when the `--timeout` expires (as coreutils' `timeout`).
 pub const TIMEOUT_CODE: i32 = 124;
@@ -78,6 +123,23 @@ pub struct JobSpec {
     /// Extra environment variables for the ranks (on top of the launcher's
     /// own environment; the `GEX_*` variables of the job take precedence).
     pub env: Vec<(String, String)>,
+    /// Hosts to place the ranks on, in order (see the crate docs); empty:
+    /// every rank on this host.
+    pub hosts: Vec<String>,
+    /// The command template that starts a rank on a host (`{host}` is
+    /// replaced, the program and its arguments follow); `None`: direct
+    /// for this host, [`DEFAULT_SPAWN`] for others.
+    pub spawn: Option<String>,
+    /// Extra variables for the ranks on one host: `(host, name, value)`,
+    /// applied after [`JobSpec::env`].
+    pub host_env: Vec<(String, String, String)>,
+    /// The control plane's transport; `None`: TCP if some rank is started
+    /// through ssh, else a Unix socket.
+    pub ctrl: Option<Ctrl>,
+    /// Where the TCP control plane listens (default `0.0.0.0:0`). Ranks are
+    /// told this IP, or if it is unspecified the first non-loopback IPv4
+    /// address of this machine (127.0.0.1 if it has none).
+    pub ctrl_addr: Option<SocketAddr>,
 }
 
 impl JobSpec {
@@ -93,6 +155,11 @@ impl JobSpec {
             label: false,
             output: Output::Inherit,
             env: Vec::new(),
+            hosts: Vec::new(),
+            spawn: None,
+            host_env: Vec::new(),
+            ctrl: None,
+            ctrl_addr: None,
         }
     }
 }
@@ -104,7 +171,8 @@ pub struct JobOutcome {
     pub code: i32,
     /// The job's identifier (`GEX_JOB_ID` of its ranks).
     pub job_id: String,
-    /// The process id of each rank, in rank order.
+    /// The process id of each rank, in rank order (for a rank started
+    /// through a spawner, the spawner's process on this machine).
     pub pids: Vec<u32>,
     /// Captured stdout of all ranks (empty with [`Output::Inherit`]).
     pub stdout: String,
@@ -127,8 +195,8 @@ pub struct JobOutcome {
 ///
 /// # Errors
 ///
-/// * [`std::io::ErrorKind::InvalidInput`]: `ranks` is 0 or the program is
-///   empty;
+/// * [`std::io::ErrorKind::InvalidInput`]: `ranks` is 0, the program is
+///   empty, or the hosts, spawn template or host environment are malformed;
 /// * [`std::io::ErrorKind::NotFound`] / `PermissionDenied`: the program
 ///   does not exist or cannot be executed;
 /// * any other error setting the job up (control socket, spawning a rank);

@@ -4,29 +4,46 @@ use std::io;
 use std::process::exit;
 use std::time::Duration;
 
-use gex_run::{JobSpec, Output};
+use gex_run::{Ctrl, JobSpec, Output};
 
 const USAGE: &str = "\
-usage: gex-run -n N [--timeout SECS] [--conduit NAME] [--label] [--] PROGRAM [ARGS...]
+usage: gex-run -n N [--timeout SECS] [--conduit NAME] [--label] [--hosts H1,H2,...]
+               [--] PROGRAM [ARGS...]
 
-Starts N processes (ranks) of PROGRAM on this host and serves their start-up
-control plane. The exit code is the job's: the code a rank passed to exit,
-the code (or 128 + signal) of the first rank that failed, 124 on timeout,
-130/143 on SIGINT/SIGTERM, 0 if every rank exited 0.
+Starts N processes (ranks) of PROGRAM, on this host or on several, and
+serves their start-up control plane. The exit code is the job's: the code a
+rank passed to exit, the code (or 128 + signal) of the first rank that
+failed, 124 on timeout, 130/143 on SIGINT/SIGTERM, 0 if every rank exited 0.
 
 options:
-  -n, --ranks N      number of ranks (required, at least 1)
-  --timeout SECS     end the job with code 124 after SECS seconds
-                     (default: the GEX_RUN_TIMEOUT variable, else none)
-  --conduit NAME     conduit the ranks use, passed as GEX_CONDUIT (default: smp)
-  --label            prefix every output line with [rank]
-  -h, --help         print this help";
+  -n, --ranks N         number of ranks (required, at least 1)
+  --timeout SECS        end the job with code 124 after SECS seconds
+                        (default: the GEX_RUN_TIMEOUT variable, else none)
+  --conduit NAME        conduit the ranks use, passed as GEX_CONDUIT (default: smp)
+  --label               prefix every output line with [rank]
+  --hosts H1,H2,...     place the ranks on these hosts, ceil(N/H) consecutive
+                        ranks per host; each rank gets GEX_HOST (its host) and
+                        GEX_HOSTS (the number of hosts used)
+  --hostfile FILE       the same, one host per line (# starts a comment)
+  --spawn TEMPLATE      command that starts a rank on a host, {host} replaced,
+                        the program and its arguments appended (default: ssh
+                        -o BatchMode=yes {host}, or directly for localhost and
+                        this host); through ssh the environment is passed as
+                        `env VAR=VALUE ...` on the remote command line
+  --host-env HOST:VAR=VALUE
+                        set VAR=VALUE for the ranks on HOST (repeatable)
+  --ctrl unix|tcp       control plane transport (default: tcp if some rank is
+                        started through ssh, else a Unix socket)
+  --ctrl-addr IP:PORT   where the tcp control plane listens (default 0.0.0.0:0;
+                        ranks are told this IP, or this host's first
+                        non-loopback IPv4 address)
+  -h, --help            print this help";
 
 /// A command-line error: printed with the usage, exit code 2.
 struct UsageError(String);
 
 enum Parsed {
-    Run(JobSpec),
+    Run(Box<JobSpec>),
     Help,
 }
 
@@ -43,11 +60,29 @@ fn parse_timeout(v: &str, origin: &str) -> Result<Duration, UsageError> {
         })
 }
 
+/// Reads a host file: one host per line; blank lines and `#` comments are
+/// skipped.
+fn read_hostfile(path: &str) -> Result<Vec<String>, UsageError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| UsageError(format!("--hostfile {path}: {e}")))?;
+    Ok(text
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or_default().trim())
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect())
+}
+
 fn parse(args: &[String], env_timeout: Option<String>) -> Result<Parsed, UsageError> {
     let mut ranks: Option<u32> = None;
     let mut timeout: Option<Duration> = None;
     let mut conduit = "smp".to_string();
     let mut label = false;
+    let mut hosts: Option<Vec<String>> = None;
+    let mut spawn: Option<String> = None;
+    let mut host_env: Vec<(String, String, String)> = Vec::new();
+    let mut ctrl: Option<Ctrl> = None;
+    let mut ctrl_addr: Option<std::net::SocketAddr> = None;
     let mut i = 0;
     // Takes the value of option `name`: `--name=V`, `-nV`, or the next word.
     let value = |i: &mut usize, name: &str, inline: Option<&str>| -> Result<String, UsageError> {
@@ -85,6 +120,59 @@ fn parse(args: &[String], env_timeout: Option<String>) -> Result<Parsed, UsageEr
             }
             "--conduit" => conduit = value(&mut i, name, inline)?,
             "--label" if inline.is_none() => label = true,
+            "--hosts" | "--hostfile" => {
+                let v = value(&mut i, name, inline)?;
+                if hosts.is_some() {
+                    return Err(UsageError("--hosts/--hostfile given twice".into()));
+                }
+                let list = if name == "--hosts" {
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|h| !h.is_empty())
+                        .map(String::from)
+                        .collect()
+                } else {
+                    read_hostfile(&v)?
+                };
+                if list.is_empty() {
+                    return Err(UsageError(format!("{name}: no hosts in '{v}'")));
+                }
+                hosts = Some(list);
+            }
+            "--spawn" => {
+                let v = value(&mut i, name, inline)?;
+                if v.trim().is_empty() {
+                    return Err(UsageError("--spawn: empty command template".into()));
+                }
+                spawn = Some(v);
+            }
+            "--host-env" => {
+                let v = value(&mut i, name, inline)?;
+                let parsed = v.split_once(':').and_then(|(h, kv)| {
+                    let (k, val) = kv.split_once('=')?;
+                    (!h.is_empty() && !k.is_empty()).then(|| (h.into(), k.into(), val.into()))
+                });
+                host_env.push(parsed.ok_or_else(|| {
+                    UsageError(format!("--host-env: expected HOST:VAR=VALUE, got '{v}'"))
+                })?);
+            }
+            "--ctrl" => {
+                ctrl = Some(match value(&mut i, name, inline)?.as_str() {
+                    "unix" => Ctrl::Unix,
+                    "tcp" => Ctrl::Tcp,
+                    other => {
+                        return Err(UsageError(format!(
+                            "--ctrl: expected unix or tcp, got '{other}'"
+                        )))
+                    }
+                })
+            }
+            "--ctrl-addr" => {
+                let v = value(&mut i, name, inline)?;
+                ctrl_addr = Some(v.parse().map_err(|_| {
+                    UsageError(format!("--ctrl-addr: expected IP:PORT, got '{v}'"))
+                })?);
+            }
             "--" => {
                 i += 1;
                 break;
@@ -105,13 +193,30 @@ fn parse(args: &[String], env_timeout: Option<String>) -> Result<Parsed, UsageEr
             timeout = Some(parse_timeout(&v, "GEX_RUN_TIMEOUT")?);
         }
     }
+    let hosts = hosts.unwrap_or_default();
+    if let Some((h, _, _)) = host_env.iter().find(|(h, _, _)| !hosts.contains(h)) {
+        return Err(UsageError(format!(
+            "--host-env: '{h}' is not one of the hosts (--hosts / --hostfile)"
+        )));
+    }
+    if ctrl_addr.is_some() && ctrl == Some(Ctrl::Unix) {
+        return Err(UsageError("--ctrl-addr needs --ctrl tcp".into()));
+    }
+    if ctrl_addr.is_some() {
+        ctrl = Some(Ctrl::Tcp);
+    }
     let mut spec = JobSpec::new(ranks, program);
     spec.args = args[i + 1..].to_vec();
     spec.timeout = timeout;
     spec.conduit = conduit;
     spec.label = label;
     spec.output = Output::Inherit;
-    Ok(Parsed::Run(spec))
+    spec.hosts = hosts;
+    spec.spawn = spawn;
+    spec.host_env = host_env;
+    spec.ctrl = ctrl;
+    spec.ctrl_addr = ctrl_addr;
+    Ok(Parsed::Run(Box::new(spec)))
 }
 
 fn usage_error(msg: &str) -> ! {
@@ -124,7 +229,7 @@ fn usage_error(msg: &str) -> ! {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let spec = match parse(&args, std::env::var("GEX_RUN_TIMEOUT").ok()) {
-        Ok(Parsed::Run(spec)) => spec,
+        Ok(Parsed::Run(spec)) => *spec,
         Ok(Parsed::Help) => {
             println!("{USAGE}");
             return;
@@ -159,7 +264,7 @@ mod tests {
 
     fn spec(s: &str, env: Option<&str>) -> JobSpec {
         match parse(&words(s), env.map(String::from)) {
-            Ok(Parsed::Run(spec)) => spec,
+            Ok(Parsed::Run(spec)) => *spec,
             Ok(Parsed::Help) => panic!("help"),
             Err(UsageError(e)) => panic!("{e}"),
         }
@@ -210,5 +315,56 @@ mod tests {
             parse(&words("-n 2 prog"), Some("soon".into())),
             Err(UsageError(e)) if e.contains("GEX_RUN_TIMEOUT")
         ));
+        assert!(error("-n 2 --hosts , prog").contains("no hosts"));
+        assert!(error("-n 2 --hosts a --hostfile /dev/null prog").contains("twice"));
+        assert!(error("-n 2 --hostfile /no/such/file prog").contains("/no/such/file"));
+        assert!(error("-n 2 --host-env a:X prog").contains("HOST:VAR=VALUE"));
+        assert!(error("-n 2 --hosts a --host-env b:X=1 prog").contains("not one of the hosts"));
+        assert!(error("-n 2 --ctrl udp prog").contains("unix or tcp"));
+        assert!(error("-n 2 --ctrl-addr nowhere prog").contains("IP:PORT"));
+        assert!(error("-n 2 --ctrl unix --ctrl-addr 1.2.3.4:5 prog").contains("--ctrl tcp"));
+    }
+
+    #[test]
+    fn parses_host_options() {
+        let args: Vec<String> = [
+            "-n",
+            "5",
+            "--hosts",
+            "a,b",
+            "--spawn",
+            "ip netns exec {host}",
+            "--host-env",
+            "a:GEX_UDP_ADDR=10.0.0.1",
+            "--host-env=b:X=y=z",
+            "prog",
+        ]
+        .map(String::from)
+        .to_vec();
+        let Ok(Parsed::Run(s)) = parse(&args, None) else {
+            panic!("should parse")
+        };
+        assert_eq!(s.hosts, ["a", "b"]);
+        assert_eq!(s.spawn.as_deref(), Some("ip netns exec {host}"));
+        assert_eq!(
+            s.host_env,
+            [
+                ("a".into(), "GEX_UDP_ADDR".into(), "10.0.0.1".into()),
+                ("b".into(), "X".into(), "y=z".into())
+            ]
+        );
+        assert_eq!(s.ctrl, None);
+
+        let s = spec("-n 2 --ctrl tcp prog", None);
+        assert_eq!(s.ctrl, Some(Ctrl::Tcp));
+        let s = spec("-n 2 --ctrl-addr 127.0.0.1:0 prog", None);
+        assert_eq!(s.ctrl, Some(Ctrl::Tcp));
+        assert_eq!(s.ctrl_addr, Some("127.0.0.1:0".parse().unwrap()));
+
+        let path = std::env::temp_dir().join(format!("gex-run-hostfile-{}", std::process::id()));
+        std::fs::write(&path, "# the cluster\nnode1\n\n  node2  # spare\n").unwrap();
+        let s = spec(&format!("-n 3 --hostfile {} prog", path.display()), None);
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(s.hosts, ["node1", "node2"]);
     }
 }

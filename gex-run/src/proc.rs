@@ -8,6 +8,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use crate::hosts::{shell_quote, Via};
+
 /// How a rank process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Status {
@@ -82,13 +84,53 @@ pub(crate) fn resolve_program(program: &Path, path: Option<OsString>) -> io::Res
 /// Everything needed to start one rank.
 pub(crate) struct RankCommand<'a> {
     pub program: &'a Path,
-    /// What the program was called on the command line: becomes `argv[0]`.
+    /// What the program was called on the command line: becomes `argv[0]`
+    /// (when the program is started directly).
     pub arg0: &'a Path,
     pub args: &'a [String],
     /// Extra variables, applied in order (later ones win).
     pub env: Vec<(OsString, OsString)>,
     /// Give this rank the launcher's standard input (else `/dev/null`).
     pub inherit_stdin: bool,
+    /// Directly, or through a spawner.
+    pub via: &'a Via,
+}
+
+/// The command that starts `rc`: the program, or the spawner with the
+/// program and its arguments after it (for ssh, behind `env` and the
+/// rank's variables, all shell-quoted for the remote shell).
+pub(crate) fn rank_command(rc: &RankCommand<'_>) -> Command {
+    match rc.via {
+        Via::Direct => {
+            let mut cmd = Command::new(rc.program);
+            cmd.arg0(rc.arg0).args(rc.args);
+            for (k, v) in &rc.env {
+                cmd.env(k, v);
+            }
+            cmd
+        }
+        Via::Spawner { argv, ssh: false } => {
+            let mut cmd = Command::new(&argv[0]);
+            cmd.args(&argv[1..]).arg(rc.program).args(rc.args);
+            for (k, v) in &rc.env {
+                cmd.env(k, v);
+            }
+            cmd
+        }
+        Via::Spawner { argv, ssh: true } => {
+            let mut cmd = Command::new(&argv[0]);
+            cmd.args(&argv[1..]).arg("env");
+            for (k, v) in &rc.env {
+                let kv = format!("{}={}", k.to_string_lossy(), v.to_string_lossy());
+                cmd.arg(shell_quote(&kv));
+            }
+            cmd.arg(shell_quote(&rc.program.to_string_lossy()));
+            for a in rc.args {
+                cmd.arg(shell_quote(a));
+            }
+            cmd
+        }
+    }
 }
 
 /// Spawns one rank with piped stdout/stderr, in a process group of its own,
@@ -103,20 +145,15 @@ pub(crate) struct RankCommand<'a> {
 /// so this must be called from the thread that stays in [`crate::run`] until
 /// the job is over (it is).
 pub(crate) fn spawn_rank(rc: &RankCommand<'_>) -> io::Result<Child> {
-    let mut cmd = Command::new(rc.program);
-    cmd.arg0(rc.arg0)
-        .args(rc.args)
-        .stdin(if rc.inherit_stdin {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    for (k, v) in &rc.env {
-        cmd.env(k, v);
-    }
+    let mut cmd = rank_command(rc);
+    cmd.stdin(if rc.inherit_stdin {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .process_group(0);
     let launcher = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the forked child before exec, where only
     // async-signal-safe functions may be called: it calls prctl, getppid and
@@ -257,6 +294,70 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
         let e = resolve_program(Path::new(""), None).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn spawner_commands() {
+        let env = vec![("GEX_RANK".into(), "1".into()), ("X".into(), "a b".into())];
+        let args = vec!["--flag".to_string(), "it's".to_string()];
+        let direct = Via::Direct;
+        let netns = Via::Spawner {
+            argv: vec!["ip".into(), "netns".into(), "exec".into(), "h1".into()],
+            ssh: false,
+        };
+        let ssh = Via::Spawner {
+            argv: vec![
+                "ssh".into(),
+                "-o".into(),
+                "BatchMode=yes".into(),
+                "h2".into(),
+            ],
+            ssh: true,
+        };
+        let words = |via: &Via| {
+            let rc = RankCommand {
+                program: Path::new("/bin/prog"),
+                arg0: Path::new("prog"),
+                args: &args,
+                env: env.clone(),
+                inherit_stdin: false,
+                via,
+            };
+            let cmd = rank_command(&rc);
+            let mut w = vec![cmd.get_program().to_string_lossy().into_owned()];
+            w.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
+            let envs = cmd.get_envs().count();
+            (w, envs)
+        };
+        assert_eq!(
+            words(&direct),
+            (vec!["/bin/prog".into(), "--flag".into(), "it's".into()], 2)
+        );
+        assert_eq!(
+            words(&netns).0,
+            ["ip", "netns", "exec", "h1", "/bin/prog", "--flag", "it's"]
+        );
+        assert_eq!(words(&netns).1, 2);
+        assert_eq!(
+            words(&ssh),
+            (
+                [
+                    "ssh",
+                    "-o",
+                    "BatchMode=yes",
+                    "h2",
+                    "env",
+                    "GEX_RANK=1",
+                    "'X=a b'",
+                    "/bin/prog",
+                    "--flag",
+                    r"'it'\''s'"
+                ]
+                .map(String::from)
+                .to_vec(),
+                0
+            )
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
-use common::{gone, PROMPT};
+use common::{gone, wait_for_exit, PROMPT};
 
 fn gex_run(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gex-run"));
@@ -134,32 +134,6 @@ fn sigint_ends_the_job_with_130() {
     assert!(pids.iter().all(|&p| gone(p)), "{pids:?}");
 }
 
-/// Waits (up to [`PROMPT`]) for process `pid`, not a child of ours, to end:
-/// a pidfd becomes readable when its process exits. `None` if pidfds are
-/// not supported here.
-fn wait_for_exit(pid: u32) -> Option<bool> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-    if fd < 0 {
-        return match std::io::Error::last_os_error().raw_os_error() {
-            Some(libc::ESRCH) => Some(true), // already gone
-            _ => None,
-        };
-    }
-    let mut pfd = libc::pollfd {
-        fd: fd as libc::c_int,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: `pfd` is one valid pollfd; the descriptor is ours to close.
-    let ready = unsafe {
-        let r = libc::poll(&mut pfd, 1, PROMPT.as_millis() as libc::c_int);
-        libc::close(fd as libc::c_int);
-        r
-    };
-    Some(ready == 1)
-}
-
 #[test]
 fn ranks_die_with_the_launcher() {
     let mut child = gex_run(&["-n", "2", "sh", "-c", "echo $$ $GEX_CTRL; exec sleep 30"])
@@ -187,4 +161,30 @@ fn ranks_die_with_the_launcher() {
             None => eprintln!("skipped: no pidfd_open on this kernel"),
         }
     }
+}
+
+#[test]
+fn host_options_on_the_command_line() {
+    let (code, stdout, stderr) = output(&mut gex_run(&[
+        "-n",
+        "3",
+        "--hosts",
+        "a,b",
+        "--spawn",
+        "env GEX_FAKE_HOST={host}",
+        "--host-env",
+        "b:HVAR=bee",
+        "--label",
+        "sh",
+        "-c",
+        r#"echo "$GEX_HOST $GEX_HOSTS $GEX_FAKE_HOST ${HVAR:-none}""#,
+    ]));
+    assert_eq!(code, 0, "{stderr}");
+    let mut lines: Vec<&str> = stdout.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        ["[0] a 2 a none", "[1] a 2 a none", "[2] b 2 b bee"],
+        "{stderr}"
+    );
 }

@@ -1,4 +1,5 @@
-//! The control plane, driven by fake ranks that speak the wire protocol.
+//! The control plane, driven by fake ranks that speak the wire protocol,
+//! over the Unix socket and over TCP.
 //!
 //! The ranks are this very test binary: [`fake_rank`] is a test that does
 //! nothing normally, and plays the role named by `GEX_RUN_TEST_ROLE` when
@@ -7,21 +8,34 @@
 mod common;
 
 use std::io::Write;
-use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use common::{gone, PROMPT};
+use common::{gone, wait_for_exit, PROMPT};
+use gex_core::bootstrap::stream::Stream;
 use gex_core::bootstrap::wire::{
-    decode_exchange_result, hello_body, read_frame, shm_prefix, write_frame, Kind, ENV_CTRL,
-    ENV_JOB_ID, ENV_RANK, ENV_SIZE,
+    decode_exchange_result, hello_body, hello_body_with_key, read_frame, shm_prefix, write_frame,
+    CtrlAddr, Kind, ENV_CTRL, ENV_JOB_ID, ENV_JOB_KEY, ENV_RANK, ENV_SIZE,
 };
-use gex_run::{run, JobOutcome, JobSpec, Output};
+use gex_run::{run, Ctrl, JobOutcome, JobSpec, Output};
 
 const ROLE: &str = "GEX_RUN_TEST_ROLE";
 
-/// A job of `ranks` fake ranks playing `role`, output captured.
+/// Both control-plane transports.
+const CTRLS: [Ctrl; 2] = [Ctrl::Unix, Ctrl::Tcp];
+
+/// A job of `ranks` fake ranks playing `role` over a Unix control socket.
 fn fake_job(ranks: u32, role: &str) -> JobSpec {
+    fake_job_on(Ctrl::Unix, ranks, role)
+}
+
+/// A job of `ranks` fake ranks playing `role`, output captured, with the
+/// control plane on `ctrl` (TCP on the loopback interface).
+fn fake_job_on(ctrl: Ctrl, ranks: u32, role: &str) -> JobSpec {
     let mut spec = JobSpec::new(ranks, std::env::current_exe().unwrap());
+    spec.ctrl = Some(ctrl);
+    if ctrl == Ctrl::Tcp {
+        spec.ctrl_addr = Some("127.0.0.1:0".parse().unwrap());
+    }
     spec.args = [
         "fake_rank",
         "--exact",
@@ -47,7 +61,7 @@ fn rank_lines(out: &JobOutcome) -> Vec<&str> {
 
 /// A rank's end of the control connection.
 struct Ctl {
-    stream: UnixStream,
+    stream: Stream,
     rank: u32,
     size: u32,
 }
@@ -58,20 +72,23 @@ fn env_u32(name: &str) -> u32 {
 
 impl Ctl {
     /// Connects without saying Hello.
-    fn connect_raw() -> UnixStream {
-        UnixStream::connect(std::env::var(ENV_CTRL).unwrap()).unwrap()
+    fn connect_raw() -> Stream {
+        let addr = CtrlAddr::parse(&std::env::var(ENV_CTRL).unwrap()).unwrap();
+        Stream::connect(&addr).unwrap()
+    }
+
+    /// Says Hello as `rank` with the job key.
+    fn hello(stream: &mut Stream, rank: u32) {
+        let key = std::env::var(ENV_JOB_KEY).unwrap();
+        let body = hello_body_with_key(rank, std::process::id(), &key);
+        write_frame(stream, Kind::Hello, &body).unwrap();
     }
 
     /// Connects and says Hello as this process's `GEX_RANK`.
     fn connect() -> Ctl {
         let mut stream = Ctl::connect_raw();
         let rank = env_u32(ENV_RANK);
-        write_frame(
-            &mut stream,
-            Kind::Hello,
-            &hello_body(rank, std::process::id()),
-        )
-        .unwrap();
+        Ctl::hello(&mut stream, rank);
         Ctl {
             stream,
             rank,
@@ -209,7 +226,56 @@ fn fake_rank() {
         "bad-rank" => {
             if rank == 0 {
                 let mut s = Ctl::connect_raw();
-                write_frame(&mut s, Kind::Hello, &hello_body(7, std::process::id())).unwrap();
+                Ctl::hello(&mut s, 7);
+            }
+            hang()
+        }
+        "no-key" => {
+            // Without the key: fine over the Unix socket, dropped over TCP.
+            let mut s = Ctl::connect_raw();
+            write_frame(&mut s, Kind::Hello, &hello_body(rank, std::process::id())).unwrap();
+            let mut ctl = Ctl {
+                stream: s,
+                rank,
+                size: env_u32(ENV_SIZE),
+            };
+            let r = ctl.exchange(b"x");
+            println!("rank {rank} exchange without key: {}", r.is_ok());
+            std::process::exit(0)
+        }
+        "strangers" => {
+            // Rank 0 first plays strangers: one hangs up before Hello, one
+            // sends garbage, one presents a wrong key. Over TCP none of
+            // them may end the job.
+            if rank == 0 {
+                drop(Ctl::connect_raw());
+                Ctl::connect_raw().write_all(&[1, 0, 0, 0, 99]).unwrap();
+                let mut s = Ctl::connect_raw();
+                let body = hello_body_with_key(0, std::process::id(), "0123456789abcdef");
+                write_frame(&mut s, Kind::Hello, &body).unwrap();
+                // The launcher closes that connection without answering.
+                let mut buf = [0u8; 1];
+                assert_eq!(std::io::Read::read(&mut s, &mut buf).unwrap_or(0), 0);
+            }
+            let mut ctl = Ctl::connect();
+            let got = ctl.exchange(&payload(0, rank)).unwrap();
+            assert_eq!(got.len(), ctl.size as usize);
+            println!("rank {rank} exchanges ok");
+            std::process::exit(0)
+        }
+        "watched" => {
+            // A real rank's bootstrap: over TCP it watches its connection.
+            let boot = gex_core::bootstrap::Bootstrap::from_env().unwrap();
+            let pids = boot
+                .exchange(&std::process::id().to_le_bytes(), &mut || {})
+                .unwrap();
+            if rank == 0 {
+                // Rank 0 reports: it is not killed, so its output arrives.
+                let pid = u32::from_le_bytes(pids[1][..].try_into().unwrap());
+                println!("rank 1 pid {pid}");
+                std::io::stdout().flush().unwrap();
+                boot.request_exit(3);
+                std::process::exit(3)
             }
             hang()
         }
@@ -219,22 +285,25 @@ fn fake_rank() {
 
 #[test]
 fn exchanges_gather_every_payload_in_rank_order() {
-    let out = run(&fake_job(3, "exchange")).unwrap();
-    assert_eq!(out.code, 0, "{out:?}");
-    let mut lines = rank_lines(&out);
-    lines.sort();
-    assert_eq!(
-        lines,
-        [
-            "rank 0 exchanges ok",
-            "rank 1 exchanges ok",
-            "rank 2 exchanges ok"
-        ]
-    );
+    for ctrl in CTRLS {
+        let out = run(&fake_job_on(ctrl, 3, "exchange")).unwrap();
+        assert_eq!(out.code, 0, "{ctrl:?}: {out:?}");
+        let mut lines = rank_lines(&out);
+        lines.sort();
+        assert_eq!(
+            lines,
+            [
+                "rank 0 exchanges ok",
+                "rank 1 exchanges ok",
+                "rank 2 exchanges ok"
+            ],
+            "{ctrl:?}"
+        );
+    }
 }
 
-fn exit_job(code: i32) -> JobOutcome {
-    let mut spec = fake_job(3, "exit");
+fn exit_job(ctrl: Ctrl, code: i32) -> JobOutcome {
+    let mut spec = fake_job_on(ctrl, 3, "exit");
     spec.env
         .push(("GEX_RUN_TEST_CODE".into(), code.to_string()));
     run(&spec).unwrap()
@@ -242,27 +311,106 @@ fn exit_job(code: i32) -> JobOutcome {
 
 #[test]
 fn exit_from_one_rank_ends_the_job_with_its_code() {
-    let out = exit_job(5);
-    assert_eq!(out.code, 5, "{out:?}");
-    assert_eq!(out.reason, "rank 0 called exit with code 5");
-    assert_eq!(rank_lines(&out), ["rank 0 got ExitAck"], "{out:?}");
-    assert!(out.elapsed < PROMPT, "{out:?}");
-    assert!(out.pids.iter().all(|&p| gone(p)));
-    // Ranks the launcher killed are not reported as failures.
-    assert!(!out.stderr.contains("gex-run:"), "{}", out.stderr);
+    for ctrl in CTRLS {
+        let out = exit_job(ctrl, 5);
+        assert_eq!(out.code, 5, "{out:?}");
+        assert_eq!(out.reason, "rank 0 called exit with code 5");
+        assert_eq!(rank_lines(&out), ["rank 0 got ExitAck"], "{out:?}");
+        assert!(out.elapsed < PROMPT, "{out:?}");
+        assert!(out.pids.iter().all(|&p| gone(p)));
+        // Ranks the launcher killed are not reported as failures.
+        assert!(!out.stderr.contains("gex-run:"), "{}", out.stderr);
+    }
 }
 
 #[test]
 fn exit_zero_is_the_job_code_whatever_the_rank_exits_with() {
-    let out = exit_job(0);
+    for ctrl in CTRLS {
+        let out = exit_job(ctrl, 0);
+        assert_eq!(out.code, 0, "{out:?}");
+        assert_eq!(rank_lines(&out), ["rank 0 got ExitAck"], "{out:?}");
+        assert!(out.elapsed < PROMPT, "{out:?}");
+    }
+}
+
+#[test]
+fn a_hello_without_the_key_is_accepted_on_the_unix_socket_only() {
+    let out = run(&fake_job_on(Ctrl::Unix, 2, "no-key")).unwrap();
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(rank_lines(&out), ["rank 0 got ExitAck"], "{out:?}");
+    let mut lines = rank_lines(&out);
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            "rank 0 exchange without key: true",
+            "rank 1 exchange without key: true"
+        ]
+    );
+
+    // Over TCP the connection is dropped: the rank's exchange fails (end
+    // of file instead of a frame: the fake rank panics) and the job fails.
+    let out = run(&fake_job_on(Ctrl::Tcp, 2, "no-key")).unwrap();
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("gex-run: dropped a control connection from 127.0.0.1:"),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr.contains("its Hello carried no job key"),
+        "{out:?}"
+    );
     assert!(out.elapsed < PROMPT, "{out:?}");
 }
 
 #[test]
+fn strangers_on_the_tcp_control_port_do_not_end_the_job() {
+    let out = run(&fake_job_on(Ctrl::Tcp, 2, "strangers")).unwrap();
+    assert_eq!(out.code, 0, "{out:?}");
+    let mut lines = rank_lines(&out);
+    lines.sort();
+    assert_eq!(lines, ["rank 0 exchanges ok", "rank 1 exchanges ok"]);
+    assert!(
+        out.stderr.contains("unknown control frame kind 99"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("its Hello carried a wrong job key"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn the_tcp_control_plane_is_advertised_with_its_address() {
+    let mut spec = common::sh(2, r#"echo "$GEX_CTRL""#);
+    spec.ctrl = Some(Ctrl::Tcp);
+    let out = run(&spec).unwrap();
+    assert_eq!(out.code, 0, "{out:?}");
+    for line in out.stdout.lines() {
+        let addr = line
+            .strip_prefix("tcp:")
+            .unwrap_or_else(|| panic!("{line}"));
+        let addr: std::net::SocketAddr = addr.parse().unwrap();
+        // Not 0.0.0.0: a non-loopback address of this machine, or 127.0.0.1.
+        assert!(!addr.ip().is_unspecified(), "{line}");
+        assert_ne!(addr.port(), 0, "{line}");
+    }
+    spec.ctrl_addr = Some("127.0.0.1:0".parse().unwrap());
+    let out = run(&spec).unwrap();
+    assert!(out.stdout.starts_with("tcp:127.0.0.1:"), "{out:?}");
+}
+
+#[test]
 fn a_rank_leaving_a_collective_aborts_the_waiters() {
-    let out = run(&fake_job(3, "abort")).unwrap();
+    for ctrl in CTRLS {
+        a_rank_leaving_a_collective_aborts_the_waiters_on(ctrl);
+    }
+}
+
+fn a_rank_leaving_a_collective_aborts_the_waiters_on(ctrl: Ctrl) {
+    let out = run(&fake_job_on(ctrl, 3, "abort")).unwrap();
     assert_eq!(out.code, 1, "{out:?}");
     // Which ranks were already waiting when rank 2's exit was noticed is a
     // race; the message names exactly those.
@@ -306,28 +454,36 @@ fn shared_memory_of_the_job_is_removed() {
     assert!(out.elapsed < PROMPT, "{out:?}");
 }
 
-fn assert_protocol_error(role: &str, message: &str) {
-    let out = run(&fake_job(2, role)).unwrap();
-    assert_eq!(out.code, 1, "{out:?}");
+fn assert_protocol_error(ctrl: Ctrl, role: &str, message: &str) {
+    let out = run(&fake_job_on(ctrl, 2, role)).unwrap();
+    assert_eq!(out.code, 1, "{ctrl:?}: {out:?}");
     assert!(
         out.stderr.contains(&format!("gex-run: {message}")),
-        "{out:?}"
+        "{ctrl:?}: {out:?}"
     );
-    assert!(out.reason.contains(message), "{out:?}");
-    assert!(out.elapsed < PROMPT, "{out:?}");
+    assert!(out.reason.contains(message), "{ctrl:?}: {out:?}");
+    assert!(out.elapsed < PROMPT, "{ctrl:?}: {out:?}");
 }
 
 #[test]
 fn a_malformed_frame_ends_the_job() {
-    assert_protocol_error(
-        "malformed",
-        "malformed control frame from rank 0: unknown control frame kind 99",
-    );
+    // From a rank that said Hello (with the key): an error on either
+    // transport.
+    for ctrl in CTRLS {
+        assert_protocol_error(
+            ctrl,
+            "malformed",
+            "malformed control frame from rank 0: unknown control frame kind 99",
+        );
+    }
 }
 
 #[test]
 fn hanging_up_before_hello_ends_the_job() {
+    // On the Unix socket only: over TCP anyone may connect (see
+    // strangers_on_the_tcp_control_port_do_not_end_the_job).
     assert_protocol_error(
+        Ctrl::Unix,
         "no-hello",
         "a process connected to the control socket and hung up before sending Hello",
     );
@@ -335,8 +491,123 @@ fn hanging_up_before_hello_ends_the_job() {
 
 #[test]
 fn hello_with_a_rank_outside_the_job_ends_it() {
-    assert_protocol_error(
-        "bad-rank",
-        "a process said Hello as rank 7, but the job has 2 ranks",
+    for ctrl in CTRLS {
+        assert_protocol_error(
+            ctrl,
+            "bad-rank",
+            "a process said Hello as rank 7, but the job has 2 ranks",
+        );
+    }
+}
+
+/// A stand-in for `ssh` in a directory of its own (the launcher recognises
+/// ssh by the spawner's name): it skips the options and the host, then
+/// runs the remote command line with a shell in an empty environment, as
+/// sshd would; so the rank's environment must travel on that command line.
+/// With `detach`, the command runs in a session of its own and outlives
+/// the client when the launcher kills it, like a real remote process.
+struct FakeSsh(std::path::PathBuf);
+
+impl FakeSsh {
+    fn new(tag: &str, detach: bool) -> FakeSsh {
+        let dir =
+            std::env::temp_dir().join(format!("gex-run-fake-ssh-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let run = if detach {
+            r#"env -i PATH="$PATH" setsid sh -c "$*" </dev/null 2>&1 | cat"#
+        } else {
+            r#"exec env -i PATH="$PATH" sh -c "$*""#
+        };
+        let script = format!(
+            "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  case \"$1\" in\n    -o|-p|-l|-i) shift 2 ;;\n    -*) shift ;;\n    *) break ;;\n  esac\ndone\nshift\n{run}\n"
+        );
+        let path = dir.join("ssh");
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        FakeSsh(dir)
+    }
+
+    fn template(&self) -> String {
+        format!("{} -o BatchMode=yes {{host}}", self.0.join("ssh").display())
+    }
+}
+
+impl Drop for FakeSsh {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn ranks_started_through_ssh_get_their_environment_and_a_tcp_control_plane() {
+    let ssh = FakeSsh::new("exchange", false);
+    let mut spec = fake_job_on(Ctrl::Unix, 3, "exchange");
+    // Automatic: TCP, because the spawner is ssh.
+    spec.ctrl = None;
+    spec.hosts = vec!["node-a".into(), "node-b".into()];
+    spec.spawn = Some(ssh.template());
+    let out = run(&spec).unwrap();
+    assert_eq!(out.code, 0, "{out:?}");
+    let mut lines = rank_lines(&out);
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            "rank 0 exchanges ok",
+            "rank 1 exchanges ok",
+            "rank 2 exchanges ok"
+        ]
     );
+
+    // What arrives on the remote side, quoting included.
+    let mut spec = common::sh(
+        3,
+        r#"echo "rank $GEX_RANK on $GEX_HOST of $GEX_HOSTS: $GEX_CTRL [$EXTRA] [$HVAR]""#,
+    );
+    spec.env
+        .push(("EXTRA".into(), "it's \"quoted\" $HOME".into()));
+    spec.hosts = vec!["node-a".into(), "node-b".into()];
+    spec.host_env = vec![("node-b".into(), "HVAR".into(), "b b".into())];
+    spec.spawn = Some(ssh.template());
+    let out = run(&spec).unwrap();
+    assert_eq!(out.code, 0, "{out:?}");
+    let mut lines: Vec<&str> = out.stdout.lines().collect();
+    lines.sort();
+    assert_eq!(lines.len(), 3, "{out:?}");
+    for (r, line) in lines.iter().enumerate() {
+        let host = if r < 2 { "node-a" } else { "node-b" };
+        let hvar = if r < 2 { "" } else { "b b" };
+        let (head, tail) = line
+            .split_once(": tcp:")
+            .unwrap_or_else(|| panic!("{line}"));
+        assert_eq!(head, format!("rank {r} on {host} of 2"));
+        assert!(
+            tail.ends_with(&format!(" [it's \"quoted\" $HOME] [{hvar}]")),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn a_remote_rank_ends_when_the_launcher_closes_its_connection() {
+    let ssh = FakeSsh::new("watched", true);
+    let mut spec = fake_job_on(Ctrl::Unix, 2, "watched");
+    spec.ctrl = None;
+    spec.hosts = vec!["node-a".into(), "node-b".into()];
+    spec.spawn = Some(ssh.template());
+    let out = run(&spec).unwrap();
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(out.elapsed < PROMPT, "{out:?}");
+    let line = rank_lines(&out)
+        .into_iter()
+        .find(|l| l.starts_with("rank 1 pid "))
+        .unwrap_or_else(|| panic!("{out:?}"));
+    let pid: u32 = line["rank 1 pid ".len()..].trim().parse().unwrap();
+    // The launcher killed the ssh client only; the rank itself must notice
+    // that its control connection closed.
+    match wait_for_exit(pid) {
+        Some(ended) => assert!(ended, "remote rank {pid} outlived the job"),
+        None => eprintln!("skipped: no pidfd_open on this kernel"),
+    }
 }

@@ -358,3 +358,274 @@ fn fault_silent_udp_peer_is_declared_dead() {
     );
     check_cleanup(&out);
 }
+
+// Jobs started by another launcher: the processes get Slurm's (or Open
+// MPI's) rank and size variables and no GEX_CTRL, and meet at
+// GEX_RENDEZVOUS, where rank 0 serves the control plane itself.
+
+/// How one process of a rendezvous job ended.
+struct RankEnd {
+    /// Exit code, or `None` if a signal ended it.
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// A free TCP port on the loopback interface (it may be taken again before
+/// rank 0 binds it; then the job fails loudly).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("bind a free port")
+        .port()
+}
+
+/// Starts `ranks` processes of `program args` as an external launcher
+/// would, the rank and size in the variables `(rank_var, size_var)`, with
+/// `env` on top, and waits for all of them (at most [`TIMEOUT`]).
+fn launch_rendezvous(
+    program: &str,
+    ranks: u32,
+    args: &[&str],
+    vars: (&str, &str),
+    env: &[(&str, &str)],
+) -> (Vec<RankEnd>, Duration) {
+    let _lock = job_lock();
+    let rdv = format!("127.0.0.1:{}", free_port());
+    let start = std::time::Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut pids = Vec::new();
+    for r in 0..ranks {
+        let mut cmd = std::process::Command::new(program);
+        cmd.args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        // Nothing of a gex-run job (this test may itself run under one) or
+        // of a real Slurm or MPI job may leak in.
+        for (k, _) in std::env::vars() {
+            if k.starts_with("GEX_")
+                || k.starts_with("SLURM_")
+                || k.starts_with("OMPI_")
+                || k.starts_with("PMI_")
+            {
+                cmd.env_remove(&k);
+            }
+        }
+        cmd.env(vars.0, r.to_string())
+            .env(vars.1, ranks.to_string())
+            .env("GEX_RENDEZVOUS", &rdv);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
+        pids.push(child.id());
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let out = child.wait_with_output();
+            let _ = tx.send((r, out));
+        });
+    }
+    drop(tx);
+    let mut ends: Vec<Option<RankEnd>> = (0..ranks).map(|_| None).collect();
+    let deadline = start + TIMEOUT;
+    for _ in 0..ranks {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((r, out)) => {
+                let out = out.expect("wait for a rank");
+                ends[r as usize] = Some(RankEnd {
+                    code: out.status.code(),
+                    stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                    stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                });
+            }
+            Err(_) => {
+                for &pid in &pids {
+                    // SAFETY: kill(2) has no memory-safety preconditions;
+                    // the processes are our unreaped children.
+                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                }
+                panic!("a rendezvous job of {ranks} ranks of {program} hung");
+            }
+        }
+    }
+    let elapsed = start.elapsed();
+    eprintln!(
+        "{} {args:?} with {ranks} ranks at a rendezvous ({} {}): {elapsed:.2?}",
+        program.rsplit('/').next().unwrap_or(program),
+        vars.0,
+        vars.1
+    );
+    (ends.into_iter().map(Option::unwrap).collect(), elapsed)
+}
+
+fn report_ends(ends: &[RankEnd]) -> String {
+    let mut s = String::new();
+    for (r, e) in ends.iter().enumerate() {
+        s += &format!(
+            "--- rank {r}: code {:?}\n--- stdout:\n{}\n--- stderr:\n{}\n",
+            e.code,
+            tail(&e.stdout, 2048),
+            tail(&e.stderr, 2048)
+        );
+    }
+    s
+}
+
+const SLURM: (&str, &str) = ("SLURM_PROCID", "SLURM_NTASKS");
+const OPEN_MPI: (&str, &str) = ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE");
+
+/// Runs `program` at a rendezvous on 3 ranks; every rank must pass.
+fn passes_at_a_rendezvous(program: &str, name: &str, vars: (&str, &str), env: &[(&str, &str)]) {
+    let (ends, _) = launch_rendezvous(program, 3, &[], vars, env);
+    for (r, e) in ends.iter().enumerate() {
+        assert_eq!(e.code, Some(0), "{name} {env:?}\n{}", report_ends(&ends));
+        let line = format!("{name}: rank {r} of 3: all checks passed");
+        assert!(
+            e.stdout.contains(&line),
+            "{name} {env:?}: no {line:?}\n{}",
+            report_ends(&ends)
+        );
+    }
+}
+
+// (test-core itself cannot run here: it asserts that a process without
+// GEX_CTRL is a singleton.)
+
+#[test]
+fn test_am_under_srun_meets_at_a_rendezvous() {
+    let job_id = format!("rdvtest{}", std::process::id());
+    passes_at_a_rendezvous(
+        TEST_AM,
+        "test-am",
+        SLURM,
+        &[("GEX_CONDUIT", "smp"), ("GEX_JOB_ID", &job_id)],
+    );
+    let prefix = gex_core::bootstrap::wire::shm_prefix(&job_id);
+    let left: Vec<String> = std::fs::read_dir("/dev/shm")
+        .expect("read /dev/shm")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(&prefix))
+        .collect();
+    assert!(left.is_empty(), "shared-memory objects left: {left:?}");
+}
+
+/// udp without the bypass, no GEX_JOB_KEY: the key rank 0 makes up must
+/// reach every rank's conduit.
+#[test]
+fn test_rma_over_udp_under_mpirun_meets_at_a_rendezvous() {
+    passes_at_a_rendezvous(
+        TEST_RMA,
+        "test-rma",
+        OPEN_MPI,
+        &[("GEX_CONDUIT", "udp"), ("GEX_UDP_BYPASS", "0")],
+    );
+}
+
+#[test]
+fn exit_under_an_external_launcher_ends_every_rank_with_its_code() {
+    let (ends, took) = launch_rendezvous(TEST_FAULTS, 3, &["exit"], SLURM, &[]);
+    assert!(took < PROMPT, "took {took:.2?}\n{}", report_ends(&ends));
+    for e in &ends {
+        assert_eq!(e.code, Some(7), "{}", report_ends(&ends));
+    }
+    assert!(ends[0].stdout.contains("calling gex::exit(7)"));
+    assert!(
+        ends[1]
+            .stderr
+            .contains("the job is ending: rank 0 called exit with code 7"),
+        "{}",
+        report_ends(&ends)
+    );
+}
+
+#[test]
+fn a_failing_rank_under_an_external_launcher_ends_the_others() {
+    // A panic: the rank exits with 101, and so do the others.
+    let (ends, took) = launch_rendezvous(TEST_FAULTS, 3, &["panic"], SLURM, &[]);
+    assert!(took < PROMPT, "took {took:.2?}\n{}", report_ends(&ends));
+    for e in &ends {
+        assert_eq!(e.code, Some(101), "{}", report_ends(&ends));
+    }
+    assert!(ends[0].stderr.contains("rank 2 exited with code 101"));
+
+    // SIGKILL: no exit hook runs; the coordinator sees the connection
+    // close and ends the others with code 1.
+    let (ends, took) = launch_rendezvous(TEST_FAULTS, 3, &["sigkill"], OPEN_MPI, &[]);
+    assert!(took < PROMPT, "took {took:.2?}\n{}", report_ends(&ends));
+    assert_eq!(ends[2].code, None, "{}", report_ends(&ends));
+    for e in &ends[..2] {
+        assert_eq!(e.code, Some(1), "{}", report_ends(&ends));
+        assert!(
+            e.stderr.contains("rank 2 lost its connection"),
+            "{}",
+            report_ends(&ends)
+        );
+    }
+}
+
+#[test]
+fn every_rank_exiting_zero_under_an_external_launcher_is_success() {
+    let (ends, took) = launch_rendezvous(TEST_FAULTS, 3, &["exit0-all"], SLURM, &[]);
+    assert!(took < PROMPT, "took {took:.2?}\n{}", report_ends(&ends));
+    for e in &ends {
+        assert_eq!(e.code, Some(0), "{}", report_ends(&ends));
+    }
+}
+
+#[test]
+fn a_rank_without_the_rendezvous_address_fails_loudly() {
+    // One rank is a singleton: no rendezvous needed.
+    let (ends, _) = launch_rendezvous(TEST_CORE, 1, &[], SLURM, &[]);
+    assert_eq!(ends[0].code, Some(0), "{}", report_ends(&ends));
+
+    let _lock = job_lock();
+    let out = std::process::Command::new(TEST_CORE)
+        .env_remove("GEX_CTRL")
+        .env_remove("GEX_RENDEZVOUS")
+        .env("SLURM_PROCID", "1")
+        .env("SLURM_NTASKS", "2")
+        .output()
+        .expect("run test-core");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("GEX_RENDEZVOUS"), "{err}");
+}
+
+/// gex-run with ranks on two named hosts (started through a spawner that
+/// only sets a variable) and its control plane over TCP: the udp conduit
+/// groups ranks by GEX_HOST, so ranks 0-1 share memory and reach rank 2
+/// over UDP.
+#[test]
+fn test_am_over_udp_on_two_named_hosts_with_a_tcp_control_plane() {
+    let _lock = job_lock();
+    let mut spec = JobSpec::new(3, TEST_AM);
+    spec.conduit = "udp".into();
+    spec.hosts = vec!["host-a".into(), "host-b".into()];
+    spec.spawn = Some("env GEX_FAKE_HOST={host}".into());
+    spec.host_env = ["host-a", "host-b"]
+        .map(|h| {
+            (
+                h.to_string(),
+                "GEX_UDP_ADDR".to_string(),
+                "127.0.0.1".to_string(),
+            )
+        })
+        .to_vec();
+    spec.ctrl = Some(gex_run::Ctrl::Tcp);
+    spec.timeout = Some(TIMEOUT);
+    spec.output = Output::Capture;
+    spec.label = true;
+    let out = run(&spec).expect("start the job");
+    assert!(!out.timed_out, "{}", report(&out));
+    assert_eq!(out.code, 0, "{}", report(&out));
+    for r in 0..3 {
+        let line = format!("test-am: rank {r} of 3: all checks passed");
+        assert!(out.stdout.contains(&line), "no {line:?}\n{}", report(&out));
+    }
+    check_cleanup(&out);
+}

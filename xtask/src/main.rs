@@ -130,7 +130,13 @@ impl Ctx {
         } else {
             self.display_arg(cmd.get_program())
         };
-        let mut line = program;
+        let mut line = String::new();
+        for (k, v) in cmd.get_envs() {
+            if let Some(v) = v {
+                line += &format!("{}={} ", k.to_string_lossy(), self.display_arg(v));
+            }
+        }
+        line += &program;
         for arg in cmd.get_args() {
             line.push(' ');
             line += &self.display_arg(arg);
@@ -280,32 +286,76 @@ impl Ctx {
         let logs = release.join("xtask-test-cluster");
         // Our own scratch directory: logs of an earlier run would mislead.
         let _ = std::fs::remove_dir_all(&logs);
-        let limit = Duration::from_secs(cluster::GEX_RUN_TIMEOUT_SECS) + cluster::WATCHDOG_GRACE;
 
         let cases = cluster::matrix(&programs, &opts.conduits, opts.max_ranks);
         println!(
-            "xtask: test-cluster: {} programs x {} conduit(s) x 1..={} ranks = {} runs (logs in {})",
+            "xtask: test-cluster: {} programs x {} set-up(s) ({}), up to {} ranks = {} runs (logs in {})",
             programs.len(),
             opts.conduits.len(),
+            opts.conduits
+                .iter()
+                .map(|c| c.name)
+                .collect::<Vec<_>>()
+                .join(", "),
             opts.max_ranks,
             cases.len(),
             self.display_arg(logs.as_os_str())
         );
+        // The namespaces live until the end of this function (or of xtask,
+        // however it ends: see cluster::Netns).
+        let mut netns = None;
+        let mut netns_skip = None;
+        if cases.iter().any(|c| c.conduit.netns) {
+            match cluster::netns_support() {
+                Err(missing) => {
+                    netns_skip = Some(format!("needs root, ip and nft ({missing})"));
+                }
+                Ok(()) => match cluster::Netns::create() {
+                    Ok(ns) => {
+                        let [a, b] = &ns.names;
+                        let [ip_a, ip_b] = ns.addrs();
+                        println!(
+                            "xtask: test-cluster: network namespaces {a} ({ip_a}) and {b} \
+                             ({ip_b}), 10% of UDP datagrams dropped in each"
+                        );
+                        netns = Some(ns);
+                    }
+                    Err(e) => {
+                        netns_skip = Some(format!("could not set up network namespaces: {e}"));
+                    }
+                },
+            }
+            if let Some(why) = &netns_skip {
+                println!("xtask: test-cluster: udp-netns runs skipped: {why}");
+            }
+        }
+
         let mut results = Vec::with_capacity(cases.len());
+        let mut times = Vec::with_capacity(cases.len());
         for case in cases {
-            let mut cmd = case
-                .conduit
-                .launch(&gex_run, case.ranks, &release.join(&case.program));
+            if let (true, Some(why)) = (case.conduit.netns, &netns_skip) {
+                results.push((case, cluster::Outcome::Skipped(why.clone())));
+                times.push(Duration::ZERO);
+                continue;
+            }
+            let mut cmd = case.conduit.launch(
+                &gex_run,
+                case.ranks,
+                &release.join(&case.program),
+                netns.as_ref(),
+            );
             let log = logs.join(case.log_name());
             print!("xtask: running {} ... ", self.display(&cmd));
             let _ = std::io::stdout().flush();
             let start = Instant::now();
-            let outcome = cluster::run_logged(&mut cmd, &log, limit);
-            let took = format_duration(start.elapsed());
+            let outcome = cluster::run_logged(&mut cmd, &log, case.conduit.limit());
+            let elapsed = start.elapsed();
+            let took = format_duration(elapsed);
             match &outcome {
                 cluster::Outcome::Passed => println!("ok ({took})"),
                 cluster::Outcome::Failed(why) => println!("FAILED: {why} ({took})"),
                 cluster::Outcome::TimedOut => println!("HUNG: ended by xtask after {took}"),
+                cluster::Outcome::Skipped(why) => println!("skipped: {why}"),
             }
             if !outcome.passed() {
                 println!(
@@ -316,11 +366,31 @@ impl Ctx {
                 println!("----");
             }
             results.push((case, outcome));
+            times.push(elapsed);
         }
         println!();
         print!("{}", cluster::render_table(&results, opts.max_ranks));
+        for line in cluster::skip_lines(&results) {
+            println!("{line}");
+        }
+        if let Some(ns) = &netns {
+            let dropped = ns.dropped();
+            println!(
+                "udp-netns: nftables dropped {} UDP datagrams ({} in {}, {} in {})",
+                dropped.iter().sum::<u64>(),
+                dropped[0],
+                ns.names[0],
+                dropped[1],
+                ns.names[1]
+            );
+        }
+        print!("{}", cluster::render_times(&results, &times));
         println!("{}", cluster::summary_line(&results));
-        let failed = results.iter().filter(|(_, o)| !o.passed()).count();
+        drop(netns);
+        let failed = results
+            .iter()
+            .filter(|(_, o)| !o.passed() && !matches!(o, cluster::Outcome::Skipped(_)))
+            .count();
         if failed == 0 {
             Ok(())
         } else {
@@ -449,7 +519,7 @@ impl Ctx {
             ("fmt-check", &|| self.fmt_check()),
             ("lint", &|| self.lint()),
             ("test", &|| self.test()),
-            ("test-cluster --max-ranks 5", &|| {
+            ("test-cluster --max-ranks 4", &|| {
                 self.test_cluster(&cluster)
             }),
         ];

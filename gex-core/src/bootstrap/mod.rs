@@ -1,22 +1,37 @@
 //! The start-up control plane, rank side: all-gather exchange, barrier and
 //! job exit through the launcher.
 //!
-//! A process started by `gex-run` finds the launcher's socket in its
-//! environment ([`wire::ENV_CTRL`]); a process started any other way is a
-//! job of one rank ("singleton") and needs no launcher. The control plane is
-//! slow (a socket round trip through the launcher) and is only used while
-//! objects are created: client init, segment attach, team creation.
+//! How a process finds its job, in order:
+//!
+//! 1. `GEX_CTRL` is set: the process was started by `gex-run`, whose control
+//!    socket is at that address (a Unix socket path, or `tcp:IP:PORT` for
+//!    ranks on other machines; see [`wire::CtrlAddr`]).
+//! 2. Another launcher's variables are set — Slurm's `SLURM_PROCID` and
+//!    `SLURM_NTASKS`, Open MPI's `OMPI_COMM_WORLD_RANK` and
+//!    `OMPI_COMM_WORLD_SIZE`, or MPICH's `PMI_RANK` and `PMI_SIZE` — for a
+//!    job of more than one rank: the ranks meet at `GEX_RENDEZVOUS=IP:PORT`,
+//!    where rank 0 serves the control plane itself (see [`rendezvous`]).
+//! 3. Otherwise the process is a job of one rank ("singleton") and needs no
+//!    launcher.
+//!
+//! The control plane is slow (a socket round trip through the launcher)
+//! and is only used while objects are created: client init, segment
+//! attach, team creation.
 
+pub mod rendezvous;
+pub mod stream;
 pub mod wire;
 
 use std::io::{self, Read};
-use std::os::unix::net::UnixStream;
-use std::sync::Mutex;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use gex_types::{Error, Rank, Result};
 
-use wire::Kind;
+use stream::Stream;
+use wire::{CtrlAddr, Kind};
 
 /// How long a rank waits for the launcher to acknowledge an exit request.
 const EXIT_ACK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -26,13 +41,46 @@ pub struct Bootstrap {
     rank: Rank,
     size: Rank,
     job_id: String,
-    conn: Option<Mutex<Conn>>,
+    job_key: Option<String>,
+    conn: Option<Arc<Shared>>,
+}
+
+/// Who serves the control plane of this process's job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Server {
+    /// `gex-run`, through a Unix socket or TCP.
+    Launcher { tcp: bool },
+    /// Rank 0's coordinator, at `GEX_RENDEZVOUS`.
+    Rendezvous,
+}
+
+impl Server {
+    fn name(self) -> &'static str {
+        match self {
+            Server::Launcher { .. } => "the launcher",
+            Server::Rendezvous => "the rendezvous coordinator (rank 0)",
+        }
+    }
+}
+
+/// The control connection, shared by the threads that use it: the caller
+/// of a collective, and (over TCP and at a rendezvous) the watcher thread
+/// that ends the process when the job ends while no collective runs.
+struct Shared {
+    conn: Mutex<Conn>,
+    /// Signalled when [`Conn::busy`] turns false.
+    idle: Condvar,
+    server: Server,
+    rank: Rank,
 }
 
 struct Conn {
-    stream: UnixStream,
+    stream: Stream,
     /// Bytes read but not yet consumed as a whole frame.
     pending: Vec<u8>,
+    /// A collective or an exit request is waiting for its answer: the
+    /// frames that arrive are its own, the watcher leaves them alone.
+    busy: bool,
 }
 
 impl std::fmt::Debug for Bootstrap {
@@ -41,13 +89,17 @@ impl std::fmt::Debug for Bootstrap {
             .field("rank", &self.rank)
             .field("size", &self.size)
             .field("job_id", &self.job_id)
-            .field("launcher", &self.conn.is_some())
+            .field("server", &self.conn.as_ref().map(|s| s.server))
             .finish()
     }
 }
 
 fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn io_err(e: io::Error) -> Error {
+    Error::resource(format!("control plane: {e}"))
 }
 
 impl Bootstrap {
@@ -58,16 +110,34 @@ impl Bootstrap {
             rank: 0,
             size: 1,
             job_id,
+            job_key: None,
             conn: None,
         }
     }
 
-    /// Joins the job described by the environment: the launcher's job when
-    /// `GEX_CTRL` is set, otherwise a singleton.
+    /// Joins the job described by the environment (see the module docs):
+    /// `gex-run`'s job when `GEX_CTRL` is set, a rendezvous when another
+    /// launcher started several ranks, otherwise a singleton.
+    ///
+    /// At a rendezvous this is collective: it returns once every rank has
+    /// arrived (rank 0 distributes the job's identifier and key then).
     pub fn from_env() -> Result<Bootstrap> {
-        let Some(ctrl) = env_var(wire::ENV_CTRL) else {
-            return Ok(Bootstrap::singleton());
-        };
+        if let Some(ctrl) = env_var(wire::ENV_CTRL) {
+            return Bootstrap::from_launcher(&ctrl);
+        }
+        match rendezvous::detect()? {
+            Some(ext) if ext.size > 1 => rendezvous::join(&ext),
+            _ => Ok(Bootstrap::singleton()),
+        }
+    }
+
+    fn from_launcher(ctrl: &str) -> Result<Bootstrap> {
+        let addr = CtrlAddr::parse(ctrl).ok_or_else(|| {
+            Error::not_init(format!(
+                "{}={ctrl:?} is neither a socket path nor tcp:IP:PORT",
+                wire::ENV_CTRL
+            ))
+        })?;
         let parse = |name: &str| -> Result<Rank> {
             let v = env_var(name).ok_or_else(|| {
                 Error::not_init(format!("{} is set but {name} is not", wire::ENV_CTRL))
@@ -84,25 +154,22 @@ impl Bootstrap {
         }
         let job_id = env_var(wire::ENV_JOB_ID)
             .ok_or_else(|| Error::not_init(format!("{} is not set", wire::ENV_JOB_ID)))?;
-        let mut stream = UnixStream::connect(&ctrl)
+        let job_key = env_var(wire::ENV_JOB_KEY);
+        let stream = Stream::connect(&addr)
             .map_err(|e| Error::resource(format!("cannot reach the launcher at {ctrl}: {e}")))?;
-        wire::write_frame(
-            &mut stream,
-            Kind::Hello,
-            &wire::hello_body(rank, std::process::id()),
-        )
-        .map_err(|e| Error::resource(format!("control plane: {e}")))?;
-        stream
-            .set_nonblocking(true)
-            .map_err(|e| Error::resource(format!("control plane: {e}")))?;
+        let tcp = stream.is_tcp();
+        let shared = Shared::hello(stream, rank, job_key.as_deref(), Server::Launcher { tcp })?;
+        if tcp {
+            // A rank on another machine is not the launcher's child: it
+            // must notice by itself when the launcher ends the job.
+            shared.spawn_watcher()?;
+        }
         Ok(Bootstrap {
             rank,
             size,
             job_id,
-            conn: Some(Mutex::new(Conn {
-                stream,
-                pending: Vec::new(),
-            })),
+            job_key,
+            conn: Some(shared),
         })
     }
 
@@ -121,7 +188,15 @@ impl Bootstrap {
         &self.job_id
     }
 
-    /// Whether a launcher serves this job.
+    /// The job's secret key (16 hex digits), which network conduits put in
+    /// every datagram: from `gex-run`, or distributed by rank 0 at a
+    /// rendezvous. `None` for a singleton.
+    pub fn job_key(&self) -> Option<&str> {
+        self.job_key.as_deref()
+    }
+
+    /// Whether a launcher (`gex-run`, or rank 0 at a rendezvous) serves this
+    /// job.
     pub fn has_launcher(&self) -> bool {
         self.conn.is_some()
     }
@@ -131,17 +206,15 @@ impl Bootstrap {
     /// called while waiting, so that a rank blocked here still serves
     /// messages its peers need.
     pub fn exchange(&self, mine: &[u8], progress: &mut dyn FnMut()) -> Result<Vec<Vec<u8>>> {
-        let Some(conn) = &self.conn else {
+        let Some(shared) = &self.conn else {
             return Ok(vec![mine.to_vec()]);
         };
-        let io_err = |e: io::Error| Error::resource(format!("control plane: {e}"));
-        let lock = || conn.lock().unwrap_or_else(|p| p.into_inner());
-        lock().send(Kind::Exchange, mine).map_err(io_err)?;
+        let _busy = shared.begin(Kind::Exchange, mine).map_err(io_err)?;
         loop {
             // The connection is locked only around each read, never while
             // progress runs handlers: a handler may call `exit`, which needs
             // the connection to tell the launcher.
-            let frame = lock().try_recv().map_err(io_err)?;
+            let frame = shared.lock().try_recv().map_err(io_err)?;
             match frame {
                 Some((Kind::ExchangeResult, body)) => {
                     let parts = wire::decode_exchange_result(&body).ok_or_else(|| {
@@ -158,10 +231,12 @@ impl Bootstrap {
                 }
                 Some((Kind::Abort, body)) => {
                     return Err(Error::resource(format!(
-                        "the launcher ended the job: {}",
+                        "{} ended the job: {}",
+                        shared.server.name(),
                         String::from_utf8_lossy(&body)
                     )))
                 }
+                Some((Kind::End, body)) => shared.on_end(&body),
                 Some((kind, _)) => {
                     return Err(Error::resource(format!(
                         "control plane: unexpected {kind:?} frame"
@@ -181,23 +256,174 @@ impl Bootstrap {
     }
 
     /// Asks the launcher to end the whole job with `code`, and waits (at
-    /// most [`EXIT_ACK_TIMEOUT`]) for its acknowledgement, so that the
+    /// most 10 s, `EXIT_ACK_TIMEOUT`) for its acknowledgement, so that the
     /// launcher has recorded the code before this process exits. Frames
     /// of a collective in progress are dropped: the job is ending.
     pub fn request_exit(&self, code: i32) {
-        let Some(conn) = &self.conn else { return };
-        let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
-        if conn.send(Kind::Exit, &code.to_le_bytes()).is_err() {
+        let Some(shared) = &self.conn else { return };
+        let Ok(_busy) = shared.begin(Kind::Exit, &code.to_le_bytes()) else {
             return;
-        }
+        };
         let deadline = Instant::now() + EXIT_ACK_TIMEOUT;
         while Instant::now() < deadline {
-            match conn.try_recv() {
-                Ok(Some((Kind::ExitAck, _))) | Err(_) => return,
+            match shared.lock().try_recv() {
+                // The job is ending anyway (another rank's exit came first).
+                Ok(Some((Kind::ExitAck | Kind::End, _))) | Err(_) => return,
                 Ok(_) => std::thread::yield_now(),
             }
         }
     }
+}
+
+/// Marks a collective in progress; clears the mark when dropped.
+struct Busy<'a>(&'a Shared);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.lock().busy = false;
+        self.0.idle.notify_all();
+    }
+}
+
+/// Set once this process has started to exit through one of our paths or
+/// the exit hook: `exit` must not run twice at once.
+static EXITING: AtomicBool = AtomicBool::new(false);
+
+impl Shared {
+    /// Sends `Hello` on a new connection and wraps it.
+    fn hello(stream: Stream, rank: Rank, key: Option<&str>, server: Server) -> Result<Arc<Shared>> {
+        let body = match key {
+            Some(k) => wire::hello_body_with_key(rank, std::process::id(), k),
+            None => wire::hello_body(rank, std::process::id()),
+        };
+        wire::write_frame(&mut stream::NoSigPipe(&stream), Kind::Hello, &body).map_err(io_err)?;
+        stream.set_nonblocking(true).map_err(io_err)?;
+        Ok(Arc::new(Shared {
+            conn: Mutex::new(Conn {
+                stream,
+                pending: Vec::new(),
+                busy: false,
+            }),
+            idle: Condvar::new(),
+            server,
+            rank,
+        }))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Conn> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sends a request and marks the connection busy until the returned
+    /// guard is dropped.
+    fn begin(&self, kind: Kind, body: &[u8]) -> io::Result<Busy<'_>> {
+        let mut c = self.lock();
+        c.send(kind, body)?;
+        c.busy = true;
+        drop(c);
+        Ok(Busy(self))
+    }
+
+    /// The process ends because the job ended (an `End` frame).
+    fn on_end(&self, body: &[u8]) -> ! {
+        let (code, reason) = wire::parse_code_body(body).unwrap_or((1, String::new()));
+        let msg = (code != 0).then(|| format!("the job is ending: {reason}"));
+        end_process(self.rank, code, msg)
+    }
+
+    /// Starts the thread that ends this process when the job ends while no
+    /// collective is in progress (an `End` or `Abort` frame, or the server
+    /// closing the connection).
+    fn spawn_watcher(self: &Arc<Shared>) -> Result<()> {
+        let me = self.clone();
+        std::thread::Builder::new()
+            .name("gex-ctrl-watch".into())
+            .spawn(move || me.watch())
+            .map(|_| ())
+            .map_err(|e| Error::resource(format!("cannot start the control watcher: {e}")))
+    }
+
+    fn watch(&self) {
+        let fd = self.lock().stream.as_raw_fd();
+        loop {
+            let mut c = self.lock();
+            while c.busy {
+                c = self.idle.wait(c).unwrap_or_else(|p| p.into_inner());
+            }
+            match c.try_recv() {
+                Ok(None) => {}
+                Ok(Some((Kind::End, body))) => {
+                    drop(c);
+                    self.on_end(&body)
+                }
+                Ok(Some((Kind::Abort, body))) => {
+                    drop(c);
+                    let msg = format!(
+                        "{} ended the job: {}",
+                        self.server.name(),
+                        String::from_utf8_lossy(&body)
+                    );
+                    end_process(self.rank, 1, Some(msg))
+                }
+                // Not ours to answer (cannot happen outside a collective).
+                Ok(Some(_)) => continue,
+                Err(e) => {
+                    drop(c);
+                    let msg = format!("lost the connection to {}: {e}", self.server.name());
+                    end_process(self.rank, 1, Some(msg))
+                }
+            }
+            drop(c);
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd; the descriptor stays open for as
+            // long as `self` (which owns the stream) lives.
+            unsafe { libc::poll(&mut pfd, 1, -1) };
+        }
+    }
+}
+
+/// 16 random hex digits (a job key or identifier) from the kernel's random
+/// source, or failing that a randomly keyed hash of the pid and the time.
+pub(crate) fn random_hex16() -> String {
+    let mut bytes = [0u8; 8];
+    let from_kernel = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .is_ok();
+    if !from_kernel {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        bytes = h.finish().to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Ends this process with `code` after printing `msg`, unless another
+/// thread is already exiting it (then this thread just stops).
+fn end_process(rank: Rank, code: i32, msg: Option<String>) -> ! {
+    use std::io::Write;
+    if let Some(m) = msg {
+        // Not eprintln: stderr may be a closed pipe (the launcher is gone),
+        // and this must not panic.
+        let _ = writeln!(std::io::stderr(), "gex: rank {rank}: {m}");
+    }
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    if EXITING.swap(true, Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+    std::process::exit(code)
 }
 
 impl Conn {
@@ -205,7 +431,7 @@ impl Conn {
         // The socket is non-blocking for reads; writes are small, so switch
         // to blocking for the write to avoid partial-frame bookkeeping.
         self.stream.set_nonblocking(false)?;
-        let r = wire::write_frame(&mut self.stream, kind, body);
+        let r = wire::write_frame(&mut stream::NoSigPipe(&self.stream), kind, body);
         self.stream.set_nonblocking(true)?;
         r
     }
@@ -232,7 +458,7 @@ impl Conn {
                 Ok(0) => {
                     return Err(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
-                        "the launcher closed the control connection",
+                        "the control connection was closed",
                     ))
                 }
                 Ok(n) => self.pending.extend_from_slice(&buf[..n]),

@@ -2,9 +2,16 @@
 //! launcher (`gex-run`).
 //!
 //! Every frame is `len: u32 LE` (bytes that follow), `kind: u8`, then a
-//! kind-specific body. A rank connects to the launcher's Unix socket, sends
-//! `Hello`, and from then on each frame it sends is answered (or not) as
-//! described on [`Kind`].
+//! kind-specific body. A rank connects to the launcher's control socket (a
+//! Unix socket path, or `tcp:IP:PORT`: see [`CtrlAddr`]), sends `Hello`, and
+//! from then on each frame it sends is answered (or not) as described on
+//! [`Kind`].
+//!
+//! The same protocol is served by the small coordinator that rank 0 runs
+//! when the job was started by another launcher (Slurm's `srun`, `mpirun`)
+//! and the ranks meet at [`ENV_RENDEZVOUS`]; that coordinator also uses
+//! [`Kind::Bye`] and [`Kind::End`], which `gex-run` has no need for (it sees
+//! its ranks' processes end, and kills them itself).
 
 use std::io::{self, Read, Write};
 
@@ -25,6 +32,49 @@ pub const ENV_JOB_ID: &str = "GEX_JOB_ID";
 pub const ENV_JOB_KEY: &str = "GEX_JOB_KEY";
 /// Environment variable: the conduit chosen by the launcher (`smp`, ...).
 pub const ENV_CONDUIT: &str = "GEX_CONDUIT";
+/// Environment variable: the launcher's name for the host a rank runs on
+/// (set by `gex-run --hosts`; network conduits group ranks by it).
+pub const ENV_HOST: &str = "GEX_HOST";
+/// Environment variable: the number of hosts the job's ranks run on (set by
+/// `gex-run --hosts`, and by the rendezvous bootstrap).
+pub const ENV_HOSTS: &str = "GEX_HOSTS";
+/// Environment variable: `IP:PORT` where the ranks of a job started by
+/// another launcher (srun, mpirun) meet: rank 0 listens there and serves
+/// the control plane, the others connect.
+pub const ENV_RENDEZVOUS: &str = "GEX_RENDEZVOUS";
+/// Environment variable: seconds a rank keeps trying to reach the
+/// rendezvous before it gives up (default 60).
+pub const ENV_RENDEZVOUS_TIMEOUT: &str = "GEX_RENDEZVOUS_TIMEOUT";
+
+/// Where a rank reaches the control plane: the value of [`ENV_CTRL`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CtrlAddr {
+    /// A Unix socket path (a plain path, or `unix:PATH`).
+    Unix(std::path::PathBuf),
+    /// A TCP address, written `tcp:IP:PORT` (`tcp:[V6]:PORT` for IPv6).
+    Tcp(std::net::SocketAddr),
+}
+
+impl CtrlAddr {
+    /// Parses a [`ENV_CTRL`] value.
+    pub fn parse(s: &str) -> Option<CtrlAddr> {
+        if let Some(addr) = s.strip_prefix("tcp:") {
+            return addr.parse().ok().map(CtrlAddr::Tcp);
+        }
+        let path = s.strip_prefix("unix:").unwrap_or(s);
+        (!path.is_empty()).then(|| CtrlAddr::Unix(path.into()))
+    }
+}
+
+impl std::fmt::Display for CtrlAddr {
+    /// The [`ENV_CTRL`] form: the path, or `tcp:IP:PORT`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CtrlAddr::Unix(p) => write!(f, "{}", p.display()),
+            CtrlAddr::Tcp(a) => write!(f, "tcp:{a}"),
+        }
+    }
+}
 
 /// The prefix of every shared-memory object name of job `job_id`, without the
 /// leading slash: the launcher removes `/dev/shm/<prefix>*` when a job ends.
@@ -36,7 +86,9 @@ pub fn shm_prefix(job_id: &str) -> String {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Kind {
-    /// rank -> launcher, first frame: `rank: u32, pid: u32`.
+    /// rank -> launcher, first frame: `rank: u32, pid: u32`, optionally
+    /// followed by the job key ([`ENV_JOB_KEY`]) as text. Over TCP the
+    /// launcher only accepts a `Hello` with the right key.
     Hello = 1,
     /// rank -> launcher: this rank's contribution to the next all-gather
     /// (any bytes; empty for a barrier). Rounds are implicit: the k-th
@@ -53,6 +105,14 @@ pub enum Kind {
     /// launcher -> rank: the job is ending, or a collective cannot complete;
     /// body is a UTF-8 message.
     Abort = 6,
+    /// rank -> rendezvous coordinator: this process is exiting with
+    /// `code: i32` (sent from an exit hook; a rank whose connection closes
+    /// without `Bye` or `Exit` died).
+    Bye = 7,
+    /// rendezvous coordinator -> rank: the job ended with `code: i32`
+    /// (followed by a UTF-8 reason): the rank's process exits with that
+    /// code at once.
+    End = 8,
 }
 
 impl Kind {
@@ -65,6 +125,8 @@ impl Kind {
             4 => Kind::Exit,
             5 => Kind::ExitAck,
             6 => Kind::Abort,
+            7 => Kind::Bye,
+            8 => Kind::End,
             _ => return None,
         })
     }
@@ -112,15 +174,53 @@ pub fn hello_body(rank: u32, pid: u32) -> Vec<u8> {
     b
 }
 
-/// Decodes a `Hello` body into (rank, pid).
-pub fn parse_hello(body: &[u8]) -> Option<(u32, u32)> {
-    if body.len() != 8 {
+/// Encodes a `Hello` body that proves knowledge of the job key.
+pub fn hello_body_with_key(rank: u32, pid: u32, key: &str) -> Vec<u8> {
+    let mut b = hello_body(rank, pid);
+    b.extend_from_slice(key.as_bytes());
+    b
+}
+
+/// A decoded `Hello` body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hello {
+    /// The rank the process claims to be.
+    pub rank: u32,
+    /// Its process id (on its host).
+    pub pid: u32,
+    /// The job key it presented, if any.
+    pub key: Option<Vec<u8>>,
+}
+
+/// Decodes a `Hello` body.
+pub fn parse_hello(body: &[u8]) -> Option<Hello> {
+    if body.len() < 8 || body.len() > 8 + 256 {
         return None;
     }
-    Some((
-        u32::from_le_bytes(body[0..4].try_into().ok()?),
-        u32::from_le_bytes(body[4..8].try_into().ok()?),
-    ))
+    Some(Hello {
+        rank: u32::from_le_bytes(body[0..4].try_into().ok()?),
+        pid: u32::from_le_bytes(body[4..8].try_into().ok()?),
+        key: (body.len() > 8).then(|| body[8..].to_vec()),
+    })
+}
+
+/// Compares two keys in time independent of where they differ.
+pub fn keys_match(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Encodes an `Exit`, `Bye` or `End` body: the code, then an optional
+/// reason.
+pub fn code_body(code: i32, reason: &str) -> Vec<u8> {
+    let mut b = code.to_le_bytes().to_vec();
+    b.extend_from_slice(reason.as_bytes());
+    b
+}
+
+/// Decodes a body made by [`code_body`] into (code, reason).
+pub fn parse_code_body(body: &[u8]) -> Option<(i32, String)> {
+    let code = i32::from_le_bytes(body.get(..4)?.try_into().ok()?);
+    Some((code, String::from_utf8_lossy(&body[4..]).into_owned()))
 }
 
 /// Encodes an `ExchangeResult` body from every rank's contribution.
@@ -167,6 +267,46 @@ mod tests {
         let (k, b) = read_frame(&mut &buf[..]).unwrap();
         assert_eq!(k, Kind::Exit);
         assert_eq!(b, 7i32.to_le_bytes());
+    }
+
+    #[test]
+    fn hello_with_and_without_key() {
+        let h = parse_hello(&hello_body(3, 42)).unwrap();
+        assert_eq!((h.rank, h.pid, h.key), (3, 42, None));
+        let h = parse_hello(&hello_body_with_key(1, 7, "00ff")).unwrap();
+        assert_eq!((h.rank, h.pid), (1, 7));
+        assert_eq!(h.key.as_deref(), Some(&b"00ff"[..]));
+        assert!(parse_hello(&[1, 2, 3]).is_none());
+        assert!(keys_match(b"abc", b"abc"));
+        assert!(!keys_match(b"abc", b"abd"));
+        assert!(!keys_match(b"abc", b"ab"));
+        assert_eq!(
+            parse_code_body(&code_body(-3, "why")),
+            Some((-3, "why".into()))
+        );
+        assert_eq!(parse_code_body(&code_body(5, "")), Some((5, String::new())));
+        assert!(parse_code_body(&[1, 2]).is_none());
+    }
+
+    #[test]
+    fn control_addresses() {
+        assert_eq!(
+            CtrlAddr::parse("/tmp/x.sock"),
+            Some(CtrlAddr::Unix("/tmp/x.sock".into()))
+        );
+        assert_eq!(
+            CtrlAddr::parse("unix:/tmp/x.sock"),
+            Some(CtrlAddr::Unix("/tmp/x.sock".into()))
+        );
+        let tcp = CtrlAddr::parse("tcp:10.0.0.1:4000").unwrap();
+        assert_eq!(tcp, CtrlAddr::Tcp("10.0.0.1:4000".parse().unwrap()));
+        assert_eq!(tcp.to_string(), "tcp:10.0.0.1:4000");
+        assert_eq!(
+            CtrlAddr::parse("tcp:[::1]:9").unwrap().to_string(),
+            "tcp:[::1]:9"
+        );
+        assert_eq!(CtrlAddr::parse("tcp:nohost"), None);
+        assert_eq!(CtrlAddr::parse(""), None);
     }
 
     #[test]

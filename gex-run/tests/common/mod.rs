@@ -32,3 +32,29 @@ pub fn gone(pid: u32) -> bool {
         })
         .unwrap_or(true)
 }
+
+/// Waits (up to [`PROMPT`]) for process `pid`, not a child of ours, to end:
+/// a pidfd becomes readable when its process exits. `None` if pidfds are
+/// not supported here.
+pub fn wait_for_exit(pid: u32) -> Option<bool> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::ESRCH) => Some(true), // already gone
+            _ => None,
+        };
+    }
+    let mut pfd = libc::pollfd {
+        fd: fd as libc::c_int,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `pfd` is one valid pollfd; the descriptor is ours to close.
+    let ready = unsafe {
+        let r = libc::poll(&mut pfd, 1, PROMPT.as_millis() as libc::c_int);
+        libc::close(fd as libc::c_int);
+        r
+    };
+    Some(ready == 1)
+}

@@ -1,0 +1,154 @@
+//! A control-plane connection: a Unix stream on one machine, a TCP stream
+//! between machines. Both carry the same frames ([`super::wire`]).
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+
+use super::wire::CtrlAddr;
+
+/// One end of a control connection.
+#[derive(Debug)]
+pub enum Stream {
+    /// Through a Unix socket (ranks on the launcher's machine, any network
+    /// namespace).
+    Unix(UnixStream),
+    /// Through TCP (ranks on other machines); `TCP_NODELAY` is set.
+    Tcp(TcpStream),
+}
+
+impl Stream {
+    /// Connects to `addr` (blocking).
+    pub fn connect(addr: &CtrlAddr) -> io::Result<Stream> {
+        match addr {
+            CtrlAddr::Unix(path) => UnixStream::connect(path).map(Stream::Unix),
+            CtrlAddr::Tcp(a) => Stream::tcp(TcpStream::connect(a)?),
+        }
+    }
+
+    /// Wraps a TCP stream, turning Nagle's algorithm off: control frames
+    /// are small and each one is waited for.
+    pub fn tcp(s: TcpStream) -> io::Result<Stream> {
+        s.set_nodelay(true)?;
+        Ok(Stream::Tcp(s))
+    }
+
+    /// See [`UnixStream::set_nonblocking`].
+    pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.set_nonblocking(on),
+            Stream::Tcp(s) => s.set_nonblocking(on),
+        }
+    }
+
+    /// See [`UnixStream::set_write_timeout`].
+    pub fn set_write_timeout(&self, t: Option<std::time::Duration>) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.set_write_timeout(t),
+            Stream::Tcp(s) => s.set_write_timeout(t),
+        }
+    }
+
+    /// See [`UnixStream::try_clone`].
+    pub fn try_clone(&self) -> io::Result<Stream> {
+        Ok(match self {
+            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
+        })
+    }
+
+    /// See [`UnixStream::shutdown`].
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.shutdown(how),
+            Stream::Tcp(s) => s.shutdown(how),
+        }
+    }
+
+    /// Whether this is a TCP connection.
+    pub fn is_tcp(&self) -> bool {
+        matches!(self, Stream::Tcp(_))
+    }
+
+    /// The peer, for messages: its `IP:PORT`, or `a local process`.
+    pub fn peer(&self) -> String {
+        match self {
+            Stream::Unix(_) => "a local process".to_string(),
+            Stream::Tcp(s) => s
+                .peer_addr()
+                .map_or_else(|_| "an unknown address".to_string(), |a| a.to_string()),
+        }
+    }
+}
+
+impl AsRawFd for Stream {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Unix(s) => s.read(buf),
+            Stream::Tcp(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Unix(s) => s.write(buf),
+            Stream::Tcp(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.flush(),
+            Stream::Tcp(s) => s.flush(),
+        }
+    }
+}
+
+/// Writes all of `buf` to `fd` with `MSG_NOSIGNAL`: a peer that hung up
+/// yields an `EPIPE` error rather than a SIGPIPE, which would kill a host
+/// process that (unlike a Rust binary) does not ignore that signal.
+pub fn send_all_nosignal(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        // SAFETY: `buf` is valid for reads of `buf.len()` bytes; the caller
+        // owns `fd` for the duration of the call.
+        let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        buf = &buf[n as usize..];
+    }
+    Ok(())
+}
+
+/// A writer over a borrowed descriptor that never raises SIGPIPE (see
+/// [`send_all_nosignal`]).
+pub struct NoSigPipe<'a, T: AsRawFd>(pub &'a T);
+
+impl<T: AsRawFd> Write for NoSigPipe<'_, T> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        send_all_nosignal(self.0.as_raw_fd(), buf).map(|()| buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
