@@ -186,7 +186,12 @@ impl Link {
     /// `wait`), runs timers, transmits, and moves complete messages to the
     /// inbox; returns how many datagrams arrived. Skipped when another
     /// thread is doing it.
-    fn progress(&self, mut wait: bool) -> usize {
+    fn progress(&self, wait: bool) -> usize {
+        self.progress_checked(wait, true)
+    }
+
+    /// [`Link::progress`]; a dead peer ends the job only when `check_dead`.
+    fn progress_checked(&self, mut wait: bool, check_dead: bool) -> usize {
         let Ok(mut guard) = self.net.try_lock() else {
             return 0;
         };
@@ -213,7 +218,7 @@ impl Link {
             net.ep.handle_timeout(now);
         }
         net.flush(now);
-        if let Some((peer, silent)) = net.ep.dead_peer(now) {
+        if let Some((peer, silent)) = net.ep.dead_peer(now).filter(|_| check_dead) {
             drop(guard);
             gex_core::fatal(&format!(
                 "udp conduit: rank {peer} has not answered for {:.1} s (GEX_UDP_PEER_TIMEOUT); it is presumed dead",
@@ -245,6 +250,68 @@ impl Link {
         // reads and writes that struct.
         unsafe { libc::poll(&mut pfd, 1, ms) };
     }
+}
+
+impl Link {
+    /// Whether everything this rank sent has been acknowledged.
+    fn all_acked(&self) -> bool {
+        let net = self.net.lock().unwrap_or_else(|p| p.into_inner());
+        (0..net.ep.npeers()).all(|p| net.ep.is_idle(p))
+    }
+
+    /// At process exit: keeps the protocol going until everything this rank
+    /// sent is acknowledged and peers have been quiet for [`LINGER_QUIET`]
+    /// (they may be retransmitting data whose acknowledgement was lost, and
+    /// would otherwise wait for a rank that is gone), for at most `max`.
+    fn linger(&self, max: Duration) {
+        let start = Instant::now();
+        let mut quiet_since = start;
+        loop {
+            if self.progress_checked(false, false) > 0 {
+                quiet_since = Instant::now();
+            }
+            let now = Instant::now();
+            if now >= start + max || (self.all_acked() && now >= quiet_since + LINGER_QUIET) {
+                return;
+            }
+            self.wait_readable(Duration::from_millis(2));
+        }
+    }
+}
+
+/// How long peers must be quiet before an exiting rank leaves.
+const LINGER_QUIET: Duration = Duration::from_millis(200);
+/// The longest an exiting rank lingers.
+const LINGER_MAX: Duration = Duration::from_secs(5);
+
+/// The links of this process, for the exit hook.
+static LINKS: Mutex<Vec<std::sync::Weak<Link>>> = Mutex::new(Vec::new());
+
+extern "C" fn linger_at_exit() {
+    if gex_core::job_ending() {
+        return;
+    }
+    let links: Vec<Arc<Link>> = match LINKS.try_lock() {
+        Ok(l) => l.iter().filter_map(|w| w.upgrade()).collect(),
+        Err(_) => return,
+    };
+    for l in links {
+        l.linger(LINGER_MAX);
+    }
+}
+
+/// Registers `link` with the exit hook (installed once per process).
+fn linger_on_exit(link: &Arc<Link>) {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        // SAFETY: registering a plain extern "C" function with no arguments;
+        // it only takes locks with try_lock and never calls exit.
+        unsafe { libc::atexit(linger_at_exit) };
+    });
+    LINKS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(Arc::downgrade(link));
 }
 
 /// The progress thread (`GEX_UDP_PROGRESS_THREAD=1`): keeps the protocol
@@ -346,7 +413,11 @@ impl UdpConduit {
         let me = boot.rank();
         let n = boot.size();
         let bypass = env("GEX_UDP_BYPASS").is_none_or(|v| v != "0");
-        let key = match env(ENV_JOB_KEY) {
+        let key = match boot
+            .job_key()
+            .map(str::to_string)
+            .or_else(|| env(ENV_JOB_KEY))
+        {
             Some(k) => u64::from_str_radix(&k, 16)
                 .map_err(|_| Error::bad_arg(format!("{ENV_JOB_KEY}={k:?} is not 16 hex digits")))?,
             None if boot.has_launcher() => {
@@ -465,6 +536,9 @@ impl UdpConduit {
             my_segment: OnceLock::new(),
             boot,
         };
+        // A rank that ends stays long enough to acknowledge its peers' last
+        // datagrams and get its own acknowledged (see `Link::linger`).
+        linger_on_exit(&conduit.link);
         if env("GEX_UDP_PROGRESS_THREAD").is_some_and(|v| v == "1") {
             let link = conduit.link.clone();
             std::thread::Builder::new()

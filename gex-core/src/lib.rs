@@ -34,10 +34,19 @@ pub use runtime::{
 
 use std::io::Write;
 
+static JOB_ENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether [`exit`] was called: the whole job is ending, so exit hooks need
+/// not wait for peers (they are being ended too).
+pub fn job_ending() -> bool {
+    JOB_ENDING.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Ends the whole job with `code` (`gasnet_exit`): every other rank is
 /// terminated by the launcher, and the job's exit code is `code`. May be
 /// called from any rank, any thread, at any time, even in handler context.
 pub fn exit(code: i32) -> ! {
+    JOB_ENDING.store(true, std::sync::atomic::Ordering::SeqCst);
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
     if let Some(rt) = Runtime::get() {
