@@ -161,11 +161,16 @@ fn main() {
                 unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
             }
             if me == 0 {
+                // Keep sending: AMs that reached the peer before it stopped
+                // may have been acknowledged; new ones never will be, and
+                // once the window is full the sends wait (polling) until the
+                // protocol declares the peer dead.
                 say(&format!("sending AMs to rank {last}"));
-                for _ in 0..10 {
+                loop {
                     job.tm
                         .request_short(last, H_PRESENT, Flags::empty(), &[])
                         .expect("request");
+                    gex::poll().expect("poll");
                 }
             }
             say("waiting forever");
