@@ -1,6 +1,80 @@
-//! gex-coll: collectives and teams (work in progress).
+//! gex-coll: GASNet-EX collectives and teams (spec v0.17 "Collectives
+//! (Coll)", `gex_TM_Split` / `gex_TM_Create` / `gex_TM_Destroy`; the
+//! GASNet-1 split-phase barrier; the scatter, gather, gather-all and
+//! exchange of the collectives design notes).
+//!
+//! ```text
+//! barrier_nb(&tm, Flags::empty())?.wait()?;
+//! broadcast_nb(&tm, root, &mut buf, Some(&data), Flags::empty())?.wait()?;
+//! reduce_to_all_nb_typed(&tm, &mut sum, Some(&mine), &Op::Add.into(), Flags::empty())?.wait()?;
+//! let row = tm_split(&tm, Some(row), col, None, Flags::TM_NO_SCRATCH)?;
+//! barrier_notify(7, 0)?; barrier_wait(7, 0)?;
+//! ```
+//!
+//! - Non-blocking collectives return a `gex_core::Event` that borrows the
+//!   caller's buffers; see [`coll`] for the rules common to all of them.
+//! - Algorithms: dissemination barrier; binomial-tree broadcast (pipelined
+//!   by chunk); binomial-tree reductions and, for small vectors,
+//!   recursive-doubling reduce-to-all, both combining in rank order (so
+//!   `GEX_OP_USER_NC` works and results are reproducible); flat scatter,
+//!   gather, gather-all and exchange.
+//! - All of them run over one internal Active Message handler (index 5).
+//!   Operations are keyed by (team id, per-team call number), so any number
+//!   may be in flight over any teams, and messages for an operation a rank
+//!   has not started yet are kept until it does. They advance inside the
+//!   handlers (gex-core's waits offer layers no progress hook), which send
+//!   without blocking; a send refused for lack of queue space goes to a
+//!   progress thread started on first need. The module `engine` documents
+//!   the protocol.
+//! - The GASNet-1 barrier uses shared memory when every rank shares one
+//!   neighbourhood, Active Messages otherwise (`GEX_COLL_FORCE_AM=1` forces
+//!   the latter, for testing).
+//! - [`register`] must run on every rank during client init (the `gex`
+//!   facade does it): it registers the handler and sets up the shared
+//!   memory, collectively.
 
-/// The layer's set-up on every rank at client init.
-pub fn register(_ep: &gex_core::Ep) -> gex_types::Result<()> {
-    Ok(())
+#![warn(missing_docs)]
+
+mod algos;
+pub mod coll;
+mod engine;
+mod g1;
+pub mod reduce;
+mod shm;
+mod team;
+mod tree;
+
+pub use coll::{
+    barrier, barrier_nb, broadcast_nb, exchange_nb, gather_all_nb, gather_nb, reduce_to_all_nb,
+    reduce_to_all_nb_typed, reduce_to_one_nb, reduce_to_one_nb_typed, scatter_nb,
+};
+pub use g1::{
+    barrier_notify, barrier_try, barrier_wait, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
+};
+pub use reduce::{reduce_sequential, Elem, ReduceOp, UserReduceFn};
+pub use team::{
+    recommended_scratch_size, tm_create, tm_create_scratch_size, tm_destroy, tm_split,
+    tm_split_scratch_size,
+};
+
+use gex_am::{register_internal_handlers, HandlerEntry};
+use gex_core::Ep;
+use gex_types::{Flags, Result};
+
+/// The layer's set-up, run on every rank at client init before the closing
+/// barrier (the facade passes it to `Client::init_with_layers`): registers
+/// the collectives' AM handler and, when every rank shares one
+/// neighbourhood, sets up the shared memory of the GASNet-1 barrier
+/// (collective over the job). A runtime using gex-coll without the facade
+/// must call it on every rank during init.
+pub fn register(ep: &Ep) -> Result<()> {
+    let mut table = [HandlerEntry::request(
+        engine::H_COLL,
+        Flags::AM_MEDIUM,
+        engine::NARGS as u32,
+        |tok, msg| engine::handle(tok.src_rank(), msg.args(), msg.payload()),
+    )
+    .with_name("gex-coll")];
+    register_internal_handlers(ep, &mut table)?;
+    shm::setup(ep.runtime())
 }

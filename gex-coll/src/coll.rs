@@ -1,0 +1,647 @@
+//! The non-blocking collectives (`gex_Coll_*NB`) and the extra data
+//! movement collectives of the design notes, in the EX style: one team,
+//! non-blocking, an event.
+//!
+//! Common rules (spec "Collectives (Coll)"):
+//!
+//! - Every call is collective over the team: every member makes the same
+//!   sequence of collective calls over it. Calls over different teams are
+//!   independent, and any number may be in flight at once; each progresses
+//!   while the caller waits on any of them (or on anything else).
+//! - Single-valued arguments (documented per call) must agree on every
+//!   member; a disagreement that shows in the messages (a different
+//!   collective, root, size, type or operator) ends the job with a message
+//!   naming the call, rather than corrupting data.
+//! - `flags` must be empty (the spec defines none for collectives).
+//! - Buffers are borrowed until the event completes. Output goes to a
+//!   buffer owned by the library and is copied into `dst` by the thread
+//!   that observes completion (test or wait), so a leaked event never
+//!   leaves the library writing into freed memory. Inputs are copied (into
+//!   messages, or the library's accumulator) during initiation.
+//! - Completion of the event means: inputs are no longer needed, outputs
+//!   are in place and readable by the thread that synced it, and this
+//!   member's part of the data movement is done. Nothing is implied about
+//!   other members (except for the barrier).
+//! - Calls from handler context or holding an HSL return an error.
+
+use std::sync::atomic::{fence, Ordering};
+use std::sync::Arc;
+
+use gex_core::{context, Event, Staging, Tm};
+use gex_types::{Dt, Error, Flags, Rank, Result};
+
+use crate::algos::{AllReduceRd, BcastRecv, Collect, CollectSink, Dissem, Reduce, ReduceKind};
+use crate::engine::{send_now, signature, Logic, Op, Out};
+use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
+use crate::team::{team_of, TeamInfo};
+use crate::tree::{binomial_children, from_virtual, to_virtual};
+
+fn check_flags(call: &str, flags: Flags) -> Result<()> {
+    if flags.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::bad_arg(format!(
+            "{call}: no flags are defined for collectives; got {flags:?}"
+        )))
+    }
+}
+
+fn check_root(call: &str, root: Rank, t: &TeamInfo) -> Result<()> {
+    if root < t.size() {
+        Ok(())
+    } else {
+        Err(Error::bad_arg(format!(
+            "{call}: root {root} is not a rank of the team (size {})",
+            t.size()
+        )))
+    }
+}
+
+fn check_len(call: &str, what: &str, got: usize, want: usize) -> Result<()> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(Error::bad_arg(format!(
+            "{call}: {what} is {got} bytes, {want} expected"
+        )))
+    }
+}
+
+/// Messages carry 32-bit offsets and lengths.
+fn check_size(call: &str, nbytes: usize) -> Result<()> {
+    if nbytes <= u32::MAX as usize {
+        Ok(())
+    } else {
+        Err(Error::bad_arg(format!(
+            "{call}: {nbytes} bytes exceed the 4 GiB a collective moves in one call"
+        )))
+    }
+}
+
+fn begin(call: &str, tm: &Tm, flags: Flags) -> Result<Arc<TeamInfo>> {
+    context::check_may_communicate(call)?;
+    check_flags(call, flags)?;
+    team_of(tm, call)
+}
+
+/// Non-blocking barrier over `tm` (`gex_Coll_BarrierNB`): the event
+/// completes only after every member has initiated the barrier.
+///
+/// Initiation is a release and synchronization an acquire: memory writes
+/// of the calling thread (and GASNet operations it synchronized) before the
+/// call are visible to every member's thread after it syncs its event.
+/// Dissemination over Active Messages: `ceil(log2 n)` rounds of one
+/// message per member. `flags` must be empty.
+pub fn barrier_nb(tm: &Tm, flags: Flags) -> Result<Event<'static>> {
+    const CALL: &str = "gex_Coll_BarrierNB";
+    let t = begin(CALL, tm, flags)?;
+    let key = t.next_key();
+    if t.size() == 1 {
+        fence(Ordering::SeqCst);
+        return Ok(Event::INVALID);
+    }
+    let op = Op::start(
+        key,
+        signature("barrier", &[]),
+        CALL,
+        Box::new(Dissem::new(
+            t.members.clone(),
+            t.me,
+            0,
+            |_, _| 0,
+            Default::default(),
+        )),
+    );
+    Ok(Event::pending(op.c.clone()))
+}
+
+/// Blocking barrier over `tm`: [`barrier_nb`] and a wait.
+pub fn barrier(tm: &Tm, flags: Flags) -> Result<()> {
+    barrier_nb(tm, flags)?.wait()
+}
+
+/// Broadcast (`gex_Coll_BroadcastNB`): `dst.len()` bytes from the root's
+/// source to `dst` on every member, down a binomial tree; chunks are
+/// forwarded as they arrive.
+///
+/// - `root` and `dst.len()` (the spec's `nbytes`) are single-valued.
+/// - On the root, `src` is `Some(data)` of `dst.len()` bytes, copied to
+///   `dst`, or `None` when the data is already in `dst` (the spec's
+///   `src == dst`). Elsewhere `src` is ignored.
+pub fn broadcast_nb<'a>(
+    tm: &Tm,
+    root: Rank,
+    dst: &'a mut [u8],
+    src: Option<&'a [u8]>,
+    flags: Flags,
+) -> Result<Event<'a>> {
+    const CALL: &str = "gex_Coll_BroadcastNB";
+    let t = begin(CALL, tm, flags)?;
+    check_root(CALL, root, &t)?;
+    let nbytes = dst.len();
+    check_size(CALL, nbytes)?;
+    let (me, n) = (t.me, t.size());
+    if me == root {
+        if let Some(s) = src {
+            check_len(CALL, "src", s.len(), nbytes)?;
+        }
+    }
+    let key = t.next_key();
+    let sig = signature("broadcast", &[u64::from(root), nbytes as u64]);
+    if me == root {
+        if let Some(s) = src {
+            dst.copy_from_slice(s);
+        }
+    }
+    if nbytes == 0 || n == 1 {
+        return Ok(Event::INVALID);
+    }
+    let v = to_virtual(me, root, n);
+    let children: Vec<Rank> = binomial_children(v, n)
+        .iter()
+        .rev()
+        .map(|&c| t.members[from_virtual(c, root, n) as usize])
+        .collect();
+    if me == root {
+        for &c in &children {
+            send_now(key, sig, c, 0, dst);
+        }
+        return Ok(Event::INVALID);
+    }
+    let staging = Staging::new(nbytes);
+    let op = Op::start(
+        key,
+        sig,
+        CALL,
+        Box::new(BcastRecv {
+            children,
+            staging: staging.clone(),
+            tag: 0,
+            got: 0,
+        }),
+    );
+    Ok(Event::pending_into(op.c.clone(), staging, dst))
+}
+
+struct ReduceArgs {
+    t: Arc<TeamInfo>,
+    key: crate::engine::Key,
+    sig: u32,
+    nbytes: usize,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reduce_begin(
+    call: &str,
+    tm: &Tm,
+    kind: &str,
+    root: Rank,
+    dt: Dt,
+    dt_sz: usize,
+    dt_cnt: usize,
+    op: &ReduceOp,
+    flags: Flags,
+) -> Result<ReduceArgs> {
+    let t = begin(call, tm, flags)?;
+    check_root(call, root, &t)?;
+    validate(call, dt, dt_sz, op)?;
+    if dt_cnt == 0 {
+        return Err(Error::bad_arg(format!("{call}: dt_cnt must be non-zero")));
+    }
+    let nbytes = dt_sz
+        .checked_mul(dt_cnt)
+        .ok_or_else(|| Error::bad_arg(format!("{call}: dt_sz * dt_cnt overflows")))?;
+    check_size(call, nbytes)?;
+    Ok(ReduceArgs {
+        key: (0, 0),
+        sig: signature(
+            kind,
+            &[
+                u64::from(root),
+                dt as u64,
+                dt_sz as u64,
+                dt_cnt as u64,
+                op.op() as u64,
+            ],
+        ),
+        t,
+        nbytes,
+    })
+}
+
+/// Reduction to one (`gex_Coll_ReduceToOneNB`): on `root`, `dst[i]` =
+/// `src_i[0] (+) src_i[1] (+) ... (+) src_i[n-1]` element-wise over the
+/// members' `src` vectors of `dt_cnt` elements of `dt_sz` bytes.
+///
+/// - Single-valued: `root`, `dt`, `dt_sz`, `dt_cnt` (non-zero), the opcode.
+///   Not single-valued: the user function (each member passes its own).
+/// - `dst`: the root's output of `dt_sz * dt_cnt` bytes (ignored elsewhere).
+/// - `src`: `Some(input)` of the same length; `None` on the root means the
+///   input is in `dst` (the spec's `src == dst`).
+/// - The operands are combined over a binomial tree in rank order, so
+///   `GEX_OP_USER_NC` gets `src[0] (+) ... (+) src[n-1]` in that order, and
+///   every call with the same arguments associates the same way.
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_to_one_nb<'a>(
+    tm: &Tm,
+    root: Rank,
+    dst: Option<&'a mut [u8]>,
+    src: Option<&'a [u8]>,
+    dt: Dt,
+    dt_sz: usize,
+    dt_cnt: usize,
+    op: &ReduceOp,
+    flags: Flags,
+) -> Result<Event<'a>> {
+    const CALL: &str = "gex_Coll_ReduceToOneNB";
+    let mut a = reduce_begin(
+        CALL,
+        tm,
+        "reduce_to_one",
+        root,
+        dt,
+        dt_sz,
+        dt_cnt,
+        op,
+        flags,
+    )?;
+    let (me, n) = (a.t.me, a.t.size());
+    let dst = if me == root {
+        let d = dst.ok_or_else(|| Error::bad_arg(format!("{CALL}: the root needs a dst")))?;
+        check_len(CALL, "dst", d.len(), a.nbytes)?;
+        Some(d)
+    } else {
+        None
+    };
+    let acc = match (src, &dst) {
+        (Some(s), _) => {
+            check_len(CALL, "src", s.len(), a.nbytes)?;
+            s.to_vec()
+        }
+        (None, Some(d)) => d.to_vec(),
+        (None, None) => {
+            return Err(Error::bad_arg(format!(
+                "{CALL}: src is required on ranks other than the root"
+            )))
+        }
+    };
+    a.key = a.t.next_key();
+    if n == 1 {
+        if let Some(d) = dst {
+            d.copy_from_slice(&acc);
+        }
+        return Ok(Event::INVALID);
+    }
+    let staging = dst.as_ref().map(|_| Staging::new(a.nbytes));
+    let opr = Op::start(
+        a.key,
+        a.sig,
+        CALL,
+        Box::new(Reduce::new(
+            dt,
+            dt_sz,
+            op.clone(),
+            a.t.members.clone(),
+            me,
+            ReduceKind::ToOne { root },
+            acc,
+            staging.clone(),
+        )),
+    );
+    Ok(match (dst, staging) {
+        (Some(d), Some(s)) => Event::pending_into(opr.c.clone(), s, d),
+        _ => Event::pending(opr.c.clone()),
+    })
+}
+
+/// Vectors up to this size are all-reduced by recursive doubling (fewer
+/// steps); larger ones by reduce and broadcast (less data moved).
+const RECURSIVE_DOUBLING_MAX: usize = 16 << 10;
+
+/// Reduction to all (`gex_Coll_ReduceToAllNB`): as [`reduce_to_one_nb`],
+/// with the result in `dst` on every member. Up to 16 KiB, by recursive
+/// doubling in rank order; above, reduced to rank 0 over the binomial tree
+/// and broadcast down it. Either way every member gets the same bits, and
+/// `GEX_OP_USER_NC` is combined in rank order.
+/// `src == None` on every member means in place (the spec allows equal
+/// `src` and `dst` on all members or none).
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_to_all_nb<'a>(
+    tm: &Tm,
+    dst: &'a mut [u8],
+    src: Option<&'a [u8]>,
+    dt: Dt,
+    dt_sz: usize,
+    dt_cnt: usize,
+    op: &ReduceOp,
+    flags: Flags,
+) -> Result<Event<'a>> {
+    const CALL: &str = "gex_Coll_ReduceToAllNB";
+    let mut a = reduce_begin(CALL, tm, "reduce_to_all", 0, dt, dt_sz, dt_cnt, op, flags)?;
+    check_len(CALL, "dst", dst.len(), a.nbytes)?;
+    let acc = match src {
+        Some(s) => {
+            check_len(CALL, "src", s.len(), a.nbytes)?;
+            s.to_vec()
+        }
+        None => dst.to_vec(),
+    };
+    a.key = a.t.next_key();
+    if a.t.size() == 1 {
+        dst.copy_from_slice(&acc);
+        return Ok(Event::INVALID);
+    }
+    let staging = Staging::new(a.nbytes);
+    let logic: Box<dyn Logic> = if a.nbytes <= RECURSIVE_DOUBLING_MAX {
+        Box::new(AllReduceRd::new(
+            dt,
+            dt_sz,
+            op.clone(),
+            a.t.members.clone(),
+            a.t.me,
+            acc,
+            staging.clone(),
+        ))
+    } else {
+        Box::new(Reduce::new(
+            dt,
+            dt_sz,
+            op.clone(),
+            a.t.members.clone(),
+            a.t.me,
+            ReduceKind::ToAll,
+            acc,
+            Some(staging.clone()),
+        ))
+    };
+    let opr = Op::start(a.key, a.sig, CALL, logic);
+    Ok(Event::pending_into(opr.c.clone(), staging, dst))
+}
+
+/// [`reduce_to_one_nb`] over typed slices (`dt`, `dt_sz` and `dt_cnt` from
+/// `T` and the slice lengths).
+pub fn reduce_to_one_nb_typed<'a, T: Elem>(
+    tm: &Tm,
+    root: Rank,
+    dst: Option<&'a mut [T]>,
+    src: Option<&'a [T]>,
+    op: &ReduceOp,
+    flags: Flags,
+) -> Result<Event<'a>> {
+    let cnt = src
+        .map(<[T]>::len)
+        .or(dst.as_ref().map(|d| d.len()))
+        .unwrap_or(0);
+    reduce_to_one_nb(
+        tm,
+        root,
+        dst.map(as_bytes_mut),
+        src.map(as_bytes),
+        T::DT,
+        std::mem::size_of::<T>(),
+        cnt,
+        op,
+        flags,
+    )
+}
+
+/// [`reduce_to_all_nb`] over typed slices.
+pub fn reduce_to_all_nb_typed<'a, T: Elem>(
+    tm: &Tm,
+    dst: &'a mut [T],
+    src: Option<&'a [T]>,
+    op: &ReduceOp,
+    flags: Flags,
+) -> Result<Event<'a>> {
+    let cnt = dst.len();
+    reduce_to_all_nb(
+        tm,
+        as_bytes_mut(dst),
+        src.map(as_bytes),
+        T::DT,
+        std::mem::size_of::<T>(),
+        cnt,
+        op,
+        flags,
+    )
+}
+
+/// A flat collection of `expect_blocks` blocks of `block` bytes into a
+/// fresh result buffer, with `own` (this rank's slot and block) already in
+/// place, after the `initial` sends.
+#[allow(clippy::too_many_arguments)]
+fn collect<'a>(
+    call: &'static str,
+    key: crate::engine::Key,
+    sig: u32,
+    dst: &'a mut [u8],
+    block: usize,
+    own: Option<(usize, &[u8])>,
+    expect_blocks: usize,
+    initial: Vec<Out>,
+) -> Event<'a> {
+    let staging = Staging::new(dst.len());
+    if let Some((slot, bytes)) = own {
+        // SAFETY: the slot lies inside the fresh staging buffer (the callers
+        // size it as blocks * block), and no other writer exists yet: the
+        // operation that will receive into it has not started.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                staging.ptr().add(slot * block),
+                bytes.len(),
+            )
+        };
+    }
+    let op = Op::start(
+        key,
+        sig,
+        call,
+        Box::new(Collect {
+            initial,
+            expect_msgs: expect_blocks,
+            got_msgs: 0,
+            sink: CollectSink::Staging {
+                staging: staging.clone(),
+                block,
+                got: 0,
+                expect: expect_blocks * block,
+            },
+        }),
+    );
+    Event::pending_into(op.c.clone(), staging, dst)
+}
+
+/// Scatter (design notes `gasnet_all_scatter_nb`): the root's `src` holds
+/// `n` blocks of `dst.len()` bytes; member `i` receives block `i` in `dst`.
+/// Flat: the root sends each block directly. `root` and `dst.len()` are
+/// single-valued; `src` is `Some` on the root (ignored elsewhere).
+pub fn scatter_nb<'a>(
+    tm: &Tm,
+    root: Rank,
+    dst: &'a mut [u8],
+    src: Option<&'a [u8]>,
+    flags: Flags,
+) -> Result<Event<'a>> {
+    const CALL: &str = "gex_Coll_ScatterNB";
+    let t = begin(CALL, tm, flags)?;
+    check_root(CALL, root, &t)?;
+    let (me, n, nb) = (t.me, t.size(), dst.len());
+    check_size(CALL, nb)?;
+    let src = if me == root {
+        let s = src.ok_or_else(|| Error::bad_arg(format!("{CALL}: the root needs a src")))?;
+        check_len(CALL, "src", s.len(), nb * n as usize)?;
+        Some(s)
+    } else {
+        None
+    };
+    let key = t.next_key();
+    let sig = signature("scatter", &[u64::from(root), nb as u64]);
+    if let Some(s) = src {
+        dst.copy_from_slice(&s[me as usize * nb..(me as usize + 1) * nb]);
+        if nb > 0 {
+            for i in 1..n {
+                let to = (me + i) % n;
+                let blk = &s[to as usize * nb..(to as usize + 1) * nb];
+                send_now(key, sig, t.members[to as usize], 0, blk);
+            }
+        }
+        return Ok(Event::INVALID);
+    }
+    if nb == 0 {
+        return Ok(Event::INVALID);
+    }
+    Ok(collect(CALL, key, sig, dst, nb, None, 1, Vec::new()))
+}
+
+/// Gather (design notes `gasnet_all_gather_nb`): every member's `src` of
+/// `nbytes` lands as block `i` of the root's `dst` (`n * nbytes` bytes).
+/// Flat: each member sends to the root. `root` and `src.len()` are
+/// single-valued; `dst` is `Some` on the root (ignored elsewhere).
+pub fn gather_nb<'a>(
+    tm: &Tm,
+    root: Rank,
+    dst: Option<&'a mut [u8]>,
+    src: &'a [u8],
+    flags: Flags,
+) -> Result<Event<'a>> {
+    const CALL: &str = "gex_Coll_GatherNB";
+    let t = begin(CALL, tm, flags)?;
+    check_root(CALL, root, &t)?;
+    let (me, n, nb) = (t.me, t.size(), src.len());
+    check_size(CALL, nb * n as usize)?;
+    let dst = if me == root {
+        let d = dst.ok_or_else(|| Error::bad_arg(format!("{CALL}: the root needs a dst")))?;
+        check_len(CALL, "dst", d.len(), nb * n as usize)?;
+        Some(d)
+    } else {
+        None
+    };
+    let key = t.next_key();
+    let sig = signature("gather", &[u64::from(root), nb as u64]);
+    let Some(dst) = dst else {
+        if nb > 0 {
+            send_now(key, sig, t.members[root as usize], me, src);
+        }
+        return Ok(Event::INVALID);
+    };
+    if nb == 0 || n == 1 {
+        dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(src);
+        return Ok(Event::INVALID);
+    }
+    Ok(collect(
+        CALL,
+        key,
+        sig,
+        dst,
+        nb,
+        Some((me as usize, src)),
+        n as usize - 1,
+        Vec::new(),
+    ))
+}
+
+/// Gather-all (design notes `gasnet_all_gather_all_nb`): every member's
+/// `src` of `nbytes` lands as block `i` of every member's `dst`
+/// (`n * nbytes`). Flat: each member sends its block to every other, in the
+/// order `me + 1, me + 2, ...`. `src.len()` is single-valued.
+pub fn gather_all_nb<'a>(
+    tm: &Tm,
+    dst: &'a mut [u8],
+    src: &'a [u8],
+    flags: Flags,
+) -> Result<Event<'a>> {
+    const CALL: &str = "gex_Coll_GatherAllNB";
+    let t = begin(CALL, tm, flags)?;
+    let (me, n, nb) = (t.me, t.size(), src.len());
+    check_size(CALL, nb * n as usize)?;
+    check_len(CALL, "dst", dst.len(), nb * n as usize)?;
+    let key = t.next_key();
+    let sig = signature("gather_all", &[nb as u64]);
+    if nb == 0 || n == 1 {
+        dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(src);
+        return Ok(Event::INVALID);
+    }
+    let mine: Arc<[u8]> = src.into();
+    let initial = (1..n)
+        .map(|i| Out::owned(t.members[((me + i) % n) as usize], me, mine.clone()))
+        .collect();
+    Ok(collect(
+        CALL,
+        key,
+        sig,
+        dst,
+        nb,
+        Some((me as usize, src)),
+        n as usize - 1,
+        initial,
+    ))
+}
+
+/// Exchange, all-to-all (design notes `gasnet_all_exchange_nb`): block `j`
+/// of member `i`'s `src` lands as block `i` of member `j`'s `dst` (both
+/// `n * nbytes`). Flat, in the order `me + 1, me + 2, ...` (each member
+/// receives from one peer per step). The block size is single-valued.
+pub fn exchange_nb<'a>(
+    tm: &Tm,
+    dst: &'a mut [u8],
+    src: &'a [u8],
+    flags: Flags,
+) -> Result<Event<'a>> {
+    const CALL: &str = "gex_Coll_ExchangeNB";
+    let t = begin(CALL, tm, flags)?;
+    let (me, n) = (t.me, t.size() as usize);
+    check_len(CALL, "dst", dst.len(), src.len())?;
+    if !src.len().is_multiple_of(n) {
+        return Err(Error::bad_arg(format!(
+            "{CALL}: src of {} bytes is not {n} equal blocks",
+            src.len()
+        )));
+    }
+    check_size(CALL, src.len())?;
+    let nb = src.len() / n;
+    let key = t.next_key();
+    let sig = signature("exchange", &[nb as u64]);
+    let own = &src[me as usize * nb..(me as usize + 1) * nb];
+    if nb == 0 || n == 1 {
+        dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(own);
+        return Ok(Event::INVALID);
+    }
+    let initial = (1..n as u32)
+        .map(|i| {
+            let to = (me + i) % n as u32;
+            let blk: Arc<[u8]> = src[to as usize * nb..(to as usize + 1) * nb].into();
+            Out::owned(t.members[to as usize], me, blk)
+        })
+        .collect();
+    Ok(collect(
+        CALL,
+        key,
+        sig,
+        dst,
+        nb,
+        Some((me as usize, own)),
+        n - 1,
+        initial,
+    ))
+}

@@ -1,0 +1,1180 @@
+//! Collectives and teams tests, run as one rank of a job of any size:
+//! `gex-run -n N test-coll` (and with `GEX_COLL_FORCE_AM=1`, which puts the
+//! GASNet-1 barrier on Active Messages, or `GEX_COLL_FORCE_DEFER=1`, which
+//! sends every message a handler forwards through the progress thread).
+//!
+//! Every collective is checked against a sequential model computed by
+//! every rank from the same seeds: barriers (release/acquire through puts
+//! made before them), the GASNet-1 barrier's mismatch rules and NOT_READY,
+//! broadcast from random roots (0 bytes to 1 MiB, in place and not),
+//! reduce-to-one and reduce-to-all for every built-in type and operator,
+//! user operators (commutative, non-commutative, user types of 3 bytes to
+//! 70 KB per element), scatter, gather, gather-all and exchange; over the
+//! primordial team and teams from splits (grid rows and columns, reversed
+//! keys, ranks left out, splits of splits) and from `tm_create` (every
+//! scratch kind, jobranks and parent ranks); several collectives in flight
+//! on two teams at once; team destruction handing scratch back; and the
+//! argument errors. Every wait is bounded and fails loudly.
+
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Instant;
+
+use gex::am::{register_handlers, AmRequest, HandlerEntry};
+use gex::coll::{
+    barrier_nb, barrier_notify, barrier_try, barrier_wait, broadcast_nb, exchange_nb,
+    gather_all_nb, gather_nb, reduce_to_all_nb, reduce_to_all_nb_typed, reduce_to_one_nb,
+    reduce_to_one_nb_typed, scatter_nb, tm_create, tm_create_scratch_size, tm_destroy, tm_split,
+    tm_split_scratch_size, ReduceOp, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
+};
+use gex::rma::Rma;
+use gex::{Dt, EpLocation, ErrorKind, Event, Flags, Memvec, Op, Rank, Tm, TmRef};
+use gex_testsuite::{check_payload, payload, wait_bound, Job, Rng};
+
+const SEG: usize = 4 << 20;
+/// Segment layout: [0, 64 KiB) barrier-ordering slots; then scratch areas.
+const SLOTS: usize = 0;
+const SCRATCH: usize = 1 << 20;
+const H_GO: u8 = 200;
+
+struct T {
+    job: Job,
+    me: u32,
+    n: u32,
+    oversubscribed: bool,
+    go: Arc<AtomicBool>,
+}
+
+impl T {
+    /// Waits for `ev`, polling; panics after the bound.
+    fn wait(&self, mut ev: Event<'_>, what: &str) {
+        let deadline = Instant::now() + wait_bound();
+        let mut i = 0u32;
+        while !ev.test().unwrap_or_else(|e| panic!("{what}: {e}")) {
+            gex::poll().expect("poll");
+            i = i.wrapping_add(1);
+            if self.oversubscribed || i.is_multiple_of(16) {
+                std::thread::yield_now();
+            }
+            if i.is_multiple_of(256) && Instant::now() > deadline {
+                panic!(
+                    "rank {}: timed out after {:?} waiting for {what}",
+                    self.me,
+                    wait_bound()
+                );
+            }
+        }
+    }
+
+    fn wait_all(&self, evs: &mut [Event<'_>], what: &str) {
+        let deadline = Instant::now() + wait_bound();
+        let mut i = 0u32;
+        while !Event::test_all(evs, Flags::empty()).unwrap_or_else(|e| panic!("{what}: {e}")) {
+            gex::poll().expect("poll");
+            i = i.wrapping_add(1);
+            if self.oversubscribed || i.is_multiple_of(16) {
+                std::thread::yield_now();
+            }
+            if i.is_multiple_of(256) && Instant::now() > deadline {
+                panic!(
+                    "rank {}: timed out after {:?} waiting for {what}",
+                    self.me,
+                    wait_bound()
+                );
+            }
+        }
+    }
+
+    /// Polls until `cond`; panics after the bound.
+    fn wait_for(&self, what: &str, mut cond: impl FnMut() -> bool) {
+        let deadline = Instant::now() + wait_bound();
+        let mut i = 0u32;
+        while !cond() {
+            gex::poll().expect("poll");
+            i = i.wrapping_add(1);
+            if self.oversubscribed || i.is_multiple_of(16) {
+                std::thread::yield_now();
+            }
+            if i.is_multiple_of(256) && Instant::now() > deadline {
+                panic!("rank {}: timed out waiting for {what}", self.me);
+            }
+        }
+    }
+
+    fn barrier(&self, tm: &Tm) {
+        self.wait(
+            barrier_nb(tm, Flags::empty()).expect("barrier_nb"),
+            "barrier",
+        );
+    }
+}
+
+fn mix(a: u64, b: u64) -> u64 {
+    let mut r = Rng::new(a ^ b.rotate_left(29) ^ 0x5bd1_e995);
+    r.next_u64()
+}
+
+/// The jobranks of a team's members in rank order.
+fn members(tm: &Tm) -> Vec<Rank> {
+    (0..tm.size())
+        .map(|r| tm.rank_to_jobrank(r).unwrap())
+        .collect()
+}
+
+// ---------------------------------------------------------------- barriers
+
+fn barriers(t: &T) {
+    let tm = &t.job.tm;
+    let e = barrier_nb(tm, Flags::IMMEDIATE).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BadArg);
+
+    // Release/acquire: a put made before entering is visible after leaving.
+    let (me, n) = (t.me, t.n);
+    for round in 0..24u32 {
+        let target = (me + 1 + round) % n;
+        let v = [u64::from(round), u64::from(me)];
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        tm.put_blocking(
+            target,
+            SLOTS + 16 * me as usize,
+            &bytes[..],
+            Flags::PEER_SEG_OFFSET,
+        )
+        .expect("put");
+        t.barrier(tm);
+        let writer = (me + 2 * n - 1 - round % n) % n;
+        let mut got = [0u8; 16];
+        t.job
+            .seg
+            .read(SLOTS + 16 * writer as usize, &mut got)
+            .unwrap();
+        let r = u64::from_ne_bytes(got[..8].try_into().unwrap());
+        let w = u64::from_ne_bytes(got[8..].try_into().unwrap());
+        assert_eq!(
+            (r, w),
+            (u64::from(round), u64::from(writer)),
+            "round {round}: the put of rank {writer} is not visible after the barrier"
+        );
+    }
+
+    // Many barriers in flight on one team.
+    let mut evs: Vec<Event<'static>> = (0..10)
+        .map(|_| barrier_nb(tm, Flags::empty()).unwrap())
+        .collect();
+    t.wait_all(&mut evs, "10 barriers in flight");
+}
+
+// ------------------------------------------------------ GASNet-1 barrier
+
+fn kind(r: gex::Result<()>) -> Option<ErrorKind> {
+    r.err().map(|e| e.kind())
+}
+
+fn g1_barrier(t: &T) {
+    let (me, n) = (t.me, t.n);
+    let mm = Some(ErrorKind::BarrierMismatch);
+    let w = |id: i32, flags: i32| kind(barrier_wait(id, flags));
+
+    // Matching named and anonymous barriers.
+    for i in 0..20 {
+        barrier_notify(i, 0).unwrap();
+        assert_eq!(w(i, 0), None, "named barrier {i}");
+        barrier_notify(0, BARRIERFLAG_ANONYMOUS).unwrap();
+        assert_eq!(w(123, BARRIERFLAG_ANONYMOUS), None, "anonymous barrier");
+    }
+    // Anonymous matches named: even ranks anonymous, odd named 5.
+    let f = if me % 2 == 0 {
+        BARRIERFLAG_ANONYMOUS
+    } else {
+        0
+    };
+    barrier_notify(5, f).unwrap();
+    assert_eq!(w(5, f), None, "anonymous and named 5");
+    // Different names: a mismatch everywhere (when there are two names).
+    barrier_notify(me as i32, 0).unwrap();
+    assert_eq!(
+        w(me as i32, 0),
+        if n > 1 { mm } else { None },
+        "names differ"
+    );
+    // Named ids 7 on all but one anonymous rank: fine.
+    let f = if me == n - 1 {
+        BARRIERFLAG_ANONYMOUS
+    } else {
+        0
+    };
+    barrier_notify(7, f).unwrap();
+    assert_eq!(w(7, f), None);
+    // The MISMATCH flag on one rank: a mismatch everywhere.
+    let f = if me == n - 1 { BARRIERFLAG_MISMATCH } else { 0 };
+    barrier_notify(3, f).unwrap();
+    assert_eq!(w(3, f), mm, "MISMATCH flag on rank {}", n - 1);
+    // Local mismatches: wait flags or id differ from the notify's (only
+    // that rank sees it).
+    barrier_notify(4, 0).unwrap();
+    let got = if me == 0 {
+        w(4, BARRIERFLAG_ANONYMOUS)
+    } else {
+        w(4, 0)
+    };
+    assert_eq!(got, if me == 0 { mm } else { None }, "wait flags differ");
+    barrier_notify(4, 0).unwrap();
+    let got = if me == 0 { w(5, 0) } else { w(4, 0) };
+    assert_eq!(got, if me == 0 { mm } else { None }, "wait id differs");
+    // And everything is back in step.
+    barrier_notify(9, 0).unwrap();
+    assert_eq!(w(9, 0), None);
+
+    // Misuse.
+    assert_eq!(kind(barrier_wait(0, 0)), Some(ErrorKind::BadArg));
+    assert_eq!(kind(barrier_try(0, 0)), Some(ErrorKind::BadArg));
+    assert_eq!(kind(barrier_notify(0, 8)), Some(ErrorKind::BadArg));
+    barrier_notify(1, 0).unwrap();
+    assert_eq!(kind(barrier_notify(1, 0)), Some(ErrorKind::BadArg));
+    assert_eq!(w(1, 0), None);
+
+    // NOT_READY from try while rank 1 has not notified: rank 1 notifies
+    // only once rank 0 saw NOT_READY and said so.
+    if n >= 2 {
+        if me == 1 {
+            t.wait_for("rank 0's go", || t.go.load(SeqCst));
+            t.go.store(false, SeqCst);
+        }
+        barrier_notify(11, 0).unwrap();
+        if me == 0 {
+            assert_eq!(kind(barrier_try(11, 0)), Some(ErrorKind::NotReady));
+            assert_eq!(kind(barrier_try(11, 0)), Some(ErrorKind::NotReady));
+            t.job
+                .tm
+                .request_short(1, H_GO, Flags::empty(), &[])
+                .expect("go");
+        }
+        let mut r = kind(barrier_try(11, 0));
+        t.wait_for("a successful barrier try", || {
+            if r == Some(ErrorKind::NotReady) {
+                r = kind(barrier_try(11, 0));
+            }
+            r != Some(ErrorKind::NotReady)
+        });
+        assert_eq!(r, None, "try after everyone notified");
+        // A try that completes with a mismatch.
+        barrier_notify(me as i32 + 100, 0).unwrap();
+        let mut r = kind(barrier_try(me as i32 + 100, 0));
+        t.wait_for("a mismatching try", || {
+            if r == Some(ErrorKind::NotReady) {
+                r = kind(barrier_try(me as i32 + 100, 0));
+            }
+            r != Some(ErrorKind::NotReady)
+        });
+        assert_eq!(r, mm);
+    }
+}
+
+// --------------------------------------------------------------- broadcast
+
+const BCAST_SIZES: &[usize] = &[0, 1, 7, 64, 4096, 65535, 65536 + 13, 300_000, 1 << 20];
+
+fn broadcasts(t: &T, tm: &Tm, label: u64, sizes: &[usize]) {
+    let mut rng = Rng::new(label ^ 0xB0CA57);
+    for (case, &size) in sizes.iter().enumerate() {
+        let root = rng.below(u64::from(tm.size())) as Rank;
+        let in_place = rng.below(3) == 0;
+        let tag = mix(label, case as u64);
+        let data = payload(tag, size);
+        let mut dst = vec![0xeeu8; size];
+        let ev = if tm.rank() == root {
+            if in_place {
+                dst.copy_from_slice(&data);
+                broadcast_nb(tm, root, &mut dst, None, Flags::empty())
+            } else {
+                broadcast_nb(tm, root, &mut dst, Some(&data), Flags::empty())
+            }
+        } else {
+            broadcast_nb(tm, root, &mut dst, None, Flags::empty())
+        }
+        .expect("broadcast_nb");
+        t.wait(ev, "broadcast");
+        check_payload(
+            &format!("broadcast of {size} bytes from root {root}"),
+            tag,
+            &dst,
+        );
+    }
+}
+
+// -------------------------------------------------------------- reductions
+
+/// `a (+) b` element-wise, the test's own typed model.
+fn model_op(dt: Dt, op: Op, a: &[u8], b: &[u8]) -> Vec<u8> {
+    macro_rules! go {
+        ($t:ty, $n:literal, $f:expr) => {
+            a.chunks_exact($n)
+                .zip(b.chunks_exact($n))
+                .flat_map(|(x, y)| {
+                    let x = <$t>::from_ne_bytes(x.try_into().unwrap());
+                    let y = <$t>::from_ne_bytes(y.try_into().unwrap());
+                    let f: fn($t, $t) -> $t = $f;
+                    f(x, y).to_ne_bytes()
+                })
+                .collect()
+        };
+    }
+    macro_rules! int {
+        ($t:ty, $n:literal) => {
+            match op {
+                Op::Add => go!($t, $n, |x, y| x.wrapping_add(y)),
+                Op::Mult => go!($t, $n, |x, y| x.wrapping_mul(y)),
+                Op::Min => go!($t, $n, |x, y| if x <= y { x } else { y }),
+                Op::Max => go!($t, $n, |x, y| if x >= y { x } else { y }),
+                Op::And => go!($t, $n, |x, y| x & y),
+                Op::Or => go!($t, $n, |x, y| x | y),
+                Op::Xor => go!($t, $n, |x, y| x ^ y),
+                _ => unreachable!(),
+            }
+        };
+    }
+    macro_rules! float {
+        ($t:ty, $n:literal) => {
+            match op {
+                Op::Add => go!($t, $n, |x, y| x + y),
+                Op::Mult => go!($t, $n, |x, y| x * y),
+                Op::Min => go!($t, $n, |x, y| if x <= y { x } else { y }),
+                Op::Max => go!($t, $n, |x, y| if x >= y { x } else { y }),
+                _ => unreachable!(),
+            }
+        };
+    }
+    match dt {
+        Dt::I32 => int!(i32, 4),
+        Dt::U32 => int!(u32, 4),
+        Dt::I64 => int!(i64, 8),
+        Dt::U64 => int!(u64, 8),
+        Dt::Flt => float!(f32, 4),
+        Dt::Dbl => float!(f64, 8),
+        Dt::User => unreachable!(),
+    }
+}
+
+/// Rank `r`'s input: exact in floating point whatever the association
+/// (small integers to add, powers of two to multiply).
+fn input(dt: Dt, op: Op, r: Rank, count: usize, seed: u64) -> Vec<u8> {
+    let mut rng = Rng::new(seed ^ u64::from(r).wrapping_mul(0x9E37_79B9));
+    let mut out = Vec::new();
+    for _ in 0..count {
+        let f = match op {
+            Op::Add => rng.below(33) as f64 - 16.0,
+            Op::Mult => [1.0, 2.0, 0.5, -1.0][rng.below(4) as usize],
+            _ => (rng.below(20001) as f64 - 10000.0) * 0.37,
+        };
+        match dt {
+            Dt::Flt => out.extend((f as f32).to_ne_bytes()),
+            Dt::Dbl => out.extend(f.to_ne_bytes()),
+            _ => out.extend(&rng.next_u64().to_ne_bytes()[..dt.size().unwrap()]),
+        }
+    }
+    out
+}
+
+fn model_reduce(
+    n: u32,
+    f: impl Fn(Rank) -> Vec<u8>,
+    op: impl Fn(&[u8], &[u8]) -> Vec<u8>,
+) -> Vec<u8> {
+    let mut acc = f(0);
+    for r in 1..n {
+        acc = op(&acc, &f(r));
+    }
+    acc
+}
+
+/// One reduce-to-one (random root, sometimes in place) and one
+/// reduce-to-all (sometimes in place) against `expect`.
+#[allow(clippy::too_many_arguments)]
+fn reduce_pair(
+    t: &T,
+    tm: &Tm,
+    rng: &mut Rng,
+    dt: Dt,
+    dt_sz: usize,
+    op: &ReduceOp,
+    mine: &[u8],
+    expect: &[u8],
+    what: &str,
+) {
+    let count = mine.len() / dt_sz;
+    let root = rng.below(u64::from(tm.size())) as Rank;
+    let in_place = rng.below(2) == 0;
+    let mut dst = vec![0u8; mine.len()];
+    let ev = if tm.rank() == root {
+        if in_place {
+            dst.copy_from_slice(mine);
+            reduce_to_one_nb(
+                tm,
+                root,
+                Some(&mut dst),
+                None,
+                dt,
+                dt_sz,
+                count,
+                op,
+                Flags::empty(),
+            )
+        } else {
+            reduce_to_one_nb(
+                tm,
+                root,
+                Some(&mut dst),
+                Some(mine),
+                dt,
+                dt_sz,
+                count,
+                op,
+                Flags::empty(),
+            )
+        }
+    } else {
+        reduce_to_one_nb(
+            tm,
+            root,
+            None,
+            Some(mine),
+            dt,
+            dt_sz,
+            count,
+            op,
+            Flags::empty(),
+        )
+    }
+    .unwrap_or_else(|e| panic!("{what}: {e}"));
+    t.wait(ev, what);
+    if tm.rank() == root {
+        assert!(
+            dst == expect,
+            "{what}: reduce-to-one at root {root} differs from the model"
+        );
+    }
+    let in_place = rng.below(2) == 0;
+    let mut dst = vec![0u8; mine.len()];
+    let ev = if in_place {
+        dst.copy_from_slice(mine);
+        reduce_to_all_nb(tm, &mut dst, None, dt, dt_sz, count, op, Flags::empty())
+    } else {
+        reduce_to_all_nb(
+            tm,
+            &mut dst,
+            Some(mine),
+            dt,
+            dt_sz,
+            count,
+            op,
+            Flags::empty(),
+        )
+    }
+    .unwrap_or_else(|e| panic!("{what}: {e}"));
+    t.wait(ev, what);
+    assert!(
+        dst == expect,
+        "{what}: reduce-to-all differs from the model"
+    );
+}
+
+/// x -> a*x + b on pairs of u32; `L (+) R` is "L then R" (not commutative).
+fn affine(x: &[u8], y: &mut [u8], count: usize, dt_sz: usize) {
+    assert_eq!(x.len(), count * dt_sz);
+    for i in 0..x.len() / 8 {
+        let rd = |s: &[u8], j: usize| u32::from_ne_bytes(s[j..j + 4].try_into().unwrap());
+        let (al, bl, ar, br) = (
+            rd(x, 8 * i),
+            rd(x, 8 * i + 4),
+            rd(y, 8 * i),
+            rd(y, 8 * i + 4),
+        );
+        y[8 * i..8 * i + 4].copy_from_slice(&ar.wrapping_mul(al).to_ne_bytes());
+        y[8 * i + 4..8 * i + 8]
+            .copy_from_slice(&ar.wrapping_mul(bl).wrapping_add(br).to_ne_bytes());
+    }
+}
+
+fn reductions(t: &T, tm: &Tm, label: u64, counts: &[usize]) {
+    let n = tm.size();
+    let me = tm.rank();
+    let mut rng = Rng::new(label ^ 0x4ED);
+    // Every built-in type with every operator valid for reductions.
+    for dt in Dt::BUILTIN {
+        for op in Op::ALL {
+            if !op.valid_for_reduction(dt) || matches!(op, Op::User | Op::UserNc) {
+                continue;
+            }
+            for &count in counts {
+                let seed = mix(label, (dt as u64) << 32 ^ (op as u64) << 8 ^ count as u64);
+                let mine = input(dt, op, me, count, seed);
+                let expect = model_reduce(
+                    n,
+                    |r| input(dt, op, r, count, seed),
+                    |a, b| model_op(dt, op, a, b),
+                );
+                let what = format!("{} {} x{count} over {n}", dt.name(), op.name());
+                reduce_pair(
+                    t,
+                    tm,
+                    &mut rng,
+                    dt,
+                    dt.size().unwrap(),
+                    &op.into(),
+                    &mine,
+                    &expect,
+                    &what,
+                );
+            }
+        }
+    }
+    // GEX_OP_USER (commutative): wrapping u64 sums through a user function.
+    let user_add = ReduceOp::user(|x, y, count| {
+        assert_eq!(x.len(), count * 8);
+        for (a, b) in x.chunks_exact(8).zip(y.chunks_exact_mut(8)) {
+            let s = u64::from_ne_bytes(a.try_into().unwrap())
+                .wrapping_add(u64::from_ne_bytes((&*b).try_into().unwrap()));
+            b.copy_from_slice(&s.to_ne_bytes());
+        }
+    });
+    for &count in counts {
+        let seed = mix(label, 0xADD ^ count as u64);
+        let mine = input(Dt::U64, Op::Xor, me, count, seed);
+        let expect = model_reduce(
+            n,
+            |r| input(Dt::U64, Op::Xor, r, count, seed),
+            |a, b| model_op(Dt::U64, Op::Add, a, b),
+        );
+        reduce_pair(
+            t,
+            tm,
+            &mut rng,
+            Dt::U64,
+            8,
+            &user_add,
+            &mine,
+            &expect,
+            "GEX_OP_USER u64 add",
+        );
+    }
+    // GEX_DT_USER of odd sizes, bytewise wrapping sums (commutative).
+    for dt_sz in [3usize, 17, 70_000] {
+        let byte_add = ReduceOp::user(move |x, y, count| {
+            assert_eq!(y.len(), count * dt_sz);
+            for (a, b) in x.iter().zip(y.iter_mut()) {
+                *b = b.wrapping_add(*a);
+            }
+        });
+        let count = if dt_sz > 1000 { 2 } else { 5 };
+        let seed = mix(label, dt_sz as u64);
+        let f = |r: Rank| payload(mix(seed, u64::from(r)), dt_sz * count);
+        let expect = model_reduce(n, f, |a, b| {
+            a.iter().zip(b).map(|(x, y)| x.wrapping_add(*y)).collect()
+        });
+        reduce_pair(
+            t,
+            tm,
+            &mut rng,
+            Dt::User,
+            dt_sz,
+            &byte_add,
+            &f(me),
+            &expect,
+            &format!("GEX_DT_USER of {dt_sz} bytes"),
+        );
+    }
+    // GEX_OP_USER_NC: affine-map composition must follow rank order; as a
+    // user type of 8 bytes, of 72 KB, and over GEX_DT_U64.
+    for (dt, dt_sz, count) in [
+        (Dt::User, 8usize, 33usize),
+        (Dt::User, 72_000, 2),
+        (Dt::U64, 8, 100),
+    ] {
+        let nc = ReduceOp::user_nc(move |x, y, count| affine(x, y, count, dt_sz));
+        let seed = mix(label, 0x0C ^ dt_sz as u64);
+        let f = |r: Rank| payload(mix(seed, u64::from(r)), dt_sz * count);
+        let expect = model_reduce(n, f, |a, b| {
+            let mut y = b.to_vec();
+            affine(a, &mut y, a.len() / dt_sz, dt_sz);
+            y
+        });
+        reduce_pair(
+            t,
+            tm,
+            &mut rng,
+            dt,
+            dt_sz,
+            &nc,
+            &f(me),
+            &expect,
+            &format!("GEX_OP_USER_NC {} x{dt_sz}", dt.name()),
+        );
+    }
+    // Determinism: inexact floating-point sums associate the same way in
+    // every call, and every member gets the same bits (by recursive
+    // doubling for the small vector, over the tree for the large one).
+    for count in [3usize, 5000] {
+        let mine: Vec<f64> = (0..count)
+            .map(|i| ((i as f64 + 1.0) * f64::from(me + 1)).sqrt() * 1e-3 + 1e10 * (i % 3) as f64)
+            .collect();
+        let mut a = vec![0f64; count];
+        let mut b = vec![0f64; count];
+        for out in [&mut a, &mut b] {
+            t.wait(
+                reduce_to_all_nb_typed(tm, out, Some(&mine), &Op::Add.into(), Flags::empty())
+                    .unwrap(),
+                "inexact reduce-to-all",
+            );
+        }
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&a), bits(&b), "two identical reductions differ");
+        let mine_bytes: Vec<u8> = a.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        let mut all = vec![0u8; mine_bytes.len() * n as usize];
+        t.wait(
+            gather_all_nb(tm, &mut all, &mine_bytes, Flags::empty()).unwrap(),
+            "gather of results",
+        );
+        for (r, blk) in all.chunks(mine_bytes.len()).enumerate() {
+            assert!(
+                blk == mine_bytes,
+                "rank {r} got different bits from the same reduce-to-all"
+            );
+        }
+    }
+    // Typed convenience calls.
+    let mine: Vec<f64> = (0..10).map(|i| f64::from(i) + f64::from(me)).collect();
+    let mut sum = vec![0f64; 10];
+    t.wait(
+        reduce_to_all_nb_typed(tm, &mut sum, Some(&mine), &Op::Add.into(), Flags::empty()).unwrap(),
+        "typed reduce-to-all",
+    );
+    let nn = f64::from(n);
+    for (i, s) in sum.iter().enumerate() {
+        assert_eq!(*s, i as f64 * nn + nn * (nn - 1.0) / 2.0);
+    }
+    let mut max = [0i32];
+    let root = n - 1;
+    let d = (me == root).then_some(&mut max[..]);
+    t.wait(
+        reduce_to_one_nb_typed(
+            tm,
+            root,
+            d,
+            Some(&[-(me as i32)][..]),
+            &Op::Min.into(),
+            Flags::empty(),
+        )
+        .unwrap(),
+        "typed reduce-to-one",
+    );
+    if me == root {
+        assert_eq!(max[0], -(n as i32 - 1));
+    }
+}
+
+// ------------------------------------------------------ data movement
+
+const MOVE_SIZES: &[usize] = &[0, 1, 13, 4096, 70_000];
+
+fn data_movement(t: &T, tm: &Tm, label: u64, sizes: &[usize]) {
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    let mut rng = Rng::new(label ^ 0xDA7A);
+    for (case, &nb) in sizes.iter().enumerate() {
+        let tag =
+            |r: usize, j: usize| mix(label, (case as u64) << 40 ^ (r as u64) << 20 ^ j as u64);
+        // Scatter.
+        let root = rng.below(n as u64) as Rank;
+        let src: Vec<u8> = (0..n)
+            .flat_map(|j| payload(tag(root as usize, j), nb))
+            .collect();
+        let mut dst = vec![0xeeu8; nb];
+        let s = (me == root).then_some(&src[..]);
+        t.wait(
+            scatter_nb(tm, root, &mut dst, s, Flags::empty()).unwrap(),
+            "scatter",
+        );
+        check_payload("scatter", tag(root as usize, me as usize), &dst);
+        // Gather.
+        let root = rng.below(n as u64) as Rank;
+        let mine = payload(tag(me as usize, 7), nb);
+        let mut all = vec![0xeeu8; nb * n];
+        let d = (me == root).then_some(&mut all[..]);
+        t.wait(
+            gather_nb(tm, root, d, &mine, Flags::empty()).unwrap(),
+            "gather",
+        );
+        if me == root {
+            for r in 0..n {
+                check_payload("gather", tag(r, 7), &all[r * nb..(r + 1) * nb]);
+            }
+        }
+        // Gather-all.
+        let mut all = vec![0xeeu8; nb * n];
+        t.wait(
+            gather_all_nb(tm, &mut all, &mine, Flags::empty()).unwrap(),
+            "gather_all",
+        );
+        for r in 0..n {
+            check_payload("gather_all", tag(r, 7), &all[r * nb..(r + 1) * nb]);
+        }
+        // Exchange: block j of rank i goes to rank j as block i.
+        let src: Vec<u8> = (0..n)
+            .flat_map(|j| payload(tag(me as usize, j), nb))
+            .collect();
+        let mut dst = vec![0xeeu8; nb * n];
+        t.wait(
+            exchange_nb(tm, &mut dst, &src, Flags::empty()).unwrap(),
+            "exchange",
+        );
+        for i in 0..n {
+            check_payload("exchange", tag(i, me as usize), &dst[i * nb..(i + 1) * nb]);
+        }
+    }
+}
+
+/// Every collective over `tm`, lighter sizes for sub-teams.
+fn all_collectives(t: &T, tm: &Tm, label: u64, full: bool) {
+    t.barrier(tm);
+    if full {
+        broadcasts(t, tm, label, BCAST_SIZES);
+        reductions(t, tm, label, &[1, 5, 3000]);
+        data_movement(t, tm, label, MOVE_SIZES);
+    } else {
+        broadcasts(t, tm, label, &[0, 1, 100, 70_000]);
+        reductions(t, tm, label, &[1, 100]);
+        data_movement(t, tm, label, &[0, 5, 70_000]);
+    }
+    t.barrier(tm);
+}
+
+// ------------------------------------------------------------------ teams
+
+struct Grid {
+    cols: u32,
+}
+
+impl Grid {
+    fn new(n: u32) -> Grid {
+        let mut cols = 1;
+        while cols * cols < n {
+            cols += 1;
+        }
+        Grid { cols }
+    }
+    fn row(&self, r: u32) -> u32 {
+        r / self.cols
+    }
+    fn col(&self, r: u32) -> u32 {
+        r % self.cols
+    }
+}
+
+/// Splits and checks membership against the model; returns (row, column).
+fn grid_teams(t: &T) -> (Tm, Tm) {
+    let (me, n) = (t.me, t.n);
+    let g = Grid::new(n);
+    let tm = &t.job.tm;
+    // Rows, with client scratch of the recommended size.
+    let size = tm_split_scratch_size(
+        tm,
+        Some(g.row(me) as i32),
+        g.col(me) as i32,
+        Flags::TM_SCRATCH_SIZE_RECOMMENDED,
+    )
+    .unwrap();
+    assert!(size > 0, "a member's recommended scratch size is non-zero");
+    let scratch = Memvec::new(t.job.seg.addr() + SCRATCH, size);
+    let row = tm_split(
+        tm,
+        Some(g.row(me) as i32),
+        g.col(me) as i32,
+        Some(scratch),
+        Flags::empty(),
+    )
+    .unwrap()
+    .expect("every rank joins a row");
+    let want: Vec<Rank> = (0..n).filter(|&r| g.row(r) == g.row(me)).collect();
+    assert_eq!(members(&row), want, "row team members");
+    assert_eq!(row.rank(), g.col(me));
+    // Columns with reversed keys, no scratch.
+    let col = tm_split(
+        tm,
+        Some(g.col(me) as i32),
+        -(g.row(me) as i32),
+        None,
+        Flags::TM_NO_SCRATCH,
+    )
+    .unwrap()
+    .expect("every rank joins a column");
+    let mut want: Vec<Rank> = (0..n).filter(|&r| g.col(r) == g.col(me)).collect();
+    want.reverse();
+    assert_eq!(members(&col), want, "column team members (reversed keys)");
+    assert_eq!(col.jobrank_to_rank(me).unwrap(), col.rank());
+    (row, col)
+}
+
+fn teams(t: &T) {
+    let (me, n) = (t.me, t.n);
+    let tm = &t.job.tm;
+    let (row, col) = grid_teams(t);
+    all_collectives(t, &row, 0x20 + u64::from(Grid::new(n).row(me)), false);
+    all_collectives(t, &col, 0x40 + u64::from(Grid::new(n).col(me)), false);
+
+    // Ranks left out: every third rank passes no colour.
+    let left_out = me % 3 == 2;
+    let q = tm_split_scratch_size(
+        tm,
+        (!left_out).then_some((me % 2) as i32),
+        0,
+        Flags::TM_SCRATCH_SIZE_RECOMMENDED,
+    )
+    .unwrap();
+    assert_eq!(
+        q == 0,
+        left_out,
+        "query size {q} for a rank left out: {left_out}"
+    );
+    let part = tm_split(
+        tm,
+        (!left_out).then_some((me % 2) as i32),
+        0,
+        None,
+        Flags::TM_NO_SCRATCH,
+    )
+    .unwrap();
+    assert_eq!(part.is_none(), left_out);
+    if let Some(p) = &part {
+        let want: Vec<Rank> = (0..n).filter(|&r| r % 3 != 2 && r % 2 == me % 2).collect();
+        assert_eq!(members(p), want, "partial team");
+        all_collectives(t, p, 0x60 + u64::from(me % 2), false);
+    }
+
+    // A split of a split: the row by parity of its ranks, with scratch
+    // given as a segment offset.
+    let sub = tm_split(
+        &row,
+        Some((row.rank() % 2) as i32),
+        row.rank() as i32,
+        Some(Memvec::new(SCRATCH + 64 * 1024, 4096)),
+        Flags::SCRATCH_SEG_OFFSET,
+    )
+    .unwrap()
+    .unwrap();
+    let want: Vec<Rank> = members(&row)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| *i as u32 % 2 == row.rank() % 2)
+        .map(|(_, j)| j)
+        .collect();
+    assert_eq!(members(&sub), want);
+    broadcasts(t, &sub, 0x80 ^ u64::from(me % 2), &[1, 5000]);
+    t.barrier(&sub);
+
+    in_flight(t, &row, &col);
+    created_teams(t);
+
+    // Destroy: the row hands its scratch back (as an address), the
+    // column has none, the sub-team's comes back as an offset.
+    let rs = tm_destroy(row.clone(), Flags::empty()).unwrap();
+    let size = tm_split_scratch_size(tm, Some(0), 0, Flags::TM_SCRATCH_SIZE_RECOMMENDED).unwrap();
+    assert_eq!(rs, Some(Memvec::new(t.job.seg.addr() + SCRATCH, size)));
+    assert_eq!(tm_destroy(col, Flags::empty()).unwrap(), None);
+    // Quiesced everywhere (a barrier on the parent), so GLOBALLY_QUIESCED.
+    t.barrier(tm);
+    let ss = tm_destroy(sub, Flags::GLOBALLY_QUIESCED | Flags::SCRATCH_SEG_OFFSET).unwrap();
+    assert_eq!(ss, Some(Memvec::new(SCRATCH + 64 * 1024, 4096)));
+    if let Some(p) = part {
+        assert_eq!(tm_destroy(p, Flags::empty()).unwrap(), None);
+    }
+    // The destroyed team (a clone of it) is unusable; the primordial team
+    // cannot be destroyed.
+    assert_eq!(
+        barrier_nb(&row, Flags::empty()).unwrap_err().kind(),
+        ErrorKind::BadArg
+    );
+    assert_eq!(
+        tm_destroy(tm.clone(), Flags::empty()).unwrap_err().kind(),
+        ErrorKind::BadArg
+    );
+}
+
+/// Several collectives in flight on two teams at once, initiated in an
+/// order that differs between ranks (the order per team is the same).
+fn in_flight(t: &T, row: &Tm, col: &Tm) {
+    const K: usize = 6;
+    let me = t.me;
+    let sizes = [3usize, 5000, 100_000];
+    let tag = |team: u64, k: usize| mix(0x1F ^ team, k as u64);
+    let data_r: Vec<Vec<u8>> = (0..K).map(|k| payload(tag(1, k), sizes[k % 3])).collect();
+    let data_c: Vec<Vec<u8>> = (0..K).map(|k| payload(tag(2, k), sizes[k % 3])).collect();
+    let mut out_r: Vec<Vec<u8>> = (0..K).map(|k| vec![0u8; sizes[k % 3]]).collect();
+    let mut out_c: Vec<Vec<u8>> = (0..K).map(|k| vec![0u8; sizes[k % 3]]).collect();
+    let src_sum: Vec<u64> = (0..64).map(|i| i * 1000 + u64::from(me)).collect();
+    let mut sums: Vec<Vec<u64>> = (0..K).map(|_| vec![0u64; 64]).collect();
+    let add: ReduceOp = Op::Add.into();
+    let mut evs: Vec<Event<'_>> = Vec::new();
+    {
+        let mut rs = out_r.iter_mut();
+        let mut cs = out_c.iter_mut();
+        let mut ss = sums.iter_mut();
+        for k in 0..K {
+            let row_first = (me + k as u32).is_multiple_of(2);
+            for pass in 0..2 {
+                let (tm, data, out, team_root) = if (pass == 0) == row_first {
+                    (row, &data_r[k], rs.next().unwrap(), k as u32 % row.size())
+                } else {
+                    (
+                        col,
+                        &data_c[k],
+                        cs.next().unwrap(),
+                        (k as u32 + 1) % col.size(),
+                    )
+                };
+                evs.push(barrier_nb(tm, Flags::empty()).unwrap());
+                let src = (tm.rank() == team_root).then_some(&data[..]);
+                evs.push(broadcast_nb(tm, team_root, out, src, Flags::empty()).unwrap());
+                if std::ptr::eq(tm, row) {
+                    let s = ss.next().unwrap();
+                    evs.push(
+                        reduce_to_all_nb_typed(tm, s, Some(&src_sum), &add, Flags::empty())
+                            .unwrap(),
+                    );
+                }
+            }
+        }
+    }
+    t.wait_all(&mut evs, "collectives in flight on two teams");
+    drop(evs);
+    for k in 0..K {
+        check_payload("in-flight row broadcast", tag(1, k), &out_r[k]);
+        check_payload("in-flight column broadcast", tag(2, k), &out_c[k]);
+        let rm = members(row);
+        for (i, s) in sums[k].iter().enumerate() {
+            let want: u64 = rm.iter().map(|&j| i as u64 * 1000 + u64::from(j)).sum();
+            assert_eq!(*s, want, "in-flight row sum {k}");
+        }
+    }
+}
+
+/// Teams from explicit lists, with every scratch kind.
+fn created_teams(t: &T) {
+    let (me, n) = (t.me, t.n);
+    let tm = &t.job.tm;
+    let seg = |r: Rank| {
+        tm.query_bound_segment(r, Flags::empty())
+            .unwrap()
+            .unwrap()
+            .owner_addr
+    };
+    let base = SCRATCH + 128 * 1024;
+    let kinds = [
+        Flags::TM_GLOBAL_SCRATCH,
+        Flags::TM_LOCAL_SCRATCH,
+        Flags::TM_SYMMETRIC_SCRATCH | Flags::SCRATCH_SEG_OFFSET,
+        Flags::TM_NO_SCRATCH,
+        Flags::TM_GLOBAL_SCRATCH | Flags::SCRATCH_SEG_OFFSET | Flags::RANK_IS_JOBRANK,
+    ];
+    for (i, &kind) in kinds.iter().enumerate() {
+        // Even and odd ranks, each list in decreasing rank order.
+        let list: Vec<Rank> = (0..n).rev().filter(|r| r % 2 == me % 2).collect();
+        let args: Vec<EpLocation> = list
+            .iter()
+            .map(|&r| EpLocation {
+                rank: r,
+                ep_index: 0,
+            })
+            .collect();
+        let len = 4096;
+        let off = base + i * 8192;
+        let addrs: Vec<usize> = if kind.contains(Flags::TM_GLOBAL_SCRATCH) {
+            if kind.contains(Flags::SCRATCH_SEG_OFFSET) {
+                list.iter().map(|_| off).collect()
+            } else {
+                list.iter().map(|&r| seg(r) + off).collect()
+            }
+        } else if kind.contains(Flags::TM_LOCAL_SCRATCH) {
+            vec![t.job.seg.addr() + off]
+        } else if kind.contains(Flags::TM_SYMMETRIC_SCRATCH) {
+            vec![off]
+        } else {
+            Vec::new()
+        };
+        let q = tm_create_scratch_size(tm, &args, Flags::TM_SCRATCH_SIZE_RECOMMENDED).unwrap();
+        assert!(q > 0);
+        let mut new = tm_create(tm, &args, len, &addrs, kind)
+            .unwrap_or_else(|e| panic!("tm_create {kind:?}: {e}"));
+        assert_eq!(new.len(), 1, "one local member");
+        let team = new.pop().unwrap();
+        assert_eq!(members(&team), list, "created team {kind:?}");
+        all_collectives(t, &team, 0x100 + i as u64 * 2 + u64::from(me % 2), i == 0);
+        let back = tm_destroy(team, Flags::SCRATCH_SEG_OFFSET).unwrap();
+        if kind.contains(Flags::TM_NO_SCRATCH) {
+            assert_eq!(back, None);
+        } else {
+            assert_eq!(
+                back,
+                Some(Memvec::new(off, len)),
+                "scratch back for {kind:?}"
+            );
+        }
+    }
+    // From a non-primordial parent, by parent rank: the parent is the
+    // reversed-order team of all ranks; a caller outside its own list.
+    let rev = tm_split(tm, Some(0), -(me as i32), None, Flags::TM_NO_SCRATCH)
+        .unwrap()
+        .unwrap();
+    if n >= 2 {
+        // Parent ranks 0..n-1 of `rev` are jobranks n-1..1: all but jobrank 0.
+        let args: Vec<EpLocation> = (0..n - 1)
+            .map(|r| EpLocation {
+                rank: r,
+                ep_index: 0,
+            })
+            .collect();
+        let new = tm_create(&rev, &args, 0, &[], Flags::TM_NO_SCRATCH).unwrap();
+        if me == 0 {
+            assert!(new.is_empty(), "jobrank 0 is not in its own list");
+        } else {
+            assert_eq!(new.len(), 1);
+            let want: Vec<Rank> = (1..n).rev().collect();
+            assert_eq!(members(&new[0]), want);
+            broadcasts(t, &new[0], 0x200, &[17, 20_000]);
+            reductions(t, &new[0], 0x201, &[3]);
+        }
+        for team in new {
+            tm_destroy(team, Flags::empty()).unwrap();
+        }
+    }
+    // Errors, on every caller alike: two scratch kinds; a bad scratch range.
+    let args = [EpLocation {
+        rank: me,
+        ep_index: 0,
+    }];
+    let e = tm_create(
+        tm,
+        &args,
+        64,
+        &[0],
+        Flags::TM_NO_SCRATCH | Flags::TM_SYMMETRIC_SCRATCH,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BadArg);
+    let e = tm_create(
+        tm,
+        &args,
+        64,
+        &[SEG],
+        Flags::TM_SYMMETRIC_SCRATCH | Flags::SCRATCH_SEG_OFFSET,
+    )
+    .unwrap_err();
+    assert!(e.message().contains("outside the bound segment"), "{e}");
+    tm_destroy(rev, Flags::empty()).unwrap();
+}
+
+// ----------------------------------------------------------------- errors
+
+fn errors(t: &T) {
+    let tm = &t.job.tm;
+    let n = t.n;
+    let bad = |r: gex::Result<Event<'_>>| r.map(|_| ()).unwrap_err().kind();
+    let mut buf = vec![0u8; 8];
+    assert_eq!(
+        bad(broadcast_nb(tm, n, &mut buf, None, Flags::empty())),
+        ErrorKind::BadArg
+    );
+    // A source of the wrong length, every rank the root of its own
+    // (single-rank) view: only ranks equal to the root check it, so each
+    // rank names itself.
+    if n == 1 {
+        assert_eq!(
+            bad(broadcast_nb(
+                tm,
+                0,
+                &mut buf,
+                Some(&[1, 2][..]),
+                Flags::empty()
+            )),
+            ErrorKind::BadArg
+        );
+    }
+    assert_eq!(
+        bad(broadcast_nb(tm, 0, &mut buf, None, Flags::IMMEDIATE)),
+        ErrorKind::BadArg
+    );
+    let src = [0u8; 8];
+    for (dt, sz, op) in [
+        (Dt::I32, 4, ReduceOp::from(Op::Sub)),
+        (Dt::Dbl, 8, ReduceOp::from(Op::And)),
+        (Dt::I64, 4, ReduceOp::from(Op::Add)),
+        (Dt::User, 8, ReduceOp::from(Op::Add)),
+        (Dt::U64, 8, ReduceOp::from(Op::User)),
+    ] {
+        let e = reduce_to_all_nb(
+            tm,
+            &mut buf,
+            Some(&src),
+            dt,
+            sz,
+            8 / sz,
+            &op,
+            Flags::empty(),
+        );
+        assert_eq!(bad(e), ErrorKind::BadArg, "{} {:?}", dt.name(), op);
+    }
+    let e = reduce_to_all_nb(
+        tm,
+        &mut buf,
+        Some(&src),
+        Dt::U64,
+        8,
+        0,
+        &Op::Add.into(),
+        Flags::empty(),
+    );
+    assert_eq!(bad(e), ErrorKind::BadArg, "dt_cnt 0");
+    let mut small = [0u8; 3];
+    assert_eq!(
+        bad(gather_all_nb(tm, &mut small, &src, Flags::empty())),
+        ErrorKind::BadArg
+    );
+    // Nothing above consumed a call: collectives still line up.
+    broadcasts(t, tm, 0x300, &[8]);
+}
+
+fn main() {
+    let job = Job::start("TEST_COLL", SEG);
+    let (me, n) = (job.rank(), job.size());
+    gex::system::set_verbose_errors(false);
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let host = gex::system::query_host_info().unwrap().members.len();
+    let go = Arc::new(AtomicBool::new(false));
+    let g = go.clone();
+    let mut table = [HandlerEntry::request(
+        H_GO,
+        Flags::AM_SHORT,
+        0,
+        move |_tok, _msg| {
+            g.store(true, SeqCst);
+        },
+    )];
+    register_handlers(&job.ep, &mut table).unwrap();
+    job.barrier();
+    let t = T {
+        job,
+        me,
+        n,
+        oversubscribed: host > cores,
+        go,
+    };
+
+    barriers(&t);
+    g1_barrier(&t);
+    all_collectives(&t, &t.job.tm, 0x10, true);
+    errors(&t);
+    teams(&t);
+    barriers(&t);
+
+    barrier_notify(0, BARRIERFLAG_ANONYMOUS).unwrap();
+    barrier_wait(0, BARRIERFLAG_ANONYMOUS).unwrap();
+    println!("test-coll: rank {me} of {n}: all checks passed");
+}
