@@ -12,15 +12,13 @@
 //! serialises them across the threads of `cargo test` and the processes of
 //! `cargo nextest` alike.
 
-use std::fs::File;
-use std::os::unix::io::AsRawFd;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use gex_run::{run, JobOutcome, JobSpec, Output};
 
-/// Guard against a hung job; a healthy one takes seconds.
-const TIMEOUT: Duration = Duration::from_secs(240);
+mod common;
+use common::{check_cleanup, job_lock, launch_on, report, tail, TIMEOUT};
+
 /// A failing job must end within this (the launcher ends it promptly).
 const PROMPT: Duration = Duration::from_secs(30);
 
@@ -29,36 +27,6 @@ const TEST_CORE: &str = env!("CARGO_BIN_EXE_test-core");
 const TEST_RMA: &str = env!("CARGO_BIN_EXE_test-rma");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 
-/// Holds the job lock until dropped (closing the file releases the flock).
-struct JobLock(#[allow(dead_code)] File);
-
-/// Waits for the exclusive job lock. The wait is bounded by the jobs that
-/// hold it, each of which is bounded by [`TIMEOUT`].
-fn job_lock() -> JobLock {
-    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gex-testsuite-cluster.lock");
-    let file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .unwrap_or_else(|e| panic!("cannot open the job lock {}: {e}", path.display()));
-    loop {
-        // SAFETY: flock on a file descriptor this function owns (it stays
-        // open for as long as `file` lives); no memory is involved.
-        let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-        if r == 0 {
-            return JobLock(file);
-        }
-        let e = std::io::Error::last_os_error();
-        assert_eq!(
-            e.kind(),
-            std::io::ErrorKind::Interrupted,
-            "flock {}: {e}",
-            path.display()
-        );
-    }
-}
-
 /// Runs `program args` as a job of `ranks` ranks with captured output.
 fn launch(program: &str, ranks: u32, args: &[&str]) -> JobOutcome {
     launch_env(program, ranks, args, &[])
@@ -66,90 +34,6 @@ fn launch(program: &str, ranks: u32, args: &[&str]) -> JobOutcome {
 
 fn launch_env(program: &str, ranks: u32, args: &[&str], env: &[(&str, &str)]) -> JobOutcome {
     launch_on("smp", program, ranks, args, env)
-}
-
-fn launch_on(
-    conduit: &str,
-    program: &str,
-    ranks: u32,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> JobOutcome {
-    let _lock = job_lock();
-    let mut spec = JobSpec::new(ranks, program);
-    spec.conduit = conduit.to_string();
-    spec.args = args.iter().map(|a| a.to_string()).collect();
-    spec.env = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    spec.timeout = Some(TIMEOUT);
-    spec.output = Output::Capture;
-    spec.label = true;
-    let out = run(&spec).unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
-    let cmd: Vec<&str> = std::iter::once(program.rsplit('/').next().unwrap_or(program))
-        .chain(args.iter().copied())
-        .collect();
-    eprintln!(
-        "{} with {ranks} ranks: code {} in {:.2?} ({})",
-        cmd.join(" "),
-        out.code,
-        out.elapsed,
-        out.reason
-    );
-    out
-}
-
-/// The last `max` bytes of `s` (at a character boundary).
-fn tail(s: &str, max: usize) -> &str {
-    let mut start = s.len().saturating_sub(max);
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    &s[start..]
-}
-
-/// What a failed assertion shows about a job.
-fn report(out: &JobOutcome) -> String {
-    format!(
-        "job {}: code {}, timed out {}, {:.2?}, reason: {}\n--- stdout (tail) ---\n{}\n--- stderr (tail) ---\n{}",
-        out.job_id,
-        out.code,
-        out.timed_out,
-        out.elapsed,
-        out.reason,
-        tail(&out.stdout, 4096),
-        tail(&out.stderr, 4096)
-    )
-}
-
-/// No rank process and no shared-memory object of the job is left.
-fn check_cleanup(out: &JobOutcome) {
-    for &pid in &out.pids {
-        let pid = libc::pid_t::try_from(pid).expect("pid fits pid_t");
-        // SAFETY: signal 0 only checks whether the process exists; nothing
-        // is delivered.
-        let r = unsafe { libc::kill(pid, 0) };
-        let err = std::io::Error::last_os_error();
-        assert!(
-            r == -1 && err.raw_os_error() == Some(libc::ESRCH),
-            "rank process {pid} is still alive after the job (kill(pid, 0) = {r}, {err})\n{}",
-            report(out)
-        );
-    }
-    let prefix = gex_core::bootstrap::wire::shm_prefix(&out.job_id);
-    assert_eq!(prefix, format!("gex-{}-", out.job_id));
-    let left: Vec<String> = std::fs::read_dir("/dev/shm")
-        .expect("read /dev/shm")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with(&prefix))
-        .collect();
-    assert!(
-        left.is_empty(),
-        "shared-memory objects outlived the job: {left:?}\n{}",
-        report(out)
-    );
 }
 
 /// A test program passes on every rank count from 1 to 4.
