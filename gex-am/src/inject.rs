@@ -101,8 +101,9 @@ fn limit_of(l: AmLimits, cat: AmCategory, is_request: bool) -> usize {
 }
 
 /// The offset into `jobrank`'s segment of a Long destination, checked.
+/// `call` names the API in error messages only (built on the error path).
 fn resolve_long(
-    call: &str,
+    call: impl Fn() -> String,
     d: Dest<'_>,
     dest_addr: usize,
     len: usize,
@@ -113,7 +114,8 @@ fn resolve_long(
         .filter(|s| s.size > 0)
         .ok_or_else(|| {
             Error::bad_arg(format!(
-                "{call}: rank {} has no bound segment for a Long payload",
+                "{}: rank {} has no bound segment for a Long payload",
+                call(),
                 d.jobrank
             ))
         })?;
@@ -125,7 +127,8 @@ fn resolve_long(
     match off {
         Some(o) if o.checked_add(len).is_some_and(|e| e <= seg.size) => Ok(o),
         _ => Err(Error::bad_arg(format!(
-            "{call}: destination [{dest_addr:#x}, +{len}){} is outside rank {}'s segment [{:#x}, +{:#x})",
+            "{}: destination [{dest_addr:#x}, +{len}){} is outside rank {}'s segment [{:#x}, +{:#x})",
+            call(),
             if flags.contains(Flags::PEER_SEG_OFFSET) { " (offset)" } else { "" },
             d.jobrank,
             seg.owner_base,
@@ -168,13 +171,17 @@ pub(crate) fn send(
     let conduit = rt.conduit();
     let mut dest_offset = 0;
     if cat != AmCategory::Short {
+        // The call's name is formatted only on an error path: this is the
+        // injection fast path.
         let call = || name(cat, is_request);
-        check_lc(
-            &call(),
-            LcOpt::from(&lc),
-            is_request,
-            matches!(lc, Lc::Defer),
-        )?;
+        if matches!(lc, Lc::Defer) || (matches!(lc, Lc::Group) && !is_request) {
+            check_lc(
+                &call(),
+                LcOpt::from(&lc),
+                is_request,
+                matches!(lc, Lc::Defer),
+            )?;
+        }
         let max = limit_of(conduit.am_limits(d.jobrank), cat, is_request);
         if payload.len() > max {
             return Err(Error::bad_arg(format!(
@@ -185,7 +192,7 @@ pub(crate) fn send(
             )));
         }
         if cat == AmCategory::Long {
-            dest_offset = resolve_long(&call(), d, dest_addr, payload.len(), flags)?;
+            dest_offset = resolve_long(call, d, dest_addr, payload.len(), flags)?;
         }
     }
     let msg = OutgoingAm {
