@@ -448,7 +448,11 @@ impl Tm {
     /// A team over `members` (jobranks, in rank order) in which this process
     /// is rank `rank`. For layers that build teams (gex-coll).
     pub fn new_subteam(&self, members: Vec<Rank>, flags: Flags) -> Result<Tm> {
-        let me = self.ep().runtime().jobrank();
+        let rt = self.ep().runtime();
+        let me = rt.jobrank();
+        if let Some(&bad) = members.iter().find(|&&j| j >= rt.jobsize()) {
+            return Err(not_in_job(bad, rt.jobsize()));
+        }
         let rank = members
             .iter()
             .position(|&j| j == me)
@@ -477,7 +481,9 @@ impl TmRef for Tm {
         }
         Ok(match &self.0.members {
             None => rank,
-            Some(m) => m[rank as usize],
+            // SAFETY: `members` has exactly `size` entries (built so by
+            // every team constructor), and `rank < size` was checked above.
+            Some(m) => unsafe { *m.get_unchecked(rank as usize) },
         })
     }
 }

@@ -57,6 +57,14 @@ pub fn hsls_held() -> u32 {
     with(|s| s.hsl_held)
 }
 
+/// Whether the calling thread may communicate, poll or wait (the test
+/// behind [`check_may_communicate`], for fast paths that report the error
+/// elsewhere).
+#[inline(always)]
+pub fn may_communicate() -> bool {
+    !RESTRICTED.get()
+}
+
 /// Fails unless the calling thread may communicate, poll or wait: not in an
 /// AM handler, holding no HSL, and outside any Prepare/Commit interval.
 /// `call` names the API for the message.

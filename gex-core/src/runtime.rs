@@ -31,16 +31,20 @@ pub fn segment_table() -> Option<&'static [SegmentDesc]> {
     Some(unsafe { std::slice::from_raw_parts(p, SEGMENT_COUNT.load(Ordering::Relaxed)) })
 }
 
-/// One rank's segment in the compact form the RMA fast path reads.
+/// One rank's segment in the compact form the RMA fast path reads: the
+/// range this process may access directly. A segment that is not mapped
+/// here (or with direct access turned off) reads as empty, so one bounds
+/// check decides both "in range" and "directly accessible"; the general
+/// path checks ranges against [`Runtime::segments`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub struct FastSeg {
     /// Base address in the owner's address space.
     pub owner_base: usize,
-    /// Length in bytes (0: no segment).
+    /// Bytes directly accessible: the segment's length when it is mapped
+    /// here and direct access is on, else 0.
     pub size: usize,
-    /// Base of this process's mapping, or 0 when it is not mapped here (or
-    /// direct access is turned off).
+    /// Base of this process's mapping (0 when `size` is 0).
     pub local_base: usize,
 }
 
@@ -211,10 +215,17 @@ impl Runtime {
         let fast = |mapped: bool| -> *mut FastSeg {
             let v: Vec<FastSeg> = leaked
                 .iter()
-                .map(|d| FastSeg {
-                    owner_base: d.owner_base,
-                    size: d.size,
-                    local_base: if mapped { d.local_base.unwrap_or(0) } else { 0 },
+                .map(|d| match d.local_base {
+                    Some(local_base) if mapped => FastSeg {
+                        owner_base: d.owner_base,
+                        size: d.size,
+                        local_base,
+                    },
+                    _ => FastSeg {
+                        owner_base: d.owner_base,
+                        size: 0,
+                        local_base: 0,
+                    },
                 })
                 .collect();
             Box::leak(v.into_boxed_slice()).as_mut_ptr()

@@ -77,6 +77,53 @@ const RMA_FLAGS: Flags = Flags::IMMEDIATE
     .union(Flags::PEER_SEG_BOUND)
     .union(Flags::PEER_SEG_OFFSET);
 
+/// Flags under which the inlined direct route applies; any other RMA flag
+/// (the PEER_NEVER assertions, SELF_SEG_OFFSET) takes the general route,
+/// which checks it. The general routes are marked cold so that the direct
+/// route is the straight-line path in the caller's code.
+const FAST_FLAGS: Flags = RMA_FLAGS
+    .difference(Flags::PEER_NEVER_SELF)
+    .difference(Flags::PEER_NEVER_NBRHD)
+    .difference(Flags::SELF_SEG_OFFSET);
+
+/// The common case, inlined into the caller: a thread that may
+/// communicate, only [`FAST_FLAGS`], a valid rank whose segment is mapped
+/// here and contains the whole range. Returns where the range lives in
+/// this process, or `None` for everything else (errors included), which
+/// the general route then handles and reports in full.
+#[inline(always)]
+fn direct_route<T: TmRef + ?Sized>(
+    tm: &T,
+    rank: Rank,
+    addr: usize,
+    len: usize,
+    flags: Flags,
+) -> Option<*mut u8> {
+    if !context::may_communicate() || !(flags - FAST_FLAGS).is_empty() {
+        return None;
+    }
+    let jobrank = tm.jobrank_of(rank).ok()?;
+    let t = gex_core::fast_segments();
+    if t.is_null() {
+        return None;
+    }
+    // SAFETY: the table has one entry per jobrank, and `jobrank_of` returns
+    // a jobrank below the job size.
+    let d = unsafe { &*t.add(jobrank as usize) };
+    let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
+        addr
+    } else {
+        addr.wrapping_sub(d.owner_base)
+    };
+    // An entry not directly accessible has size 0, so this one check
+    // also sends it down the general route (zero bytes at offset 0 pass,
+    // and copying nothing is right wherever the segment is).
+    if off > d.size || len > d.size - off {
+        return None;
+    }
+    Some((d.local_base + off) as *mut u8)
+}
+
 /// A checked remote range.
 struct Remote {
     jobrank: Rank,
@@ -136,7 +183,7 @@ fn wrong_peer(call: &str, jobrank: Rank, flags: Flags) -> Error {
 }
 
 /// Checks the call and the remote range `[addr, addr + len)` of `rank`.
-#[inline(always)]
+#[inline]
 fn remote<T: TmRef + ?Sized>(
     call: &'static str,
     tm: &T,
@@ -150,36 +197,26 @@ fn remote<T: TmRef + ?Sized>(
         return Err(bad_flags(call, flags));
     }
     let jobrank = tm.jobrank_of(rank)?;
-    let t = gex_core::fast_segments();
-    if t.is_null() {
-        return Err(out_of_segment(
-            call,
-            jobrank,
-            addr,
-            len,
-            flags,
-            tm.ep().runtime(),
-        ));
-    }
-    // SAFETY: the table has one entry per jobrank, and `jobrank_of` returns
-    // a jobrank below the job size.
-    let d = unsafe { *t.add(jobrank as usize) };
+    let rt = tm.ep().runtime();
+    let Some(d) = segment_desc(rt, jobrank) else {
+        return Err(out_of_segment(call, jobrank, addr, len, flags, rt));
+    };
     let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
         addr
     } else {
         addr.wrapping_sub(d.owner_base)
     };
     if off > d.size || len > d.size - off {
-        return Err(out_of_segment(
-            call,
-            jobrank,
-            addr,
-            len,
-            flags,
-            tm.ep().runtime(),
-        ));
+        return Err(out_of_segment(call, jobrank, addr, len, flags, rt));
     }
-    let local = (d.local_base != 0).then(|| (d.local_base + off) as *mut u8);
+    // Direct access when the fast table says so (mapped here, and the
+    // reference path not forced).
+    let t = gex_core::fast_segments();
+    // SAFETY: a non-null table has one entry per jobrank, and `jobrank_of`
+    // returns a jobrank below the job size.
+    let local = (!t.is_null() && unsafe { (*t.add(jobrank as usize)).size } != 0)
+        .then(|| d.local_base.map(|b| (b + off) as *mut u8))
+        .flatten();
     if flags.intersects(Flags::PEER_NEVER_SELF | Flags::PEER_NEVER_NBRHD)
         && ((flags.contains(Flags::PEER_NEVER_SELF) && jobrank == tm.ep().runtime().jobrank())
             || (flags.contains(Flags::PEER_NEVER_NBRHD)
@@ -243,23 +280,35 @@ fn bytes_value(bytes: &[u8]) -> RmaValue {
     RmaValue::from_ne_bytes(b)
 }
 
-/// Copies `len` bytes; sizes of 1, 2, 4, 8 and 16 bytes are single
-/// unaligned loads and stores instead of a call into `memmove`.
+/// Copies `len` bytes: up to 16 bytes as at most two overlapping
+/// unaligned loads and stores (8 to 16 bytes takes one predictable branch
+/// and no call), longer ranges through `memmove`.
 ///
 /// # Safety
 /// `src` readable and `dst` writable for `len` bytes (they may overlap).
 #[inline(always)]
 unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
-    // SAFETY: per the contract; each arm reads everything before writing.
+    // SAFETY: per the contract every access below lies within the first
+    // `len` bytes of `src` or `dst`; each arm reads everything before it
+    // writes, so overlapping ranges copy as `memmove` does.
     unsafe {
-        match len {
-            0 => {}
-            1 => dst.write(src.read()),
-            2 => (dst as *mut u16).write_unaligned((src as *const u16).read_unaligned()),
-            4 => (dst as *mut u32).write_unaligned((src as *const u32).read_unaligned()),
-            8 => (dst as *mut u64).write_unaligned((src as *const u64).read_unaligned()),
-            16 => (dst as *mut u128).write_unaligned((src as *const u128).read_unaligned()),
-            _ => std::ptr::copy(src, dst, len),
+        if len.wrapping_sub(8) <= 8 {
+            let head = (src as *const u64).read_unaligned();
+            let tail = (src.add(len - 8) as *const u64).read_unaligned();
+            (dst as *mut u64).write_unaligned(head);
+            (dst.add(len - 8) as *mut u64).write_unaligned(tail);
+        } else if len > 16 {
+            std::ptr::copy(src, dst, len);
+        } else if len >= 4 {
+            let head = (src as *const u32).read_unaligned();
+            let tail = (src.add(len - 4) as *const u32).read_unaligned();
+            (dst as *mut u32).write_unaligned(head);
+            (dst.add(len - 4) as *mut u32).write_unaligned(tail);
+        } else if len > 0 {
+            let (first, mid, last) = (src.read(), src.add(len / 2).read(), src.add(len - 1).read());
+            dst.write(first);
+            dst.add(len / 2).write(mid);
+            dst.add(len - 1).write(last);
         }
     }
 }
@@ -548,7 +597,66 @@ fn put<T: TmRef + ?Sized>(
     flags: Flags,
     mode: Mode,
 ) -> Result<Started> {
-    let len = src.len();
+    if let Src::Slice(s) = src {
+        let lc_ok = match mode {
+            Mode::Nbi => !matches!(lc, Lc::Event(_)),
+            Mode::Blocking | Mode::Nb => !matches!(lc, Lc::Group),
+        };
+        if lc_ok {
+            if let Some(p) = direct_route(tm, rank, dest, s.len(), flags) {
+                // SAFETY: `p..p+len` lies in the peer's mapped segment
+                // (checked by `direct_route`); `s` is readable.
+                unsafe { copy_bytes(s.as_ptr(), p, s.len()) };
+                local_complete(lc);
+                return Ok(Started::Done);
+            }
+        }
+        return put_general(
+            tm,
+            call,
+            rank,
+            dest,
+            s.as_ptr() as usize,
+            s.len(),
+            false,
+            lc,
+            flags,
+            mode,
+        );
+    }
+    let Src::SegOffset { offset, len } = src else {
+        unreachable!()
+    };
+    put_general(tm, call, rank, dest, offset, len, true, lc, flags, mode)
+}
+
+/// Every put the direct route does not take: checks everything, reports
+/// errors, and copies directly or goes through the reference path.
+#[allow(clippy::too_many_arguments)]
+#[cold]
+#[inline(never)]
+fn put_general<T: TmRef + ?Sized>(
+    tm: &T,
+    call: &'static str,
+    rank: Rank,
+    dest: usize,
+    src_at: usize,
+    len: usize,
+    src_in_segment: bool,
+    lc: Lc<'_>,
+    flags: Flags,
+    mode: Mode,
+) -> Result<Started> {
+    let src = if src_in_segment {
+        Src::SegOffset {
+            offset: src_at,
+            len,
+        }
+    } else {
+        // SAFETY: `put` passed the address and length of the caller's
+        // `Src::Slice`, which is borrowed for the whole call.
+        Src::Slice(unsafe { std::slice::from_raw_parts(src_at as *const u8, len) })
+    };
     let r = remote(call, tm, rank, dest, len, flags)?;
     if !matches!(lc, Lc::Now) {
         check_lc(call, &lc, matches!(mode, Mode::Nbi))?;
@@ -641,20 +749,42 @@ fn get_plain<T: TmRef + ?Sized>(
     flags: Flags,
     mode: Mode,
 ) -> Result<Injected> {
-    let len = dst.len();
-    let r = remote(call, tm, rank, src, len, flags)?;
-    let dp = local::dst_ptr(call, tm.ep(), &mut dst, flags)?;
-    if let Some(p) = r.local {
-        // SAFETY: `p..p+len` lies in the peer's mapped segment (checked);
-        // `dp..dp+len` is the caller's destination, writable for the call.
-        unsafe { copy_bytes(p as *const u8, dp, len) };
-        return Ok(Injected::Sent);
+    if let Dst::Slice(d) = &mut dst {
+        if let Some(p) = direct_route(tm, rank, src, d.len(), flags) {
+            // SAFETY: `p..p+len` lies in the peer's mapped segment
+            // (checked by `direct_route`); `d` is writable.
+            unsafe { copy_bytes(p as *const u8, d.as_mut_ptr(), d.len()) };
+            return Ok(Injected::Sent);
+        }
     }
-    get_am(tm.ep(), r, dst, dp, flags, mode).map(GetOut::injected)
+    get_general(tm, call, dst, rank, src, flags, mode).map(GetOut::injected)
 }
 
 #[inline(always)]
 fn get<'d, T: TmRef + ?Sized>(
+    tm: &T,
+    call: &'static str,
+    mut dst: Dst<'d>,
+    rank: Rank,
+    src: usize,
+    flags: Flags,
+    mode: Mode,
+) -> Result<GetOut<'d>> {
+    if let Dst::Slice(d) = &mut dst {
+        if let Some(p) = direct_route(tm, rank, src, d.len(), flags) {
+            // SAFETY: `p..p+len` lies in the peer's mapped segment
+            // (checked by `direct_route`); `d` is writable.
+            unsafe { copy_bytes(p as *const u8, d.as_mut_ptr(), d.len()) };
+            return Ok(GetOut::Done);
+        }
+    }
+    get_general(tm, call, dst, rank, src, flags, mode)
+}
+
+/// Every get the direct route does not take; as [`put_general`].
+#[cold]
+#[inline(never)]
+fn get_general<'d, T: TmRef + ?Sized>(
     tm: &T,
     call: &'static str,
     mut dst: Dst<'d>,
@@ -751,4 +881,36 @@ fn get_am<'d>(
     } else {
         GetOut::NoOp
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::copy_bytes;
+
+    /// Every length up to 40, at every small source and destination
+    /// position in one buffer (so overlapping both ways), against `memmove`
+    /// semantics.
+    #[test]
+    fn copy_bytes_matches_memmove() {
+        for len in 0..=40usize {
+            for from in 0..8usize {
+                for to in 0..8usize {
+                    let mut buf: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37)).collect();
+                    let mut want = buf.clone();
+                    want.copy_within(from..from + len, to);
+                    let p = buf.as_mut_ptr();
+                    // SAFETY: both ranges lie within the 64-byte buffer.
+                    unsafe { copy_bytes(p.add(from), p.add(to), len) };
+                    assert_eq!(buf, want, "len {len}, from {from}, to {to}");
+                }
+            }
+            // Disjoint buffers too.
+            let src: Vec<u8> = (0..len as u8).map(|i| i ^ 0xa5).collect();
+            let mut dst = vec![0u8; len + 2];
+            // SAFETY: `src` has `len` bytes, `dst` has `len + 2`.
+            unsafe { copy_bytes(src.as_ptr(), dst.as_mut_ptr().add(1), len) };
+            assert_eq!(&dst[1..=len], &src[..]);
+            assert_eq!((dst[0], dst[len + 1]), (0, 0), "len {len}: wrote outside");
+        }
+    }
 }
