@@ -198,17 +198,20 @@ impl Link {
         let net = &mut *guard;
         let mut received = 0;
         let mut now = Instant::now();
+        // With the inbox full, datagrams are still read (their ACKs keep
+        // this rank's own sends moving, and the peer is heard from) but
+        // their DATA is refused unacknowledged: the senders retransmit it
+        // once the handlers have caught up.
         let full = self.inbox.lock().unwrap_or_else(|p| p.into_inner()).len() >= INBOX_LIMIT;
-        let batch = if full { 0 } else { RECV_BATCH };
         wait &= !full;
-        for _ in 0..batch {
+        for _ in 0..RECV_BATCH {
             let Some(len) = net.recv(wait) else { break };
             if wait {
                 now = Instant::now();
                 wait = false;
             }
             let (ep, rx) = (&mut net.ep, &net.rx);
-            ep.handle_datagram(&rx[..len], now);
+            ep.handle_datagram_gated(&rx[..len], now, !full);
             received += 1;
         }
         if wait {

@@ -389,6 +389,17 @@ impl Endpoint {
     /// Processes one received datagram. Malformed or foreign ones are
     /// dropped and counted (see [`Stats`]); never panics.
     pub fn handle_datagram(&mut self, data: &[u8], now: Instant) {
+        self.handle_datagram_gated(data, now, true);
+    }
+
+    /// [`Endpoint::handle_datagram`] for a receiver that may be unable to
+    /// take more messages: with `accept_data` false the datagram's
+    /// acknowledgements are still processed (so this endpoint's own sends
+    /// keep moving) but its DATA is dropped unacknowledged and counted in
+    /// `Stats::refused_data`; the sender retransmits it later. A receiver
+    /// that stopped reading its socket instead would deadlock against a
+    /// peer waiting for window space, and would take the peer for dead.
+    pub fn handle_datagram_gated(&mut self, data: &[u8], now: Instant, accept_data: bool) {
         self.stats.datagrams_received += 1;
         if !has_preamble(data) {
             self.stats.dropped_malformed += 1;
@@ -422,7 +433,11 @@ impl Endpoint {
             self.on_ack(peer, ack, now);
         }
         if let Some(data) = d.data {
-            self.on_data(peer, data, now);
+            if accept_data {
+                self.on_data(peer, data, now);
+            } else {
+                self.stats.refused_data += 1;
+            }
         }
     }
 

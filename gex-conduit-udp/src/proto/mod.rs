@@ -189,6 +189,10 @@ pub struct Stats {
     pub dropped_misaddressed: u64,
     /// DATA datagrams beyond the receive window.
     pub out_of_window_dropped: u64,
+    /// DATA datagrams dropped unacknowledged because the receiver could
+    /// take no more messages (`handle_datagram_gated` with `accept_data`
+    /// false); their senders retransmit them.
+    pub refused_data: u64,
     /// Messages accepted by `send`.
     pub messages_sent: u64,
     /// Messages handed out by `poll_message` (or ready for it).

@@ -85,6 +85,8 @@ fn main() {
     job.barrier();
     medium_sizes(&job, &c);
     job.barrier();
+    flood_with_replies(&job, &c);
+    job.barrier();
     long_random(&job, &c);
     job.barrier();
     immediate_full_queue(&job, &c);
@@ -521,6 +523,35 @@ fn all_to_all_args(job: &Job, c: &Counters) {
             });
         }
     }
+}
+
+/// Rank 0 floods its successor with more 1 KiB Medium requests than any
+/// conduit queue holds (udp's inbox takes 1024 messages), each answered by
+/// a 1 KiB Medium reply sent from inside the request handler. A reply that
+/// must wait for window space while the receiver's queue is full must not
+/// deadlock; every payload and argument is checked by the handlers.
+fn flood_with_replies(job: &Job, c: &Counters) {
+    const FLOOD: u64 = 20000;
+    const LEN: usize = 1024;
+    let (me, n) = (job.rank(), job.size());
+    let peer = (me + 1) % n;
+    let idx = generic_index(AmCategory::Medium, 2);
+    let args: Vec<i32> = (0..2).map(|i| arg_value(me, 102, i)).collect();
+    let data = payload(tag(me, LEN, true), LEN);
+    // Only rank 0 floods, so that its target is otherwise idle and falls
+    // behind the way a server does.
+    if me != 0 || n == 1 {
+        return;
+    }
+    let before = c.replies[AmCategory::Medium as usize].load(SeqCst);
+    for _ in 0..FLOOD {
+        job.tm
+            .request_medium(peer, idx, &data, Lc::Now, Flags::empty(), &args)
+            .unwrap();
+    }
+    job.wait_for("replies to a flood of Medium requests", || {
+        c.replies[AmCategory::Medium as usize].load(SeqCst) == before + FLOOD
+    });
 }
 
 fn medium_sizes(job: &Job, c: &Counters) {

@@ -432,3 +432,42 @@ fn config_is_clamped() {
     );
     assert_eq!(a.config().max_datagram, MAX_DATAGRAM);
 }
+
+/// A receiver that can take no more messages still processes the ACKs of
+/// what it sent (so its own sends progress) while refusing new DATA, which
+/// arrives exactly once after a retransmission once it accepts again.
+#[test]
+fn refused_data_still_acks_and_arrives_later() {
+    let t0 = Instant::now();
+    let mut a = Endpoint::new(0, 2, cfg());
+    let mut b = Endpoint::new(1, 2, cfg());
+    // b has one message in flight to a.
+    b.send(0, b"from b", t0).unwrap();
+    for (_, d) in drain(&mut b, t0) {
+        a.handle_datagram(&d, t0);
+    }
+    assert_eq!(messages(&mut a), vec![(1, b"from b".to_vec())]);
+    // a's next DATA to b piggybacks the ACK of b's message.
+    a.send(1, b"from a", t0).unwrap();
+    let d = drain(&mut a, t0);
+    assert_eq!(d.len(), 1);
+    assert!(decode_datagram(&d[0].1).unwrap().ack.is_some());
+    b.handle_datagram_gated(&d[0].1, t0, false);
+    assert_eq!(b.in_flight(0), 0, "the ACK was processed");
+    assert!(messages(&mut b).is_empty(), "the DATA was refused");
+    assert_eq!(b.stats().refused_data, 1);
+    assert!(
+        drain(&mut b, t0).is_empty(),
+        "refused DATA is not acknowledged"
+    );
+    // a retransmits after its timeout; b now accepts.
+    let t1 = a.next_timeout().expect("retransmission timer");
+    a.handle_timeout(t1);
+    for (_, d) in drain(&mut a, t1) {
+        b.handle_datagram_gated(&d, t1, true);
+    }
+    assert_eq!(messages(&mut b), vec![(0, b"from a".to_vec())]);
+    settle(&mut a, &mut b, t1);
+    assert_eq!(a.in_flight(1), 0);
+    assert!(messages(&mut b).is_empty(), "exactly once");
+}
