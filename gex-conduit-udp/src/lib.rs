@@ -33,7 +33,7 @@ pub mod wire;
 
 use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -53,18 +53,39 @@ pub const MAX_LONG: usize = 1 << 20;
 const RECV_BATCH: usize = 64;
 /// Messages delivered per poll.
 const DELIVER_BATCH: usize = 64;
-/// Complete messages waiting for their handlers beyond which nothing more is
-/// received: datagrams then stay in the socket (and, past its buffer, are
-/// lost and retransmitted), so senders meet backpressure instead of this
-/// process buffering without bound (the progress thread receives while the
-/// application may not be running handlers).
-const INBOX_LIMIT: usize = 1024;
-/// Empty polls in a row after which a poll waits in the kernel until a
-/// datagram arrives (or [`MAX_SLEEP`] passes), when no neighbour shares
-/// memory with this rank: a receive that blocks wakes faster than one found
-/// by spinning on failing non-blocking receives (3.8 us against 7 us per
-/// loopback round trip on a 2-core machine; `ppoll` is slower still).
-const IDLE_POLLS_BEFORE_SLEEP: u32 = 1;
+/// Complete messages, and bytes, waiting for their handlers beyond which
+/// new DATA is refused (acknowledgements are still processed): senders
+/// then meet backpressure and retransmit later, instead of this process
+/// buffering without bound (the progress thread receives while the
+/// application may not be running handlers, and a handler may wait for
+/// window space while its peers keep sending). High enough that ordinary
+/// floods never reach it, since a refused datagram waits for a
+/// retransmission timeout.
+const INBOX_LIMIT: usize = 1 << 16;
+/// Inbox messages from which a poll that is about to run handlers receives
+/// nothing more (see `Link::progress_checked`).
+const BACKLOG: usize = 4 * DELIVER_BATCH;
+/// See [`INBOX_LIMIT`].
+const INBOX_LIMIT_BYTES: usize = 64 << 20;
+/// How long polls keep finding nothing, by default, before a poll waits in
+/// the kernel for a datagram (when no neighbour shares memory with this
+/// rank, and so could be waiting on it instead). Spinning on non-blocking
+/// receives answers fastest when a core is free for every rank (4.5 us per
+/// loopback round trip on a 2-core machine, against 18 to 70 us when every
+/// poll slept); waiting in the kernel frees the core for others once the
+/// peer is clearly not about to answer. `GEX_UDP_SPIN_US` overrides it (0:
+/// sleep at the first empty poll).
+const DEFAULT_SPIN: Duration = Duration::from_micros(200);
+/// While spinning, every this many empty polls yields the core, so that
+/// ranks sharing a core still take turns (a multiple of SPIN_CHECK_POLLS).
+const YIELD_EVERY: u32 = 64;
+/// Empty polls between two readings of the clock against the spin time.
+const SPIN_CHECK_POLLS: u32 = 16;
+/// How often polls look at the protocol's timers (at most this late).
+const TIMER_CHECK: Duration = Duration::from_micros(100);
+/// Polls between two readings of the clock for the timers when nothing
+/// arrives.
+const TIMER_CHECK_POLLS: u32 = 32;
 /// The longest a poll waits (the socket's read timeout). Protocol timers
 /// (delayed ACKs, retransmissions) may fire this much late.
 const MAX_SLEEP: Duration = Duration::from_millis(1);
@@ -90,6 +111,10 @@ struct Net {
     addrs: Vec<SocketAddr>,
     tx: Vec<u8>,
     rx: Vec<u8>,
+    /// When a poll next looks at the protocol's timers.
+    next_timer_check: Instant,
+    /// Polls since the last look at the timers.
+    polls_since_timers: u32,
 }
 
 impl Net {
@@ -176,6 +201,11 @@ struct Link {
     net: Mutex<Net>,
     /// Complete messages not yet delivered, in arrival order.
     inbox: Mutex<VecDeque<(Rank, Vec<u8>)>>,
+    /// The inbox's length as of its last change, readable without the
+    /// lock (a poll with nothing to deliver then takes no lock).
+    inbox_len: AtomicUsize,
+    /// Bytes of the messages in the inbox.
+    inbox_bytes: AtomicUsize,
     /// Tells the progress thread, if any, to end.
     stop: AtomicBool,
     fd: std::os::fd::RawFd,
@@ -187,56 +217,82 @@ impl Link {
     /// inbox; returns how many datagrams arrived. Skipped when another
     /// thread is doing it.
     fn progress(&self, wait: bool) -> usize {
-        self.progress_checked(wait, true)
+        self.progress_checked(wait, true, false)
     }
 
     /// [`Link::progress`]; a dead peer ends the job only when `check_dead`.
-    fn progress_checked(&self, mut wait: bool, check_dead: bool) -> usize {
+    /// With `will_deliver` (the caller runs handlers next) and a backlog of
+    /// [`BACKLOG`] messages, nothing is received: the handlers catch up
+    /// first, so the inbox stays short instead of filling to its limit.
+    fn progress_checked(&self, mut wait: bool, check_dead: bool, will_deliver: bool) -> usize {
         let Ok(mut guard) = self.net.try_lock() else {
             return 0;
         };
         let net = &mut *guard;
         let mut received = 0;
-        let mut now = Instant::now();
+        // The clock is read only when something needs it: a datagram to
+        // handle, the periodic look at the timers, or data to transmit.
+        let mut clock: Option<Instant> = None;
         // With the inbox full, datagrams are still read (their ACKs keep
         // this rank's own sends moving, and the peer is heard from) but
         // their DATA is refused unacknowledged: the senders retransmit it
         // once the handlers have caught up.
-        let full = self.inbox.lock().unwrap_or_else(|p| p.into_inner()).len() >= INBOX_LIMIT;
-        wait &= !full;
-        for _ in 0..RECV_BATCH {
+        let full = self.inbox_len.load(Ordering::Relaxed) >= INBOX_LIMIT
+            || self.inbox_bytes.load(Ordering::Relaxed) >= INBOX_LIMIT_BYTES;
+        let defer = will_deliver && self.inbox_len.load(Ordering::Relaxed) >= BACKLOG;
+        wait &= !full && !defer;
+        for _ in 0..if defer { 0 } else { RECV_BATCH } {
             let Some(len) = net.recv(wait) else { break };
-            if wait {
-                now = Instant::now();
-                wait = false;
-            }
+            wait = false;
+            let now = *clock.get_or_insert_with(Instant::now);
             let (ep, rx) = (&mut net.ep, &net.rx);
             ep.handle_datagram_gated(&rx[..len], now, !full);
             received += 1;
+            // Complete messages go to their handlers before the next
+            // receive call, which would most often find nothing and only
+            // delay a handler (and its reply) by a system call.
+            if ep.has_message() {
+                break;
+            }
         }
-        if wait {
-            now = Instant::now();
+        // Timers are milliseconds apart (delayed ACKs, retransmissions,
+        // peer death), so a poll looks at them only every
+        // TIMER_CHECK_POLLS polls and at most every TIMER_CHECK: a spinning
+        // poll then costs little more than its receive call.
+        let mut dead = None;
+        net.polls_since_timers += 1;
+        if wait || net.polls_since_timers >= TIMER_CHECK_POLLS {
+            net.polls_since_timers = 0;
+            let now = *clock.get_or_insert_with(Instant::now);
+            if now >= net.next_timer_check {
+                net.next_timer_check = now + TIMER_CHECK;
+                if net.ep.next_timeout().is_some_and(|t| t <= now) {
+                    net.ep.handle_timeout(now);
+                }
+                dead = net.ep.dead_peer(now).filter(|_| check_dead);
+            }
         }
-        if net.ep.next_timeout().is_some_and(|t| t <= now) {
-            net.ep.handle_timeout(now);
+        if net.ep.has_transmit() {
+            let now = *clock.get_or_insert_with(Instant::now);
+            net.flush(now);
         }
-        net.flush(now);
-        if let Some((peer, silent)) = net.ep.dead_peer(now).filter(|_| check_dead) {
+        if let Some((peer, silent)) = dead {
             drop(guard);
             gex_core::fatal(&format!(
                 "udp conduit: rank {peer} has not answered for {:.1} s (GEX_UDP_PEER_TIMEOUT); it is presumed dead",
                 silent.as_secs_f64()
             ));
         }
-        let mut got = Vec::new();
-        while let Some(m) = net.ep.poll_message() {
-            got.push(m);
+        if net.ep.has_message() {
+            // Lock order: net, then inbox (nothing takes net under inbox).
+            let mut inbox = self.inbox.lock().unwrap_or_else(|p| p.into_inner());
+            while let Some(m) = net.ep.poll_message() {
+                self.inbox_bytes.fetch_add(m.1.len(), Ordering::Relaxed);
+                inbox.push_back(m);
+            }
+            self.inbox_len.store(inbox.len(), Ordering::Relaxed);
         }
         drop(guard);
-        if !got.is_empty() {
-            let mut inbox = self.inbox.lock().unwrap_or_else(|p| p.into_inner());
-            inbox.extend(got);
-        }
         received
     }
 
@@ -270,7 +326,7 @@ impl Link {
         let start = Instant::now();
         let mut quiet_since = start;
         loop {
-            if self.progress_checked(false, false) > 0 {
+            if self.progress_checked(false, false, false) > 0 {
                 quiet_since = Instant::now();
             }
             let now = Instant::now();
@@ -343,6 +399,13 @@ pub struct UdpConduit {
     my_segment: OnceLock<(usize, usize)>,
     /// Polls in a row that found nothing.
     idle_polls: AtomicU32,
+    /// When the current run of empty polls began (nanoseconds since
+    /// `epoch`).
+    idle_since: AtomicU64,
+    /// The reference point of `idle_since`.
+    epoch: Instant,
+    /// How long to spin before a poll may wait in the kernel.
+    spin: Duration,
 }
 
 impl std::fmt::Debug for UdpConduit {
@@ -513,8 +576,17 @@ impl UdpConduit {
             (vec![me], (n, me))
         };
         let smp = SmpTransport::new(&boot, &nbrhd)?;
+        let spin = match env("GEX_UDP_SPIN_US") {
+            None => DEFAULT_SPIN,
+            Some(v) => Duration::from_micros(v.parse::<u64>().map_err(|_| {
+                Error::bad_arg(format!("GEX_UDP_SPIN_US={v:?}: expected microseconds"))
+            })?),
+        };
         let conduit = UdpConduit {
             idle_polls: AtomicU32::new(0),
+            idle_since: AtomicU64::new(0),
+            epoch: Instant::now(),
+            spin,
             layout: Layout {
                 nbrhd,
                 host,
@@ -531,8 +603,12 @@ impl UdpConduit {
                     addrs,
                     tx: Vec::with_capacity(65536),
                     rx: vec![0u8; 65536],
+                    next_timer_check: Instant::now(),
+                    polls_since_timers: 0,
                 }),
                 inbox: Mutex::new(VecDeque::new()),
+                inbox_len: AtomicUsize::new(0),
+                inbox_bytes: AtomicUsize::new(0),
                 stop: AtomicBool::new(false),
             }),
             delivering: AtomicBool::new(false),
@@ -562,12 +638,22 @@ impl UdpConduit {
         }
     }
 
-    /// Network progress for a poll: waits for a datagram first when idle
-    /// and no neighbour could be waiting on shared memory.
+    /// Network progress for a poll: waits for a datagram first when polls
+    /// have found nothing for longer than the spin time and no neighbour
+    /// could be waiting on shared memory.
     fn progress_net(&self) -> usize {
-        let wait = self.idle_polls.load(Ordering::Relaxed) >= IDLE_POLLS_BEFORE_SLEEP
-            && self.smp.members().len() == 1;
-        self.link.progress(wait)
+        let idle = self.idle_polls.load(Ordering::Relaxed);
+        let mut wait = false;
+        // The clock is read every SPIN_CHECK_POLLS empty polls only.
+        if idle > 0 && idle.is_multiple_of(SPIN_CHECK_POLLS) && self.smp.members().len() == 1 {
+            let since = Duration::from_nanos(self.idle_since.load(Ordering::Relaxed));
+            wait = self.epoch.elapsed().saturating_sub(since) >= self.spin;
+            if !wait && idle.is_multiple_of(YIELD_EVERY) {
+                std::thread::yield_now();
+            }
+        }
+        let will_deliver = !self.delivering.load(Ordering::Relaxed);
+        self.link.progress_checked(wait, true, will_deliver)
     }
 
     /// Runs handlers of inbox messages (replies only for `RepliesOnly`).
@@ -576,16 +662,21 @@ impl UdpConduit {
             return 0;
         }
         let mut ran = 0;
-        while ran < DELIVER_BATCH {
+        while ran < DELIVER_BATCH && self.link.inbox_len.load(Ordering::Relaxed) > 0 {
             let next = {
                 let mut inbox = self.link.inbox.lock().unwrap_or_else(|p| p.into_inner());
-                match scope {
+                let next = match scope {
                     PollScope::All => inbox.pop_front(),
                     PollScope::RepliesOnly => inbox
                         .iter()
                         .position(|(_, m)| m.get(1) == Some(&0))
                         .and_then(|i| inbox.remove(i)),
+                };
+                self.link.inbox_len.store(inbox.len(), Ordering::Relaxed);
+                if let Some((_, m)) = &next {
+                    self.link.inbox_bytes.fetch_sub(m.len(), Ordering::Relaxed);
                 }
+                next
             };
             let Some((src, m)) = next else { break };
             self.run(src, &m, sink);
@@ -711,7 +802,7 @@ impl Conduit for UdpConduit {
                 let mut net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
                 if net.ep.can_send(dest, bytes.len()) {
                     let now = Instant::now();
-                    if net.ep.send(dest, &bytes, now).is_ok() {
+                    if net.ep.send_owned(dest, &mut bytes, now).is_ok() {
                         net.flush(now);
                         return Ok(Injected::Sent);
                     }
@@ -735,7 +826,10 @@ impl Conduit for UdpConduit {
         let received = self.progress_net();
         ran += self.deliver(sink, scope);
         if ran + received == 0 {
-            self.idle_polls.fetch_add(1, Ordering::Relaxed);
+            if self.idle_polls.fetch_add(1, Ordering::Relaxed) == 0 {
+                let now = self.epoch.elapsed().as_nanos() as u64;
+                self.idle_since.store(now, Ordering::Relaxed);
+            }
         } else {
             self.idle_polls.store(0, Ordering::Relaxed);
         }

@@ -23,12 +23,15 @@ pub enum Metric {
     Throughput,
 }
 
-/// Runs the benchmark over `sizes`, `iters(size)` operations each.
+/// Runs the benchmark over `sizes`, `iters(size, direct)` operations each,
+/// where `direct` tells whether transfers to the peer are direct copies
+/// (its segment is mapped here and the reference path is not forced) or
+/// go through Active Messages, a thousand times slower.
 pub fn run(
     name: &str,
     metric_set: &[Metric],
     sizes: &[usize],
-    iters: impl Fn(usize) -> u64,
+    iters: impl Fn(usize, bool) -> u64,
     seg: usize,
 ) {
     let job = Job::start("RMA_BENCH", seg);
@@ -48,10 +51,14 @@ pub fn run(
     let peer = if n > 1 { 1 } else { 0 };
     if me == 0 {
         let tm = &job.tm;
-        let path = if gex::rma::force_am() {
-            "AM reference path"
-        } else {
+        let mapped = job.ep.runtime().segments().unwrap()[peer as usize]
+            .local_base
+            .is_some();
+        let direct = mapped && !gex::rma::force_am();
+        let path = if direct {
             "direct"
+        } else {
+            "AM reference path"
         };
         println!(
             "{name}: {n} ranks, rank 0 -> rank {peer}, conduit {}, {path}",
@@ -78,7 +85,7 @@ pub fn run(
         };
         for &metric in metric_set {
             for &size in sizes {
-                let it = iters(size);
+                let it = iters(size, direct);
                 let s = &src[..size];
                 // Warm up the path and the pages.
                 tm.put_blocking(peer, dest, s, Flags::empty()).unwrap();

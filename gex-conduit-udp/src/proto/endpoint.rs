@@ -24,7 +24,7 @@ const SACK_SPAN: usize = 64 * MAX_SACK_WORDS;
 /// A DATA datagram in flight (sent, not yet cumulatively acknowledged).
 #[derive(Debug)]
 struct Sent {
-    body: Box<[u8]>,
+    body: Vec<u8>,
     /// Time of the latest transmission.
     last_sent: Instant,
     /// Transmission serial of the latest transmission (per peer, increasing).
@@ -345,16 +345,26 @@ impl Endpoint {
     /// # Panics
     /// If `peer >= npeers` or `msg` is longer than [`MAX_MESSAGE`].
     pub fn send(&mut self, peer: u32, msg: &[u8], now: Instant) -> Result<(), Backpressure> {
-        assert!(
-            (peer as usize) < self.peers.len(),
-            "send to rank {peer} of {}",
-            self.peers.len()
-        );
-        assert!(
-            msg.len() <= MAX_MESSAGE,
-            "message of {} bytes over the {MAX_MESSAGE}-byte limit",
-            msg.len()
-        );
+        if !self.can_send(peer, msg.len()) {
+            self.check_send(peer, msg.len());
+            return Err(Backpressure);
+        }
+        self.send_owned(peer, &mut msg.to_vec(), now)
+    }
+
+    /// [`Endpoint::send`] taking the message's buffer instead of copying
+    /// it: on success `msg` is left empty; on `Err(Backpressure)` it is
+    /// untouched.
+    ///
+    /// # Panics
+    /// As [`Endpoint::send`].
+    pub fn send_owned(
+        &mut self,
+        peer: u32,
+        msg: &mut Vec<u8>,
+        now: Instant,
+    ) -> Result<(), Backpressure> {
+        self.check_send(peer, msg.len());
         if !self.can_send(peer, msg.len()) {
             return Err(Backpressure);
         }
@@ -364,12 +374,25 @@ impl Endpoint {
         }
         snd.queue_charge += msg.len() + FIRST_CHUNK_HEADER_LEN;
         snd.queue.push_back(Pending {
-            msg: msg.to_vec(),
+            msg: std::mem::take(msg),
             off: 0,
         });
         self.stats.messages_sent += 1;
         self.mark_ready(peer);
         Ok(())
+    }
+
+    /// The preconditions of a send, as panics.
+    fn check_send(&self, peer: u32, len: usize) {
+        assert!(
+            (peer as usize) < self.peers.len(),
+            "send to rank {peer} of {}",
+            self.peers.len()
+        );
+        assert!(
+            len <= MAX_MESSAGE,
+            "message of {len} bytes over the {MAX_MESSAGE}-byte limit"
+        );
     }
 
     /// Whether a message of `len` bytes would be accepted by `send` now: the
@@ -455,6 +478,16 @@ impl Endpoint {
             }
         }
         None
+    }
+
+    /// Whether [`Endpoint::poll_transmit`] has a datagram to give now.
+    pub fn has_transmit(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    /// Whether [`Endpoint::poll_message`] has a message to give.
+    pub fn has_message(&self) -> bool {
+        !self.inbox.messages.is_empty()
     }
 
     /// The next complete message, in order per sender: (sender, bytes).
@@ -619,7 +652,7 @@ impl Endpoint {
         }
         // New data.
         if target.is_none() && !snd.queue.is_empty() && snd.inflight.len() < self.cfg.window {
-            let body = snd.pack(self.max_body).into_boxed_slice();
+            let body = snd.pack(self.max_body);
             snd.inflight_bytes += body.len();
             snd.unacked += 1;
             snd.inflight.push_back(Sent {

@@ -7,6 +7,8 @@
 //! run them all) and flood round trip (time per request/reply pair with
 //! many in flight), for Short, and for Medium and Long by payload size.
 //! This is a benchmark program, not a test: it checks delivery counts only.
+//! `BENCH_ONLY=pingpong` or `BENCH_ONLY=oneway` measures just the Short
+//! ping-pong or the Short one-way flood.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Arc;
@@ -201,9 +203,15 @@ fn main() {
         };
         // Warm up.
         pingpong(AmCategory::Short, H_PING, 0, 1000);
-        if std::env::var("BENCH_ONLY").as_deref() == Ok("oneway") {
-            let t = flood(AmCategory::Short, H_REQ, 0, iters * 20, false);
-            report("AMShort     flood     one-way   Req:", iters * 20, t, 0);
+        let only = std::env::var("BENCH_ONLY").ok();
+        if only.as_deref() == Some("oneway") || only.as_deref() == Some("pingpong") {
+            if only.as_deref() == Some("oneway") {
+                let t = flood(AmCategory::Short, H_REQ, 0, iters * 20, false);
+                report("AMShort     flood     one-way   Req:", iters * 20, t, 0);
+            } else {
+                let t = pingpong(AmCategory::Short, H_PING, 0, iters);
+                report("AMShort     ping-pong roundtrip ReqRep:", iters, t, 0);
+            }
             for r in 0..n {
                 tm.request_short(r, H_DONE, Flags::empty(), &[1]).unwrap();
             }

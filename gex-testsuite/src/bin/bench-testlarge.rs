@@ -11,7 +11,7 @@ fn main() {
         .unwrap_or(20_000);
     let sizes: Vec<usize> = (12..=22).map(|p| 1 << p).collect();
     // About 2 GiB moved per measurement, within the iteration cap.
-    let iters = move |size: usize| ((2u64 << 30) / size as u64).clamp(20, max_iters);
+    let iters = move |size: usize, _direct: bool| ((2u64 << 30) / size as u64).clamp(20, max_iters);
     run(
         "bench-testlarge",
         &[Metric::Throughput],
