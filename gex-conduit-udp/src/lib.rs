@@ -108,7 +108,7 @@ impl ConduitFactory for UdpFactory {
 struct Net {
     ep: proto::Endpoint,
     sock: UdpSocket,
-    addrs: Vec<SocketAddr>,
+    addrs: Vec<RawAddr>,
     tx: Vec<u8>,
     rx: Vec<u8>,
     /// When a poll next looks at the protocol's timers.
@@ -122,8 +122,8 @@ impl Net {
     /// refuses (a full socket buffer) counts as lost: the protocol
     /// retransmits it.
     fn flush(&mut self, now: Instant) {
-        while let Some(peer) = self.ep.poll_transmit(now, &mut self.tx) {
-            send_nowait(&self.sock, &self.tx, &self.addrs[peer as usize]);
+        while let Some((peer, tail)) = self.ep.poll_transmit_gather(now, &mut self.tx) {
+            send_nowait(&self.sock, &self.tx, &tail, &self.addrs[peer as usize]);
         }
     }
 
@@ -148,52 +148,73 @@ impl Net {
     }
 }
 
-/// Sends one datagram without blocking; a full socket buffer drops it (the
-/// protocol retransmits).
-fn send_nowait(sock: &UdpSocket, data: &[u8], to: &SocketAddr) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: the sockaddr structures are fully initialised for their
-    // family and passed with their exact size; `data` is readable.
-    unsafe {
-        let (sa, len): (libc::sockaddr_storage, libc::socklen_t) = match to {
-            SocketAddr::V4(a) => {
-                let mut s: libc::sockaddr_storage = std::mem::zeroed();
-                let sin = &mut *(&mut s as *mut _ as *mut libc::sockaddr_in);
-                sin.sin_family = libc::AF_INET as libc::sa_family_t;
-                sin.sin_port = a.port().to_be();
-                sin.sin_addr = libc::in_addr {
-                    s_addr: u32::from_ne_bytes(a.ip().octets()),
-                };
-                (
-                    s,
-                    std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-                )
+/// A peer's socket address in the form `sendmsg` takes.
+struct RawAddr {
+    storage: libc::sockaddr_storage,
+    len: libc::socklen_t,
+}
+
+impl RawAddr {
+    fn new(to: &SocketAddr) -> RawAddr {
+        // SAFETY: all-zero is a valid sockaddr_storage; each arm writes the
+        // structure of its family, which fits in sockaddr_storage.
+        unsafe {
+            let mut storage: libc::sockaddr_storage = std::mem::zeroed();
+            let len = match to {
+                SocketAddr::V4(a) => {
+                    let sin = &mut *(&mut storage as *mut _ as *mut libc::sockaddr_in);
+                    sin.sin_family = libc::AF_INET as libc::sa_family_t;
+                    sin.sin_port = a.port().to_be();
+                    sin.sin_addr = libc::in_addr {
+                        s_addr: u32::from_ne_bytes(a.ip().octets()),
+                    };
+                    std::mem::size_of::<libc::sockaddr_in>()
+                }
+                SocketAddr::V6(a) => {
+                    let sin6 = &mut *(&mut storage as *mut _ as *mut libc::sockaddr_in6);
+                    sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+                    sin6.sin6_port = a.port().to_be();
+                    sin6.sin6_addr = libc::in6_addr {
+                        s6_addr: a.ip().octets(),
+                    };
+                    sin6.sin6_flowinfo = a.flowinfo();
+                    sin6.sin6_scope_id = a.scope_id();
+                    std::mem::size_of::<libc::sockaddr_in6>()
+                }
+            };
+            RawAddr {
+                storage,
+                len: len as libc::socklen_t,
             }
-            SocketAddr::V6(a) => {
-                let mut s: libc::sockaddr_storage = std::mem::zeroed();
-                let sin6 = &mut *(&mut s as *mut _ as *mut libc::sockaddr_in6);
-                sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
-                sin6.sin6_port = a.port().to_be();
-                sin6.sin6_addr = libc::in6_addr {
-                    s6_addr: a.ip().octets(),
-                };
-                sin6.sin6_flowinfo = a.flowinfo();
-                sin6.sin6_scope_id = a.scope_id();
-                (
-                    s,
-                    std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
-                )
-            }
-        };
-        libc::sendto(
-            sock.as_raw_fd(),
-            data.as_ptr() as *const libc::c_void,
-            data.len(),
-            libc::MSG_DONTWAIT,
-            &sa as *const _ as *const libc::sockaddr,
-            len,
-        );
+        }
     }
+}
+
+/// Sends the datagram `head` + `tail` without blocking, handing the two
+/// parts to the kernel as they are (no copy into one buffer); a full
+/// socket buffer drops it (the protocol retransmits).
+fn send_nowait(sock: &UdpSocket, head: &[u8], tail: &[u8], to: &RawAddr) {
+    use std::os::fd::AsRawFd;
+    let iov = [
+        libc::iovec {
+            iov_base: head.as_ptr() as *mut libc::c_void,
+            iov_len: head.len(),
+        },
+        libc::iovec {
+            iov_base: tail.as_ptr() as *mut libc::c_void,
+            iov_len: tail.len(),
+        },
+    ];
+    // SAFETY: all-zero is a valid msghdr (no control data, no flags).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_name = &to.storage as *const _ as *mut libc::c_void;
+    msg.msg_namelen = to.len;
+    msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = if tail.is_empty() { 1 } else { 2 };
+    // SAFETY: the message names a valid address of its exact size and one
+    // or two iovecs over readable buffers (the kernel only reads them),
+    // all alive for the call.
+    unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_DONTWAIT) };
 }
 
 /// The protocol, its socket, and the messages it completed.
@@ -600,7 +621,7 @@ impl UdpConduit {
                 net: Mutex::new(Net {
                     ep: proto::Endpoint::new(me, n, cfg),
                     sock,
-                    addrs,
+                    addrs: addrs.iter().map(RawAddr::new).collect(),
                     tx: Vec::with_capacity(65536),
                     rx: vec![0u8; 65536],
                     next_timer_check: Instant::now(),

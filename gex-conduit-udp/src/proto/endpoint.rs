@@ -3,10 +3,12 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
+
 use super::wire::{
-    chunks, decode_datagram, encode_chunk, encode_datagram, expand_seq, has_preamble, peek_key,
-    AckInfo, DataInfo, Datagram, CHUNK_HEADER_LEN, FIRST_CHUNK_HEADER_LEN, MAX_DATAGRAM,
-    MAX_MESSAGE, MAX_OVERHEAD, MAX_SACK_WORDS, MIN_DATAGRAM,
+    chunks, decode_datagram, encode_chunk, encode_chunk_head, encode_data_head, encode_datagram,
+    expand_seq, has_preamble, peek_key, AckInfo, DataInfo, Datagram, CHUNK_HEADER_LEN,
+    FIRST_CHUNK_HEADER_LEN, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MAX_SACK_WORDS, MIN_DATAGRAM,
 };
 use super::{Backpressure, Config, Stats};
 
@@ -21,10 +23,29 @@ const MAX_ACK_EVERY: u32 = 8;
 /// Sequence numbers after `cum` covered by a SACK bitmap.
 const SACK_SPAN: usize = 64 * MAX_SACK_WORDS;
 
+/// Chunks at least this long are not copied into a DATA body: the body
+/// keeps a reference to the message's bytes, which the socket shell passes
+/// to the kernel as a second buffer.
+const GATHER_MIN: usize = 2048;
+
+/// A DATA body: `head`, then `tail` (a slice of one message, not copied;
+/// empty when the whole body was copied into `head`).
+#[derive(Debug, Default)]
+struct Body {
+    head: Vec<u8>,
+    tail: Bytes,
+}
+
+impl Body {
+    fn len(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+}
+
 /// A DATA datagram in flight (sent, not yet cumulatively acknowledged).
 #[derive(Debug)]
 struct Sent {
-    body: Vec<u8>,
+    body: Body,
     /// Time of the latest transmission.
     last_sent: Instant,
     /// Transmission serial of the latest transmission (per peer, increasing).
@@ -40,7 +61,7 @@ struct Sent {
 /// A message waiting to be packed.
 #[derive(Debug)]
 struct Pending {
-    msg: Vec<u8>,
+    msg: Bytes,
     /// Bytes already packed into DATA bodies.
     off: usize,
 }
@@ -153,9 +174,11 @@ impl SendState {
     }
 
     /// Packs queued messages into one body of at most `max_body` bytes.
-    /// The queue must not be empty.
-    fn pack(&mut self, max_body: usize) -> Vec<u8> {
-        let mut body = Vec::with_capacity(max_body.min(self.queue_charge + CHUNK_HEADER_LEN));
+    /// Small chunks are copied (several messages may share a datagram); a
+    /// chunk of at least [`GATHER_MIN`] bytes that starts a body is kept by
+    /// reference and ends it.
+    fn pack(&mut self, max_body: usize) -> Body {
+        let mut head = Vec::with_capacity(max_body.min(self.queue_charge + CHUNK_HEADER_LEN));
         while let Some(front) = self.queue.front_mut() {
             let first = front.off == 0;
             let hdr = if first {
@@ -164,32 +187,40 @@ impl SendState {
                 CHUNK_HEADER_LEN
             };
             let remaining = front.msg.len() - front.off;
-            let room = max_body - body.len();
+            let room = max_body - head.len();
             if room < hdr + remaining.min(1) {
                 break;
             }
             // Do not split a message that would fit whole in the next datagram.
-            if !body.is_empty() && hdr + remaining > room && hdr + remaining <= max_body {
+            if !head.is_empty() && hdr + remaining > room && hdr + remaining <= max_body {
                 break;
             }
             let take = remaining.min(room - hdr);
             let last = take == remaining;
             let total = first.then_some(front.msg.len() as u32);
-            encode_chunk(
-                &mut body,
-                first,
-                last,
-                total,
-                &front.msg[front.off..front.off + take],
-            );
+            let range = front.off..front.off + take;
             front.off += take;
+            let gather = head.is_empty() && take >= GATHER_MIN;
+            let tail = if gather {
+                encode_chunk_head(&mut head, first, last, total, take);
+                front.msg.slice(range)
+            } else {
+                encode_chunk(&mut head, first, last, total, &front.msg[range]);
+                Bytes::new()
+            };
             if last {
                 self.queue_charge -= front.msg.len() + FIRST_CHUNK_HEADER_LEN;
                 self.queue.pop_front();
             }
+            if gather {
+                return Body { head, tail };
+            }
         }
-        debug_assert!(!body.is_empty() && body.len() <= max_body);
-        body
+        debug_assert!(!head.is_empty() && head.len() <= max_body);
+        Body {
+            head,
+            tail: Bytes::new(),
+        }
     }
 }
 
@@ -374,7 +405,7 @@ impl Endpoint {
         }
         snd.queue_charge += msg.len() + FIRST_CHUNK_HEADER_LEN;
         snd.queue.push_back(Pending {
-            msg: std::mem::take(msg),
+            msg: Bytes::from(std::mem::take(msg)),
             off: 0,
         });
         self.stats.messages_sent += 1;
@@ -467,14 +498,28 @@ impl Endpoint {
     /// Writes the next datagram to transmit into `buf` (cleared first) and
     /// returns its destination. Peers take turns, one datagram each.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<u32> {
+        let (peer, tail) = self.poll_transmit_gather(now, buf)?;
+        buf.extend_from_slice(&tail);
+        Some(peer)
+    }
+
+    /// [`Endpoint::poll_transmit`] without copying large message bytes:
+    /// the datagram is `buf` followed by the returned bytes (often empty),
+    /// for a scatter-gather send.
+    pub fn poll_transmit_gather(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+    ) -> Option<(u32, Bytes)> {
         buf.clear();
+        let mut tail = Bytes::new();
         while let Some(peer) = self.ready.pop_front() {
             self.peers[peer as usize].in_ready = false;
-            if self.transmit_for(peer, now, buf) {
+            if self.transmit_for(peer, now, buf, &mut tail) {
                 if self.has_work(peer, now) {
                     self.mark_ready(peer);
                 }
-                return Some(peer);
+                return Some((peer, tail));
             }
         }
         None
@@ -629,7 +674,13 @@ impl Endpoint {
 
     /// Emits one datagram toward `peer` if it has anything: a
     /// retransmission, else new data within the window, else a due ACK.
-    fn transmit_for(&mut self, peer: u32, now: Instant, buf: &mut Vec<u8>) -> bool {
+    fn transmit_for(
+        &mut self,
+        peer: u32,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        tail: &mut Bytes,
+    ) -> bool {
         let (key, me) = (self.cfg.key, self.me);
         let p = &mut self.peers[peer as usize];
         let snd = &mut p.snd;
@@ -677,19 +728,9 @@ impl Endpoint {
             } else {
                 None
             };
-            encode_datagram(
-                &Datagram {
-                    key,
-                    src: me,
-                    dst: peer,
-                    ack,
-                    data: Some(DataInfo {
-                        seq: seq as u32,
-                        body: &e.body,
-                    }),
-                },
-                buf,
-            );
+            encode_data_head(key, me, peer, ack.as_ref(), seq as u32, e.body.len(), buf);
+            buf.extend_from_slice(&e.body.head);
+            *tail = e.body.tail.clone();
             if snd.rto_deadline.is_none() {
                 snd.rto_deadline = Some(now + snd.rto);
             }

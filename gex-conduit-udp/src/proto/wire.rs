@@ -290,14 +290,15 @@ fn put_ack(buf: &mut Vec<u8>, ack: &AckInfo) {
 pub fn encode_datagram(d: &Datagram<'_>, buf: &mut Vec<u8>) {
     match d.data {
         Some(data) => {
-            let kind = KIND_DATA | if d.ack.is_some() { FLAG_HAS_ACK } else { 0 };
-            put_common(buf, kind, d.key, d.src, d.dst);
-            if let Some(a) = &d.ack {
-                put_ack(buf, a);
-            }
-            let len = u16::try_from(data.body.len()).expect("DATA body longer than 65535 bytes");
-            buf.extend_from_slice(&data.seq.to_le_bytes());
-            buf.extend_from_slice(&len.to_le_bytes());
+            encode_data_head(
+                d.key,
+                d.src,
+                d.dst,
+                d.ack.as_ref(),
+                data.seq,
+                data.body.len(),
+                buf,
+            );
             buf.extend_from_slice(data.body);
         }
         None => {
@@ -307,20 +308,59 @@ pub fn encode_datagram(d: &Datagram<'_>, buf: &mut Vec<u8>) {
     }
 }
 
+/// Appends everything of a DATA datagram that precedes its body of
+/// `body_len` bytes (the body follows it directly, so a sender may pass it
+/// to the socket as a second buffer instead of copying it here).
+///
+/// # Panics
+/// If `body_len` is more than `u16::MAX`.
+pub fn encode_data_head(
+    key: u64,
+    src: u32,
+    dst: u32,
+    ack: Option<&AckInfo>,
+    seq: u32,
+    body_len: usize,
+    buf: &mut Vec<u8>,
+) {
+    let kind = KIND_DATA | if ack.is_some() { FLAG_HAS_ACK } else { 0 };
+    put_common(buf, kind, key, src, dst);
+    if let Some(a) = ack {
+        put_ack(buf, a);
+    }
+    let len = u16::try_from(body_len).expect("DATA body longer than 65535 bytes");
+    buf.extend_from_slice(&seq.to_le_bytes());
+    buf.extend_from_slice(&len.to_le_bytes());
+}
+
+/// Appends the header of one chunk of `len` bytes (its bytes follow it).
+///
+/// # Panics
+/// As [`encode_chunk`].
+pub fn encode_chunk_head(
+    buf: &mut Vec<u8>,
+    first: bool,
+    last: bool,
+    total: Option<u32>,
+    len: usize,
+) {
+    assert_eq!(first, total.is_some(), "total length goes with FIRST");
+    let flags = if first { CHUNK_FIRST } else { 0 } | if last { CHUNK_LAST } else { 0 };
+    buf.push(flags);
+    let len = u16::try_from(len).expect("chunk longer than 65535 bytes");
+    buf.extend_from_slice(&len.to_le_bytes());
+    if let Some(t) = total {
+        buf.extend_from_slice(&t.to_le_bytes());
+    }
+}
+
 /// Appends one chunk to a body under construction.
 ///
 /// # Panics
 /// If `bytes` is longer than `u16::MAX`, or `total` is given on a non-first
 /// chunk or missing on a first one.
 pub fn encode_chunk(buf: &mut Vec<u8>, first: bool, last: bool, total: Option<u32>, bytes: &[u8]) {
-    assert_eq!(first, total.is_some(), "total length goes with FIRST");
-    let flags = if first { CHUNK_FIRST } else { 0 } | if last { CHUNK_LAST } else { 0 };
-    buf.push(flags);
-    let len = u16::try_from(bytes.len()).expect("chunk longer than 65535 bytes");
-    buf.extend_from_slice(&len.to_le_bytes());
-    if let Some(t) = total {
-        buf.extend_from_slice(&t.to_le_bytes());
-    }
+    encode_chunk_head(buf, first, last, total, bytes.len());
     buf.extend_from_slice(bytes);
 }
 
