@@ -217,11 +217,48 @@ fn send_nowait(sock: &UdpSocket, head: &[u8], tail: &[u8], to: &RawAddr) {
     unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_DONTWAIT) };
 }
 
+/// Puts the payload of a Long AM that spans several datagrams straight
+/// into this rank's segment as its datagrams arrive, instead of into the
+/// message buffer (from which the handler's delivery would copy it again).
+/// Holds this rank's segment (base, size), if attached. A message whose
+/// range is outside the segment is kept whole, so that delivery reports it.
+struct SegmentPlacer(Option<(usize, usize)>);
+
+impl proto::Placer for SegmentPlacer {
+    fn split(&mut self, _peer: u32, first: &[u8], total: usize) -> Option<(usize, u64)> {
+        let (base, size) = self.0?;
+        let (start, len, off) = wire::long_payload(first)?;
+        let in_segment = off.checked_add(len).is_some_and(|end| end <= size);
+        (start.checked_add(len) == Some(total) && in_segment)
+            .then_some((start, (base + off) as u64))
+    }
+
+    fn write(&mut self, token: u64, at: usize, bytes: &[u8]) {
+        // SAFETY: `split` accepted the message only if its payload range
+        // [off, off + len) lies in the segment, `token` is base + off, and
+        // the protocol writes at most `total - split = len` bytes in all,
+        // at increasing `at`; the segment is mapped for the process's life
+        // and `bytes` is the protocol's receive buffer, separate memory.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                (token as usize + at) as *mut u8,
+                bytes.len(),
+            )
+        };
+    }
+}
+
 /// The protocol, its socket, and the messages it completed.
 struct Link {
     net: Mutex<Net>,
     /// Complete messages not yet delivered, in arrival order.
-    inbox: Mutex<VecDeque<(Rank, Vec<u8>)>>,
+    /// (sender, message, whether its Long payload was already placed in
+    /// the segment; see [`SegmentPlacer`]).
+    inbox: Mutex<VecDeque<(Rank, Vec<u8>, bool)>>,
+    /// This rank's segment (base, size) once attached: where Long payloads
+    /// land.
+    segment: OnceLock<(usize, usize)>,
     /// The inbox's length as of its last change, readable without the
     /// lock (a poll with nothing to deliver then takes no lock).
     inbox_len: AtomicUsize,
@@ -267,7 +304,8 @@ impl Link {
             wait = false;
             let now = *clock.get_or_insert_with(Instant::now);
             let (ep, rx) = (&mut net.ep, &net.rx);
-            ep.handle_datagram_gated(&rx[..len], now, !full);
+            let mut placer = SegmentPlacer(self.segment.get().copied());
+            ep.handle_datagram_placed(&rx[..len], now, !full, &mut placer);
             received += 1;
             // Complete messages go to their handlers before the next
             // receive call, which would most often find nothing and only
@@ -307,7 +345,7 @@ impl Link {
         if net.ep.has_message() {
             // Lock order: net, then inbox (nothing takes net under inbox).
             let mut inbox = self.inbox.lock().unwrap_or_else(|p| p.into_inner());
-            while let Some(m) = net.ep.poll_message() {
+            while let Some(m) = net.ep.poll_placed_message() {
                 self.inbox_bytes.fetch_add(m.1.len(), Ordering::Relaxed);
                 inbox.push_back(m);
             }
@@ -417,7 +455,6 @@ pub struct UdpConduit {
     /// each sender's messages run in order.
     delivering: AtomicBool,
     /// This rank's segment (base, size), for landing Long payloads.
-    my_segment: OnceLock<(usize, usize)>,
     /// Polls in a row that found nothing.
     idle_polls: AtomicU32,
     /// When the current run of empty polls began (nanoseconds since
@@ -628,12 +665,12 @@ impl UdpConduit {
                     polls_since_timers: 0,
                 }),
                 inbox: Mutex::new(VecDeque::new()),
+                segment: OnceLock::new(),
                 inbox_len: AtomicUsize::new(0),
                 inbox_bytes: AtomicUsize::new(0),
                 stop: AtomicBool::new(false),
             }),
             delivering: AtomicBool::new(false),
-            my_segment: OnceLock::new(),
             boot,
         };
         // A rank that ends stays long enough to acknowledge its peers' last
@@ -690,35 +727,42 @@ impl UdpConduit {
                     PollScope::All => inbox.pop_front(),
                     PollScope::RepliesOnly => inbox
                         .iter()
-                        .position(|(_, m)| m.get(1) == Some(&0))
+                        .position(|(_, m, _)| m.get(1) == Some(&0))
                         .and_then(|i| inbox.remove(i)),
                 };
                 self.link.inbox_len.store(inbox.len(), Ordering::Relaxed);
-                if let Some((_, m)) = &next {
+                if let Some((_, m, _)) = &next {
                     self.link.inbox_bytes.fetch_sub(m.len(), Ordering::Relaxed);
                 }
                 next
             };
-            let Some((src, m)) = next else { break };
-            self.run(src, &m, sink);
+            let Some((src, m, placed)) = next else { break };
+            self.run(src, &m, placed, sink);
             ran += 1;
         }
         self.delivering.store(false, Ordering::Release);
         ran
     }
 
-    fn run(&self, src: Rank, m: &[u8], sink: &dyn AmSink) {
-        let Some(am) = wire::decode(m) else {
+    fn run(&self, src: Rank, m: &[u8], placed: bool, sink: &dyn AmSink) {
+        let decoded = if placed {
+            wire::decode_placed(m)
+        } else {
+            wire::decode(m).map(|am| {
+                let len = am.payload.len();
+                (am, len)
+            })
+        };
+        let Some((am, len)) = decoded else {
             gex_core::fatal(&format!("udp conduit: malformed AM from rank {src}"));
         };
         let mut payload = am.payload;
         if am.category == AmCategory::Long {
-            let Some(&(base, size)) = self.my_segment.get() else {
+            let Some(&(base, size)) = self.link.segment.get() else {
                 gex_core::fatal(&format!(
                     "udp conduit: a Long AM from rank {src} arrived before this rank attached a segment"
                 ));
             };
-            let len = am.payload.len();
             if am.dest_offset.checked_add(len).is_none_or(|e| e > size) {
                 gex_core::fatal(&format!(
                     "udp conduit: a Long AM from rank {src} targets [{:#x}, +{len}) outside this rank's segment of {size:#x} bytes",
@@ -727,9 +771,12 @@ impl UdpConduit {
             }
             let dst = (base + am.dest_offset) as *mut u8;
             // SAFETY: the range is inside this rank's mapped segment
-            // (checked above) and the message buffer is separate memory.
+            // (checked above); the message buffer is separate memory, and a
+            // placed payload is already there.
             unsafe {
-                std::ptr::copy_nonoverlapping(am.payload.as_ptr(), dst, len);
+                if !placed {
+                    std::ptr::copy_nonoverlapping(am.payload.as_ptr(), dst, len);
+                }
                 payload = std::slice::from_raw_parts(dst, len);
             }
         }
@@ -869,7 +916,7 @@ impl Conduit for UdpConduit {
         let base = mine
             .local_base
             .ok_or_else(|| Error::resource("udp conduit: the local segment is not mapped"))?;
-        let _ = self.my_segment.set((base, mine.size));
+        let _ = self.link.segment.set((base, mine.size));
         Ok(table)
     }
 }

@@ -54,8 +54,44 @@ pub fn encode(msg: &OutgoingAm<'_>, out: &mut Vec<u8>) {
     out.extend_from_slice(msg.payload);
 }
 
+/// Where the payload of a Long AM starts in its message, its length and
+/// its destination offset, if `first` (the message's first bytes) is a
+/// Long AM header and holds all of it.
+pub fn long_payload(first: &[u8]) -> Option<(usize, usize, usize)> {
+    if AmCategory::from_u8(*first.first()?)? != AmCategory::Long {
+        return None;
+    }
+    let nargs = *first.get(3)? as usize;
+    if nargs > AM_MAX_ARGS {
+        return None;
+    }
+    let len = u32::from_le_bytes(first.get(4..8)?.try_into().ok()?) as usize;
+    let off = u64::from_le_bytes(first.get(8..16)?.try_into().ok()?) as usize;
+    let start = 24 + 4 * nargs;
+    (first.len() >= start).then_some((start, len, off))
+}
+
+/// Decodes a Long AM whose payload was placed in the segment while it
+/// arrived (`b` is its header only); the payload in the result is empty
+/// and the second value is its length.
+pub fn decode_placed(b: &[u8]) -> Option<(Am<'static>, usize)> {
+    let (am, at, len) = parse_header(b)?;
+    (am.category == AmCategory::Long && b.len() == at).then_some((am, len))
+}
+
 /// Decodes a message; `None` if it is not a well-formed AM.
 pub fn decode(b: &[u8]) -> Option<Am<'_>> {
+    let (am, at, len) = parse_header(b)?;
+    let payload = b.get(at..)?;
+    if payload.len() != len || (am.category == AmCategory::Short && len != 0) {
+        return None;
+    }
+    Some(Am { payload, ..am })
+}
+
+/// The header of a message: the AM with an empty payload, where the
+/// payload starts, and its declared length.
+fn parse_header(b: &[u8]) -> Option<(Am<'static>, usize, usize)> {
     let category = AmCategory::from_u8(*b.first()?)?;
     let is_request = match *b.get(1)? {
         0 => false,
@@ -80,20 +116,20 @@ pub fn decode(b: &[u8]) -> Option<Am<'_>> {
         *a = AmArg::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?);
         at += 4;
     }
-    let payload = b.get(at..)?;
-    if payload.len() != len || (category == AmCategory::Short && len != 0) {
-        return None;
-    }
-    Some(Am {
-        category,
-        is_request,
-        handler,
-        args,
-        nargs,
-        dest_offset,
-        dest_addr,
-        payload,
-    })
+    Some((
+        Am {
+            category,
+            is_request,
+            handler,
+            args,
+            nargs,
+            dest_offset,
+            dest_addr,
+            payload: &[],
+        },
+        at,
+        len,
+    ))
 }
 
 #[cfg(test)]
@@ -124,6 +160,28 @@ mod tests {
             prop_assert_eq!(am.payload, &payload[..]);
             prop_assert_eq!(am.dest_offset, msg.dest_offset);
             prop_assert_eq!(am.dest_addr, msg.dest_addr);
+        }
+
+        #[test]
+        fn placed_long_header_round_trip(handler: u8,
+                      args in proptest::collection::vec(any::<i32>(), 0..=16),
+                      len in 0usize..5000, off: u32, dest: u64) {
+            let payload = vec![9u8; len];
+            let msg = OutgoingAm {
+                category: AmCategory::Long, is_request: true, handler, args: &args,
+                payload: &payload, dest_offset: off as usize, dest_addr: dest as usize,
+            };
+            let mut buf = Vec::new();
+            encode(&msg, &mut buf);
+            let (start, plen, poff) = long_payload(&buf).unwrap();
+            prop_assert_eq!((start + plen, plen, poff), (buf.len(), len, off as usize));
+            prop_assert!(long_payload(&buf[..start - 1]).is_none(), "header must be whole");
+            let (am, plen) = decode_placed(&buf[..start]).unwrap();
+            prop_assert_eq!(plen, len);
+            prop_assert_eq!(&am.args[..am.nargs], &args[..]);
+            prop_assert_eq!((am.handler, am.dest_offset, am.dest_addr), (handler, off as usize, dest as usize));
+            prop_assert!(am.payload.is_empty());
+            prop_assert!(decode_placed(&buf).is_none() || len == 0);
         }
 
         #[test]

@@ -224,6 +224,47 @@ impl SendState {
     }
 }
 
+/// Lets the receiver of a message that spans several datagrams put most
+/// of its bytes where they finally belong while it is reassembled, instead
+/// of into a message buffer to be copied again later.
+pub trait Placer {
+    /// Called once per multi-datagram message, with its first chunk's
+    /// bytes and its total length. `Some((split, token))` sends message
+    /// bytes from offset `split` (at most `first.len()`) on to
+    /// [`Placer::write`] with `token`; only the bytes before `split` are
+    /// kept, and [`Endpoint::poll_placed_message`] reports the message as
+    /// placed. `None` keeps the whole message.
+    fn split(&mut self, peer: u32, first: &[u8], total: usize) -> Option<(usize, u64)>;
+
+    /// Message bytes at `at` bytes past `split`, of a message `split`
+    /// accepted. Called in order, each byte exactly once.
+    fn write(&mut self, token: u64, at: usize, bytes: &[u8]);
+}
+
+/// The [`Placer`] that places nothing.
+pub struct KeepAll;
+
+impl Placer for KeepAll {
+    fn split(&mut self, _peer: u32, _first: &[u8], _total: usize) -> Option<(usize, u64)> {
+        None
+    }
+
+    fn write(&mut self, _token: u64, _at: usize, _bytes: &[u8]) {}
+}
+
+/// A message being reassembled.
+#[derive(Debug)]
+struct Partial {
+    /// Total length.
+    total: usize,
+    /// The bytes kept (all of them, or those before the split).
+    kept: Vec<u8>,
+    /// Where the rest goes, if placed: (split, token).
+    placed: Option<(usize, u64)>,
+    /// Bytes handed to the placer.
+    written: usize,
+}
+
 /// From one peer.
 #[derive(Debug)]
 struct RecvState {
@@ -233,8 +274,8 @@ struct RecvState {
     /// (index 0 is always empty; the last element, if any, is full).
     ooo: VecDeque<Option<Box<[u8]>>>,
     ooo_bytes: usize,
-    /// The message being reassembled: its total length and bytes so far.
-    partial: Option<(usize, Vec<u8>)>,
+    /// The message being reassembled.
+    partial: Option<Partial>,
     last_heard: Option<Instant>,
     received_any: bool,
     /// Something received that no ACK sent since covers.
@@ -287,7 +328,7 @@ impl RecvState {
     }
 
     fn partial_bytes(&self) -> usize {
-        self.partial.as_ref().map_or(0, |(_, v)| v.len())
+        self.partial.as_ref().map_or(0, |p| p.kept.len())
     }
 }
 
@@ -302,7 +343,8 @@ struct Peer {
 /// Complete messages waiting for `poll_message`.
 #[derive(Debug, Default)]
 struct Inbox {
-    messages: VecDeque<(u32, Vec<u8>)>,
+    /// (sender, bytes kept, placed).
+    messages: VecDeque<(u32, Vec<u8>, bool)>,
     bytes: usize,
 }
 
@@ -454,6 +496,18 @@ impl Endpoint {
     /// that stopped reading its socket instead would deadlock against a
     /// peer waiting for window space, and would take the peer for dead.
     pub fn handle_datagram_gated(&mut self, data: &[u8], now: Instant, accept_data: bool) {
+        self.handle_datagram_placed(data, now, accept_data, &mut KeepAll);
+    }
+
+    /// [`Endpoint::handle_datagram_gated`] with `placer` deciding where the
+    /// bytes of messages spanning several datagrams go.
+    pub fn handle_datagram_placed(
+        &mut self,
+        data: &[u8],
+        now: Instant,
+        accept_data: bool,
+        placer: &mut dyn Placer,
+    ) {
         self.stats.datagrams_received += 1;
         if !has_preamble(data) {
             self.stats.dropped_malformed += 1;
@@ -488,7 +542,7 @@ impl Endpoint {
         }
         if let Some(data) = d.data {
             if accept_data {
-                self.on_data(peer, data, now);
+                self.on_data(peer, data, now, placer);
             } else {
                 self.stats.refused_data += 1;
             }
@@ -536,7 +590,15 @@ impl Endpoint {
     }
 
     /// The next complete message, in order per sender: (sender, bytes).
+    /// A message a [`Placer`] placed yields only the bytes it kept; use
+    /// [`Endpoint::poll_placed_message`] when placing.
     pub fn poll_message(&mut self) -> Option<(u32, Vec<u8>)> {
+        self.poll_placed_message().map(|(p, m, _)| (p, m))
+    }
+
+    /// The next complete message: (sender, bytes kept, whether the rest
+    /// went to a [`Placer`]).
+    pub fn poll_placed_message(&mut self) -> Option<(u32, Vec<u8>, bool)> {
         let m = self.inbox.messages.pop_front()?;
         self.inbox.bytes -= m.1.len();
         Some(m)
@@ -840,7 +902,7 @@ impl Endpoint {
         }
     }
 
-    fn on_data(&mut self, peer: u32, data: DataInfo<'_>, now: Instant) {
+    fn on_data(&mut self, peer: u32, data: DataInfo<'_>, now: Instant, placer: &mut dyn Placer) {
         let window = self.cfg.window as u64;
         let rcv = &mut self.peers[peer as usize].rcv;
         rcv.received_any = true;
@@ -875,12 +937,19 @@ impl Endpoint {
         }
         let filled_gap = rcv.ooo.len() > 1;
         rcv.ooo.pop_front();
-        deliver_body(rcv, peer, data.body, &mut self.inbox, &mut self.stats);
+        deliver_body(
+            rcv,
+            peer,
+            data.body,
+            &mut self.inbox,
+            &mut self.stats,
+            placer,
+        );
         rcv.next += 1;
         while let Some(Some(_)) = rcv.ooo.front() {
             let body = rcv.ooo.pop_front().flatten().unwrap_or_default();
             rcv.ooo_bytes -= body.len();
-            deliver_body(rcv, peer, &body, &mut self.inbox, &mut self.stats);
+            deliver_body(rcv, peer, &body, &mut self.inbox, &mut self.stats, placer);
             rcv.next += 1;
         }
         rcv.ack_pending = true;
@@ -895,10 +964,17 @@ impl Endpoint {
 }
 
 /// Reassembles the chunks of one in-order body into messages.
-fn deliver_body(rcv: &mut RecvState, peer: u32, body: &[u8], inbox: &mut Inbox, stats: &mut Stats) {
-    let mut push = |msg: Vec<u8>, stats: &mut Stats| {
+fn deliver_body(
+    rcv: &mut RecvState,
+    peer: u32,
+    body: &[u8],
+    inbox: &mut Inbox,
+    stats: &mut Stats,
+    placer: &mut dyn Placer,
+) {
+    let mut push = |msg: Vec<u8>, placed: bool, stats: &mut Stats| {
         inbox.bytes += msg.len();
-        inbox.messages.push_back((peer, msg));
+        inbox.messages.push_back((peer, msg, placed));
         stats.messages_delivered += 1;
     };
     for c in chunks(body) {
@@ -909,28 +985,54 @@ fn deliver_body(rcv: &mut RecvState, peer: u32, body: &[u8], inbox: &mut Inbox, 
             }
             let total = c.total.unwrap_or(0) as usize;
             if c.last {
-                push(c.bytes.to_vec(), stats);
-            } else {
-                let mut v = Vec::with_capacity(total);
-                v.extend_from_slice(c.bytes);
-                rcv.partial = Some((total, v));
+                push(c.bytes.to_vec(), false, stats);
+                continue;
             }
+            let placed = placer
+                .split(peer, c.bytes, total)
+                .filter(|&(split, _)| split <= c.bytes.len() && split <= total);
+            let mut p = Partial {
+                total,
+                kept: Vec::new(),
+                placed,
+                written: 0,
+            };
+            match placed {
+                Some((split, token)) => {
+                    p.kept.extend_from_slice(&c.bytes[..split]);
+                    placer.write(token, 0, &c.bytes[split..]);
+                    p.written = c.bytes.len() - split;
+                }
+                None => {
+                    p.kept = Vec::with_capacity(total);
+                    p.kept.extend_from_slice(c.bytes);
+                }
+            }
+            rcv.partial = Some(p);
             continue;
         }
-        let Some((total, v)) = rcv.partial.as_mut() else {
+        let Some(p) = rcv.partial.as_mut() else {
             stats.dropped_malformed += 1;
             continue;
         };
-        if v.len() + c.bytes.len() > *total {
+        if p.kept.len() + p.written + c.bytes.len() > p.total {
             stats.dropped_malformed += 1;
             rcv.partial = None;
             continue;
         }
-        v.extend_from_slice(c.bytes);
+        match p.placed {
+            Some((_, token)) => {
+                placer.write(token, p.written, c.bytes);
+                p.written += c.bytes.len();
+            }
+            None => p.kept.extend_from_slice(c.bytes),
+        }
         if c.last {
-            let (total, v) = rcv.partial.take().unwrap_or_default();
-            if v.len() == total {
-                push(v, stats);
+            let Some(p) = rcv.partial.take() else {
+                continue;
+            };
+            if p.kept.len() + p.written == p.total {
+                push(p.kept, p.placed.is_some(), stats);
             } else {
                 stats.dropped_malformed += 1;
             }

@@ -102,7 +102,7 @@ pub mod wire;
 
 use std::time::Duration;
 
-pub use endpoint::Endpoint;
+pub use endpoint::{Endpoint, KeepAll, Placer};
 pub use wire::{
     chunks, decode_datagram, encode_chunk, encode_datagram, expand_seq, AckInfo, Chunk, Chunks,
     DataInfo, Datagram, Kind, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MIN_DATAGRAM,
