@@ -38,7 +38,14 @@ pub struct Am<'a> {
 /// Encodes `msg` into `out` (cleared first).
 pub fn encode(msg: &OutgoingAm<'_>, out: &mut Vec<u8>) {
     out.clear();
-    out.reserve(24 + 4 * msg.args.len() + msg.payload.len());
+    // Exactly the encoded length, so that the buffer becomes the protocol's
+    // shared message bytes without reallocating.
+    let long = if msg.category == AmCategory::Long {
+        16
+    } else {
+        0
+    };
+    out.reserve_exact(8 + long + 4 * msg.args.len() + msg.payload.len());
     out.push(msg.category as u8);
     out.push(msg.is_request as u8);
     out.push(msg.handler);

@@ -25,6 +25,7 @@ const H_PUT: AmIndex = 1;
 const H_PUT_ACK: AmIndex = 2;
 const H_GET: AmIndex = 3;
 const H_GET_DATA: AmIndex = 4;
+const H_MEMSET: AmIndex = 6;
 
 fn split(v: usize) -> (AmArg, AmArg) {
     let v = v as u64;
@@ -111,6 +112,24 @@ pub fn register(ep: &Ep) -> Result<()> {
             op.c.done();
         })
         .with_name("gex-rma get data"),
+        HandlerEntry::request(H_MEMSET, Flags::AM_SHORT, 7, |tok, msg| {
+            let a = msg.args();
+            let (off, len, val) = (join(a[0], a[1]), join(a[2], a[3]), a[4] as u8);
+            let (base, size) = local_segment();
+            if off.checked_add(len).is_none_or(|e| e > size) {
+                gex_core::fatal(&format!(
+                    "RMA memset from rank {} for [{off:#x}, +{len}) outside this rank's segment of {size:#x} bytes",
+                    tok.src_rank()
+                ));
+            }
+            // SAFETY: the range is inside the local segment (checked). A
+            // peer accessing it at the same time races with this memset in
+            // the client's program, as with any RMA.
+            unsafe { std::ptr::write_bytes((base + off) as *mut u8, val, len) };
+            tok.reply_short(H_PUT_ACK, Flags::empty(), &a[5..7])
+                .expect("RMA memset acknowledgement");
+        })
+        .with_name("gex-rma memset"),
     ];
     register_internal_handlers(ep, &mut table)
 }
@@ -164,6 +183,37 @@ pub(crate) fn put(
         }
     }
     Ok(Some(c))
+}
+
+/// Starts a memset of `len` bytes to `val` at offset `off` of `jobrank`'s
+/// segment: one Short request, whatever the length, acknowledged once
+/// done. Returns `None` for an `IMMEDIATE` no-op, else the completion.
+pub(crate) fn memset(
+    ep: &Ep,
+    jobrank: Rank,
+    off: usize,
+    len: usize,
+    val: u8,
+    immediate: bool,
+) -> Result<Option<Arc<Completion>>> {
+    let c = Completion::new(1, None);
+    let id = Arc::into_raw(c.clone()) as usize;
+    let ((olo, ohi), (llo, lhi), (lo, hi)) = (split(off), split(len), split(id));
+    let flags = if immediate {
+        Flags::IMMEDIATE
+    } else {
+        Flags::empty()
+    };
+    let args = [olo, ohi, llo, lhi, AmArg::from(val), lo, hi];
+    let r = ep.pair(0).request_short(jobrank, H_MEMSET, flags, &args);
+    if !matches!(r, Ok(Injected::Sent)) {
+        // SAFETY: the count given to the request that was not sent.
+        drop(unsafe { Arc::from_raw(id as *const Completion) });
+    }
+    match r? {
+        Injected::Sent => Ok(Some(c)),
+        Injected::NoOp => Ok(None),
+    }
 }
 
 /// Where a get's data goes.

@@ -581,9 +581,107 @@ pub trait Rma: TmRef {
         )
         .map(Started::event)
     }
+
+    /// GASNet-1 `gasnet_memset`: sets the `nbytes` bytes at `dest` on
+    /// `rank` to `val`, and returns once they are set. `dest` is an owner
+    /// address, or an offset with `Flags::PEER_SEG_OFFSET`; the range is
+    /// checked against the peer's segment like a put's. (GASNet-EX v0.17
+    /// deprecates the call and has no replacement; gex keeps it.)
+    fn memset_blocking(
+        &self,
+        rank: Rank,
+        dest: usize,
+        val: u8,
+        nbytes: usize,
+        flags: Flags,
+    ) -> Result<Injected> {
+        memset(
+            self,
+            "gasnet_memset",
+            rank,
+            dest,
+            val,
+            nbytes,
+            flags,
+            Mode::Blocking,
+        )
+        .map(|s| s.injected())
+    }
+
+    /// GASNet-1 `gasnet_memset_nb`: as [`Rma::memset_blocking`], completed
+    /// through the returned event (a put's synchronisation).
+    fn memset_nb(
+        &self,
+        rank: Rank,
+        dest: usize,
+        val: u8,
+        nbytes: usize,
+        flags: Flags,
+    ) -> Result<Event<'static>> {
+        memset(
+            self,
+            "gasnet_memset_nb",
+            rank,
+            dest,
+            val,
+            nbytes,
+            flags,
+            Mode::Nb,
+        )
+        .map(Started::event)
+    }
 }
 
 impl<T: TmRef + ?Sized> Rma for T {}
+
+/// Flags a memset accepts: a put's, less those about a local source.
+const MEMSET_FLAGS: Flags = Flags::IMMEDIATE
+    .union(Flags::PEER_NEVER_SELF)
+    .union(Flags::PEER_NEVER_NBRHD)
+    .union(Flags::PEER_SEG_UNKNOWN)
+    .union(Flags::PEER_SEG_SOME)
+    .union(Flags::PEER_SEG_BOUND)
+    .union(Flags::PEER_SEG_OFFSET);
+
+#[allow(clippy::too_many_arguments)]
+fn memset<T: TmRef + ?Sized>(
+    tm: &T,
+    call: &'static str,
+    rank: Rank,
+    dest: usize,
+    val: u8,
+    nbytes: usize,
+    flags: Flags,
+    mode: Mode,
+) -> Result<Started> {
+    if !(flags - MEMSET_FLAGS).is_empty() {
+        return Err(Error::bad_arg(format!(
+            "{call}: flags {:?} are not valid for a memset",
+            flags - MEMSET_FLAGS
+        )));
+    }
+    let r = remote(call, tm, rank, dest, nbytes, flags)?;
+    if let Some(p) = r.local {
+        // SAFETY: `p..p+nbytes` lies in the peer's mapped segment (checked
+        // by `remote`).
+        unsafe { std::ptr::write_bytes(p, val, nbytes) };
+        return Ok(Started::Done);
+    }
+    if nbytes == 0 {
+        return Ok(Started::Done);
+    }
+    let immediate = flags.contains(Flags::IMMEDIATE);
+    let Some(c) = ampath::memset(tm.ep(), r.jobrank, r.off, nbytes, val, immediate)? else {
+        return Ok(Started::NoOp);
+    };
+    Ok(match mode {
+        Mode::Nb => Started::Pending(c),
+        Mode::Blocking | Mode::Nbi => {
+            wait_for(&c);
+            Started::Done
+        }
+    })
+}
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]

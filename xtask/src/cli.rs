@@ -20,8 +20,10 @@ commands:
                                with 2..=min(N, 4) ranks
   demo [-n N] [-- ARGS...]     run gex-testsuite's `demo` under gex-run with N
                                ranks (default 3)
-  bench [-n N] [NAME...]       run gex-testsuite's `bench-*` programs (or the
+  bench [-n N] [--conduit C] [NAME...]
+                               run gex-testsuite's `bench-*` programs (or the
                                named ones) under gex-run with N ranks (default 2)
+                               on conduit C (smp or udp; default smp)
   fmt-check                    cargo fmt --all --check
   lint                         cargo clippy --workspace --all-targets -- -D warnings
   ci                           fmt-check, lint, test, test-cluster --max-ranks 4
@@ -55,8 +57,16 @@ pub enum Command {
     CheckLayers,
     Test,
     TestCluster(ClusterOpts),
-    Demo { ranks: u32, args: Vec<String> },
-    Bench { ranks: u32, names: Vec<String> },
+    Demo {
+        ranks: u32,
+        args: Vec<String>,
+    },
+    Bench {
+        ranks: u32,
+        /// `--conduit` for gex-run (smp when absent).
+        conduit: Option<String>,
+        names: Vec<String>,
+    },
     FmtCheck,
     Lint,
     Ci,
@@ -126,9 +136,15 @@ where
         "bench" => {
             let mut ranks = DEFAULT_BENCH_RANKS;
             let mut names = Vec::new();
+            let mut conduit = None;
             while let Some(arg) = args.next() {
                 if let Some(v) = args.value_of(&arg, &["-n", "--ranks"])? {
                     ranks = rank_count("-n", &v)?;
+                } else if let Some(v) = args.value_of(&arg, &["--conduit"])? {
+                    if !["smp", "udp"].contains(&v.as_str()) {
+                        return Err(format!("unknown conduit `{v}` (known: smp, udp)"));
+                    }
+                    conduit = Some(v);
                 } else if arg == "--" {
                     names.extend(args.by_ref());
                 } else if is_help(&arg) {
@@ -139,7 +155,11 @@ where
                     names.push(arg);
                 }
             }
-            Command::Bench { ranks, names }
+            Command::Bench {
+                ranks,
+                conduit,
+                names,
+            }
         }
         other => return Err(format!("unknown command `{other}`")),
     };
@@ -343,13 +363,24 @@ mod tests {
             p(&["bench"]),
             Ok(Command::Bench {
                 ranks: 2,
+                conduit: None,
                 names: vec![]
             })
         );
         assert_eq!(
+            p(&["bench", "--conduit", "udp", "bench-testam"]),
+            Ok(Command::Bench {
+                ranks: 2,
+                conduit: Some("udp".into()),
+                names: vec!["bench-testam".into()]
+            })
+        );
+        assert!(p(&["bench", "--conduit", "ib"]).is_err());
+        assert_eq!(
             p(&["bench", "bench-am", "-n", "4", "bench-put"]),
             Ok(Command::Bench {
                 ranks: 4,
+                conduit: None,
                 names: vec!["bench-am".into(), "bench-put".into()]
             })
         );
@@ -357,6 +388,7 @@ mod tests {
             p(&["bench", "--", "-weird-name"]),
             Ok(Command::Bench {
                 ranks: 2,
+                conduit: None,
                 names: vec!["-weird-name".into()]
             })
         );

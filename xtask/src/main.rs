@@ -107,7 +107,11 @@ impl Ctx {
             C::Test => self.test(),
             C::TestCluster(opts) => self.test_cluster(opts),
             C::Demo { ranks, args } => self.demo(*ranks, args),
-            C::Bench { ranks, names } => self.bench(*ranks, names),
+            C::Bench {
+                ranks,
+                conduit,
+                names,
+            } => self.bench(*ranks, conduit.as_deref(), names),
             C::FmtCheck => self.fmt_check(),
             C::Lint => self.lint(),
             C::Ci => self.ci(),
@@ -438,7 +442,7 @@ impl Ctx {
         }
     }
 
-    fn bench(&self, ranks: u32, names: &[String]) -> Result {
+    fn bench(&self, ranks: u32, conduit: Option<&str>, names: &[String]) -> Result {
         let all = meta::bins(self.metadata()?, TESTSUITE)?;
         let benches: Vec<String> = if names.is_empty() {
             all.iter()
@@ -479,9 +483,11 @@ impl Ctx {
         let mut failed = Vec::new();
         for bench in &benches {
             let mut cmd = Command::new(release.join(LAUNCHER));
-            cmd.arg("-n")
-                .arg(ranks.to_string())
-                .arg(release.join(bench));
+            cmd.arg("-n").arg(ranks.to_string());
+            if let Some(c) = conduit {
+                cmd.arg("--conduit").arg(c);
+            }
+            cmd.arg(release.join(bench));
             let status = self.status(&mut cmd)?;
             if !status.success() {
                 println!(

@@ -10,7 +10,7 @@
 //! its own segment and compares byte for byte. Then: lc options, leaf
 //! events, event arrays, futures, segment-offset addressing on both sides,
 //! and errors (out-of-segment ranges, bad ranks, bad flags) that must leave
-//! the target unchanged.
+//! the target unchanged; GASNet-1 memset, blocking and NB, against a model.
 
 use std::future::Future;
 use std::pin::pin;
@@ -201,6 +201,8 @@ fn main() {
     completion_options(&job, my_region((me + 1) % n));
     job.barrier();
     offsets_and_errors(&job, &segs, reg);
+    job.barrier();
+    memsets(&job, &segs, reg);
     job.barrier();
     if gex::rma::force_am() {
         immediate_noop(&job, &floods, my_region((me + 1) % n));
@@ -649,4 +651,72 @@ fn immediate_noop(job: &Job, floods: &AtomicU64, base: usize) {
         .get_blocking(&mut got, peer, base + 4096, Flags::empty())
         .unwrap();
     assert_eq!(got, before, "an IMMEDIATE no-op wrote the target");
+}
+
+/// `gasnet_memset` and `gasnet_memset_nb` into this rank's region of its
+/// successor's segment (by address and by offset), checked against a model
+/// of the whole region; a range past the segment's end and a flag about a
+/// local side are errors that set nothing.
+fn memsets(job: &Job, segs: &[usize], reg: usize) {
+    let (me, n) = (job.rank(), job.size());
+    let t = (me + 1) % n;
+    let base = segs[t as usize] + me as usize * reg;
+    let off = me as usize * reg;
+    let mut model = vec![0u8; reg];
+    job.tm
+        .get_blocking(&mut model, t, base, Flags::empty())
+        .unwrap();
+    let big = (reg / 4).min(3 << 20);
+    let ops: [(usize, usize, u8); 6] = [
+        (0, 0, 0x11),
+        (0, 1, 0x22),
+        (9, 7, 0x33),
+        (100, 4096, 0x44),
+        (reg / 2, big, 0x55),
+        (reg - 3, 3, 0x66),
+    ];
+    for (i, &(at, len, val)) in ops.iter().enumerate() {
+        match i % 3 {
+            0 => {
+                job.tm
+                    .memset_blocking(t, base + at, val, len, Flags::empty())
+                    .unwrap();
+            }
+            1 => job
+                .tm
+                .memset_nb(t, base + at, val, len, Flags::empty())
+                .unwrap()
+                .wait()
+                .unwrap(),
+            _ => {
+                job.tm
+                    .memset_blocking(t, off + at, val, len, Flags::PEER_SEG_OFFSET)
+                    .unwrap();
+            }
+        }
+        model[at..at + len].fill(val);
+    }
+    // Errors: nothing set.
+    let end = segs[t as usize] + SEG;
+    let e = job
+        .tm
+        .memset_blocking(t, end - 2, 0x77, 4, Flags::empty())
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BadArg, "{e}");
+    assert!(e.message().contains("outside"), "{e}");
+    let e = job
+        .tm
+        .memset_blocking(t, base, 0x77, 4, Flags::SELF_SEG_OFFSET)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BadArg, "{e}");
+    let mut got = vec![0u8; reg];
+    job.tm
+        .get_blocking(&mut got, t, base, Flags::empty())
+        .unwrap();
+    verify("memset", &got, &model);
+    let mut tail = [0u8; 2];
+    job.tm
+        .get_blocking(&mut tail, t, end - 2, Flags::empty())
+        .unwrap();
+    assert_ne!(tail, [0x77; 2], "a refused memset set bytes");
 }
