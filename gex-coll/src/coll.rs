@@ -24,16 +24,15 @@
 //!   other members (except for the barrier).
 //! - Calls from handler context or holding an HSL return an error.
 
-use std::sync::atomic::{fence, Ordering};
 use std::sync::Arc;
 
 use gex_core::{context, Event, Staging, Tm};
 use gex_types::{Dt, Error, Flags, Rank, Result};
 
-use crate::algos::{AllReduceRd, BcastRecv, Collect, CollectSink, Dissem, Reduce, ReduceKind};
+use crate::algos::{AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceKind};
 use crate::engine::{send_now, signature, Logic, Op, Out};
 use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
-use crate::team::{team_of, TeamInfo};
+use crate::team::{barrier_event, team_of, team_ref, TeamInfo};
 use crate::tree::{binomial_children, from_virtual, to_virtual};
 
 fn check_flags(call: &str, flags: Flags) -> Result<()> {
@@ -90,29 +89,25 @@ fn begin(call: &str, tm: &Tm, flags: Flags) -> Result<Arc<TeamInfo>> {
 /// Initiation is a release and synchronization an acquire: memory writes
 /// of the calling thread (and GASNet operations it synchronized) before the
 /// call are visible to every member's thread after it syncs its event.
-/// Dissemination over Active Messages: `ceil(log2 n)` rounds of one
-/// message per member. `flags` must be empty.
+/// When every member shares this process's neighbourhood, each member
+/// stores a counter in shared memory and the barrier completes (in the
+/// progress hook of whichever thread waits or tests) once every member's
+/// counter has moved; otherwise dissemination over Active Messages:
+/// `ceil(log2 n)` rounds of one message per member. `INVALID` if complete
+/// at initiation. `flags` must be empty.
 pub fn barrier_nb(tm: &Tm, flags: Flags) -> Result<Event<'static>> {
     const CALL: &str = "gex_Coll_BarrierNB";
-    let t = begin(CALL, tm, flags)?;
-    let key = t.next_key();
-    if t.size() == 1 {
-        fence(Ordering::SeqCst);
-        return Ok(Event::INVALID);
-    }
-    let op = Op::start(
-        key,
-        signature("barrier", &[]),
-        CALL,
-        Box::new(Dissem::new(
-            t.members.clone(),
-            t.me,
-            0,
-            |_, _| 0,
-            Default::default(),
-        )),
-    );
-    Ok(Event::pending(op.c.clone()))
+    context::check_may_communicate(CALL)?;
+    check_flags(CALL, flags)?;
+    Ok(barrier_event(team_ref(tm, CALL)?, CALL))
+}
+
+/// Whether barriers over `tm` use shared memory (every member shares this
+/// process's neighbourhood, the areas are in use, and the team got a
+/// channel) rather than Active Messages. The same answer on every member.
+/// A query: allowed anywhere.
+pub fn barrier_uses_shared_memory(tm: &Tm) -> Result<bool> {
+    Ok(team_ref(tm, "barrier_uses_shared_memory")?.uses_shared_memory())
 }
 
 /// Blocking barrier over `tm`: [`barrier_nb`] and a wait.

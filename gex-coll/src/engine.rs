@@ -23,25 +23,24 @@
 //! Operations advance in the AM handlers: when a message makes the next
 //! step possible (the next dissemination round, forwarding a broadcast
 //! chunk, combining a child's partial result), the handler takes it at
-//! once. gex-core's waits poll the conduit and test a completion, with no
-//! hook for layers, so a handler is the only code that runs while a client
-//! waits on a collective's event. Handlers may not block, so they inject
-//! through the conduit SPI with `immediate` (the rule that client request
-//! handlers may only reply exists so that handlers never wait for queue
-//! space or nest; these sends do neither: the conduit takes its producer
-//! lock only to copy the record, and polls nothing); a send refused for lack of
-//! queue space is handed to a progress thread (started on first need),
-//! which sends it blocking, outside handler context. The operation's
-//! completion counts such sends, so an event completes only once its
-//! rank's part of the data movement is done.
+//! once. Handlers may not block, so they inject through the conduit SPI
+//! with `immediate` (the rule that client request handlers may only reply
+//! exists so that handlers never wait for queue space or nest; these sends
+//! do neither: the conduit takes its producer lock only to copy the
+//! record, and polls nothing). A send refused for lack of queue space is
+//! queued and retried, again with `immediate`, by the layer's progress
+//! hook, which gex-core runs in every progress, poll, wait and test of
+//! any thread, outside handler context ([`retry_deferred`]). The
+//! operation's completion counts such sends, so an event completes only
+//! once its rank's part of the data movement is done.
 //!
 //! Initiation runs in the client's thread and sends blocking. No lock is
 //! held across any send (a blocking send polls, and the handlers it runs
 //! take the same locks).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use gex_core::conduit::{Injected, OutgoingAm};
 use gex_core::{Completion, Runtime};
@@ -240,17 +239,13 @@ struct Deferred {
 struct Engine {
     ops: Mutex<HashMap<Key, Slot>>,
     deferred: Mutex<VecDeque<Deferred>>,
-    wake: Condvar,
-    helper_started: AtomicBool,
-    /// Testing: every send from a handler goes through the progress thread.
+    /// Testing: every send from a handler is deferred to the progress hook.
     force_defer: bool,
 }
 
 static ENGINE: LazyLock<Engine> = LazyLock::new(|| Engine {
     ops: Mutex::new(HashMap::new()),
     deferred: Mutex::new(VecDeque::new()),
-    wake: Condvar::new(),
-    helper_started: AtomicBool::new(false),
     force_defer: std::env::var("GEX_COLL_FORCE_DEFER").is_ok_and(|v| v == "1"),
 });
 
@@ -339,40 +334,48 @@ fn send_raw(
 fn defer(dest: Rank, args: [AmArg; NARGS], payload: &[u8], c: &Arc<Completion>) {
     let e = &*ENGINE;
     c.add(1);
-    lock(&e.deferred).push_back(Deferred {
+    let mut q = lock(&e.deferred);
+    q.push_back(Deferred {
         dest,
         args,
         payload: payload.to_vec(),
         c: c.clone(),
     });
-    e.wake.notify_one();
-    if !e.helper_started.swap(true, Ordering::AcqRel) {
-        std::thread::Builder::new()
-            .name("gex-coll-progress".into())
-            .spawn(progress_thread)
-            .unwrap_or_else(|err| {
-                gex_core::fatal(&format!(
-                    "gex-coll: cannot start the progress thread: {err}"
-                ))
-            });
-    }
+    DEFERRED_N.store(q.len(), Ordering::Relaxed);
 }
 
-/// Sends what handlers could not, blocking (and so polling) outside
-/// handler context; sleeps while there is nothing to send.
-fn progress_thread() {
+/// `ENGINE.deferred.len()`, read without the lock (updated under it).
+static DEFERRED_N: AtomicUsize = AtomicUsize::new(0);
+
+/// The progress hook's part: retries, with `immediate`, the sends handlers
+/// could not make, outside handler context (the hook never runs there);
+/// those refused again stay queued for the next round. Returns how many
+/// were sent.
+///
+/// Whatever a rank waits for, it waits in a gex-core progress, poll, test
+/// or wait, which runs this; and a refused send only waits for the peer
+/// to drain its queue, which the peer does whenever it polls. So every
+/// deferred send is eventually made.
+pub(crate) fn retry_deferred() -> usize {
+    if DEFERRED_N.load(Ordering::Relaxed) == 0 {
+        return 0;
+    }
     let e = &*ENGINE;
+    let batch = {
+        let mut q = lock(&e.deferred);
+        let b = std::mem::take(&mut *q);
+        DEFERRED_N.store(0, Ordering::Relaxed);
+        b
+    };
     let rt = rt();
-    loop {
-        let d = {
-            let mut q = lock(&e.deferred);
-            loop {
-                if let Some(d) = q.pop_front() {
-                    break d;
-                }
-                q = e.wake.wait(q).unwrap_or_else(|p| p.into_inner());
-            }
-        };
+    let mut sent = 0;
+    let mut refused = VecDeque::new();
+    for d in batch {
+        if !refused.is_empty() && refused.iter().any(|r: &Deferred| r.dest == d.dest) {
+            // That peer's queue is full: do not try it again this round.
+            refused.push_back(d);
+            continue;
+        }
         let msg = OutgoingAm {
             category: AmCategory::Medium,
             is_request: true,
@@ -382,11 +385,25 @@ fn progress_thread() {
             dest_offset: 0,
             dest_addr: 0,
         };
-        if let Err(err) = rt.conduit().am_send(d.dest, &msg, false, rt.sink()) {
-            gex_core::fatal(&format!("gex-coll: cannot send to rank {}: {err}", d.dest));
+        match rt.conduit().am_send(d.dest, &msg, true, rt.sink()) {
+            Ok(Injected::Sent) => {
+                d.c.done();
+                sent += 1;
+            }
+            Ok(Injected::NoOp) => refused.push_back(d),
+            Err(err) => {
+                gex_core::fatal(&format!("gex-coll: cannot send to rank {}: {err}", d.dest))
+            }
         }
-        d.c.done();
     }
+    if !refused.is_empty() {
+        let mut q = lock(&e.deferred);
+        // Sends deferred meanwhile go after the older ones.
+        refused.append(&mut q);
+        *q = refused;
+        DEFERRED_N.store(q.len(), Ordering::Relaxed);
+    }
+    sent
 }
 
 impl Op {

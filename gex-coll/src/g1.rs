@@ -85,7 +85,7 @@ enum Kind {
 fn kind_of(rt: &Runtime) -> Kind {
     if rt.jobsize() == 1 {
         Kind::Single
-    } else if shm::area().is_some() {
+    } else if shm::area().is_some_and(|a| a.whole_job()) {
         Kind::Shm
     } else {
         Kind::Am

@@ -22,16 +22,19 @@
 //!   Operations are keyed by (team id, per-team call number), so any number
 //!   may be in flight over any teams, and messages for an operation a rank
 //!   has not started yet are kept until it does. They advance inside the
-//!   handlers (gex-core's waits offer layers no progress hook), which send
-//!   without blocking; a send refused for lack of queue space goes to a
-//!   progress thread started on first need. The module `engine` documents
-//!   the protocol.
-//! - The GASNet-1 barrier uses shared memory when every rank shares one
-//!   neighbourhood, Active Messages otherwise (`GEX_COLL_FORCE_AM=1` forces
-//!   the latter, for testing).
+//!   handlers, which send without blocking; a send refused for lack of
+//!   queue space is retried by the layer's progress hook, which gex-core
+//!   runs in every wait, poll and test outside handler context. The module
+//!   `engine` documents the protocol.
+//! - Barriers use shared memory where every member shares one
+//!   neighbourhood: the GASNet-1 barrier when the neighbourhood is the
+//!   whole job, and `barrier_nb` over any team whose members all share
+//!   this process's neighbourhood (one channel of the area per team,
+//!   advanced by the progress hook; see `shmbar`). Elsewhere, and with
+//!   `GEX_COLL_FORCE_AM=1` (for testing), they use Active Messages.
 //! - [`register`] must run on every rank during client init (the `gex`
-//!   facade does it): it registers the handler and sets up the shared
-//!   memory, collectively.
+//!   facade does it): it registers the handler and the progress hook and
+//!   sets up the shared memory, collectively.
 
 #![warn(missing_docs)]
 
@@ -41,12 +44,14 @@ mod engine;
 mod g1;
 pub mod reduce;
 mod shm;
+mod shmbar;
 mod team;
 mod tree;
 
 pub use coll::{
-    barrier, barrier_nb, broadcast_nb, exchange_nb, gather_all_nb, gather_nb, reduce_to_all_nb,
-    reduce_to_all_nb_typed, reduce_to_one_nb, reduce_to_one_nb_typed, scatter_nb,
+    barrier, barrier_nb, barrier_uses_shared_memory, broadcast_nb, exchange_nb, gather_all_nb,
+    gather_nb, reduce_to_all_nb, reduce_to_all_nb_typed, reduce_to_one_nb, reduce_to_one_nb_typed,
+    scatter_nb,
 };
 pub use g1::{
     barrier_notify, barrier_try, barrier_wait, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
@@ -63,9 +68,8 @@ use gex_types::{Flags, Result};
 
 /// The layer's set-up, run on every rank at client init before the closing
 /// barrier (the facade passes it to `Client::init_with_layers`): registers
-/// the collectives' AM handler and, when every rank shares one
-/// neighbourhood, sets up the shared memory of the GASNet-1 barrier
-/// (collective over the job). A runtime using gex-coll without the facade
+/// the collectives' AM handler and progress hook, and sets up the shared
+/// memory of the barriers (collective over the job). A runtime using gex-coll without the facade
 /// must call it on every rank during init.
 pub fn register(ep: &Ep) -> Result<()> {
     let mut table = [HandlerEntry::request(
@@ -76,5 +80,11 @@ pub fn register(ep: &Ep) -> Result<()> {
     )
     .with_name("gex-coll")];
     register_internal_handlers(ep, &mut table)?;
+    ep.runtime().add_progress_hook(progress_hook)?;
     shm::setup(ep.runtime())
+}
+
+/// The layer's progress: deferred sends, then shared-memory barriers.
+fn progress_hook() -> usize {
+    engine::retry_deferred() + shmbar::progress()
 }

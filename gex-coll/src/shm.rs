@@ -1,23 +1,37 @@
-//! The shared-memory area of the GASNet-1 barrier, for jobs whose ranks
-//! all share one neighbourhood (every rank on the smp conduit, or on one
-//! host with a network conduit's shared-memory bypass).
+//! The shared-memory area of the barriers, one per neighbourhood (every
+//! rank on the smp conduit; the ranks of one host with a network conduit's
+//! shared-memory bypass).
 //!
-//! Rank 0 creates the POSIX object `gex-<job>-coll` (under the job's
-//! prefix, which the launcher cleans up after a crash), every rank maps
-//! it, they agree that they did, and rank 0 unlinks it at once. Whether to
-//! use it is agreed by every rank, so a failure anywhere (or
-//! `GEX_COLL_FORCE_AM=1` on any rank) leaves every rank on the AM path.
+//! The lowest jobrank of each neighbourhood creates the POSIX object
+//! `gex-<job>-coll<jobrank>` (under the job's prefix, which the launcher
+//! cleans up after a crash), the other members map it, every rank of the
+//! job agrees that they did, and the creators unlink their objects at
+//! once. Whether to use the areas is agreed by every rank of the job, so a
+//! failure anywhere (or `GEX_COLL_FORCE_AM=1` on any rank) leaves every
+//! rank on the AM path.
 //!
-//! The area holds one slot per rank, 128 bytes apart (x86 prefetches
-//! cache lines in pairs): a sequence number and the barrier values of the
-//! last two episodes.
+//! The area holds 128-byte slots (x86 prefetches cache lines in pairs),
+//! indexed by the position of a rank in its neighbourhood (its local
+//! index):
+//!
+//! - one slot per rank for the GASNet-1 barrier (used only when the
+//!   neighbourhood is the whole job): a sequence number and the barrier
+//!   values of the last two episodes;
+//! - [`CHANNELS`] channels of one slot per rank for the EX barrier
+//!   (`crate::shmbar`): a team whose members all share the neighbourhood
+//!   owns one channel while it lives, and each member counts its barrier
+//!   initiations in its slot of that channel.
 
 use std::ffi::CString;
 use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
 
 use gex_core::Runtime;
-use gex_types::{Error, Result};
+use gex_types::{Error, Rank, Result};
+
+/// EX-barrier channels per neighbourhood (bits of a `u64` free mask;
+/// channel 0 belongs to the primordial team).
+pub(crate) const CHANNELS: usize = 64;
 
 /// One rank's slot.
 #[repr(C, align(128))]
@@ -31,10 +45,14 @@ pub(crate) struct Slot {
 const SLOT: usize = std::mem::size_of::<Slot>();
 const _: () = assert!(SLOT == 128);
 
-/// The mapped area: `jobsize` slots indexed by jobrank.
+/// The mapped area of this process's neighbourhood: `(1 + CHANNELS) * n`
+/// slots for a neighbourhood of `n` ranks.
 pub(crate) struct Area {
     base: *const Slot,
-    n: usize,
+    /// Jobranks of the neighbourhood, ascending (local index order).
+    nbrhd: Vec<Rank>,
+    /// Whether the neighbourhood is the whole job.
+    whole_job: bool,
 }
 
 // SAFETY: the area is shared memory accessed only through atomics, mapped
@@ -44,26 +62,60 @@ unsafe impl Send for Area {}
 unsafe impl Sync for Area {}
 
 impl Area {
-    pub(crate) fn slots(&self) -> &[Slot] {
+    fn all(&self) -> &'static [Slot] {
         // SAFETY: `base` is the start of a live, page-aligned, shared
-        // mapping of at least `n * 128` bytes that is never unmapped; it
-        // was zero-filled at creation, and zero is a valid AtomicU64. Every
-        // access goes through atomics, so concurrent use by other processes
-        // is not a data race.
-        unsafe { std::slice::from_raw_parts(self.base, self.n) }
+        // mapping of at least `area_len(n)` bytes that is never unmapped
+        // (the area lives in a static); it was zero-filled at creation, and
+        // zero is a valid AtomicU64. Every access goes through atomics, so
+        // concurrent use by other processes is not a data race.
+        unsafe { std::slice::from_raw_parts(self.base, slot_count(self.nbrhd.len())) }
     }
+
+    /// The GASNet-1 barrier's slots, by local index (= jobrank when the
+    /// neighbourhood is the whole job, the only case that uses them).
+    pub(crate) fn slots(&self) -> &'static [Slot] {
+        &self.all()[..self.nbrhd.len()]
+    }
+
+    /// Whether every rank of the job shares this neighbourhood.
+    pub(crate) fn whole_job(&self) -> bool {
+        self.whole_job
+    }
+
+    /// The local index of `jobrank`, if it shares this neighbourhood.
+    pub(crate) fn local_index(&self, jobrank: Rank) -> Option<usize> {
+        self.nbrhd.binary_search(&jobrank).ok()
+    }
+
+    /// The EX-barrier counter of the rank of local index `local` in
+    /// channel `ch`.
+    pub(crate) fn counter(&self, ch: usize, local: usize) -> &'static AtomicU64 {
+        let n = self.nbrhd.len();
+        assert!(ch < CHANNELS && local < n, "channel slot out of range");
+        &self.all()[n * (1 + ch) + local].seq
+    }
+}
+
+fn slot_count(n: usize) -> usize {
+    n * (1 + CHANNELS)
+}
+
+fn area_len(n: usize) -> usize {
+    (slot_count(n) * SLOT).div_ceil(4096) * 4096
 }
 
 static AREA: OnceLock<Area> = OnceLock::new();
 
-/// The area, if every rank agreed to use it.
+/// The area, if every rank agreed to use the areas and this neighbourhood
+/// has more than one rank.
 pub(crate) fn area() -> Option<&'static Area> {
     AREA.get()
 }
 
-fn shm_name(rt: &Runtime) -> Result<CString> {
+fn shm_name(rt: &Runtime, leader: Rank) -> Result<CString> {
     let prefix = gex_core::bootstrap::wire::shm_prefix(rt.conduit().bootstrap().job_id());
-    CString::new(format!("/{prefix}coll")).map_err(|_| Error::resource("bad shared-memory name"))
+    CString::new(format!("/{prefix}coll{leader}"))
+        .map_err(|_| Error::resource("bad shared-memory name"))
 }
 
 /// Creates (rank 0) or opens the object and maps `len` bytes of it.
@@ -123,37 +175,41 @@ fn unlink(name: &CString) {
     unsafe { libc::shm_unlink(name.as_ptr()) };
 }
 
-/// Sets the area up at client init, collectively over the job: a no-op
-/// (without communication) unless every rank shares this neighbourhood.
+/// Sets the areas up at client init, collectively over the job (two
+/// control-plane exchanges unless the job has one rank).
 pub(crate) fn setup(rt: &'static Runtime) -> Result<()> {
-    let n = rt.jobsize() as usize;
-    if n < 2 || rt.conduit().layout().nbrhd.len() != n {
+    if rt.jobsize() < 2 {
         return Ok(());
     }
-    let want = !std::env::var("GEX_COLL_FORCE_AM").is_ok_and(|v| v == "1");
-    let name = shm_name(rt)?;
-    let len = (n * SLOT).div_ceil(4096) * 4096;
+    let nbrhd = rt.conduit().layout().nbrhd.clone();
+    let n = nbrhd.len();
     let me = rt.jobrank();
+    let leader = nbrhd.first().copied().unwrap_or(me);
+    // A neighbourhood of one needs no area (its teams have one member).
+    let needs = n >= 2;
+    let want = !std::env::var("GEX_COLL_FORCE_AM").is_ok_and(|v| v == "1");
+    let name = shm_name(rt, leader)?;
+    let len = area_len(n);
     let mut mapped: Option<*mut u8> = None;
     let mut why = String::new();
-    if me == 0 && want {
+    if needs && me == leader && want {
         match map(&name, len, true) {
             Ok(p) => mapped = Some(p),
             Err(e) => why = e,
         }
     }
-    let ok0 = [want as u8, mapped.is_some() as u8];
-    let all = rt.bootstrap_exchange(&ok0)?;
+    let all = rt.bootstrap_exchange(&[want as u8, mapped.is_some() as u8])?;
     let everyone_wants = all.iter().all(|v| v.first() == Some(&1));
-    let created = all[0].get(1) == Some(&1);
-    if everyone_wants && created && me != 0 {
+    let created = all[leader as usize].get(1) == Some(&1);
+    if needs && everyone_wants && created && me != leader {
         match map(&name, len, false) {
             Ok(p) => mapped = Some(p),
             Err(e) => why = e,
         }
     }
-    let all = rt.bootstrap_exchange(&[mapped.is_some() as u8])?;
-    if me == 0 {
+    let ok = !needs || mapped.is_some();
+    let all = rt.bootstrap_exchange(&[ok as u8])?;
+    if needs && me == leader && created {
         unlink(&name);
     }
     let use_it = everyone_wants && all.iter().all(|v| v.first() == Some(&1));
@@ -161,14 +217,15 @@ pub(crate) fn setup(rt: &'static Runtime) -> Result<()> {
         (true, Some(p)) => {
             let _ = AREA.set(Area {
                 base: p as *const Slot,
-                n,
+                whole_job: n == rt.jobsize() as usize,
+                nbrhd,
             });
         }
         (false, Some(p)) => unmap(p, len),
         _ => {}
     }
     if everyone_wants && !use_it && !why.is_empty() {
-        eprintln!("gex-coll on rank {me}: shared-memory barrier unavailable ({why}); using Active Messages");
+        eprintln!("gex-coll on rank {me}: shared-memory barriers unavailable ({why}); using Active Messages");
     }
     Ok(())
 }

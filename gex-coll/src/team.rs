@@ -10,22 +10,28 @@
 //! split, the first member of a created team). Collective operations are
 //! keyed by (team id, per-team sequence number).
 //!
-//! A `gex_core::Tm` has no identity of its own that a layer can read, so
-//! the registry keys a team by the address of its endpoint field, which
-//! every clone of one team shares (`Tm::ep` returns a reference into the
-//! shared team object). The registry keeps one clone of each team it
-//! created, so that address cannot be reused by another team until the
-//! team is destroyed.
+//! gex-coll's view of a team (`TeamInfo`) hangs on the `gex_core::Tm`
+//! itself, in its layer-state slot, which every clone shares: finding it
+//! takes no lock and no lookup, and it lives as long as the team object.
+//! `tm_destroy` marks it destroyed, so that a clone used afterwards gets
+//! an error. The primordial team's lives in a static.
+//!
+//! A team whose members all share this process's neighbourhood also gets
+//! a channel of the shared-memory area for its barriers (`crate::shmbar`),
+//! agreed at construction: members report their free channels in the
+//! construction records, then claim the lowest one free everywhere and
+//! exchange their counters in it over the new team.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use gex_core::{context, Ep, Tm};
+use gex_core::{context, Ep, Event, Tm};
 use gex_types::{EpLocation, Error, Flags, Memvec, Rank, Result};
 
 use crate::algos::{Collect, CollectSink, Dissem};
 use crate::engine::{self, lock, signature, Key, Op, Out};
+use crate::shm;
+use crate::shmbar::{self, ShmTeam};
 
 /// A team as gex-coll knows it.
 pub(crate) struct TeamInfo {
@@ -37,9 +43,11 @@ pub(crate) struct TeamInfo {
     seq: AtomicU32,
     /// Client-provided scratch: (offset in the bound segment, length).
     scratch: Option<(usize, usize)>,
-    /// Keeps the registry key (the team object's address) from being
-    /// reused; `None` for the primordial team.
-    _tm: Option<Tm>,
+    /// The shared-memory barrier channel, when every member shares this
+    /// neighbourhood and one was free on all of them.
+    shm: OnceLock<Arc<ShmTeam>>,
+    /// Set by `tm_destroy`.
+    destroyed: AtomicBool,
 }
 
 impl TeamInfo {
@@ -51,60 +59,161 @@ impl TeamInfo {
     pub(crate) fn size(&self) -> u32 {
         self.members.len() as u32
     }
+
+    /// Whether the team's barriers use its shared-memory channel.
+    pub(crate) fn uses_shared_memory(&self) -> bool {
+        self.shm.get().is_some()
+    }
 }
 
 static PRIMORDIAL: OnceLock<Arc<TeamInfo>> = OnceLock::new();
-static TEAMS: LazyLock<Mutex<HashMap<usize, Arc<TeamInfo>>>> = LazyLock::new(Default::default);
 
-fn registry_key(tm: &Tm) -> usize {
-    tm.ep() as *const Ep as usize
-}
+/// What gex-coll hangs on a `Tm` (its layer state).
+struct TeamSlot(Arc<TeamInfo>);
 
 /// The team behind `tm`, or an error naming `call`.
 pub(crate) fn team_of(tm: &Tm, call: &str) -> Result<Arc<TeamInfo>> {
-    if tm.is_primordial() {
-        return Ok(PRIMORDIAL
-            .get_or_init(|| {
-                Arc::new(TeamInfo {
-                    id: 0,
-                    members: (0..tm.size()).collect(),
-                    me: tm.rank(),
-                    seq: AtomicU32::new(0),
-                    scratch: None,
-                    _tm: None,
-                })
-            })
-            .clone());
-    }
-    lock(&TEAMS).get(&registry_key(tm)).cloned().ok_or_else(|| {
-        Error::bad_arg(format!(
-            "{call}: the team was destroyed, or was not created by gex_coll::tm_split / tm_create"
-        ))
-    })
+    team_ref(tm, call).cloned()
 }
 
-fn register(tm: &Tm, id: u64, members: Arc<[Rank]>, scratch: Option<(usize, usize)>) {
+/// [`team_of`] without taking a reference count (for the barrier's fast
+/// path).
+#[inline]
+pub(crate) fn team_ref<'a>(tm: &'a Tm, call: &str) -> Result<&'a Arc<TeamInfo>> {
+    if tm.is_primordial() {
+        return Ok(PRIMORDIAL.get_or_init(|| primordial(tm)));
+    }
+    match tm.existing_layer_state::<TeamSlot>() {
+        Some(TeamSlot(t)) if !t.destroyed.load(Ordering::Relaxed) => Ok(t),
+        _ => Err(no_team(call)),
+    }
+}
+
+#[cold]
+fn no_team(call: &str) -> Error {
+    Error::bad_arg(format!(
+        "{call}: the team was destroyed, or was not created by gex_coll::tm_split / tm_create"
+    ))
+}
+
+/// The primordial team: channel 0 of the area, every counter starting at
+/// 0, when the whole job shares one neighbourhood.
+fn primordial(tm: &Tm) -> Arc<TeamInfo> {
+    let members: Arc<[Rank]> = (0..tm.size()).collect();
+    let t = TeamInfo {
+        id: 0,
+        me: tm.rank(),
+        seq: AtomicU32::new(0),
+        scratch: None,
+        shm: OnceLock::new(),
+        destroyed: AtomicBool::new(false),
+        members,
+    };
+    if t.size() > 1 && shm::area().is_some_and(|a| a.whole_job()) {
+        let base = vec![0; t.members.len()];
+        let _ = t
+            .shm
+            .set(Arc::new(ShmTeam::new(&t.members, t.me as usize, 0, base)));
+    }
+    Arc::new(t)
+}
+
+fn register(
+    tm: &Tm,
+    id: u64,
+    members: Arc<[Rank]>,
+    scratch: Option<(usize, usize)>,
+) -> Result<Arc<TeamInfo>> {
     let info = Arc::new(TeamInfo {
         id,
         members,
         me: tm.rank(),
         seq: AtomicU32::new(0),
         scratch,
-        _tm: Some(tm.clone()),
+        shm: OnceLock::new(),
+        destroyed: AtomicBool::new(false),
     });
-    lock(&TEAMS).insert(registry_key(tm), info);
+    let slot = tm.layer_state(|| Arc::new(TeamSlot(info.clone())));
+    match slot {
+        Some(TeamSlot(t)) if Arc::ptr_eq(t, &info) => Ok(info),
+        _ => Err(Error::bad_arg(
+            "gex-coll: the new team object already carries another layer's state",
+        )),
+    }
 }
 
-/// A blocking barrier over `t` (dissemination over AMs).
-pub(crate) fn barrier_blocking(t: &TeamInfo) {
+/// Whether a team over `members` (jobranks) may use a shared-memory
+/// channel: the same answer on every member (the areas are agreed over the
+/// job, and neighbourhoods partition it).
+fn shm_eligible(members: &[Rank]) -> bool {
+    members.len() > 1
+        && shm::area().is_some_and(|a| members.iter().all(|&j| a.local_index(j).is_some()))
+}
+
+/// Gives a new team its shared-memory channel, collectively over it:
+/// `common` is the set of channels every member reported free (the same on
+/// every member). Claims the lowest, exchanges (claimed, counter) over the
+/// team, and keeps the channel only if every member claimed it.
+fn setup_shm(t: &TeamInfo, common: u64) {
+    let cand = common & !1;
+    if !shm_eligible(&t.members) || cand == 0 {
+        return;
+    }
+    let ch = cand.trailing_zeros() as usize;
+    let area = shm::area().expect("eligible");
+    let claimed = shmbar::claim(ch);
+    let local = area
+        .local_index(t.members[t.me as usize])
+        .expect("this process shares its neighbourhood");
+    // Only this process writes its counter, so a relaxed load reads the
+    // latest value.
+    let mine = area.counter(ch, local).load(Ordering::Relaxed);
+    let mut rec = vec![claimed as u8];
+    rec.extend(mine.to_le_bytes());
+    let (all, _) = allgather_v(t, "gex-coll shared-memory barrier set-up", rec);
+    let everyone = all.iter().all(|r| r.first() == Some(&1));
+    if !everyone {
+        if claimed {
+            shmbar::release(ch);
+        }
+        return;
+    }
+    let base = all
+        .iter()
+        .map(|r| {
+            u64::from_le_bytes(
+                r.get(1..9)
+                    .and_then(|b| b.try_into().ok())
+                    .unwrap_or_else(|| gex_core::fatal("gex-coll: malformed set-up record")),
+            )
+        })
+        .collect();
+    let _ = t
+        .shm
+        .set(Arc::new(ShmTeam::new(&t.members, t.me as usize, ch, base)));
+}
+
+/// Enters a barrier over `t`: shared memory if the team has a channel,
+/// else dissemination over AMs. The event is `INVALID` if the barrier is
+/// complete at once.
+pub(crate) fn barrier_event(t: &TeamInfo, call: &'static str) -> Event<'static> {
+    // Every member of a team takes the same path, so the shared-memory one
+    // need not number its barriers in the team's sequence of AM operations.
+    if let Some(s) = t.shm.get() {
+        return match s.enter() {
+            None => Event::INVALID,
+            Some(c) => Event::pending(c),
+        };
+    }
     let key = t.next_key();
     if t.size() == 1 {
-        return;
+        std::sync::atomic::fence(Ordering::SeqCst);
+        return Event::INVALID;
     }
     let op = Op::start(
         key,
         signature("barrier", &[]),
-        "gex_Coll_BarrierNB",
+        call,
         Box::new(Dissem::new(
             t.members.clone(),
             t.me,
@@ -113,7 +222,14 @@ pub(crate) fn barrier_blocking(t: &TeamInfo) {
             Default::default(),
         )),
     );
-    engine::wait(&op);
+    Event::pending(op.c.clone())
+}
+
+/// A blocking barrier over `t`, from a thread that may communicate.
+pub(crate) fn barrier_blocking(t: &TeamInfo) {
+    if let Err(e) = barrier_event(t, "gex_Coll_BarrierNB").wait() {
+        gex_core::fatal(&format!("gex-coll: internal barrier: {e}"));
+    }
 }
 
 /// A blocking all-gather of variable-size blocks over `t`: returns every
@@ -211,7 +327,7 @@ fn check_scratch(
     }
 }
 
-const SPLIT_REC: usize = 1 + 1 + 1 + 4 + 4 + 8;
+const SPLIT_REC: usize = 1 + 1 + 1 + 4 + 4 + 8 + 8;
 
 struct SplitRec {
     joins: bool,
@@ -220,6 +336,8 @@ struct SplitRec {
     color: i32,
     key: i32,
     scratch_size: u64,
+    /// Shared-memory barrier channels free on the sender.
+    free: u64,
 }
 
 impl SplitRec {
@@ -229,6 +347,7 @@ impl SplitRec {
         v.extend(self.color.to_le_bytes());
         v.extend(self.key.to_le_bytes());
         v.extend(self.scratch_size.to_le_bytes());
+        v.extend(self.free.to_le_bytes());
         v
     }
 
@@ -243,6 +362,7 @@ impl SplitRec {
             color: i32::from_le_bytes(b[3..7].try_into().expect("4 bytes")),
             key: i32::from_le_bytes(b[7..11].try_into().expect("4 bytes")),
             scratch_size: u64::from_le_bytes(b[11..19].try_into().expect("8 bytes")),
+            free: u64::from_le_bytes(b[19..27].try_into().expect("8 bytes")),
         }
     }
 }
@@ -363,6 +483,7 @@ pub fn tm_split(
             color: color.unwrap_or(-1),
             key,
             scratch_size: scratch_len as u64,
+            free: shmbar::free_channels(),
         },
     );
     let scratch_off = match local {
@@ -374,13 +495,17 @@ pub fn tm_split(
     check_split_team(CALL, &out.recs, &members)?;
     let jobranks: Vec<Rank> = members.iter().map(|&q| p.members[q as usize]).collect();
     let id = engine::hash_id(&[p.id, u64::from(out.key.1), 1, color as u64]);
+    let common = members
+        .iter()
+        .fold(!0u64, |f, &q| f & out.recs[q as usize].free);
     let tm = parent.new_subteam(jobranks.clone(), flags)?;
-    register(
+    let t = register(
         &tm,
         id,
         jobranks.into(),
         scratch_off.map(|o| (o, scratch_len)),
-    );
+    )?;
+    setup_shm(&t, common);
     Ok(Some(tm))
 }
 
@@ -414,6 +539,7 @@ pub fn tm_split_scratch_size(
             color: color.unwrap_or(-1),
             key,
             scratch_size: 0,
+            free: 0,
         },
     );
     if local_err {
@@ -503,6 +629,8 @@ struct CreateRec {
     err: bool,
     flags: u64,
     scratch_size: u64,
+    /// Shared-memory barrier channels free on the sender.
+    free: u64,
     members: Vec<Rank>,
 }
 
@@ -511,6 +639,7 @@ impl CreateRec {
         let mut v = vec![self.err as u8];
         v.extend(self.flags.to_le_bytes());
         v.extend(self.scratch_size.to_le_bytes());
+        v.extend(self.free.to_le_bytes());
         for m in &self.members {
             v.extend(m.to_le_bytes());
         }
@@ -518,14 +647,15 @@ impl CreateRec {
     }
 
     fn decode(b: &[u8]) -> CreateRec {
-        if b.len() < 17 || !(b.len() - 17).is_multiple_of(4) {
+        if b.len() < 25 || !(b.len() - 25).is_multiple_of(4) {
             gex_core::fatal("gex-coll: malformed team-create record");
         }
         CreateRec {
             err: b[0] != 0,
             flags: u64::from_le_bytes(b[1..9].try_into().expect("8 bytes")),
             scratch_size: u64::from_le_bytes(b[9..17].try_into().expect("8 bytes")),
-            members: b[17..]
+            free: u64::from_le_bytes(b[17..25].try_into().expect("8 bytes")),
+            members: b[25..]
                 .chunks_exact(4)
                 .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
                 .collect(),
@@ -684,6 +814,7 @@ pub fn tm_create(
         } else {
             scratch_size as u64
         },
+        free: shmbar::free_channels(),
         members: local.clone().unwrap_or_default(),
     };
     let (all, key) = allgather_v(&p, "gex_TM_Create", rec.encode());
@@ -697,10 +828,15 @@ pub fn tm_create(
         return Ok(Vec::new());
     }
     let id = engine::hash_id(&[p.id, u64::from(key.1), 2, u64::from(members[0])]);
+    let parent_rank = |j: &Rank| p.members.iter().position(|m| m == j).expect("checked");
+    let common = members
+        .iter()
+        .fold(!0u64, |f, j| f & recs[parent_rank(j)].free);
     let tm = parent.new_subteam(members.clone(), flags)?;
-    register(&tm, id, members.into(), scratch_off);
+    let t = register(&tm, id, members.into(), scratch_off)?;
+    setup_shm(&t, common);
     if kind == Flags::TM_LOCAL_SCRATCH {
-        barrier_blocking(&*team_of(&tm, CALL)?);
+        barrier_blocking(&t);
     }
     Ok(vec![tm])
 }
@@ -719,6 +855,7 @@ pub fn tm_create_scratch_size(parent: &Tm, args: &[EpLocation], flags: Flags) ->
         err: local.is_err(),
         flags: 0,
         scratch_size: 0,
+        free: 0,
         members: local.clone().unwrap_or_default(),
     };
     let _ = allgather_v(&p, "gex_TM_Create query", rec.encode());
@@ -758,7 +895,10 @@ pub fn tm_destroy(tm: Tm, flags: Flags) -> Result<Option<Memvec>> {
     if !flags.contains(Flags::GLOBALLY_QUIESCED) {
         barrier_blocking(&t);
     }
-    lock(&TEAMS).remove(&registry_key(&tm));
+    t.destroyed.store(true, Ordering::Relaxed);
+    if let Some(s) = t.shm.get() {
+        shmbar::release(s.channel);
+    }
     Ok(t.scratch.map(|(off, len)| {
         if flags.contains(Flags::SCRATCH_SEG_OFFSET) {
             Memvec::new(off, len)
@@ -781,6 +921,7 @@ mod tests {
             color,
             key,
             scratch_size: 0,
+            free: 0,
         }
     }
 
@@ -806,6 +947,7 @@ mod tests {
             err: true,
             flags: 77,
             scratch_size: 4096,
+            free: 6,
             members: vec![3, 1, 2],
         };
         let d = CreateRec::decode(&r.encode());

@@ -195,6 +195,23 @@ impl RawAddr {
 /// socket buffer drops it (the protocol retransmits).
 fn send_nowait(sock: &UdpSocket, head: &[u8], tail: &[u8], to: &RawAddr) {
     use std::os::fd::AsRawFd;
+    if tail.is_empty() {
+        // One buffer: sendto, which spares the kernel reading a msghdr and
+        // an iovec array.
+        // SAFETY: the address is valid for its exact size and `head` is
+        // readable for its length; the kernel only reads both.
+        unsafe {
+            libc::sendto(
+                sock.as_raw_fd(),
+                head.as_ptr() as *const libc::c_void,
+                head.len(),
+                libc::MSG_DONTWAIT,
+                &to.storage as *const _ as *const libc::sockaddr,
+                to.len,
+            )
+        };
+        return;
+    }
     let iov = [
         libc::iovec {
             iov_base: head.as_ptr() as *mut libc::c_void,
@@ -210,7 +227,7 @@ fn send_nowait(sock: &UdpSocket, head: &[u8], tail: &[u8], to: &RawAddr) {
     msg.msg_name = &to.storage as *const _ as *mut libc::c_void;
     msg.msg_namelen = to.len;
     msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
-    msg.msg_iovlen = if tail.is_empty() { 1 } else { 2 };
+    msg.msg_iovlen = 2;
     // SAFETY: the message names a valid address of its exact size and one
     // or two iovecs over readable buffers (the kernel only reads them),
     // all alive for the call.

@@ -58,6 +58,10 @@ pub struct Ep(Arc<EpInner>);
 
 struct TmInner {
     ep: Ep,
+    /// Process-unique identity, shared by every clone (see [`Tm::id`]).
+    id: u64,
+    /// Layer state hung on the team (gex-coll's view of it).
+    ext: OnceLock<Arc<dyn Any + Send + Sync>>,
     rank: Rank,
     size: Rank,
     /// Jobrank of each member; `None` for the primordial team (identity).
@@ -258,6 +262,8 @@ impl Client {
         }));
         let tm = Tm(Arc::new(TmInner {
             ep: ep.clone(),
+            id: next_tm_id(),
+            ext: OnceLock::new(),
             rank: rt.jobrank(),
             size: rt.jobsize(),
             members: None,
@@ -393,6 +399,32 @@ impl Tm {
         self.0.members.is_none()
     }
 
+    /// A stable identity of this team object in this process: assigned at
+    /// creation, shared by every clone, never reused by another team of the
+    /// process (the primordial team's is 0). Local only: the members of one
+    /// team generally see different ids.
+    #[inline]
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+
+    /// Layer state attached to this team by a layer above (gex-coll's view
+    /// of the team), created on first use; `None` if state of another type
+    /// was attached first.
+    pub fn layer_state<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T> {
+        let any = self
+            .0
+            .ext
+            .get_or_init(|| make() as Arc<dyn Any + Send + Sync>);
+        any.downcast_ref::<T>()
+    }
+
+    /// Layer state attached earlier, if of type `T`.
+    #[inline]
+    pub fn existing_layer_state<T: Any>(&self) -> Option<&T> {
+        self.0.ext.get().and_then(|a| a.downcast_ref::<T>())
+    }
+
     /// Sets the team data (`gex_TM_SetCData`).
     pub fn set_cdata(&self, v: Option<CData>) {
         self.0.cdata.set(v)
@@ -459,6 +491,8 @@ impl Tm {
             .ok_or_else(|| Error::bad_arg("this process is not a member of the new team"))?;
         Ok(Tm(Arc::new(TmInner {
             ep: self.ep().clone(),
+            id: next_tm_id(),
+            ext: OnceLock::new(),
             rank: rank as Rank,
             size: members.len() as Rank,
             members: Some(members.into()),
@@ -486,6 +520,12 @@ impl TmRef for Tm {
             Some(m) => unsafe { *m.get_unchecked(rank as usize) },
         })
     }
+}
+
+/// The next team identity of this process (0 is the primordial team's).
+fn next_tm_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 #[cold]

@@ -255,11 +255,16 @@ impl<'a> Event<'a> {
     }
 
     /// Whether the operation completed (`gex_Event_Test` == 0). Does not
-    /// poll. On success the event becomes `INVALID`.
+    /// poll the conduit, but runs the layers' progress hooks once if the
+    /// operation is not complete (a collective may advance there). On
+    /// success the event becomes `INVALID`.
     pub fn test(&mut self) -> Result<bool> {
         context::check_may_communicate("gex_Event_Test")?;
         self.check("gex_Event_Test")?;
-        Ok(self.try_finish())
+        if self.try_finish() {
+            return Ok(true);
+        }
+        Ok(hooks_then(|| self.try_finish()))
     }
 
     /// Polls until the operation completes (`gex_Event_Wait`).
@@ -326,12 +331,16 @@ impl<'a> Event<'a> {
     }
 
     /// `gex_Event_TestSome`: true if at least one event completed (those are
-    /// overwritten with `INVALID`) or all entries are `INVALID`. No poll.
+    /// overwritten with `INVALID`) or all entries are `INVALID`. No poll of
+    /// the conduit; the progress hooks run once if nothing completed.
     pub fn test_some(events: &mut [Event<'a>], flags: Flags) -> Result<bool> {
         Self::check_flags("gex_Event_TestSome", flags)?;
         Self::check_all("gex_Event_TestSome", events)?;
         let (done, pending) = Self::sweep(events);
-        Ok(done > 0 || pending == 0)
+        if done > 0 || pending == 0 {
+            return Ok(true);
+        }
+        Ok(hooks_then(|| Self::sweep(events).0 > 0))
     }
 
     /// `gex_Event_WaitSome`: polls until [`Event::test_some`] would succeed.
@@ -350,11 +359,15 @@ impl<'a> Event<'a> {
     }
 
     /// `gex_Event_TestAll`: true if every event completed (completed ones
-    /// are overwritten with `INVALID` either way). No poll.
+    /// are overwritten with `INVALID` either way). No poll of the conduit;
+    /// the progress hooks run once if some event is pending.
     pub fn test_all(events: &mut [Event<'a>], flags: Flags) -> Result<bool> {
         Self::check_flags("gex_Event_TestAll", flags)?;
         Self::check_all("gex_Event_TestAll", events)?;
-        Ok(Self::sweep(events).1 == 0)
+        if Self::sweep(events).1 == 0 {
+            return Ok(true);
+        }
+        Ok(hooks_then(|| Self::sweep(events).1 == 0))
     }
 
     /// `gex_Event_WaitAll`: polls until every event completed.
@@ -408,6 +421,15 @@ impl Future for Event<'_> {
             cx.waker().wake_by_ref();
             Poll::Pending
         }
+    }
+}
+
+/// Runs the layers' progress hooks (if a client exists and any hook did
+/// something) and evaluates `cond` again; false otherwise.
+fn hooks_then(cond: impl FnOnce() -> bool) -> bool {
+    match Runtime::get() {
+        Some(rt) if rt.run_progress_hooks() > 0 => cond(),
+        _ => false,
     }
 }
 

@@ -3,7 +3,8 @@
 //! - [`Client`], [`Ep`], [`Tm`], [`TmPair`] and [`Segment`]: the spec's
 //!   objects, with their queries and client data;
 //! - [`conduit`]: the SPI a transport implements;
-//! - [`Runtime`]: progress (poll, waiting that spins then yields);
+//! - [`Runtime`]: progress (poll, waiting that spins then yields, layers'
+//!   progress hooks);
 //! - [`bootstrap`]: the start-up control plane shared with the launcher;
 //! - [`system`]: job-wide queries (rank, size, neighbourhood, host);
 //! - [`Hsl`] and [`context`]: handler-safe locks and restricted-context
@@ -29,7 +30,8 @@ pub use event::{Completion, Event, Lc, Staging};
 pub use gex_types as types;
 pub use hsl::{Hsl, HslGuard};
 pub use runtime::{
-    direct_access, fast_segments, report, segment_table, set_direct_access, FastSeg, Runtime,
+    direct_access, fast_segments, report, segment_table, set_direct_access, FastSeg, ProgressHook,
+    Runtime,
 };
 
 use std::io::Write;

@@ -126,10 +126,14 @@ fn check_sync(call: &str, mask: Ec, flags: Flags) -> Result<()> {
 }
 
 /// Whether every NBI operation of the categories in `mask` initiated by
-/// this thread has completed (`gex_NBI_Test` == 0). Does not poll.
+/// this thread has completed (`gex_NBI_Test` == 0). Does not poll the
+/// conduit; runs the layers' progress hooks once if something is pending.
 pub fn test(mask: Ec, flags: Flags) -> Result<bool> {
     check_sync("gex_NBI_Test", mask, flags)?;
-    Ok(all_done(mask))
+    if all_done(mask) {
+        return Ok(true);
+    }
+    Ok(Runtime::get().is_some_and(|rt| rt.run_progress_hooks() > 0) && all_done(mask))
 }
 
 /// Polls until [`test`] would succeed (`gex_NBI_Wait`).

@@ -77,6 +77,76 @@ pub fn direct_access() -> bool {
     DIRECT_ACCESS.load(Ordering::SeqCst)
 }
 
+/// A layer's progress function (see [`Runtime::add_progress_hook`]):
+/// advances the layer's own state machines and returns how much it did
+/// (0 when idle).
+pub type ProgressHook = fn() -> usize;
+
+/// The most hooks a process may register (one per layer).
+const MAX_HOOKS: usize = 8;
+
+/// Registered hooks: the first `HOOK_COUNT` entries are set.
+static HOOKS: [OnceLock<ProgressHook>; MAX_HOOKS] = [const { OnceLock::new() }; MAX_HOOKS];
+static HOOK_COUNT: AtomicUsize = AtomicUsize::new(0);
+static HOOK_REGISTRATION: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+thread_local! {
+    /// Whether this thread is running the hooks (they are not re-entered).
+    static IN_HOOKS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn add_hook(hook: ProgressHook) -> Result<()> {
+    let _g = HOOK_REGISTRATION.lock().unwrap_or_else(|p| p.into_inner());
+    let n = HOOK_COUNT.load(Ordering::Acquire);
+    if HOOKS[..n]
+        .iter()
+        .any(|h| h.get().is_some_and(|f| std::ptr::fn_addr_eq(*f, hook)))
+    {
+        return Ok(());
+    }
+    if n == MAX_HOOKS {
+        return Err(Error::resource(format!(
+            "add_progress_hook: at most {MAX_HOOKS} progress hooks may be registered"
+        )));
+    }
+    let _ = HOOKS[n].set(hook);
+    HOOK_COUNT.store(n + 1, Ordering::Release);
+    Ok(())
+}
+
+/// Runs the registered hooks unless the calling thread is in a restricted
+/// context (an AM handler, holding an HSL, inside Prepare/Commit) or runs
+/// them already.
+#[cold]
+#[inline(never)]
+fn run_hooks() -> usize {
+    if !context::may_communicate() || IN_HOOKS.get() {
+        return 0;
+    }
+    IN_HOOKS.set(true);
+    /// Clears the flag even if a hook panics.
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            IN_HOOKS.set(false);
+        }
+    }
+    let _reset = Reset;
+    let n = HOOK_COUNT.load(Ordering::Acquire);
+    HOOKS[..n].iter().filter_map(|h| h.get()).map(|h| h()).sum()
+}
+
+/// Runs the layers' progress hooks (one relaxed load when none is
+/// registered).
+#[inline(always)]
+fn hooks() -> usize {
+    if HOOK_COUNT.load(Ordering::Relaxed) == 0 {
+        0
+    } else {
+        run_hooks()
+    }
+}
+
 /// Whether non-fatal errors are also printed (`gex_System_SetVerboseErrors`).
 static VERBOSE: AtomicBool = AtomicBool::new(true);
 
@@ -236,11 +306,36 @@ impl Runtime {
         true
     }
 
-    /// Runs arrived handlers once, without any context check (for layers
-    /// and conduits; clients call [`Runtime::poll`]).
+    /// Registers a layer's progress hook (once, when the layer is set up at
+    /// init): every progress, poll and wait of gex-core runs it after
+    /// polling the conduit (as do event and NBI tests, which do not poll),
+    /// so that a layer's state machines advance in whichever thread waits.
+    ///
+    /// Hooks run only where communicating is legal: never inside an AM
+    /// handler, under an HSL, or inside Prepare/Commit, and never
+    /// re-entered by the thread running them (a progress call made by a
+    /// hook runs no hooks). Several threads may run one hook at once. A
+    /// hook must not block; it may send with `immediate`. Registering the
+    /// same function twice is a no-op.
+    pub fn add_progress_hook(&self, hook: ProgressHook) -> Result<()> {
+        add_hook(hook)
+    }
+
+    /// Runs the layers' progress hooks only, without polling the conduit
+    /// (what event and NBI tests do).
+    #[inline]
+    pub fn run_progress_hooks(&self) -> usize {
+        hooks()
+    }
+
+    /// Runs arrived handlers once, then the layers' progress hooks, without
+    /// any context check (for layers and conduits; clients call
+    /// [`Runtime::poll`]). The hooks themselves are skipped in a restricted
+    /// context. A conduit must not call it holding its own locks, since
+    /// hooks may send.
     #[inline]
     pub fn progress(&self) -> usize {
-        self.conduit.poll(self.sink(), PollScope::All)
+        self.conduit.poll(self.sink(), PollScope::All) + hooks()
     }
 
     /// Polls (`gasnet_AMPoll`): illegal in handler context or under an HSL.
@@ -311,4 +406,38 @@ pub(crate) fn set_verbose(on: bool) {
 
 pub(crate) fn verbose() -> bool {
     VERBOSE.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    static NESTED: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+    fn hook() -> usize {
+        CALLS.fetch_add(1, Ordering::SeqCst);
+        // A progress made by a hook runs no hooks.
+        NESTED.store(hooks(), Ordering::SeqCst);
+        1
+    }
+
+    /// One test, because the hooks are process-wide.
+    #[test]
+    fn hooks_run_once_per_progress_outside_restricted_context() {
+        add_hook(hook).unwrap();
+        add_hook(hook).unwrap();
+        assert_eq!(HOOK_COUNT.load(Ordering::SeqCst), 1, "registered once");
+        assert_eq!(hooks(), 1);
+        assert_eq!(CALLS.load(Ordering::SeqCst), 1);
+        assert_eq!(NESTED.load(Ordering::SeqCst), 0, "not re-entered");
+        {
+            let _h = context::HandlerScope::enter(true);
+            assert_eq!(hooks(), 0, "never inside a handler");
+        }
+        assert_eq!(CALLS.load(Ordering::SeqCst), 1);
+        assert_eq!(hooks(), 1, "runs again once the handler returned");
+        assert_eq!(CALLS.load(Ordering::SeqCst), 2);
+    }
 }

@@ -847,15 +847,31 @@ fn get_plain<T: TmRef + ?Sized>(
     flags: Flags,
     mode: Mode,
 ) -> Result<Injected> {
-    if let Dst::Slice(d) = &mut dst {
-        if let Some(p) = direct_route(tm, rank, src, d.len(), flags) {
-            // SAFETY: `p..p+len` lies in the peer's mapped segment
-            // (checked by `direct_route`); `d` is writable.
-            unsafe { copy_bytes(p as *const u8, d.as_mut_ptr(), d.len()) };
-            return Ok(Injected::Sent);
-        }
+    if get_direct(tm, &mut dst, rank, src, flags) {
+        return Ok(Injected::Sent);
     }
     get_general(tm, call, dst, rank, src, flags, mode).map(GetOut::injected)
+}
+
+/// A get by the direct route, if it applies: whether it was done.
+#[inline(always)]
+fn get_direct<T: TmRef + ?Sized>(
+    tm: &T,
+    dst: &mut Dst<'_>,
+    rank: Rank,
+    src: usize,
+    flags: Flags,
+) -> bool {
+    let Dst::Slice(d) = dst else {
+        return false;
+    };
+    let Some(p) = direct_route(tm, rank, src, d.len(), flags) else {
+        return false;
+    };
+    // SAFETY: `p..p+len` lies in the peer's mapped segment (checked by
+    // `direct_route`); `d` is writable.
+    unsafe { copy_bytes(p as *const u8, d.as_mut_ptr(), d.len()) };
+    true
 }
 
 #[inline(always)]
@@ -868,13 +884,8 @@ fn get<'d, T: TmRef + ?Sized>(
     flags: Flags,
     mode: Mode,
 ) -> Result<GetOut<'d>> {
-    if let Dst::Slice(d) = &mut dst {
-        if let Some(p) = direct_route(tm, rank, src, d.len(), flags) {
-            // SAFETY: `p..p+len` lies in the peer's mapped segment
-            // (checked by `direct_route`); `d` is writable.
-            unsafe { copy_bytes(p as *const u8, d.as_mut_ptr(), d.len()) };
-            return Ok(GetOut::Done);
-        }
+    if get_direct(tm, &mut dst, rank, src, flags) {
+        return Ok(GetOut::Done);
     }
     get_general(tm, call, dst, rank, src, flags, mode)
 }

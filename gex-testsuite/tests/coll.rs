@@ -1,8 +1,9 @@
 //! Multi-process tests of the collectives: `test-coll` as jobs of 1 to 8
-//! ranks on the smp conduit (odd sizes included), again with the GASNet-1
-//! barrier forced onto Active Messages and every forwarded message sent
-//! through the progress thread, and over the udp conduit with the
-//! shared-memory bypass off.
+//! ranks on the smp conduit (odd sizes included), again with every barrier
+//! forced onto Active Messages and every forwarded message deferred to the
+//! progress hook, and over the udp conduit with the
+//! shared-memory bypass off, and on two named hosts (so that teams within a
+//! host use the shared-memory barrier and the others Active Messages).
 //!
 //! As in `cluster.rs`: every job has a 240 s timeout as a guard against
 //! hangs, captures its output (its tail is shown when a check fails), must
@@ -10,10 +11,10 @@
 //! exclusive `flock` on the same lock file as `cluster.rs`, so that jobs
 //! of both test binaries never run at once on the 2-core machines.
 
-use gex_run::JobOutcome;
+use gex_run::{run, JobOutcome, JobSpec, Output};
 
 mod common;
-use common::{check_cleanup, launch_on, report};
+use common::{check_cleanup, job_lock, launch_on, report, TIMEOUT};
 
 const TEST_COLL: &str = env!("CARGO_BIN_EXE_test-coll");
 
@@ -24,20 +25,23 @@ fn launch(conduit: &str, ranks: u32, env: &[(&str, &str)]) -> JobOutcome {
 fn passes(conduit: &str, ranks: impl IntoIterator<Item = u32>, env: &[(&str, &str)]) {
     for n in ranks {
         let out = launch(conduit, n, env);
-        let what = format!("test-coll -n {n} on {conduit} {env:?}");
-        assert!(!out.timed_out, "{what} timed out\n{}", report(&out));
-        assert_eq!(out.code, 0, "{what} failed\n{}", report(&out));
-        for r in 0..n {
-            let line = format!("test-coll: rank {r} of {n}: all checks passed");
-            assert!(
-                out.stdout.contains(&line),
-                "{what}: no {line:?}\n{}",
-                report(&out)
-            );
-        }
-        assert_eq!(out.pids.len(), n as usize);
-        check_cleanup(&out);
+        check(&out, n, &format!("test-coll -n {n} on {conduit} {env:?}"));
     }
+}
+
+fn check(out: &JobOutcome, n: u32, what: &str) {
+    assert!(!out.timed_out, "{what} timed out\n{}", report(out));
+    assert_eq!(out.code, 0, "{what} failed\n{}", report(out));
+    for r in 0..n {
+        let line = format!("test-coll: rank {r} of {n}: all checks passed");
+        assert!(
+            out.stdout.contains(&line),
+            "{what}: no {line:?}\n{}",
+            report(out)
+        );
+    }
+    assert_eq!(out.pids.len(), n as usize);
+    check_cleanup(out);
 }
 
 #[test]
@@ -45,8 +49,8 @@ fn test_coll_1_to_8_ranks() {
     passes("smp", 1..=8, &[]);
 }
 
-/// The GASNet-1 barrier over Active Messages, and every message a handler
-/// forwards sent by the progress thread instead.
+/// Every barrier over Active Messages, and every message a handler
+/// forwards deferred to the progress hook instead.
 #[test]
 fn test_coll_am_barrier_and_deferred_sends() {
     passes(
@@ -59,4 +63,33 @@ fn test_coll_am_barrier_and_deferred_sends() {
 #[test]
 fn test_coll_over_udp_2_to_4_ranks() {
     passes("udp", 2..=4, &[("GEX_UDP_BYPASS", "0")]);
+}
+
+/// Two named hosts (started through a spawner that only sets a variable):
+/// the udp conduit groups ranks by host, so teams inside one host get the
+/// shared-memory barrier of that host's area and teams across hosts use
+/// Active Messages, in one job.
+#[test]
+fn test_coll_over_udp_on_two_named_hosts() {
+    for n in [4, 5] {
+        let _lock = job_lock();
+        let mut spec = JobSpec::new(n, TEST_COLL);
+        spec.conduit = "udp".into();
+        spec.hosts = vec!["host-a".into(), "host-b".into()];
+        spec.spawn = Some("env GEX_FAKE_HOST={host}".into());
+        spec.host_env = ["host-a", "host-b"]
+            .map(|h| {
+                (
+                    h.to_string(),
+                    "GEX_UDP_ADDR".to_string(),
+                    "127.0.0.1".to_string(),
+                )
+            })
+            .to_vec();
+        spec.timeout = Some(TIMEOUT);
+        spec.output = Output::Capture;
+        spec.label = true;
+        let out = run(&spec).expect("start the job");
+        check(&out, n, &format!("test-coll -n {n} on udp over two hosts"));
+    }
 }

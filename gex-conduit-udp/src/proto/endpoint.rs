@@ -23,6 +23,12 @@ const MAX_ACK_EVERY: u32 = 8;
 /// Sequence numbers after `cum` covered by a SACK bitmap.
 const SACK_SPAN: usize = 64 * MAX_SACK_WORDS;
 
+/// Emptied body buffers kept for reuse (small ones only: the bodies of
+/// short messages, which are sent and acknowledged at the highest rates).
+const SPARE_BODIES: usize = 64;
+/// See [`SPARE_BODIES`].
+const SPARE_MAX: usize = 4096;
+
 /// Chunks at least this long are not copied into a DATA body: the body
 /// keeps a reference to the message's bytes, which the socket shell passes
 /// to the kernel as a second buffer.
@@ -177,8 +183,15 @@ impl SendState {
     /// Small chunks are copied (several messages may share a datagram); a
     /// chunk of at least [`GATHER_MIN`] bytes that starts a body is kept by
     /// reference and ends it.
-    fn pack(&mut self, max_body: usize) -> Body {
-        let mut head = Vec::with_capacity(max_body.min(self.queue_charge + CHUNK_HEADER_LEN));
+    fn pack(&mut self, max_body: usize, spare: &mut Vec<Vec<u8>>) -> Body {
+        let want = max_body.min(self.queue_charge + CHUNK_HEADER_LEN);
+        let mut head = match spare.pop() {
+            Some(mut v) => {
+                v.reserve(want);
+                v
+            }
+            None => Vec::with_capacity(want),
+        };
         while let Some(front) = self.queue.front_mut() {
             let first = front.off == 0;
             let hdr = if first {
@@ -360,6 +373,8 @@ pub struct Endpoint {
     /// Peers that may have something to transmit (round robin).
     ready: VecDeque<u32>,
     inbox: Inbox,
+    /// Emptied body buffers of acknowledged datagrams, reused by `pack`.
+    spare: Vec<Vec<u8>>,
     stats: Stats,
 }
 
@@ -387,6 +402,7 @@ impl Endpoint {
             peers,
             ready: VecDeque::new(),
             inbox: Inbox::default(),
+            spare: Vec::new(),
             stats: Stats::default(),
         }
     }
@@ -765,7 +781,7 @@ impl Endpoint {
         }
         // New data.
         if target.is_none() && !snd.queue.is_empty() && snd.inflight.len() < self.cfg.window {
-            let body = snd.pack(self.max_body);
+            let body = snd.pack(self.max_body, &mut self.spare);
             snd.inflight_bytes += body.len();
             snd.unacked += 1;
             snd.inflight.push_back(Sent {
@@ -860,6 +876,11 @@ impl Endpoint {
                 snd.unacked -= 1;
                 newly = true;
                 note(&e);
+            }
+            if self.spare.len() < SPARE_BODIES && e.body.head.capacity() <= SPARE_MAX {
+                let mut v = e.body.head;
+                v.clear();
+                self.spare.push(v);
             }
         }
         for (w, &word) in ack.sack.iter().enumerate() {

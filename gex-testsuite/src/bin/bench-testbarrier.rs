@@ -11,6 +11,8 @@
 //!
 //! Times are per operation, measured by rank 0 for the barriers (as
 //! testbarrier does) and the slowest rank for the data collectives.
+//! `BENCH_ONLY=g1`, `nb` or `data` runs one of the three parts (for
+//! profiling).
 
 use std::time::Instant;
 
@@ -78,30 +80,41 @@ fn main() {
         }
     };
 
-    sync();
-    let t = time(iters, |i| {
-        barrier_notify(i as i32, 0).expect("notify");
-        barrier_wait(i as i32, 0).expect("named barrier");
-    });
-    sync();
-    report("Named Barrier", t, iters);
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let part = |p: &str| only.is_empty() || only == p;
 
-    let t = time(iters, |_| {
-        barrier_notify(0, BARRIERFLAG_ANONYMOUS).expect("notify");
-        barrier_wait(0, BARRIERFLAG_ANONYMOUS).expect("anonymous barrier");
-    });
     sync();
-    report("Anon. Barrier", t, iters);
+    if part("g1") {
+        let t = time(iters, |i| {
+            barrier_notify(i as i32, 0).expect("notify");
+            barrier_wait(i as i32, 0).expect("named barrier");
+        });
+        sync();
+        report("Named Barrier", t, iters);
 
-    let ex_iters = (iters / 4).max(1);
-    let t = time(ex_iters, |_| {
-        barrier_nb(&tm, Flags::empty())
-            .expect("barrier_nb")
-            .wait()
-            .expect("wait");
-    });
-    sync();
-    report("gex_Coll_BarrierNB", t, ex_iters);
+        let t = time(iters, |_| {
+            barrier_notify(0, BARRIERFLAG_ANONYMOUS).expect("notify");
+            barrier_wait(0, BARRIERFLAG_ANONYMOUS).expect("anonymous barrier");
+        });
+        sync();
+        report("Anon. Barrier", t, iters);
+    }
+
+    if part("nb") {
+        let ex_iters = (iters / 4).max(1);
+        let t = time(ex_iters, |_| {
+            barrier_nb(&tm, Flags::empty())
+                .expect("barrier_nb")
+                .wait()
+                .expect("wait");
+        });
+        sync();
+        report("gex_Coll_BarrierNB", t, ex_iters);
+    }
+    if !part("data") {
+        sync();
+        return;
+    }
 
     if me == 0 {
         println!();

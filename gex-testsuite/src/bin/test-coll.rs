@@ -1,7 +1,7 @@
 //! Collectives and teams tests, run as one rank of a job of any size:
-//! `gex-run -n N test-coll` (and with `GEX_COLL_FORCE_AM=1`, which puts the
-//! GASNet-1 barrier on Active Messages, or `GEX_COLL_FORCE_DEFER=1`, which
-//! sends every message a handler forwards through the progress thread).
+//! `gex-run -n N test-coll` (and with `GEX_COLL_FORCE_AM=1`, which puts
+//! every barrier on Active Messages, or `GEX_COLL_FORCE_DEFER=1`, which
+//! defers every message a handler forwards to the progress hook).
 //!
 //! Every collective is checked against a sequential model computed by
 //! every rank from the same seeds: barriers (release/acquire through puts
@@ -13,7 +13,10 @@
 //! primordial team and teams from splits (grid rows and columns, reversed
 //! keys, ranks left out, splits of splits) and from `tm_create` (every
 //! scratch kind, jobranks and parent ranks); several collectives in flight
-//! on two teams at once; team destruction handing scratch back; and the
+//! on two teams at once; barriers over up to five teams in flight at once
+//! with puts before and reads after each; team turnover (shared-memory
+//! barrier channels reused with counters left by earlier teams, more teams
+//! than channels); team destruction handing scratch back; and the
 //! argument errors. Every wait is bounded and fails loudly.
 
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
@@ -22,10 +25,11 @@ use std::time::Instant;
 
 use gex::am::{register_handlers, AmRequest, HandlerEntry};
 use gex::coll::{
-    barrier_nb, barrier_notify, barrier_try, barrier_wait, broadcast_nb, exchange_nb,
-    gather_all_nb, gather_nb, reduce_to_all_nb, reduce_to_all_nb_typed, reduce_to_one_nb,
-    reduce_to_one_nb_typed, scatter_nb, tm_create, tm_create_scratch_size, tm_destroy, tm_split,
-    tm_split_scratch_size, ReduceOp, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
+    barrier_nb, barrier_notify, barrier_try, barrier_uses_shared_memory, barrier_wait,
+    broadcast_nb, exchange_nb, gather_all_nb, gather_nb, reduce_to_all_nb, reduce_to_all_nb_typed,
+    reduce_to_one_nb, reduce_to_one_nb_typed, scatter_nb, tm_create, tm_create_scratch_size,
+    tm_destroy, tm_split, tm_split_scratch_size, ReduceOp, BARRIERFLAG_ANONYMOUS,
+    BARRIERFLAG_MISMATCH,
 };
 use gex::rma::Rma;
 use gex::{Dt, EpLocation, ErrorKind, Event, Flags, Memvec, Op, Rank, Tm, TmRef};
@@ -35,6 +39,10 @@ const SEG: usize = 4 << 20;
 /// Segment layout: [0, 64 KiB) barrier-ordering slots; then scratch areas.
 const SLOTS: usize = 0;
 const SCRATCH: usize = 1 << 20;
+/// Barrier data checks over teams: 8 KiB per team (two parities of 16
+/// bytes per jobrank).
+const TEAM_SLOTS: usize = 3 << 20;
+const TEAM_STRIDE: usize = 8 << 10;
 const H_GO: u8 = 200;
 
 struct T {
@@ -162,6 +170,133 @@ fn barriers(t: &T) {
         .map(|_| barrier_nb(tm, Flags::empty()).unwrap())
         .collect();
     t.wait_all(&mut evs, "10 barriers in flight");
+}
+
+/// Barriers over several teams at once, with data: in each round every
+/// member puts (round, its jobrank) into every member's segment (team `i`
+/// of `teams` in its own region, rounds alternating between two halves),
+/// then enters one barrier per team, in an order that differs between
+/// ranks, and sometimes a second one; after syncing them it reads every
+/// member's value in its own segment. A value from the round before, or a
+/// torn one, means the barrier did not order the puts. The two halves
+/// suffice: a member cannot start round r + 2 before every member entered
+/// round r + 1's barrier, which each does after its checks of round r.
+fn team_barriers(t: &T, teams: &[&Tm], rounds: u32) {
+    assert!(teams.len() * TEAM_STRIDE <= 64 << 10);
+    let me = t.me;
+    let region = |i: usize, round: u32, jobrank: Rank| {
+        TEAM_SLOTS
+            + i * TEAM_STRIDE
+            + (round as usize % 2) * (TEAM_STRIDE / 2)
+            + 16 * jobrank as usize
+    };
+    for round in 0..rounds {
+        for (i, tm) in teams.iter().enumerate() {
+            let bytes: Vec<u8> = [u64::from(round) + 1, u64::from(me)]
+                .iter()
+                .flat_map(|x| x.to_ne_bytes())
+                .collect();
+            for r in 0..tm.size() {
+                tm.put_blocking(r, region(i, round, me), &bytes[..], Flags::PEER_SEG_OFFSET)
+                    .expect("put");
+            }
+        }
+        let mut evs: Vec<Event<'static>> = Vec::new();
+        let k = teams.len();
+        for j in 0..k {
+            let tm = teams[(j + me as usize + round as usize) % k];
+            evs.push(barrier_nb(tm, Flags::empty()).expect("barrier_nb"));
+            if round % 3 == 1 {
+                evs.push(barrier_nb(tm, Flags::empty()).expect("second barrier_nb"));
+            }
+        }
+        if round % 2 == 0 {
+            t.wait_all(&mut evs, "barriers over several teams");
+        } else {
+            for ev in evs {
+                t.wait(ev, "one of several barriers");
+            }
+        }
+        for (i, tm) in teams.iter().enumerate() {
+            for j in members(tm) {
+                let mut got = [0u8; 16];
+                t.job.seg.read(region(i, round, j), &mut got).unwrap();
+                let r = u64::from_ne_bytes(got[..8].try_into().unwrap());
+                let w = u64::from_ne_bytes(got[8..].try_into().unwrap());
+                assert_eq!(
+                    (r, w),
+                    (u64::from(round) + 1, u64::from(j)),
+                    "rank {me}, team {i} (members {:?}), round {round}: the put of jobrank {j} is not visible after the barrier",
+                    members(tm)
+                );
+            }
+        }
+    }
+}
+
+/// Whether barriers over `tm` should use shared memory: every member
+/// shares this process's neighbourhood (the whole job on smp), two or more
+/// members, not forced onto Active Messages (and a channel was free,
+/// which the callers make sure of).
+fn expect_shm(tm: &Tm) -> bool {
+    let forced = std::env::var("GEX_COLL_FORCE_AM").is_ok_and(|v| v == "1");
+    let nbrhd: Vec<Rank> = gex::system::query_nbrhd_info()
+        .unwrap()
+        .members
+        .iter()
+        .map(|m| m.jobrank)
+        .collect();
+    !forced && tm.size() > 1 && members(tm).iter().all(|j| nbrhd.contains(j))
+}
+
+/// Team turnover: the shared-memory channels are per team and reused once
+/// a team is destroyed, with counters that kept counting under the teams
+/// before; and when every channel is taken, new teams fall back to Active
+/// Messages. Barriers with data checks throughout.
+fn team_turnover(t: &T) {
+    let (me, n) = (t.me, t.n);
+    let tm = &t.job.tm;
+    // Two disjoint teams (by parity) doing different numbers of barriers,
+    // so that the channel they shared has different counts on members.
+    let half = tm_split(tm, Some((me % 2) as i32), 0, None, Flags::TM_NO_SCRATCH)
+        .unwrap()
+        .unwrap();
+    for _ in 0..(3 + 4 * (me % 2)) {
+        t.barrier(&half);
+    }
+    tm_destroy(half, Flags::empty()).unwrap();
+    // The whole job, then reversed, most likely on that channel again.
+    let all = tm_split(tm, Some(0), -(me as i32), None, Flags::TM_NO_SCRATCH)
+        .unwrap()
+        .unwrap();
+    assert_eq!(all.rank(), n - 1 - me);
+    team_barriers(t, &[&all, tm], 6);
+    // More teams than channels: the later ones use Active Messages.
+    let many: Vec<Tm> = (0..70)
+        .map(|i| {
+            tm_split(tm, Some((me % 3) as i32), i, None, Flags::TM_NO_SCRATCH)
+                .unwrap()
+                .unwrap()
+        })
+        .collect();
+    // Live teams hold channels: the first of these gets one, the last
+    // cannot (63 channels for derived teams, more teams than that alive).
+    assert_eq!(
+        barrier_uses_shared_memory(&many[0]).unwrap(),
+        expect_shm(&many[0])
+    );
+    assert!(!barrier_uses_shared_memory(&many[69]).unwrap());
+    assert_eq!(
+        barrier_uses_shared_memory(&all).unwrap(),
+        expect_shm(&all),
+        "the whole job reusing a channel"
+    );
+    team_barriers(t, &[&many[0], &many[40], &many[69], &all], 4);
+    for m in many {
+        tm_destroy(m, Flags::empty()).unwrap();
+    }
+    team_barriers(t, &[&all], 3);
+    tm_destroy(all, Flags::empty()).unwrap();
 }
 
 // ------------------------------------------------------ GASNet-1 barrier
@@ -871,7 +1006,26 @@ fn teams(t: &T) {
     t.barrier(&sub);
 
     in_flight(t, &row, &col);
+    for (what, team) in [
+        ("primordial", tm),
+        ("row", &row),
+        ("column", &col),
+        ("sub", &sub),
+    ] {
+        assert_eq!(
+            barrier_uses_shared_memory(team).unwrap(),
+            expect_shm(team),
+            "{what} team of {} members: shared-memory barrier",
+            team.size()
+        );
+    }
+    let mut some: Vec<&Tm> = vec![&row, &col, &sub, tm];
+    if let Some(p) = &part {
+        some.push(p);
+    }
+    team_barriers(t, &some, 8);
     created_teams(t);
+    team_turnover(t);
 
     // Destroy: the row hands its scratch back (as an address), the
     // column has none, the sub-team's comes back as an offset.
