@@ -104,11 +104,36 @@ impl ConduitFactory for UdpFactory {
     }
 }
 
+/// How this rank sends to one peer.
+enum Sender {
+    /// Not decided yet (nothing sent so far).
+    Untried,
+    /// Through a socket of its own, connected to the peer: the kernel then
+    /// keeps the route instead of looking it up for every datagram (on
+    /// loopback a round trip takes 3.4 us this way against 3.9 us with
+    /// addressed sends from one socket).
+    Connected(UdpSocket),
+    /// Through the receiving socket, with the peer's address (past
+    /// [`MAX_CONNECTED`] peers, or if a connected socket could not be made).
+    Shared,
+}
+
+/// Peers that get a connected sending socket, at most (one descriptor
+/// each); datagrams to the others go out through the receiving socket.
+const MAX_CONNECTED: usize = 256;
+
 /// The socket side: the protocol state machine and what it needs to talk.
 struct Net {
     ep: proto::Endpoint,
+    /// The socket every peer sends to (and, for some peers, sends from).
     sock: UdpSocket,
     addrs: Vec<RawAddr>,
+    /// Every peer's address, for connecting sending sockets.
+    peer_addrs: Vec<SocketAddr>,
+    /// How this rank sends to each peer.
+    senders: Vec<Sender>,
+    /// Peers with a connected sending socket.
+    connected: usize,
     tx: Vec<u8>,
     rx: Vec<u8>,
     /// When a poll next looks at the protocol's timers.
@@ -122,8 +147,40 @@ impl Net {
     /// refuses (a full socket buffer) counts as lost: the protocol
     /// retransmits it.
     fn flush(&mut self, now: Instant) {
+        use std::os::fd::AsRawFd;
         while let Some((peer, tail)) = self.ep.poll_transmit_gather(now, &mut self.tx) {
-            send_nowait(&self.sock, &self.tx, &tail, &self.addrs[peer as usize]);
+            let p = peer as usize;
+            if matches!(self.senders[p], Sender::Untried) {
+                self.senders[p] = self.connect(p);
+            }
+            match &self.senders[p] {
+                Sender::Connected(s) => send_nowait(s.as_raw_fd(), &self.tx, &tail, None),
+                _ => send_nowait(self.sock.as_raw_fd(), &self.tx, &tail, Some(&self.addrs[p])),
+            }
+        }
+    }
+
+    /// A sending socket connected to peer `p`, from this rank's address,
+    /// while fewer than [`MAX_CONNECTED`] exist; else (or on failure) the
+    /// shared socket.
+    fn connect(&mut self, p: usize) -> Sender {
+        if self.connected >= MAX_CONNECTED {
+            return Sender::Shared;
+        }
+        let Ok(ip) = self.sock.local_addr().map(|a| a.ip()) else {
+            return Sender::Shared;
+        };
+        let made = UdpSocket::bind((ip, 0)).and_then(|s| {
+            s.connect(self.peer_addrs[p])?;
+            Ok(s)
+        });
+        match made {
+            Ok(s) => {
+                set_buffer(&s, libc::SO_SNDBUF, 8 << 20);
+                self.connected += 1;
+                Sender::Connected(s)
+            }
+            Err(_) => Sender::Shared,
         }
     }
 
@@ -190,24 +247,29 @@ impl RawAddr {
     }
 }
 
-/// Sends the datagram `head` + `tail` without blocking, handing the two
-/// parts to the kernel as they are (no copy into one buffer); a full
-/// socket buffer drops it (the protocol retransmits).
-fn send_nowait(sock: &UdpSocket, head: &[u8], tail: &[u8], to: &RawAddr) {
-    use std::os::fd::AsRawFd;
+/// Sends the datagram `head` + `tail` on `fd` without blocking, to `to`
+/// (`None` for a connected socket), handing the two parts to the kernel as
+/// they are (no copy into one buffer); a full socket buffer drops it (the
+/// protocol retransmits), as does an error (a peer gone).
+fn send_nowait(fd: std::os::fd::RawFd, head: &[u8], tail: &[u8], to: Option<&RawAddr>) {
+    let (name, namelen) = match to {
+        Some(a) => (&a.storage as *const libc::sockaddr_storage, a.len),
+        None => (std::ptr::null(), 0),
+    };
     if tail.is_empty() {
         // One buffer: sendto, which spares the kernel reading a msghdr and
         // an iovec array.
-        // SAFETY: the address is valid for its exact size and `head` is
-        // readable for its length; the kernel only reads both.
+        // SAFETY: the address, if any, is valid for its exact size (a
+        // connected socket takes none) and `head` is readable for its
+        // length; the kernel only reads both.
         unsafe {
             libc::sendto(
-                sock.as_raw_fd(),
+                fd,
                 head.as_ptr() as *const libc::c_void,
                 head.len(),
                 libc::MSG_DONTWAIT,
-                &to.storage as *const _ as *const libc::sockaddr,
-                to.len,
+                name as *const libc::sockaddr,
+                namelen,
             )
         };
         return;
@@ -224,14 +286,14 @@ fn send_nowait(sock: &UdpSocket, head: &[u8], tail: &[u8], to: &RawAddr) {
     ];
     // SAFETY: all-zero is a valid msghdr (no control data, no flags).
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_name = &to.storage as *const _ as *mut libc::c_void;
-    msg.msg_namelen = to.len;
+    msg.msg_name = name as *mut libc::c_void;
+    msg.msg_namelen = namelen;
     msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
     msg.msg_iovlen = 2;
-    // SAFETY: the message names a valid address of its exact size and one
-    // or two iovecs over readable buffers (the kernel only reads them),
-    // all alive for the call.
-    unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_DONTWAIT) };
+    // SAFETY: the message names a valid address of its exact size, or none
+    // for a connected socket, and two iovecs over readable buffers (the
+    // kernel only reads them), all alive for the call.
+    unsafe { libc::sendmsg(fd, &msg, libc::MSG_DONTWAIT) };
 }
 
 /// Puts the payload of a Long AM that spans several datagrams straight
@@ -676,6 +738,9 @@ impl UdpConduit {
                     ep: proto::Endpoint::new(me, n, cfg),
                     sock,
                     addrs: addrs.iter().map(RawAddr::new).collect(),
+                    senders: (0..n).map(|_| Sender::Untried).collect(),
+                    connected: 0,
+                    peer_addrs: addrs,
                     tx: Vec::with_capacity(65536),
                     rx: vec![0u8; 65536],
                     next_timer_check: Instant::now(),
