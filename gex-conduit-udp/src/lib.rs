@@ -328,13 +328,17 @@ impl proto::Placer for SegmentPlacer {
     }
 }
 
+/// A complete message: (sender, bytes, whether its Long payload was
+/// already placed in the segment; see [`SegmentPlacer`]).
+type InboxMsg = (Rank, Vec<u8>, bool);
+
 /// The protocol, its socket, and the messages it completed.
 struct Link {
     net: Mutex<Net>,
     /// Complete messages not yet delivered, in arrival order.
     /// (sender, message, whether its Long payload was already placed in
     /// the segment; see [`SegmentPlacer`]).
-    inbox: Mutex<VecDeque<(Rank, Vec<u8>, bool)>>,
+    inbox: Mutex<VecDeque<InboxMsg>>,
     /// This rank's segment (base, size) once attached: where Long payloads
     /// land.
     segment: OnceLock<(usize, usize)>,
@@ -354,16 +358,25 @@ impl Link {
     /// inbox; returns how many datagrams arrived. Skipped when another
     /// thread is doing it.
     fn progress(&self, wait: bool) -> usize {
-        self.progress_checked(wait, true, false)
+        self.progress_checked(wait, true, false).0
     }
 
     /// [`Link::progress`]; a dead peer ends the job only when `check_dead`.
-    /// With `will_deliver` (the caller runs handlers next) and a backlog of
-    /// [`BACKLOG`] messages, nothing is received: the handlers catch up
-    /// first, so the inbox stays short instead of filling to its limit.
-    fn progress_checked(&self, mut wait: bool, check_dead: bool, will_deliver: bool) -> usize {
+    /// `deliverer`: the caller holds the right to run handlers and will run
+    /// them next. Then, with a backlog of [`BACKLOG`] messages, nothing is
+    /// received (the handlers catch up first, so the inbox stays short);
+    /// and with the inbox empty, the first message completed is returned
+    /// instead of queued, for the caller to run at once (the oldest
+    /// undelivered message, since only a holder of the net lock adds to the
+    /// inbox): a round trip then takes no inbox lock.
+    fn progress_checked(
+        &self,
+        mut wait: bool,
+        check_dead: bool,
+        deliverer: bool,
+    ) -> (usize, Option<InboxMsg>) {
         let Ok(mut guard) = self.net.try_lock() else {
-            return 0;
+            return (0, None);
         };
         let net = &mut *guard;
         let mut received = 0;
@@ -376,7 +389,7 @@ impl Link {
         // once the handlers have caught up.
         let full = self.inbox_len.load(Ordering::Relaxed) >= INBOX_LIMIT
             || self.inbox_bytes.load(Ordering::Relaxed) >= INBOX_LIMIT_BYTES;
-        let defer = will_deliver && self.inbox_len.load(Ordering::Relaxed) >= BACKLOG;
+        let defer = deliverer && self.inbox_len.load(Ordering::Relaxed) >= BACKLOG;
         wait &= !full && !defer;
         for _ in 0..if defer { 0 } else { RECV_BATCH } {
             let Some(len) = net.recv(wait) else { break };
@@ -421,6 +434,10 @@ impl Link {
                 silent.as_secs_f64()
             ));
         }
+        let mut first = None;
+        if deliverer && self.inbox_len.load(Ordering::Relaxed) == 0 {
+            first = net.ep.poll_placed_message();
+        }
         if net.ep.has_message() {
             // Lock order: net, then inbox (nothing takes net under inbox).
             let mut inbox = self.inbox.lock().unwrap_or_else(|p| p.into_inner());
@@ -431,7 +448,7 @@ impl Link {
             self.inbox_len.store(inbox.len(), Ordering::Relaxed);
         }
         drop(guard);
-        received
+        (received, first)
     }
 
     /// Waits until the socket is readable, for at most `max`, without
@@ -464,7 +481,7 @@ impl Link {
         let start = Instant::now();
         let mut quiet_since = start;
         loop {
-            if self.progress_checked(false, false, false) > 0 {
+            if self.progress_checked(false, false, false).0 > 0 {
                 quiet_since = Instant::now();
             }
             let now = Instant::now();
@@ -781,7 +798,7 @@ impl UdpConduit {
     /// Network progress for a poll: waits for a datagram first when polls
     /// have found nothing for longer than the spin time and no neighbour
     /// could be waiting on shared memory.
-    fn progress_net(&self) -> usize {
+    fn progress_net(&self, deliverer: bool) -> (usize, Option<InboxMsg>) {
         let idle = self.idle_polls.load(Ordering::Relaxed);
         let mut wait = false;
         // The clock is read every SPIN_CHECK_POLLS empty polls only.
@@ -792,8 +809,7 @@ impl UdpConduit {
                 std::thread::yield_now();
             }
         }
-        let will_deliver = !self.delivering.load(Ordering::Relaxed);
-        self.link.progress_checked(wait, true, will_deliver)
+        self.link.progress_checked(wait, true, deliverer)
     }
 
     /// Runs handlers of inbox messages (replies only for `RepliesOnly`).
@@ -801,6 +817,13 @@ impl UdpConduit {
         if self.delivering.swap(true, Ordering::Acquire) {
             return 0;
         }
+        let ran = self.deliver_held(sink, scope);
+        self.delivering.store(false, Ordering::Release);
+        ran
+    }
+
+    /// [`UdpConduit::deliver`] for a caller that holds `delivering`.
+    fn deliver_held(&self, sink: &dyn AmSink, scope: PollScope) -> usize {
         let mut ran = 0;
         while ran < DELIVER_BATCH && self.link.inbox_len.load(Ordering::Relaxed) > 0 {
             let next = {
@@ -822,7 +845,6 @@ impl UdpConduit {
             self.run(src, &m, placed, sink);
             ran += 1;
         }
-        self.delivering.store(false, Ordering::Release);
         ran
     }
 
@@ -973,8 +995,20 @@ impl Conduit for UdpConduit {
 
     fn poll(&self, sink: &dyn AmSink, scope: PollScope) -> usize {
         let mut ran = self.smp.poll(sink, scope);
-        let received = self.progress_net();
-        ran += self.deliver(sink, scope);
+        // Take the right to run handlers before receiving, so that a
+        // message completed now can run at once (see `progress_checked`).
+        let held = scope == PollScope::All && !self.delivering.swap(true, Ordering::Acquire);
+        let (received, first) = self.progress_net(held);
+        if held {
+            if let Some((src, m, placed)) = first {
+                self.run(src, &m, placed, sink);
+                ran += 1;
+            }
+            ran += self.deliver_held(sink, scope);
+            self.delivering.store(false, Ordering::Release);
+        } else {
+            ran += self.deliver(sink, scope);
+        }
         if ran + received == 0 {
             if self.idle_polls.fetch_add(1, Ordering::Relaxed) == 0 {
                 let now = self.epoch.elapsed().as_nanos() as u64;
