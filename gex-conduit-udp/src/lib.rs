@@ -954,16 +954,13 @@ impl Conduit for UdpConduit {
             PollScope::RepliesOnly
         };
         let via_smp = self.smp.contains(dest);
-        let mut bytes = Vec::new();
-        if !via_smp {
-            if dest >= self.boot.size() {
-                return Err(Error::bad_arg(format!(
-                    "rank {dest} is not in the job of {} ranks",
-                    self.boot.size()
-                )));
-            }
-            wire::encode(msg, &mut bytes);
+        if !via_smp && dest >= self.boot.size() {
+            return Err(Error::bad_arg(format!(
+                "rank {dest} is not in the job of {} ranks",
+                self.boot.size()
+            )));
         }
+        let len = wire::encoded_len(msg);
         let mut tries = 0u32;
         loop {
             if via_smp {
@@ -972,9 +969,13 @@ impl Conduit for UdpConduit {
                 }
             } else {
                 let mut net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
-                if net.ep.can_send(dest, bytes.len()) {
+                if net.ep.can_send(dest, len) {
                     let now = Instant::now();
-                    if net.ep.send_owned(dest, &mut bytes, now).is_ok() {
+                    // Encoded straight into the protocol's buffer.
+                    let sent = net
+                        .ep
+                        .send_with(dest, len, now, |out| wire::encode_append(msg, out));
+                    if sent.is_ok() {
                         net.flush(now);
                         return Ok(Injected::Sent);
                     }

@@ -40,12 +40,22 @@ pub fn encode(msg: &OutgoingAm<'_>, out: &mut Vec<u8>) {
     out.clear();
     // Exactly the encoded length, so that the buffer becomes the protocol's
     // shared message bytes without reallocating.
+    out.reserve_exact(encoded_len(msg));
+    encode_append(msg, out);
+}
+
+/// The length of `msg` encoded.
+pub fn encoded_len(msg: &OutgoingAm<'_>) -> usize {
     let long = if msg.category == AmCategory::Long {
         16
     } else {
         0
     };
-    out.reserve_exact(8 + long + 4 * msg.args.len() + msg.payload.len());
+    8 + long + 4 * msg.args.len() + msg.payload.len()
+}
+
+/// Appends the encoding of `msg` ([`encoded_len`] bytes) to `out`.
+pub fn encode_append(msg: &OutgoingAm<'_>, out: &mut Vec<u8>) {
     out.push(msg.category as u8);
     out.push(msg.is_request as u8);
     out.push(msg.handler);

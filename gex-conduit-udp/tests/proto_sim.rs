@@ -231,7 +231,16 @@ fn run(sc: &Scenario) -> Outcome {
                 while let Some((idx, len, msg)) = q.front_mut() {
                     let msg = msg.get_or_insert_with(|| content(s, d, *idx, *len));
                     if ep.can_send(d as u32, *len) {
-                        ep.send(d as u32, msg, now).expect("can_send said yes");
+                        // Both ways of sending: copied, and written in
+                        // place by send_with (straight into a DATA body
+                        // when nothing waits).
+                        if *idx % 2 == 0 {
+                            ep.send(d as u32, msg, now).expect("can_send said yes");
+                        } else {
+                            let m: &[u8] = msg;
+                            ep.send_with(d as u32, m.len(), now, |out| out.extend_from_slice(m))
+                                .expect("can_send said yes");
+                        }
                         q.pop_front();
                     } else {
                         let before = ep.stats().messages_sent;

@@ -84,6 +84,9 @@ struct SendState {
     /// Body bytes held in `inflight`.
     inflight_bytes: usize,
     queue: VecDeque<Pending>,
+    /// A body built whole by `send_with` while nothing was queued, sent
+    /// before the queue.
+    packed: Option<Body>,
     /// Sum of `len + FIRST_CHUNK_HEADER_LEN` over `queue`.
     queue_charge: usize,
     /// Sequence numbers to retransmit (may hold stale ones; checked on use).
@@ -111,6 +114,7 @@ impl SendState {
             unacked: 0,
             inflight_bytes: 0,
             queue: VecDeque::new(),
+            packed: None,
             queue_charge: 0,
             retx: VecDeque::new(),
             next_serial: 0,
@@ -130,7 +134,7 @@ impl SendState {
     }
 
     fn idle(&self) -> bool {
-        self.inflight.is_empty() && self.queue.is_empty()
+        self.inflight.is_empty() && self.queue.is_empty() && self.packed.is_none()
     }
 
     fn on_rtt_sample(&mut self, r: Duration, cfg: &Config) {
@@ -471,6 +475,52 @@ impl Endpoint {
         Ok(())
     }
 
+    /// Sends a message of exactly `len` bytes that `fill` appends to the
+    /// buffer it is given. When nothing waits toward `peer` and the window
+    /// is open, a message that fits one datagram is written straight into
+    /// its DATA body (no message buffer, no second copy), the common case of
+    /// a small request or reply; otherwise as [`Endpoint::send_owned`].
+    ///
+    /// # Panics
+    /// As [`Endpoint::send`], or if `fill` appends other than `len` bytes.
+    pub fn send_with(
+        &mut self,
+        peer: u32,
+        len: usize,
+        now: Instant,
+        fill: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<(), Backpressure> {
+        self.check_send(peer, len);
+        let window = self.cfg.window;
+        let fits = len + FIRST_CHUNK_HEADER_LEN <= self.max_body;
+        let snd = &mut self.peers[peer as usize].snd;
+        if !(fits && snd.queue.is_empty() && snd.packed.is_none() && snd.inflight.len() < window) {
+            let mut msg = Vec::with_capacity(len);
+            fill(&mut msg);
+            assert_eq!(msg.len(), len, "send_with: fill wrote the wrong length");
+            return self.send_owned(peer, &mut msg, now);
+        }
+        let mut head = self.spare.pop().unwrap_or_default();
+        head.reserve(len + FIRST_CHUNK_HEADER_LEN);
+        encode_chunk_head(&mut head, true, true, Some(len as u32), len);
+        fill(&mut head);
+        assert_eq!(
+            head.len(),
+            len + FIRST_CHUNK_HEADER_LEN,
+            "send_with: fill wrote the wrong length"
+        );
+        if snd.idle() {
+            snd.outstanding_since = Some(now);
+        }
+        snd.packed = Some(Body {
+            head,
+            tail: Bytes::new(),
+        });
+        self.stats.messages_sent += 1;
+        self.mark_ready(peer);
+        Ok(())
+    }
+
     /// The preconditions of a send, as panics.
     fn check_send(&self, peer: u32, len: usize) {
         assert!(
@@ -746,7 +796,8 @@ impl Endpoint {
     fn has_work(&self, peer: u32, now: Instant) -> bool {
         let p = &self.peers[peer as usize];
         !p.snd.retx.is_empty()
-            || (!p.snd.queue.is_empty() && p.snd.inflight.len() < self.cfg.window)
+            || ((!p.snd.queue.is_empty() || p.snd.packed.is_some())
+                && p.snd.inflight.len() < self.cfg.window)
             || p.rcv.ack_due(now)
     }
 
@@ -780,8 +831,14 @@ impl Endpoint {
             break;
         }
         // New data.
-        if target.is_none() && !snd.queue.is_empty() && snd.inflight.len() < self.cfg.window {
-            let body = snd.pack(self.max_body, &mut self.spare);
+        if target.is_none()
+            && (snd.packed.is_some() || !snd.queue.is_empty())
+            && snd.inflight.len() < self.cfg.window
+        {
+            let body = match snd.packed.take() {
+                Some(b) => b,
+                None => snd.pack(self.max_body, &mut self.spare),
+            };
             snd.inflight_bytes += body.len();
             snd.unacked += 1;
             snd.inflight.push_back(Sent {
@@ -918,7 +975,7 @@ impl Endpoint {
         if snd.idle() {
             snd.outstanding_since = None;
         }
-        if !snd.retx.is_empty() || !snd.queue.is_empty() {
+        if !snd.retx.is_empty() || !snd.queue.is_empty() || snd.packed.is_some() {
             self.mark_ready(peer);
         }
     }

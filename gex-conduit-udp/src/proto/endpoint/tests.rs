@@ -521,3 +521,39 @@ fn placer_receives_long_messages_in_order() {
     assert_eq!(b.poll_placed_message(), Some((0, big[..10].to_vec(), true)));
     assert_eq!(b.poll_placed_message(), None);
 }
+
+/// `send_with` writes a message straight into a DATA body when nothing
+/// waits and falls back to the queue otherwise; either way every message
+/// arrives once, in order, intact, and the endpoint ends idle.
+#[test]
+fn send_with_direct_and_queued() {
+    let t0 = Instant::now();
+    let mut a = Endpoint::new(0, 2, cfg());
+    let mut b = Endpoint::new(1, 2, cfg());
+    let fill =
+        |tag: u8, len: usize| move |out: &mut Vec<u8>| out.extend((0..len).map(|i| tag ^ i as u8));
+    let want = |tag: u8, len: usize| (0..len).map(|i| tag ^ i as u8).collect::<Vec<u8>>();
+    // Direct: nothing queued.
+    a.send_with(1, 40, t0, fill(1, 40)).unwrap();
+    // Queued behind it (it has not been transmitted yet), then a large
+    // one that cannot fit a datagram, then an empty one.
+    a.send_with(1, 10, t0, fill(2, 10)).unwrap();
+    a.send_with(1, 5000, t0, fill(3, 5000)).unwrap();
+    a.send_with(1, 0, t0, fill(4, 0)).unwrap();
+    let now = settle(&mut a, &mut b, t0);
+    assert_eq!(
+        messages(&mut b),
+        vec![
+            (0, want(1, 40)),
+            (0, want(2, 10)),
+            (0, want(3, 5000)),
+            (0, vec![])
+        ]
+    );
+    assert!(a.is_idle(1));
+    // Direct again once everything was acknowledged.
+    a.send_with(1, 3, now, fill(5, 3)).unwrap();
+    settle(&mut a, &mut b, now);
+    assert_eq!(messages(&mut b), vec![(0, want(5, 3))]);
+    assert!(a.is_idle(1));
+}
