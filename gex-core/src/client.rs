@@ -49,7 +49,27 @@ struct EpInner {
     segment: OnceLock<Segment>,
     cdata: CDataSlot,
     /// Layer state hung on the endpoint (the AM layer's handler table).
-    ext: OnceLock<Arc<dyn Any + Send + Sync>>,
+    ext: LayerSlot,
+}
+
+/// One value of any type a layer above hangs on an object, set once.
+#[derive(Default)]
+struct LayerSlot(OnceLock<Arc<dyn Any + Send + Sync>>);
+
+impl LayerSlot {
+    /// The value, made by `make` on first use; `None` if a value of
+    /// another type was set first.
+    fn get_or_init<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T> {
+        self.0
+            .get_or_init(|| make() as Arc<dyn Any + Send + Sync>)
+            .downcast_ref::<T>()
+    }
+
+    /// The value set earlier, if of type `T`.
+    #[inline]
+    fn get<T: Any>(&self) -> Option<&T> {
+        self.0.get().and_then(|a| a.downcast_ref::<T>())
+    }
 }
 
 /// An endpoint (`gex_EP_t`): this process's communication context.
@@ -61,7 +81,7 @@ struct TmInner {
     /// Process-unique identity, shared by every clone (see [`Tm::id`]).
     id: u64,
     /// Layer state hung on the team (gex-coll's view of it).
-    ext: OnceLock<Arc<dyn Any + Send + Sync>>,
+    ext: LayerSlot,
     rank: Rank,
     size: Rank,
     /// Jobrank of each member; `None` for the primordial team (identity).
@@ -258,12 +278,12 @@ impl Client {
             flags: Flags::empty(),
             segment: OnceLock::new(),
             cdata: CDataSlot::default(),
-            ext: OnceLock::new(),
+            ext: LayerSlot::default(),
         }));
         let tm = Tm(Arc::new(TmInner {
             ep: ep.clone(),
             id: next_tm_id(),
-            ext: OnceLock::new(),
+            ext: LayerSlot::default(),
             rank: rt.jobrank(),
             size: rt.jobsize(),
             members: None,
@@ -343,17 +363,13 @@ impl Ep {
     /// Layer state attached to this endpoint by a layer above (the AM
     /// layer's handler table), created on first use.
     pub fn layer_state<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T> {
-        let any = self
-            .0
-            .ext
-            .get_or_init(|| make() as Arc<dyn Any + Send + Sync>);
-        any.downcast_ref::<T>()
+        self.0.ext.get_or_init(make)
     }
 
     /// Layer state attached earlier, if of type `T`.
     #[inline]
     pub fn existing_layer_state<T: Any>(&self) -> Option<&T> {
-        self.0.ext.get().and_then(|a| a.downcast_ref::<T>())
+        self.0.ext.get()
     }
 
     /// A TM-pair naming endpoint `remote_index` of any process, to be used
@@ -412,17 +428,13 @@ impl Tm {
     /// of the team), created on first use; `None` if state of another type
     /// was attached first.
     pub fn layer_state<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T> {
-        let any = self
-            .0
-            .ext
-            .get_or_init(|| make() as Arc<dyn Any + Send + Sync>);
-        any.downcast_ref::<T>()
+        self.0.ext.get_or_init(make)
     }
 
     /// Layer state attached earlier, if of type `T`.
     #[inline]
     pub fn existing_layer_state<T: Any>(&self) -> Option<&T> {
-        self.0.ext.get().and_then(|a| a.downcast_ref::<T>())
+        self.0.ext.get()
     }
 
     /// Sets the team data (`gex_TM_SetCData`).
@@ -492,7 +504,7 @@ impl Tm {
         Ok(Tm(Arc::new(TmInner {
             ep: self.ep().clone(),
             id: next_tm_id(),
-            ext: OnceLock::new(),
+            ext: LayerSlot::default(),
             rank: rank as Rank,
             size: members.len() as Rank,
             members: Some(members.into()),

@@ -17,7 +17,7 @@ use std::time::Duration;
 use gex_run::{run, JobOutcome, JobSpec, Output};
 
 mod common;
-use common::{check_cleanup, job_lock, launch_on, report, tail, TIMEOUT};
+use common::{check_cleanup, job_lock, launch_on, on_two_named_hosts, report, tail, TIMEOUT};
 
 /// A failing job must end within this (the launcher ends it promptly).
 const PROMPT: Duration = Duration::from_secs(30);
@@ -488,18 +488,7 @@ fn a_rank_without_the_rendezvous_address_fails_loudly() {
 fn test_am_over_udp_on_two_named_hosts_with_a_tcp_control_plane() {
     let _lock = job_lock();
     let mut spec = JobSpec::new(3, TEST_AM);
-    spec.conduit = "udp".into();
-    spec.hosts = vec!["host-a".into(), "host-b".into()];
-    spec.spawn = Some("env GEX_FAKE_HOST={host}".into());
-    spec.host_env = ["host-a", "host-b"]
-        .map(|h| {
-            (
-                h.to_string(),
-                "GEX_UDP_ADDR".to_string(),
-                "127.0.0.1".to_string(),
-            )
-        })
-        .to_vec();
+    on_two_named_hosts(&mut spec);
     spec.ctrl = Some(gex_run::Ctrl::Tcp);
     spec.timeout = Some(TIMEOUT);
     spec.output = Output::Capture;

@@ -14,7 +14,7 @@
 use gex_run::{run, JobOutcome, JobSpec, Output};
 
 mod common;
-use common::{check_cleanup, job_lock, launch_on, report, TIMEOUT};
+use common::{check_cleanup, job_lock, launch_on, on_two_named_hosts, report, TIMEOUT};
 
 const TEST_COLL: &str = env!("CARGO_BIN_EXE_test-coll");
 
@@ -74,18 +74,7 @@ fn test_coll_over_udp_on_two_named_hosts() {
     for n in [4, 5] {
         let _lock = job_lock();
         let mut spec = JobSpec::new(n, TEST_COLL);
-        spec.conduit = "udp".into();
-        spec.hosts = vec!["host-a".into(), "host-b".into()];
-        spec.spawn = Some("env GEX_FAKE_HOST={host}".into());
-        spec.host_env = ["host-a", "host-b"]
-            .map(|h| {
-                (
-                    h.to_string(),
-                    "GEX_UDP_ADDR".to_string(),
-                    "127.0.0.1".to_string(),
-                )
-            })
-            .to_vec();
+        on_two_named_hosts(&mut spec);
         spec.timeout = Some(TIMEOUT);
         spec.output = Output::Capture;
         spec.label = true;

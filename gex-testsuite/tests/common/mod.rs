@@ -128,3 +128,21 @@ pub fn check_cleanup(out: &JobOutcome) {
         report(out)
     );
 }
+
+/// Makes `spec` a udp job over two pretend hosts, `host-a` and `host-b`:
+/// each rank gets its host's name (so ranks on one host share memory and
+/// reach the others over UDP), and every host's ranks use loopback.
+pub fn on_two_named_hosts(spec: &mut JobSpec) {
+    spec.conduit = "udp".into();
+    spec.hosts = vec!["host-a".into(), "host-b".into()];
+    spec.spawn = Some("env GEX_FAKE_HOST={host}".into());
+    spec.host_env = ["host-a", "host-b"]
+        .map(|h| {
+            (
+                h.to_string(),
+                "GEX_UDP_ADDR".to_string(),
+                "127.0.0.1".to_string(),
+            )
+        })
+        .to_vec();
+}
