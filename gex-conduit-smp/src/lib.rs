@@ -26,7 +26,8 @@ pub use transport::{hostname, SmpTransport, MAX_LONG, MAX_MEDIUM, RING_CAPACITY}
 
 use gex_core::bootstrap::Bootstrap;
 use gex_core::conduit::{
-    AmLimits, AmSink, Conduit, ConduitFactory, Injected, Layout, OutgoingAm, PollScope, SegmentDesc,
+    send_or_progress, AmLimits, AmSink, Conduit, ConduitFactory, Injected, Layout, OutgoingAm,
+    PollScope, SegmentDesc,
 };
 use gex_types::{Error, Rank, Result};
 
@@ -108,27 +109,14 @@ impl Conduit for SmpConduit {
         immediate: bool,
         sink: &dyn AmSink,
     ) -> Result<Injected> {
-        let scope = if msg.is_request {
-            PollScope::All
-        } else {
-            PollScope::RepliesOnly
-        };
-        let mut tries = 0u32;
-        loop {
-            if self.t.try_send(dest, msg)? == Injected::Sent {
-                return Ok(Injected::Sent);
-            }
-            if immediate {
-                return Ok(Injected::NoOp);
-            }
-            self.t.poll(sink, scope);
-            tries += 1;
-            if tries > 64 {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
-        }
+        let scope = PollScope::for_sender(msg.is_request);
+        send_or_progress(
+            immediate,
+            || self.t.try_send(dest, msg),
+            || {
+                self.t.poll(sink, scope);
+            },
+        )
     }
 
     #[inline]

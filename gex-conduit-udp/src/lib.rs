@@ -40,8 +40,8 @@ use std::time::{Duration, Instant};
 use gex_conduit_smp::{hostname, SmpTransport};
 use gex_core::bootstrap::{wire::ENV_JOB_KEY, Bootstrap};
 use gex_core::conduit::{
-    AmLimits, AmSink, Conduit, ConduitFactory, IncomingAm, Injected, Layout, OutgoingAm, PollScope,
-    SegmentDesc,
+    send_or_progress, AmLimits, AmSink, Conduit, ConduitFactory, IncomingAm, Injected, Layout,
+    OutgoingAm, PollScope, SegmentDesc,
 };
 use gex_types::{AmCategory, Error, Rank, Result};
 
@@ -948,11 +948,7 @@ impl Conduit for UdpConduit {
         immediate: bool,
         sink: &dyn AmSink,
     ) -> Result<Injected> {
-        let scope = if msg.is_request {
-            PollScope::All
-        } else {
-            PollScope::RepliesOnly
-        };
+        let scope = PollScope::for_sender(msg.is_request);
         let via_smp = self.smp.contains(dest);
         if !via_smp && dest >= self.boot.size() {
             return Err(Error::bad_arg(format!(
@@ -961,37 +957,28 @@ impl Conduit for UdpConduit {
             )));
         }
         let len = wire::encoded_len(msg);
-        let mut tries = 0u32;
-        loop {
-            if via_smp {
-                if self.smp.try_send(dest, msg)? == Injected::Sent {
-                    return Ok(Injected::Sent);
+        send_or_progress(
+            immediate,
+            || {
+                if via_smp {
+                    return self.smp.try_send(dest, msg);
                 }
-            } else {
                 let mut net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
-                if net.ep.can_send(dest, len) {
-                    let now = Instant::now();
-                    // Encoded straight into the protocol's buffer.
-                    let sent = net
-                        .ep
-                        .send_with(dest, len, now, |out| wire::encode_append(msg, out));
-                    if sent.is_ok() {
-                        net.flush(now);
-                        return Ok(Injected::Sent);
-                    }
+                let now = Instant::now();
+                // Encoded straight into the protocol's buffer.
+                let sent = net
+                    .ep
+                    .send_with(dest, len, now, |out| wire::encode_append(msg, out));
+                if sent.is_err() {
+                    return Ok(Injected::NoOp);
                 }
-            }
-            if immediate {
-                return Ok(Injected::NoOp);
-            }
-            self.poll(sink, scope);
-            tries += 1;
-            if tries > 64 {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
-        }
+                net.flush(now);
+                Ok(Injected::Sent)
+            },
+            || {
+                self.poll(sink, scope);
+            },
+        )
     }
 
     fn poll(&self, sink: &dyn AmSink, scope: PollScope) -> usize {

@@ -99,6 +99,47 @@ pub enum PollScope {
     RepliesOnly,
 }
 
+impl PollScope {
+    /// What a sender waiting for resources may run while it polls:
+    /// everything for a request, replies only for a reply.
+    #[inline]
+    pub fn for_sender(is_request: bool) -> PollScope {
+        if is_request {
+            PollScope::All
+        } else {
+            PollScope::RepliesOnly
+        }
+    }
+}
+
+/// The injection loop of [`Conduit::am_send`], shared by the conduits:
+/// `try_send` until it sends; when it cannot, `NoOp` if `immediate`, else
+/// `progress` (which polls with [`PollScope::for_sender`]) and try again,
+/// spinning briefly and then yielding the core between tries.
+#[inline(always)]
+pub fn send_or_progress(
+    immediate: bool,
+    mut try_send: impl FnMut() -> Result<Injected>,
+    mut progress: impl FnMut(),
+) -> Result<Injected> {
+    let mut tries = 0u32;
+    loop {
+        if try_send()? == Injected::Sent {
+            return Ok(Injected::Sent);
+        }
+        if immediate {
+            return Ok(Injected::NoOp);
+        }
+        progress();
+        tries += 1;
+        if tries > 64 {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
 /// The outcome of an injection.
 /// Without `IMMEDIATE` an injection always returns `Sent`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -495,6 +495,10 @@ impl Endpoint {
         let fits = len + FIRST_CHUNK_HEADER_LEN <= self.max_body;
         let snd = &mut self.peers[peer as usize].snd;
         if !(fits && snd.queue.is_empty() && snd.packed.is_none() && snd.inflight.len() < window) {
+            // Checked before encoding, so that backpressure costs no copy.
+            if !self.can_send(peer, len) {
+                return Err(Backpressure);
+            }
             let mut msg = Vec::with_capacity(len);
             fill(&mut msg);
             assert_eq!(msg.len(), len, "send_with: fill wrote the wrong length");
