@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::layer::LayerAm;
 use gex_core::conduit::{AmSink, IncomingAm};
 use gex_core::context::{hsls_held, HandlerScope};
 use gex_core::{CData, Ep};
@@ -430,8 +431,11 @@ pub fn register_handlers(ep: &Ep, table: &mut [HandlerEntry]) -> Result<()> {
 
 /// Registers handlers of a gex layer at fixed indices in `[1, AM_INDEX_BASE)`
 /// (reserved to the library). For layers built on the AM layer, not clients.
-pub fn register_internal_handlers(ep: &Ep, table: &mut [HandlerEntry]) -> Result<()> {
-    AmLayer::of(ep)?.register(table, true)
+/// Returns the layer's right to send requests to these handlers: client
+/// calls may not name reserved indices.
+pub fn register_internal_handlers(ep: &Ep, table: &mut [HandlerEntry]) -> Result<LayerAm> {
+    AmLayer::of(ep)?.register(table, true)?;
+    Ok(LayerAm::new(ep, table.iter().map(|e| e.index)))
 }
 
 /// The entry registered at `index` on `ep`, if any.

@@ -4,7 +4,8 @@
 use gex_core::conduit::{AmLimits, Injected, OutgoingAm};
 use gex_core::{segment_desc, Ep, Event, Lc, TmRef};
 use gex_types::{
-    AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result, AM_MAX_ARGS, RANK_INVALID,
+    AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result, AM_INDEX_BASE, AM_MAX_ARGS,
+    RANK_INVALID,
 };
 
 /// Where a message goes: the local endpoint and the peer's jobrank.
@@ -12,6 +13,21 @@ use gex_types::{
 pub(crate) struct Dest<'a> {
     pub(crate) ep: &'a Ep,
     pub(crate) jobrank: Rank,
+    /// Whether the sender may name the library's reserved handler indices
+    /// `[1, AM_INDEX_BASE)`: a layer's [`crate::LayerAm`], or a reply from
+    /// one of a layer's own handlers. Client calls never may.
+    pub(crate) internal: bool,
+}
+
+impl<'a> Dest<'a> {
+    /// A destination for a client call (client handler indices only).
+    pub(crate) fn client(ep: &'a Ep, jobrank: Rank) -> Self {
+        Dest {
+            ep,
+            jobrank,
+            internal: false,
+        }
+    }
 }
 
 /// The `lc_opt` of a payload-limit query: the constant passed, or any event
@@ -137,6 +153,23 @@ fn resolve_long(
     }
 }
 
+/// Handler index 0 is never registered, and `[1, AM_INDEX_BASE)` belongs
+/// to the library's layers: a client may not send to those, so no client
+/// can make a layer's handler run with arguments of its choosing.
+pub(crate) fn check_handler_index(call: &str, handler: AmIndex, internal: bool) -> Result<()> {
+    if handler == 0 {
+        return Err(Error::bad_arg(format!(
+            "{call}: handler index 0 is never registered"
+        )));
+    }
+    if handler < AM_INDEX_BASE && !internal {
+        return Err(Error::bad_arg(format!(
+            "{call}: handler index {handler} is reserved to the library's layers; client handlers use [{AM_INDEX_BASE}, 255]"
+        )));
+    }
+    Ok(())
+}
+
 /// Validates and injects one AM. Returns whether it was sent (`false`: an
 /// `IMMEDIATE` no-op). The caller has checked the calling context.
 #[allow(clippy::too_many_arguments)]
@@ -152,7 +185,10 @@ pub(crate) fn send(
     flags: Flags,
     args: &[AmArg],
 ) -> Result<bool> {
-    if args.len() > AM_MAX_ARGS || handler == 0 || !(flags - allowed_flags(cat)).is_empty() {
+    if args.len() > AM_MAX_ARGS
+        || (handler < AM_INDEX_BASE && !(d.internal && handler != 0))
+        || !(flags - allowed_flags(cat)).is_empty()
+    {
         let call = name(cat, is_request);
         if args.len() > AM_MAX_ARGS {
             return Err(Error::bad_arg(format!(
@@ -160,11 +196,7 @@ pub(crate) fn send(
                 args.len()
             )));
         }
-        if handler == 0 {
-            return Err(Error::bad_arg(format!(
-                "{call}: handler index 0 is never registered"
-            )));
-        }
+        check_handler_index(&call, handler, d.internal)?;
         check_flags(&call, cat, flags, Flags::empty())?;
     }
     let rt = d.ep.runtime();
@@ -296,10 +328,7 @@ pub(crate) fn max_payload_tm<T: TmRef + ?Sized>(
     if rank != RANK_INVALID {
         let jobrank = tm.jobrank_of(rank)?;
         return max_payload(
-            Dest {
-                ep: tm.ep(),
-                jobrank,
-            },
+            Dest::client(tm.ep(), jobrank),
             cat,
             is_request,
             lc,

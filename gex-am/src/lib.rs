@@ -25,6 +25,7 @@
 
 mod handlers;
 mod inject;
+mod layer;
 mod npam;
 mod token;
 
@@ -33,6 +34,7 @@ pub use handlers::{
     register_handlers, register_internal_handlers, registered_handler, AmMsg, HandlerEntry,
 };
 pub use inject::LcOpt;
+pub use layer::LayerAm;
 pub use npam::{PrepareBuf, SrcDesc};
 pub use token::{Replied, ReplyToken, RequestToken, Token, TokenInfo};
 
@@ -68,10 +70,7 @@ pub trait AmRequest: TmRef {
         args: &[AmArg],
     ) -> Result<Injected> {
         context::check_may_communicate("gex_AM_RequestShort")?;
-        let d = Dest {
-            ep: self.ep(),
-            jobrank: self.jobrank_of(rank)?,
-        };
+        let d = Dest::client(self.ep(), self.jobrank_of(rank)?);
         inject::send(
             d,
             true,
@@ -99,10 +98,7 @@ pub trait AmRequest: TmRef {
         args: &[AmArg],
     ) -> Result<Injected> {
         context::check_may_communicate("gex_AM_RequestMedium")?;
-        let d = Dest {
-            ep: self.ep(),
-            jobrank: self.jobrank_of(rank)?,
-        };
+        let d = Dest::client(self.ep(), self.jobrank_of(rank)?);
         inject::send(
             d,
             true,
@@ -133,10 +129,7 @@ pub trait AmRequest: TmRef {
         args: &[AmArg],
     ) -> Result<Injected> {
         context::check_may_communicate("gex_AM_RequestLong")?;
-        let d = Dest {
-            ep: self.ep(),
-            jobrank: self.jobrank_of(rank)?,
-        };
+        let d = Dest::client(self.ep(), self.jobrank_of(rank)?);
         inject::send(
             d,
             true,
@@ -183,10 +176,7 @@ pub trait AmRequest: TmRef {
         flags: Flags,
         nargs: u32,
     ) -> Result<Option<SrcDesc<'b>>> {
-        let d = Dest {
-            ep: self.ep(),
-            jobrank: self.jobrank_of(rank)?,
-        };
+        let d = Dest::client(self.ep(), self.jobrank_of(rank)?);
         SrcDesc::prepare(
             d,
             true,
@@ -213,10 +203,7 @@ pub trait AmRequest: TmRef {
         flags: Flags,
         nargs: u32,
     ) -> Result<Option<SrcDesc<'b>>> {
-        let d = Dest {
-            ep: self.ep(),
-            jobrank: self.jobrank_of(rank)?,
-        };
+        let d = Dest::client(self.ep(), self.jobrank_of(rank)?);
         SrcDesc::prepare(
             d,
             true,

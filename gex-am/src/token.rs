@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 
 use gex_core::{Ep, Lc};
-use gex_types::{AmArg, AmCategory, AmIndex, Flags, Rank, Result, Ti};
+use gex_types::{AmArg, AmCategory, AmIndex, Flags, Rank, Result, Ti, AM_INDEX_BASE};
 
 use crate::handlers::{AmLayer, HandlerEntry};
 use crate::inject::{self, Dest, LcOpt};
@@ -153,6 +153,9 @@ impl<'a> RequestToken<'a> {
         Dest {
             ep: &self.ctx.layer.ep,
             jobrank: self.ctx.src,
+            // A layer's handler replies to its own layer's handlers; a
+            // client's handler only to client indices.
+            internal: self.ctx.entry.index < AM_INDEX_BASE,
         }
     }
 

@@ -79,6 +79,8 @@ pub fn register(ep: &Ep) -> Result<()> {
         |tok, msg| engine::handle(tok.src_rank(), msg.args(), msg.payload()),
     )
     .with_name("gex-coll")];
+    // gex-coll sends through the conduit directly (its handlers must never
+    // block), so it keeps no LayerAm.
     register_internal_handlers(ep, &mut table)?;
     ep.runtime().add_progress_hook(progress_hook)?;
     shm::setup(ep.runtime())

@@ -9,15 +9,19 @@
 //!   to the destination (the caller's buffer, a staging buffer owned by the
 //!   event, or the local segment).
 //!
-//! The operation's state travels in the AM arguments as a pointer split in
-//! two 32-bit halves: every request carries one strong count of an `Arc`,
-//! and the reply that answers it takes that count back. Replies only ever
-//! come back to the process that made the request, so the pointer is always
-//! one of ours.
+//! In-flight operations live in a table ([`OPS`]) indexed by a slot
+//! number with a generation; the requests carry (slot, generation, chunk)
+//! and the reply names them back. A reply is untrusted input like any
+//! message: one naming a slot not in flight (unknown, stale, or answered
+//! already), a chunk out of range or answered twice, a rank the operation
+//! was not sent to, or a payload of the wrong length is a fatal error with
+//! a message naming the handler, never a memory access. No AM argument is
+//! ever turned into a pointer.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use gex_am::{register_internal_handlers, AmRequest, HandlerEntry, Injected};
+use gex_am::{register_internal_handlers, HandlerEntry, Injected, LayerAm};
 use gex_core::{Completion, Ep, Lc, Runtime, Staging};
 use gex_types::{AmArg, AmIndex, Error, Flags, Rank, Result};
 
@@ -36,21 +40,211 @@ fn join(lo: AmArg, hi: AmArg) -> usize {
     (u64::from(lo as u32) | (u64::from(hi as u32) << 32)) as usize
 }
 
-/// A get in flight: where the data goes and its completion.
-struct GetOp {
-    c: Arc<Completion>,
-    dst: *mut u8,
+/// Where a get's chunks are written.
+struct GetDstPtr {
+    /// The destination's first byte.
+    ptr: *mut u8,
+    /// Keeps a staging destination alive as long as the operation.
     _staging: Option<Arc<Staging>>,
 }
 
-// SAFETY: `dst` is written only by reply handlers, each for a disjoint range,
-// and it stays valid until the completion is observed: it points into the
-// staging buffer this op keeps alive, into the local segment (mapped for the
-// whole process), or into a caller's buffer whose caller blocks until the
-// completion is observed.
-unsafe impl Send for GetOp {}
-// SAFETY: as above.
-unsafe impl Sync for GetOp {}
+/// An operation in flight on the reference path: a put or memset (chunks
+/// acknowledged) or a get (chunks of data to place).
+struct Op {
+    /// The rank every chunk went to; only it may answer.
+    peer: Rank,
+    c: Arc<Completion>,
+    /// Number of chunks, and the length of each but the last.
+    chunks: usize,
+    chunk_len: usize,
+    /// Total bytes (a get's chunk lengths are checked against it).
+    len: usize,
+    /// A get's destination; `None` for puts and memsets.
+    dst: Option<GetDstPtr>,
+    /// Bit per chunk: answered (or abandoned). A chunk is claimed before
+    /// its data is written, so two replies for one chunk never both write.
+    claimed: Box<[AtomicU64]>,
+    /// Chunks not yet finished; the last to finish frees the slot.
+    remaining: AtomicUsize,
+}
+
+// SAFETY: `dst.ptr` is written only by reply handlers, each for its own
+// claimed chunk (a disjoint range inside `[0, len)`), and only before that
+// chunk's `done()`; it stays valid until the completion is observed: it
+// points into the staging buffer this op keeps alive, into the local
+// segment (mapped for the whole process), or into a caller's buffer whose
+// caller blocks until the completion is observed.
+unsafe impl Send for Op {}
+// SAFETY: as above; every other field is thread-safe.
+unsafe impl Sync for Op {}
+
+impl Op {
+    fn new(
+        peer: Rank,
+        c: Arc<Completion>,
+        len: usize,
+        chunk_len: usize,
+        dst: Option<GetDstPtr>,
+    ) -> Op {
+        let chunks = chunks(len, chunk_len);
+        Op {
+            peer,
+            c,
+            chunks,
+            chunk_len,
+            len,
+            dst,
+            claimed: (0..chunks.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            remaining: AtomicUsize::new(chunks),
+        }
+    }
+
+    /// Bytes of chunk `i`.
+    fn chunk_bytes(&self, i: usize) -> usize {
+        self.chunk_len.min(self.len - i * self.chunk_len)
+    }
+
+    /// Claims chunk `i`; false if it was claimed before.
+    fn claim(&self, i: usize) -> bool {
+        let bit = 1u64 << (i % 64);
+        self.claimed[i / 64].fetch_or(bit, Ordering::AcqRel) & bit == 0
+    }
+}
+
+/// One slot of the operation table.
+struct Entry {
+    generation: u32,
+    op: Option<Arc<Op>>,
+}
+
+/// The operations in flight, by slot; free slots are reused with the next
+/// generation.
+struct Table {
+    entries: Vec<Entry>,
+    free: Vec<u32>,
+}
+
+static OPS: Mutex<Table> = Mutex::new(Table {
+    entries: Vec::new(),
+    free: Vec::new(),
+});
+
+fn table() -> std::sync::MutexGuard<'static, Table> {
+    OPS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A slot in the operation table, as the AM arguments carry it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Slot {
+    index: u32,
+    generation: u32,
+}
+
+impl Slot {
+    fn args(self, chunk: usize) -> [AmArg; 3] {
+        [
+            self.index as AmArg,
+            self.generation as AmArg,
+            chunk as u32 as AmArg,
+        ]
+    }
+}
+
+/// Puts `op` in the table.
+fn insert(op: Arc<Op>) -> Slot {
+    let mut t = table();
+    if let Some(index) = t.free.pop() {
+        let e = &mut t.entries[index as usize];
+        e.generation = e.generation.wrapping_add(1);
+        e.op = Some(op);
+        return Slot {
+            index,
+            generation: e.generation,
+        };
+    }
+    let index = t.entries.len() as u32;
+    t.entries.push(Entry {
+        generation: 0,
+        op: Some(op),
+    });
+    Slot {
+        index,
+        generation: 0,
+    }
+}
+
+/// The operation in `slot`, if that generation is in flight.
+fn lookup(slot: Slot) -> Option<Arc<Op>> {
+    let t = table();
+    let e = t.entries.get(slot.index as usize)?;
+    (e.generation == slot.generation).then(|| e.op.clone())?
+}
+
+/// Frees `slot` (its operation has no chunk left to finish).
+fn remove(slot: Slot) {
+    let mut t = table();
+    let e = &mut t.entries[slot.index as usize];
+    if e.generation == slot.generation && e.op.take().is_some() {
+        t.free.push(slot.index);
+    }
+}
+
+/// Finishes chunk `i` of the operation in `slot`: counts it done and frees
+/// the slot after the last chunk.
+fn finish_chunk(slot: Slot, op: &Op) {
+    op.c.done();
+    if op.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+        remove(slot);
+    }
+}
+
+/// Checks a reply against the table: the operation in flight in the slot
+/// it names, sent to the replying rank, with the chunk in range and not
+/// answered before (claimed now). Anything else is fatal: a reply comes
+/// from another process (over a network, possibly a forger), and acting on
+/// a wrong one would write where no operation expects data.
+fn claim_reply(what: &str, src: Rank, args: &[AmArg]) -> (Slot, Arc<Op>, usize) {
+    let slot = Slot {
+        index: args[0] as u32,
+        generation: args[1] as u32,
+    };
+    let chunk = args[2] as u32 as usize;
+    let Some(op) = lookup(slot) else {
+        gex_core::fatal(&format!(
+            "{what}: a reply from rank {src} names operation {}.{}, which is not in flight (a forged, stale or duplicated reply)",
+            slot.index, slot.generation
+        ));
+    };
+    if op.peer != src {
+        gex_core::fatal(&format!(
+            "{what}: a reply from rank {src} names operation {}.{}, which was sent to rank {}",
+            slot.index, slot.generation, op.peer
+        ));
+    }
+    if chunk >= op.chunks || !op.claim(chunk) {
+        gex_core::fatal(&format!(
+            "{what}: a reply from rank {src} answers chunk {chunk} of operation {}.{}, which has {} chunks{}",
+            slot.index,
+            slot.generation,
+            op.chunks,
+            if chunk < op.chunks { " and was answered already" } else { "" }
+        ));
+    }
+    (slot, op, chunk)
+}
+
+/// The layer's right to send to its handlers (set by [`register`]).
+static LAYER: OnceLock<LayerAm> = OnceLock::new();
+
+fn layer() -> Result<&'static LayerAm> {
+    LAYER.get().ok_or_else(|| {
+        Error::not_init(
+            "gex-rma: the reference path's handlers are not registered (gex_rma::register)",
+        )
+    })
+}
 
 /// The local segment as (base, size), for the target side of the handlers.
 fn local_segment() -> (usize, usize) {
@@ -67,18 +261,24 @@ fn local_segment() -> (usize, usize) {
 /// before any rank's RMA can take this path.
 pub fn register(ep: &Ep) -> Result<()> {
     let mut table = [
-        HandlerEntry::request(H_PUT, Flags::AM_LONG, 2, |tok, msg| {
-            // The payload already landed in this segment: acknowledge.
+        HandlerEntry::request(H_PUT, Flags::AM_LONG, 3, |tok, msg| {
+            // The payload already landed in this segment (the conduit
+            // checked its range): acknowledge, naming the chunk back.
             tok.reply_short(H_PUT_ACK, Flags::empty(), msg.args())
                 .expect("RMA put acknowledgement");
         })
         .with_name("gex-rma put"),
-        HandlerEntry::reply(H_PUT_ACK, Flags::AM_SHORT, 2, |_tok, msg| {
-            let p = join(msg.arg(0), msg.arg(1)) as *const Completion;
-            // SAFETY: the request carried one strong count of this Arc
-            // (Arc::into_raw in `put`); this reply takes it back exactly once.
-            let c = unsafe { Arc::from_raw(p) };
-            c.done();
+        HandlerEntry::reply(H_PUT_ACK, Flags::AM_SHORT, 3, |tok, msg| {
+            let (slot, op, _) = claim_reply("gex-rma put ack", tok.src_rank(), msg.args());
+            if op.dst.is_some() {
+                gex_core::fatal(&format!(
+                    "gex-rma put ack: a reply from rank {} acknowledges get {}.{}",
+                    tok.src_rank(),
+                    slot.index,
+                    slot.generation
+                ));
+            }
+            finish_chunk(slot, &op);
         })
         .with_name("gex-rma put ack"),
         HandlerEntry::request(H_GET, Flags::AM_SHORT, 6, |tok, msg| {
@@ -100,16 +300,41 @@ pub fn register(ep: &Ep) -> Result<()> {
                 .expect("RMA get reply");
         })
         .with_name("gex-rma get"),
-        HandlerEntry::reply(H_GET_DATA, Flags::AM_MEDIUM, 3, |_tok, msg| {
-            let p = join(msg.arg(0), msg.arg(1)) as *const GetOp;
-            let at = msg.arg(2) as u32 as usize;
-            // SAFETY: one strong count per request, taken back here once.
-            let op = unsafe { Arc::from_raw(p) };
+        HandlerEntry::reply(H_GET_DATA, Flags::AM_MEDIUM, 3, |tok, msg| {
+            let what = "gex-rma get data";
+            let (slot, op, chunk) = claim_reply(what, tok.src_rank(), msg.args());
             let data = msg.payload();
-            // SAFETY: `dst + at .. + len` is this chunk's own part of the
-            // destination, valid while the op is incomplete (see GetOp).
-            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), op.dst.add(at), data.len()) };
-            op.c.done();
+            let Some(dst) = &op.dst else {
+                gex_core::fatal(&format!(
+                    "{what}: a reply from rank {} carries data for put {}.{}",
+                    tok.src_rank(),
+                    slot.index,
+                    slot.generation
+                ));
+            };
+            if data.len() != op.chunk_bytes(chunk) {
+                gex_core::fatal(&format!(
+                    "{what}: a reply from rank {} carries {} bytes for chunk {chunk} of get {}.{}, which expects {}",
+                    tok.src_rank(),
+                    data.len(),
+                    slot.index,
+                    slot.generation,
+                    op.chunk_bytes(chunk)
+                ));
+            }
+            // SAFETY: chunk `chunk` is in range and claimed by this handler
+            // alone (`claim_reply`), so `[chunk * chunk_len, + data.len())`
+            // is inside the destination's `len` bytes and written by no one
+            // else; the destination is valid until the completion, which
+            // this chunk has not yet counted (see `Op`).
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    data.as_ptr(),
+                    dst.ptr.add(chunk * op.chunk_len),
+                    data.len(),
+                )
+            };
+            finish_chunk(slot, &op);
         })
         .with_name("gex-rma get data"),
         HandlerEntry::request(H_MEMSET, Flags::AM_SHORT, 7, |tok, msg| {
@@ -126,16 +351,62 @@ pub fn register(ep: &Ep) -> Result<()> {
             // peer accessing it at the same time races with this memset in
             // the client's program, as with any RMA.
             unsafe { std::ptr::write_bytes((base + off) as *mut u8, val, len) };
-            tok.reply_short(H_PUT_ACK, Flags::empty(), &a[5..7])
+            tok.reply_short(H_PUT_ACK, Flags::empty(), &[a[5], a[6], 0])
                 .expect("RMA memset acknowledgement");
         })
         .with_name("gex-rma memset"),
     ];
-    register_internal_handlers(ep, &mut table)
+    let layer = register_internal_handlers(ep, &mut table)?;
+    let _ = LAYER.set(layer);
+    Ok(())
 }
 
 fn chunks(len: usize, chunk: usize) -> usize {
     len.div_ceil(chunk).max(1)
+}
+
+/// How the first chunk of an operation went.
+enum Started {
+    /// Every chunk was sent.
+    Sent,
+    /// `IMMEDIATE` and the first chunk was refused: nothing moved.
+    NoOp,
+}
+
+/// Sends the chunks of the operation in `slot` with `send(chunk, flags)`,
+/// `IMMEDIATE` on the first only (once one is accepted the rest are sent
+/// blocking, so a no-op never leaves a transfer half done). On a no-op the
+/// slot is freed at once; on an error the unsent chunks are finished here,
+/// so nothing waits for them.
+fn send_chunks(
+    slot: Slot,
+    op: &Arc<Op>,
+    immediate: bool,
+    mut send: impl FnMut(usize, Flags) -> Result<Injected>,
+) -> Result<Started> {
+    for i in 0..op.chunks {
+        let flags = if immediate && i == 0 {
+            Flags::IMMEDIATE
+        } else {
+            Flags::empty()
+        };
+        match send(i, flags) {
+            Ok(Injected::Sent) => {}
+            Ok(Injected::NoOp) => {
+                remove(slot);
+                return Ok(Started::NoOp);
+            }
+            Err(e) => {
+                for j in i..op.chunks {
+                    // Unclaimed (never sent), so a reply naming it is fatal.
+                    op.claim(j);
+                    finish_chunk(slot, op);
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(Started::Sent)
 }
 
 /// Starts a put of `len` bytes from `src` to offset `off` of `jobrank`'s
@@ -150,69 +421,63 @@ pub(crate) fn put(
     immediate: bool,
     parent: Option<Arc<Completion>>,
 ) -> Result<Option<Arc<Completion>>> {
+    let am = layer()?;
     let limit = ep.runtime().conduit().am_limits(jobrank).max_request_long;
-    let n = chunks(len, limit);
-    let c = Completion::new(n, parent.clone());
-    let pair = ep.pair(0);
-    for i in 0..n {
+    let c = Completion::new(chunks(len, limit), parent.clone());
+    let op = Arc::new(Op::new(jobrank, c.clone(), len, limit, None));
+    let slot = insert(op.clone());
+    let started = send_chunks(slot, &op, immediate, |i, flags| {
         let at = i * limit;
-        let clen = limit.min(len - at);
         // SAFETY: `src` is valid for `len` bytes for the duration of the
-        // call (a borrowed slice or the local segment).
-        let chunk = unsafe { std::slice::from_raw_parts(src.add(at), clen) };
-        let id = Arc::into_raw(c.clone()) as usize;
-        let (lo, hi) = split(id);
-        let mut flags = Flags::PEER_SEG_OFFSET;
-        if immediate && i == 0 {
-            flags |= Flags::IMMEDIATE;
-        }
-        let r = pair.request_long(jobrank, H_PUT, chunk, off + at, Lc::Now, flags, &[lo, hi]);
-        if !matches!(r, Ok(Injected::Sent)) {
-            // SAFETY: the count given to the request that was not sent.
-            drop(unsafe { Arc::from_raw(id as *const Completion) });
-        }
-        match r {
-            Ok(Injected::Sent) => {}
-            Ok(Injected::NoOp) => {
-                if let Some(p) = &parent {
-                    p.done(); // undo the caller's tracking
-                }
-                return Ok(None);
+        // call (a borrowed slice or the local segment), and chunk `i` lies
+        // within it.
+        let chunk = unsafe { std::slice::from_raw_parts(src.add(at), op.chunk_bytes(i)) };
+        am.request_long(
+            jobrank,
+            H_PUT,
+            chunk,
+            off + at,
+            Lc::Now,
+            flags | Flags::PEER_SEG_OFFSET,
+            &slot.args(i),
+        )
+    })?;
+    match started {
+        Started::Sent => Ok(Some(c)),
+        Started::NoOp => {
+            if let Some(p) = &parent {
+                p.done(); // undo the caller's tracking
             }
-            Err(e) => return Err(abandon(&c, n - i, e)),
+            Ok(None)
         }
     }
-    Ok(Some(c))
 }
 
 /// Starts a memset of `len` bytes to `val` at offset `off` of `jobrank`'s
 /// segment: one Short request, whatever the length, acknowledged once
 /// done. Returns `None` for an `IMMEDIATE` no-op, else the completion.
 pub(crate) fn memset(
-    ep: &Ep,
+    _ep: &Ep,
     jobrank: Rank,
     off: usize,
     len: usize,
     val: u8,
     immediate: bool,
 ) -> Result<Option<Arc<Completion>>> {
+    let am = layer()?;
     let c = Completion::new(1, None);
-    let id = Arc::into_raw(c.clone()) as usize;
-    let ((olo, ohi), (llo, lhi), (lo, hi)) = (split(off), split(len), split(id));
-    let flags = if immediate {
-        Flags::IMMEDIATE
-    } else {
-        Flags::empty()
-    };
-    let args = [olo, ohi, llo, lhi, AmArg::from(val), lo, hi];
-    let r = ep.pair(0).request_short(jobrank, H_MEMSET, flags, &args);
-    if !matches!(r, Ok(Injected::Sent)) {
-        // SAFETY: the count given to the request that was not sent.
-        drop(unsafe { Arc::from_raw(id as *const Completion) });
-    }
-    match r? {
-        Injected::Sent => Ok(Some(c)),
-        Injected::NoOp => Ok(None),
+    // One chunk whatever the length.
+    let op = Arc::new(Op::new(jobrank, c.clone(), 0, 1, None));
+    let slot = insert(op.clone());
+    let ((olo, ohi), (llo, lhi)) = (split(off), split(len));
+    let [s0, s1, _] = slot.args(0);
+    let started = send_chunks(slot, &op, immediate, |_, flags| {
+        let args = [olo, ohi, llo, lhi, AmArg::from(val), s0, s1];
+        am.request_short(jobrank, H_MEMSET, flags, &args)
+    })?;
+    match started {
+        Started::Sent => Ok(Some(c)),
+        Started::NoOp => Ok(None),
     }
 }
 
@@ -235,57 +500,34 @@ pub(crate) fn get(
     immediate: bool,
     parent: Option<Arc<Completion>>,
 ) -> Result<Option<Arc<Completion>>> {
+    let am = layer()?;
     let limit = ep.runtime().conduit().am_limits(jobrank).max_reply_medium;
-    let n = chunks(len, limit);
-    let c = Completion::new(n, parent.clone());
+    let c = Completion::new(chunks(len, limit), parent.clone());
     let (ptr, staging) = match dst {
         GetDst::Raw(p) => (p, None),
         GetDst::Staged(s) => (s.ptr(), Some(s)),
     };
-    let op = Arc::new(GetOp {
-        c: c.clone(),
-        dst: ptr,
+    let dst = GetDstPtr {
+        ptr,
         _staging: staging,
-    });
-    let pair = ep.pair(0);
-    for i in 0..n {
-        let at = i * limit;
-        let clen = limit.min(len - at);
-        let (olo, ohi) = split(off + at);
-        let id = Arc::into_raw(op.clone()) as usize;
-        let (lo, hi) = split(id);
-        let flags = if immediate && i == 0 {
-            Flags::IMMEDIATE
-        } else {
-            Flags::empty()
-        };
-        let args = [olo, ohi, clen as AmArg, lo, hi, at as AmArg];
-        let r = pair.request_short(jobrank, H_GET, flags, &args);
-        if !matches!(r, Ok(Injected::Sent)) {
-            // SAFETY: the count given to the request that was not sent.
-            drop(unsafe { Arc::from_raw(id as *const GetOp) });
-        }
-        match r {
-            Ok(Injected::Sent) => {}
-            Ok(Injected::NoOp) => {
-                if let Some(p) = &parent {
-                    p.done();
-                }
-                return Ok(None);
+    };
+    let op = Arc::new(Op::new(jobrank, c.clone(), len, limit, Some(dst)));
+    let slot = insert(op.clone());
+    let started = send_chunks(slot, &op, immediate, |i, flags| {
+        let (olo, ohi) = split(off + i * limit);
+        let [s0, s1, s2] = slot.args(i);
+        let args = [olo, ohi, op.chunk_bytes(i) as AmArg, s0, s1, s2];
+        am.request_short(jobrank, H_GET, flags, &args)
+    })?;
+    match started {
+        Started::Sent => Ok(Some(c)),
+        Started::NoOp => {
+            if let Some(p) = &parent {
+                p.done();
             }
-            Err(e) => return Err(abandon(&c, n - i, e)),
+            Ok(None)
         }
     }
-    Ok(Some(c))
-}
-
-/// Marks the chunks that will never be sent as done, so nobody waits for
-/// them, and returns the error.
-fn abandon(c: &Completion, unsent: usize, e: Error) -> Error {
-    for _ in 0..unsent {
-        c.done();
-    }
-    e
 }
 
 #[cfg(test)]
@@ -293,7 +535,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pointers_survive_the_argument_split() {
+    fn offsets_survive_the_argument_split() {
         for v in [0usize, 1, 0xdead_beef, 0x7fff_ffff_f000, usize::MAX >> 8] {
             let (lo, hi) = split(v);
             assert_eq!(join(lo, hi), v);

@@ -218,6 +218,27 @@ fn fault_exit0_from_a_handler_inside_a_barrier_is_success() {
     assert_eq!(out.code, 0, "{}", report(&out));
 }
 
+/// A forged reply to a layer's handler (what a forged datagram would
+/// deliver) names an operation that is not in flight: a fatal error naming
+/// the handler, never a memory access (the reply used to carry a pointer).
+#[test]
+fn forged_replies_to_rma_handlers_are_fatal_not_a_signal() {
+    for (mode, handler) in [
+        ("forge-put-ack", "gex-rma put ack"),
+        ("forge-get-data", "gex-rma get data"),
+    ] {
+        let out = fault(mode, 2, "forging a reply");
+        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+        assert!(
+            out.stderr
+                .contains(&format!("fatal error on rank 0: {handler}"))
+                && out.stderr.contains("not in flight"),
+            "{mode}: {}",
+            report(&out)
+        );
+    }
+}
+
 #[test]
 fn fault_silent_udp_peer_is_declared_dead() {
     let out = launch_on(

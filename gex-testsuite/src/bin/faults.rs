@@ -13,6 +13,8 @@
 //! | `handler-context` | rank 0 calls `gex::exit(3)` from inside an AM handler | 3 |
 //! | `silent-peer` | (udp) the last rank stops (SIGSTOP); rank 0 sends it AMs and waits; the protocol declares it dead after `GEX_UDP_PEER_TIMEOUT` | 1 |
 //! | `exit0-in-barrier` | rank 0 calls `gex::exit(0)` from a handler run while it waits in a barrier | 0 |
+//! | `forge-put-ack` | the last rank forges, through the conduit interface (client calls cannot name the reserved indices), a reply to gex-rma's put acknowledgement handler at rank 0 with arbitrary arguments | 1, a fatal message naming the handler |
+//! | `forge-get-data` | the same with gex-rma's get data handler and a payload | 1, likewise |
 //!
 //! The "wait forever" loops deliberately have no bound: ending them is the
 //! launcher's job, and the test checks that it does so promptly.
@@ -30,6 +32,8 @@ const MODES: &[&str] = &[
     "handler-context",
     "exit0-in-barrier",
     "silent-peer",
+    "forge-put-ack",
+    "forge-get-data",
 ];
 
 /// A handler every rank registers, so the AM layer is installed everywhere.
@@ -176,8 +180,53 @@ fn main() {
             say("waiting forever");
             wait_forever()
         }
+        "forge-put-ack" | "forge-get-data" => {
+            if me == last && n > 1 {
+                // gex-rma's reply handlers: 2 (put ack), 4 (get data).
+                let (handler, payload): (u8, &[u8]) = if mode == "forge-put-ack" {
+                    (2, &[])
+                } else {
+                    (4, &[0xAB; 64])
+                };
+                // Client calls may not name reserved indices ...
+                let refused = job.tm.request_short(0, handler, Flags::empty(), &[1, 2, 3]);
+                assert!(
+                    refused.is_err(),
+                    "a client request to reserved index {handler} must be an error"
+                );
+                // ... so forge one below them, through the conduit interface.
+                say(&format!("forging a reply to handler {handler} at rank 0"));
+                forge_reply(0, handler, payload, &[0x0BAD_F00D, 0x7EAD_BEEF, 5]);
+            }
+            say("waiting forever");
+            wait_forever()
+        }
         _ => unreachable!("mode checked above"),
     }
+}
+
+/// Sends a reply AM that no request asked for, straight through the
+/// conduit: what a forged datagram would deliver over a network.
+fn forge_reply(dest: u32, handler: u8, payload: &[u8], args: &[i32]) {
+    use gex_core::conduit::OutgoingAm;
+    let rt = gex_core::Runtime::get().expect("the client exists");
+    let category = if payload.is_empty() {
+        gex::AmCategory::Short
+    } else {
+        gex::AmCategory::Medium
+    };
+    let msg = OutgoingAm {
+        category,
+        is_request: false,
+        handler,
+        args,
+        payload,
+        dest_offset: 0,
+        dest_addr: 0,
+    };
+    rt.conduit()
+        .am_send(dest, &msg, false, rt.sink())
+        .expect("a forged reply is still a well-formed message");
 }
 
 /// Polls for an AM that never comes. No bound, on purpose: the job must be

@@ -26,6 +26,7 @@ const H_TOKEN: u8 = 183;
 const H_VIOLATE: u8 = 184;
 const H_VIOLATE_REPLY: u8 = 185;
 const H_OFFSET: u8 = 186;
+const H_RESERVED: u8 = 187;
 
 fn cat_flag(c: AmCategory) -> Flags {
     match c {
@@ -53,6 +54,7 @@ struct Counters {
     offset: AtomicU64,
     violations_checked: AtomicU64,
     reply_violation_checked: AtomicU64,
+    reserved_reply_checked: AtomicU64,
 }
 
 /// Offset of the region of `seg` where source `src`'s requests land (first
@@ -77,6 +79,7 @@ fn main() {
         offset: AtomicU64::new(0),
         violations_checked: AtomicU64::new(0),
         reply_violation_checked: AtomicU64::new(0),
+        reserved_reply_checked: AtomicU64::new(0),
     });
     register_all(&job, &c);
     job.barrier();
@@ -446,6 +449,26 @@ fn register_all(job: &Job, c: &Arc<Counters>) {
                     assert!(e.message().contains("reply handler"), "{e}");
                     c.reply_violation_checked.fetch_add(1, SeqCst);
                 }
+            },
+        ));
+    }
+    {
+        // A client's handler may not reply to the library's reserved
+        // indices either (they would run a layer's handler with arguments
+        // of the client's choosing).
+        let c = c.clone();
+        table.push(HandlerEntry::request(
+            H_RESERVED,
+            Flags::AM_SHORT,
+            1,
+            move |tok, msg| {
+                let idx = msg.arg(0) as u8;
+                let e = tok
+                    .reply_short(idx, Flags::empty(), &[0, 0, 0])
+                    .expect_err("a reply to a reserved index must fail");
+                assert_eq!(e.kind(), ErrorKind::BadArg);
+                assert!(e.message().contains("reserved"), "{e}");
+                c.reserved_reply_checked.fetch_add(1, SeqCst);
             },
         ));
     }
@@ -886,6 +909,39 @@ fn violations(job: &Job, c: &Counters) {
         .request_short(me, 0, Flags::empty(), &[])
         .unwrap_err();
     assert!(e.message().contains("index 0"), "{e}");
+    // The library's reserved indices [1, 128) are refused to clients, in
+    // every category, to any rank, before anything is sent.
+    for idx in 1..gex::AM_INDEX_BASE {
+        let peer = (me + u32::from(idx)) % n;
+        let errs = [
+            job.tm.request_short(peer, idx, Flags::empty(), &[1, 2, 3]),
+            job.tm
+                .request_medium(peer, idx, &[7; 16], Lc::Now, Flags::empty(), &[1, 2, 3]),
+            job.tm.request_long(
+                peer,
+                idx,
+                &[7; 16],
+                0,
+                Lc::Now,
+                Flags::PEER_SEG_OFFSET,
+                &[1, 2, 3],
+            ),
+            job.ep.pair(0).request_short(peer, idx, Flags::empty(), &[]),
+        ];
+        for r in errs {
+            let e = r.expect_err("a client request to a reserved index must fail");
+            assert_eq!(e.kind(), ErrorKind::BadArg);
+            assert!(e.message().contains("reserved"), "{e}");
+        }
+    }
+    for idx in [1u8, 2, 4, 5, 127] {
+        job.tm
+            .request_short((me + 1) % n, H_RESERVED, Flags::empty(), &[i32::from(idx)])
+            .unwrap();
+    }
+    job.wait_for("the reserved-index reply checks", || {
+        c.reserved_reply_checked.load(SeqCst) == 5
+    });
     // A TM-pair names jobranks; only endpoint index 0 exists.
     let pair = job.ep.pair(0);
     pair.request_short((me + 1) % n, H_IMM, Flags::empty(), &[77])

@@ -1,0 +1,148 @@
+//! The sending side of a library layer built on Active Messages.
+//!
+//! Handler indices `[1, AM_INDEX_BASE)` belong to the library's layers.
+//! Client calls ([`crate::AmRequest`], replies from client handlers) may not
+//! name them, so that no client can run a layer's handler with arguments of
+//! its choosing; a layer sends to its own handlers through the [`LayerAm`]
+//! that registering them returned. (A layer's handlers must still treat
+//! their arguments as untrusted: they arrive from another process, and
+//! over a network conduit possibly from a forger.)
+
+use gex_core::{context, Ep, Lc};
+use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result};
+
+use crate::inject::{self, Dest};
+use crate::injected;
+use gex_core::conduit::Injected;
+
+/// The right to send requests to a set of a layer's own handlers, returned
+/// by [`crate::register_internal_handlers`]. Peers are named by jobrank.
+#[derive(Clone)]
+pub struct LayerAm {
+    ep: Ep,
+    /// Bit `i` set: index `i` was registered with this handle.
+    indices: u128,
+}
+
+impl std::fmt::Debug for LayerAm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LayerAm(indices {:#x})", self.indices)
+    }
+}
+
+impl LayerAm {
+    pub(crate) fn new(ep: &Ep, indices: impl IntoIterator<Item = AmIndex>) -> LayerAm {
+        let mut bits = 0u128;
+        for i in indices {
+            debug_assert!(i < 128, "internal indices are below AM_INDEX_BASE");
+            bits |= 1u128 << i;
+        }
+        LayerAm {
+            ep: ep.clone(),
+            indices: bits,
+        }
+    }
+
+    /// The endpoint the handlers were registered on.
+    pub fn ep(&self) -> &Ep {
+        &self.ep
+    }
+
+    fn dest(&self, call: &str, jobrank: Rank, handler: AmIndex) -> Result<Dest<'_>> {
+        if handler >= 128 || self.indices & (1u128 << handler) == 0 {
+            return Err(Error::bad_arg(format!(
+                "{call}: handler index {handler} was not registered by this layer"
+            )));
+        }
+        let size = self.ep.runtime().jobsize();
+        if jobrank >= size {
+            return Err(Error::bad_arg(format!(
+                "{call}: rank {jobrank} is not in the job of {size} ranks"
+            )));
+        }
+        Ok(Dest {
+            ep: &self.ep,
+            jobrank,
+            internal: true,
+        })
+    }
+
+    /// A Short request to one of this layer's handlers at `jobrank`.
+    pub fn request_short(
+        &self,
+        jobrank: Rank,
+        handler: AmIndex,
+        flags: Flags,
+        args: &[AmArg],
+    ) -> Result<Injected> {
+        context::check_may_communicate("gex_AM_RequestShort")?;
+        let d = self.dest("gex_AM_RequestShort", jobrank, handler)?;
+        inject::send(
+            d,
+            true,
+            AmCategory::Short,
+            handler,
+            &[],
+            0,
+            Lc::Now,
+            flags,
+            args,
+        )
+        .map(injected)
+    }
+
+    /// A Medium request to one of this layer's handlers at `jobrank`.
+    pub fn request_medium(
+        &self,
+        jobrank: Rank,
+        handler: AmIndex,
+        payload: &[u8],
+        lc: Lc<'_>,
+        flags: Flags,
+        args: &[AmArg],
+    ) -> Result<Injected> {
+        context::check_may_communicate("gex_AM_RequestMedium")?;
+        let d = self.dest("gex_AM_RequestMedium", jobrank, handler)?;
+        inject::send(
+            d,
+            true,
+            AmCategory::Medium,
+            handler,
+            payload,
+            0,
+            lc,
+            flags,
+            args,
+        )
+        .map(injected)
+    }
+
+    /// A Long request to one of this layer's handlers at `jobrank`, landing
+    /// at `dest_addr` in its segment (an offset with `PEER_SEG_OFFSET`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn request_long(
+        &self,
+        jobrank: Rank,
+        handler: AmIndex,
+        payload: &[u8],
+        dest_addr: usize,
+        lc: Lc<'_>,
+        flags: Flags,
+        args: &[AmArg],
+    ) -> Result<Injected> {
+        context::check_may_communicate("gex_AM_RequestLong")?;
+        let d = self.dest("gex_AM_RequestLong", jobrank, handler)?;
+        inject::send(
+            d,
+            true,
+            AmCategory::Long,
+            handler,
+            payload,
+            dest_addr,
+            lc,
+            flags,
+            args,
+        )
+        .map(injected)
+    }
+}
