@@ -43,6 +43,7 @@ use gex_core::conduit::{
     send_or_progress, AmLimits, AmSink, Conduit, ConduitFactory, IncomingAm, Injected, Layout,
     OutgoingAm, PollScope, SegmentDesc,
 };
+use gex_core::stats::{ConduitStats, Counter};
 use gex_types::{AmCategory, Error, Rank, Result};
 
 /// Largest Medium payload over UDP (fragmented by the protocol).
@@ -1022,5 +1023,32 @@ impl Conduit for UdpConduit {
             .ok_or_else(|| Error::resource("udp conduit: the local segment is not mapped"))?;
         let _ = self.link.segment.set((base, mine.size));
         Ok(table)
+    }
+
+    fn stats(&self) -> ConduitStats {
+        let p = UdpConduit::stats(self);
+        let mut st = ConduitStats::new("udp");
+        st.counters = [
+            ("datagrams_sent", p.datagrams_sent),
+            ("data_sent", p.data_sent),
+            ("retransmits", p.retransmits),
+            ("fast_retransmits", p.fast_retransmits),
+            ("rto_expirations", p.rto_expirations),
+            ("acks_sent", p.acks_sent),
+            ("acks_piggybacked", p.acks_piggybacked),
+            ("datagrams_received", p.datagrams_received),
+            ("duplicates_dropped", p.duplicates_dropped),
+            ("dropped_bad_key", p.dropped_bad_key),
+            ("dropped_malformed", p.dropped_malformed),
+            ("dropped_misaddressed", p.dropped_misaddressed),
+            ("out_of_window_dropped", p.out_of_window_dropped),
+            ("refused_data", p.refused_data),
+            ("messages_sent", p.messages_sent),
+            ("messages_delivered", p.messages_delivered),
+        ]
+        .into_iter()
+        .map(|(name, value)| Counter::new(name, value))
+        .collect();
+        st
     }
 }

@@ -249,6 +249,11 @@ impl Client {
             ))));
         }
         let boot = Bootstrap::from_env().map_err(report)?;
+        // Before the conduit registers its own exit hooks (a udp rank
+        // lingers to get its last datagrams acknowledged), so that the
+        // summary, printed by the hook registered first and so run last,
+        // counts that too.
+        crate::stats::print_at_exit_if_asked();
         let conduit = factory.create(boot).map_err(report)?;
         let rt = Runtime::install(conduit).map_err(report)?;
 

@@ -13,6 +13,7 @@
 use gex_types::{AmArg, AmCategory, AmIndex, Rank, Result};
 
 use crate::bootstrap::Bootstrap;
+use crate::stats::ConduitStats;
 
 /// Payload limits between this rank and one peer (or the least over all).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,6 +219,12 @@ pub trait Conduit: Send + Sync + 'static {
     /// returns the table indexed by jobrank together with the local segment
     /// base. Includes a barrier before returning.
     fn attach_segment(&self, size: usize, sink: &dyn AmSink) -> Result<Vec<SegmentDesc>>;
+
+    /// The counters this conduit keeps (see [`crate::stats`]); none by
+    /// default.
+    fn stats(&self) -> ConduitStats {
+        ConduitStats::new(self.name())
+    }
 }
 
 /// Creates a conduit for a job: what a program chooses at start-up.

@@ -9,7 +9,8 @@
 //! - [`system`]: job-wide queries (rank, size, neighbourhood, host);
 //! - [`Hsl`] and [`context`]: handler-safe locks and restricted-context
 //!   checks;
-//! - [`exit`]: ending the whole job from any rank.
+//! - [`exit`]: ending the whole job from any rank;
+//! - [`stats`]: the conduit's counters (`GEX_STATS=1` prints them at exit).
 
 #![warn(missing_docs)]
 
@@ -21,6 +22,7 @@ pub mod event;
 mod hsl;
 pub mod nbi;
 mod runtime;
+pub mod stats;
 pub mod system;
 
 pub use client::{
@@ -33,6 +35,7 @@ pub use runtime::{
     direct_access, fast_segments, report, segment_table, set_direct_access, FastSeg, ProgressHook,
     Runtime,
 };
+pub use stats::stats;
 
 use std::io::Write;
 

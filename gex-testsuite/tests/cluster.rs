@@ -116,6 +116,35 @@ fn test_am_over_udp_2_to_4_ranks() {
     passes_over_udp(TEST_AM, "test-am");
 }
 
+/// `GEX_STATS=1`: every rank prints its conduit's counters at exit.
+#[test]
+fn gex_stats_prints_every_ranks_counters_at_exit() {
+    for (conduit, n) in [("udp", 3), ("smp", 2)] {
+        let out = launch_on(
+            conduit,
+            TEST_CORE,
+            n,
+            &[],
+            &[("GEX_UDP_BYPASS", "0"), ("GEX_STATS", "1")],
+        );
+        assert_eq!(out.code, 0, "{conduit}: {}", report(&out));
+        for r in 0..n {
+            let head = format!("gex stats, rank {r}, conduit {conduit}:");
+            let line = out
+                .stderr
+                .lines()
+                .find(|l| l.contains(&head))
+                .unwrap_or_else(|| panic!("{conduit}: no {head:?}\n{}", report(&out)));
+            if conduit == "udp" {
+                for c in ["messages_sent=", "retransmits=", "dropped_bad_key=0"] {
+                    assert!(line.contains(c), "{conduit}: {c} missing in {line:?}");
+                }
+            }
+        }
+        check_cleanup(&out);
+    }
+}
+
 #[test]
 fn test_core_over_udp_2_to_4_ranks() {
     passes_over_udp(TEST_CORE, "test-core");

@@ -24,6 +24,7 @@
 
 pub use gex_core::bootstrap::wire::ENV_CONDUIT;
 pub use gex_core::conduit::{Conduit, ConduitFactory};
+pub use gex_core::stats::{self, stats, ConduitStats, Counter, PeerCounters};
 pub use gex_core::{
     block_until, context, exit, fatal, nbi, poll, system, BoundSegment, CData, Client, Ep, Event,
     Hsl, HslGuard, Lc, Runtime, Segment, Tm, TmPair, TmRef,

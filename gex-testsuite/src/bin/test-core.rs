@@ -74,7 +74,42 @@ fn main() {
     job.barrier();
     tm_pairs(&job, &pair_ams);
     job.barrier();
+    conduit_stats(&job);
     println!("test-core: rank {me} of {n}: all checks passed");
+}
+
+/// `gex::stats()`: the conduit's counters. Over udp without the bypass
+/// every AM of this program crossed the protocol, so its counters saw them;
+/// nothing a correct peer sends is ever dropped as another job's, forged or
+/// misaddressed.
+fn conduit_stats(job: &Job) {
+    let st = gex::stats().expect("stats after init");
+    let name = job.ep.runtime().conduit().name();
+    assert_eq!(st.conduit, name);
+    let summary = st.summary(job.tm.rank());
+    assert!(summary.contains(&format!("conduit {name}")), "{summary}");
+    if name != "udp" {
+        return;
+    }
+    let get = |c: &str| st.get(c).unwrap_or_else(|| panic!("udp keeps {c}: {st:?}"));
+    for c in [
+        "dropped_bad_key",
+        "dropped_malformed",
+        "dropped_misaddressed",
+    ] {
+        assert_eq!(get(c), 0, "{c}: {st:?}");
+    }
+    if job.tm.size() > 1 && std::env::var("GEX_UDP_BYPASS").as_deref() == Ok("0") {
+        // Every rank sent TM-pair requests to every rank, and received one
+        // from every rank (self-sends do not cross UDP).
+        let peers = u64::from(job.tm.size() - 1);
+        assert!(get("messages_sent") >= peers, "{st:?}");
+        assert!(get("messages_delivered") >= peers, "{st:?}");
+        assert!(
+            get("data_sent") >= 1 && get("datagrams_received") >= 1,
+            "{st:?}"
+        );
+    }
 }
 
 /// Everything that must fail (or be checked) before the client exists.
