@@ -8,9 +8,18 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 
-use gex_conduit_udp::proto::{decode_datagram, Config, Endpoint, MAX_OVERHEAD};
+use gex_conduit_udp::proto::{decode_datagram, wire, Auth, Config, Endpoint, MAX_OVERHEAD};
 use proptest::prelude::*;
 use proptest::test_runner::Config as PtConfig;
+
+/// A 256-bit job key made from a number.
+fn key_of(n: u64) -> [u8; 32] {
+    let mut k = [0u8; 32];
+    for (i, w) in k.chunks_mut(8).enumerate() {
+        w.copy_from_slice(&(n ^ (i as u64) << 56).to_le_bytes());
+    }
+    k
+}
 
 /// splitmix64: the network's own deterministic randomness.
 struct Rng(u64);
@@ -124,7 +133,9 @@ fn run(sc: &Scenario) -> Outcome {
     let n = sc.n;
     let t0 = Instant::now();
     let cfg = Config {
-        key: 0x5eed ^ sc.seed,
+        key: key_of(0x5eed ^ sc.seed),
+        // Both settings of authentication (the same on every endpoint).
+        auth: sc.seed & 1 == 0,
         max_datagram: sc.max_datagram,
         window: sc.window,
         initial_rto: Duration::from_millis(sc.initial_rto_ms),
@@ -453,7 +464,7 @@ fn wrong_key_is_dropped_and_counted() {
         0,
         2,
         Config {
-            key: 1,
+            key: key_of(1),
             ..Config::default()
         },
     );
@@ -461,7 +472,7 @@ fn wrong_key_is_dropped_and_counted() {
         1,
         2,
         Config {
-            key: 2,
+            key: key_of(2),
             ..Config::default()
         },
     );
@@ -495,7 +506,7 @@ fn dead_peer_after_timeout_and_not_before() {
     let t0 = Instant::now();
     let timeout = Duration::from_secs(10);
     let cfg = Config {
-        key: 9,
+        key: key_of(9),
         peer_timeout: timeout,
         ..Config::default()
     };
@@ -586,7 +597,7 @@ fn dead_peer_after_timeout_and_not_before() {
 fn sample_datagrams() -> Vec<Vec<u8>> {
     let t0 = Instant::now();
     let cfg = Config {
-        key: 77,
+        key: key_of(77),
         max_datagram: 512,
         ..Config::default()
     };
@@ -625,7 +636,7 @@ proptest! {
     #[test]
     fn random_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..600)) {
         let t0 = Instant::now();
-        let mut e = Endpoint::new(1, 3, Config { key: 77, ..Config::default() });
+        let mut e = Endpoint::new(1, 3, Config { key: key_of(77), ..Config::default() });
         e.handle_datagram(&data, t0);
         let _ = decode_datagram(&data);
         prop_assert_eq!(e.stats().datagrams_received, 1);
@@ -644,16 +655,18 @@ proptest! {
             proptest::option::of(any::<prop::sample::Index>())), 1..30)
     ) {
         let samples = sample_datagrams();
+        let auth = Auth::new(&Config { key: key_of(77), ..Config::default() });
         let t0 = Instant::now();
-        let mut e = Endpoint::new(1, 2, Config { key: 77, max_datagram: 512, ..Config::default() });
-        let mut f = Endpoint::new(0, 2, Config { key: 77, max_datagram: 512, ..Config::default() });
+        let mut e = Endpoint::new(1, 2, Config { key: key_of(77), max_datagram: 512, ..Config::default() });
+        let mut f = Endpoint::new(0, 2, Config { key: key_of(77), max_datagram: 512, ..Config::default() });
         f.send(1, &[1u8; 3000], t0).unwrap();
         let mut buf = Vec::new();
         while f.poll_transmit(t0, &mut buf).is_some() {}
         for (which, flips, cut) in picks {
             let mut d = which.get(&samples).clone();
+            let mutated = !flips.is_empty() || cut.is_some();
             for (pos, byte) in flips {
-                // Leave the key alone most of the time.
+                // Leave the tag alone most of the time.
                 let i = pos.index(d.len());
                 if !(4..12).contains(&i) {
                     d[i] = byte;
@@ -661,6 +674,11 @@ proptest! {
             }
             if let Some(c) = cut {
                 d.truncate(c.index(d.len() + 1));
+            }
+            // Re-seal (as a peer holding the key would) so that the
+            // mutation reaches past the MAC check into the deep paths.
+            if mutated && d.len() >= wire::COMMON_HEADER_LEN {
+                auth.seal(&mut d, &[]);
             }
             e.handle_datagram(&d, t0);
             f.handle_datagram(&d, t0);

@@ -97,24 +97,34 @@
 //!
 //! Where `max_body = max_datagram - 63`.
 
+mod auth;
 mod endpoint;
 pub mod wire;
 
 use std::time::Duration;
 
+pub use auth::{job_tag, key_from_text, Auth};
 pub use endpoint::{Endpoint, KeepAll, Placer};
 pub use wire::{
     chunks, decode_datagram, encode_chunk, encode_datagram, expand_seq, AckInfo, Chunk, Chunks,
-    DataInfo, Datagram, Kind, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MIN_DATAGRAM,
+    DataInfo, Datagram, Kind, MAC_LEN, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MIN_DATAGRAM,
 };
 
 /// Protocol parameters. [`Endpoint::new`] clamps them into range
 /// (`max_datagram` to 512..=65507, `window` to 1..=2^20, `min_rto` to at
 /// most `max_rto`, `initial_rto` into `[min_rto, max_rto]`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Config {
-    /// Job key: every datagram carries it; others are dropped and counted.
-    pub key: u64,
+    /// The job's 256-bit secret. It never goes on the wire: datagrams carry
+    /// a public tag derived from it (others are dropped and counted) and,
+    /// with `auth`, a MAC keyed by another key derived from it (see
+    /// [`Auth`]). Not shown by `Debug`.
+    pub key: [u8; 32],
+    /// Authenticate datagrams (on by default): every datagram carries a
+    /// MAC, and one whose MAC is wrong is dropped before it changes
+    /// anything. Off, the MAC field is zero and unchecked (trusted
+    /// networks only). Every endpoint of a job must have the same setting.
+    pub auth: bool,
     /// Largest datagram emitted (header included).
     pub max_datagram: usize,
     /// Most unacknowledged DATA datagrams in flight per peer.
@@ -131,10 +141,27 @@ pub struct Config {
     pub peer_timeout: Duration,
 }
 
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("key", &"<secret>")
+            .field("auth", &self.auth)
+            .field("max_datagram", &self.max_datagram)
+            .field("window", &self.window)
+            .field("initial_rto", &self.initial_rto)
+            .field("min_rto", &self.min_rto)
+            .field("max_rto", &self.max_rto)
+            .field("ack_delay", &self.ack_delay)
+            .field("peer_timeout", &self.peer_timeout)
+            .finish()
+    }
+}
+
 impl Default for Config {
     fn default() -> Config {
         Config {
-            key: 0,
+            key: [0; 32],
+            auth: true,
             max_datagram: 1472,
             window: 256,
             initial_rto: Duration::from_millis(50),
@@ -180,10 +207,17 @@ pub struct Stats {
     pub datagrams_received: u64,
     /// DATA datagrams already received (below the cumulative point or already buffered).
     pub duplicates_dropped: u64,
-    /// Datagrams with the magic and version but another job's key.
+    /// Datagrams with the magic and version but another job's tag (checked
+    /// before the MAC, without computing it).
     pub dropped_bad_key: u64,
-    /// Datagrams that do not decode, come from a rank out of range, acknowledge
-    /// data never sent, or (counted per event) break message framing.
+    /// Datagrams with this job's tag and a wrong MAC (forged, corrupted, or
+    /// from an endpoint with another key); nothing else of them was looked at.
+    pub dropped_bad_mac: u64,
+    /// Authentic datagrams claiming this endpoint itself or a rank outside
+    /// the job as their source.
+    pub dropped_bad_source: u64,
+    /// Datagrams that do not decode, acknowledge data never sent, or
+    /// (counted per event) break message framing.
     pub dropped_malformed: u64,
     /// Datagrams addressed to another rank.
     pub dropped_misaddressed: u64,
