@@ -13,8 +13,14 @@
 //! UDP on one machine). RMA to peers without a mapped segment goes through
 //! the AM reference path of gex-rma.
 //!
-//! Every datagram carries the job's key (`GEX_JOB_KEY`, from the launcher);
-//! datagrams without it are dropped and counted. A peer silent past
+//! Every datagram is authenticated: it carries a public tag of its job and
+//! a MAC keyed by a key derived from the job's secret, which the launcher
+//! hands each rank (never in an environment or on a command line; see
+//! [`proto`] for what is checked in what order). Datagrams of other jobs,
+//! forged or corrupted ones, and ones claiming the receiver or a rank
+//! outside the job as source are dropped and counted before they change
+//! anything. `GEX_UDP_AUTH=0` turns the MAC off on trusted networks; every
+//! rank must have the same setting (checked at start-up). A peer silent past
 //! `GEX_UDP_PEER_TIMEOUT` seconds (default 30) while data to it is
 //! unacknowledged ends the job with a message naming it.
 //!
@@ -24,7 +30,7 @@
 //! host identity for grouping ranks into neighbourhoods; default the
 //! hostname), `GEX_UDP_MTU` (largest datagram; default 65507 when every
 //! rank is on this host, where datagrams cross loopback, else 1472),
-//! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`, `GEX_UDP_PROGRESS_THREAD=1` (a
+//! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`, `GEX_UDP_AUTH`, `GEX_UDP_PROGRESS_THREAD=1` (a
 //! thread that keeps the protocol going — ACKs, retransmissions, receiving —
 //! while the application does not poll; handlers still run only in polls).
 

@@ -41,13 +41,14 @@
 //! # Wire format (all integers little-endian)
 //!
 //! ```text
-//! common header, 20 bytes, on every datagram:
+//! common header, 36 bytes, on every datagram:
 //!   0  2  magic "GX"
-//!   2  1  version = 1
+//!   2  1  version = 2
 //!   3  1  kind: bits 0-1 = 1 DATA | 2 ACK; bit 2 = HAS_ACK (DATA only); other bits 0
-//!   4  8  job key
+//!   4  8  job tag (public; derived from the job key, see Authentication)
 //!  12  4  source rank
 //!  16  4  destination rank (a datagram for another rank is dropped)
+//!  20 16  MAC: keyed BLAKE3 over bytes 0..20 and 36..end (zero when auth is off)
 //! ACK block, on ACK datagrams and on DATA with HAS_ACK, 5 + 8*n bytes:
 //!   +0 4  cum: low 32 bits of the next sequence number expected (all below received)
 //!   +4 1  n: number of SACK words, 0..=4
@@ -62,10 +63,47 @@
 //!   +3 or +7  L bytes of the message
 //! ```
 //!
-//! A small message costs 20 (+5 piggybacked ACK) + 6 + 7 bytes of headers.
-//! A DATA body is at most `max_datagram - 63` bytes ([`wire::MAX_OVERHEAD`]),
-//! so a retransmission fits whatever ACK block it carries. A standalone ACK is
-//! 25..=57 bytes.
+//! A small message costs 36 (+5 piggybacked ACK) + 6 + 7 bytes of headers,
+//! 16 of them the MAC. A DATA body is at most `max_datagram - 79` bytes
+//! ([`wire::MAX_OVERHEAD`] = 36 + 37 + 6), so a retransmission fits whatever
+//! ACK block it carries. A standalone ACK is 41..=73 bytes.
+//!
+//! # Authentication
+//!
+//! The job's secret is a 256-bit key ([`Config::key`]) that never goes on
+//! the wire. Two keys are derived from it with BLAKE3's key derivation
+//! ([`Auth`]): an 8-byte public *job tag*, carried in every datagram, and
+//! the *MAC key*. The MAC is keyed BLAKE3 over the whole datagram except
+//! its MAC field (header, ACK block, DATA header and body, in wire order),
+//! truncated to 128 bits; the sender computes it when a datagram is
+//! complete (`poll_transmit`, over the header buffer and the scatter-gather
+//! tail alike). [`Endpoint::handle_datagram`] checks, in this order, and
+//! drops at the first failure, counting it (see [`Stats`]):
+//!
+//! 1. length and magic and version (`dropped_malformed`): no more is read;
+//! 2. the job tag (`dropped_bad_key`): another job's datagrams, a stale job
+//!    on a reused port, or a replay captured from another job, are dropped
+//!    without computing a MAC;
+//! 3. the MAC (`dropped_bad_mac`), in time independent of where it differs;
+//! 4. the structure ([`decode_datagram`]; `dropped_malformed`);
+//! 5. the destination (`dropped_misaddressed`) and the source, which must
+//!    be a rank of the job other than the receiver (`dropped_bad_source`);
+//! 6. an ACK block may only acknowledge what was sent (`dropped_malformed`).
+//!
+//! Only then does anything change: the peer's last-heard time, its ACK
+//! state, the receive window. So a forger who sees every datagram but lacks
+//! the key can neither inject messages nor make a receiver acknowledge
+//! sequence numbers that its peer never sent. A replay of one of the job's
+//! own datagrams authenticates, and is dropped as a duplicate (or out of
+//! window) by the sequence numbers as any retransmission is; since those
+//! are 32 bits on the wire, a datagram recorded and replayed after its
+//! sender has sent about 2^32 more could be taken as new. Not protected:
+//! confidentiality (payloads travel in clear), and the availability of the
+//! network (a flood of bogus datagrams costs the receiver a MAC each).
+//!
+//! With [`Config::auth`] off (trusted networks), the MAC field is zero and
+//! not checked; every other check stays. Every endpoint of a job must use
+//! the same setting (the udp shell checks it at start-up).
 //!
 //! 32-bit sequence numbers are expanded to the u64 nearest the receiver's
 //! expectation; since the window is at most 2^20, far below 2^31, this is
@@ -83,8 +121,9 @@
 //! * Bodies are processed strictly in sequence order, exactly once, so
 //!   messages are delivered exactly once and in order per sender.
 //! * A datagram is either dropped before changing any state (bad magic,
-//!   version, key, destination, source, structure, or an ACK acknowledging
-//!   something never sent) or fully processed. Nothing panics on input.
+//!   version, tag, MAC, structure, destination, source, or an ACK
+//!   acknowledging something never sent) or fully processed. Nothing
+//!   panics on input.
 //! * Send-side memory per peer: the queue takes a message only if it is
 //!   empty or the message fits `window * max_body` bytes of queue budget
 //!   (each message charged `len + 7`); the in-flight buffer holds at most
@@ -95,7 +134,7 @@
 //!   bytes so far of the one message being reassembled (less than its
 //!   length), plus complete messages not yet taken by `poll_message`.
 //!
-//! Where `max_body = max_datagram - 63`.
+//! Where `max_body = max_datagram - 79`.
 
 mod auth;
 mod endpoint;
