@@ -735,7 +735,8 @@ impl UdpConduit {
         for (r, a) in all.iter().enumerate() {
             let s = String::from_utf8_lossy(a);
             let mut fields = s.splitn(3, '\n');
-            let (Some(h), Some(ad), Some(their_auth)) = (fields.next(), fields.next(), fields.next())
+            let (Some(h), Some(ad), Some(their_auth)) =
+                (fields.next(), fields.next(), fields.next())
             else {
                 return Err(Error::resource(format!(
                     "udp conduit: rank {r} sent a malformed address"

@@ -81,7 +81,11 @@ fn serve_control_plane(listener: UnixListener, key: String, rank1: SocketAddr) {
     assert_eq!(kind, Kind::Hello);
     let hello = parse_hello(&body).expect("a Hello");
     assert_eq!(hello.rank, 0);
-    assert_eq!(hello.key.as_deref(), Some(key.as_bytes()), "the key from GEX_KEY_FD");
+    assert_eq!(
+        hello.key.as_deref(),
+        Some(key.as_bytes()),
+        "the key from GEX_KEY_FD"
+    );
     while let Ok((kind, mine)) = read_frame(&mut conn) {
         if kind != Kind::Exchange {
             continue;
@@ -130,7 +134,9 @@ fn set_rank0_env(ctrl: &std::path::Path, key: &str) {
 fn forged_and_replayed_datagrams_change_nothing() {
     let key = "ab".repeat(32);
     let rank1 = UdpSocket::bind("127.0.0.1:0").unwrap();
-    rank1.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+    rank1
+        .set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
     let rank1_addr = rank1.local_addr().unwrap();
     let dir = std::env::temp_dir().join(format!("gex-udp-auth-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -210,9 +216,7 @@ fn forged_and_replayed_datagrams_change_nothing() {
     loop {
         conduit.poll(&sink, PollScope::All);
         let s = conduit.stats();
-        if s.dropped_bad_mac == forged.len() as u64
-            && s.dropped_bad_key == replayed.len() as u64
-        {
+        if s.dropped_bad_mac == forged.len() as u64 && s.dropped_bad_key == replayed.len() as u64 {
             break;
         }
         assert!(

@@ -673,14 +673,18 @@ fn the_job_key_is_in_no_environment_and_on_no_command_line() {
         lines.sort();
         assert_eq!(lines.len(), spec.ranks as usize, "{via}: {out:?}");
         for (r, l) in lines.iter().enumerate() {
-            assert!(l.starts_with(&format!("rank {r} key hidden (fd ")), "{via}: {l}");
+            assert!(
+                l.starts_with(&format!("rank {r} key hidden (fd ")),
+                "{via}: {l}"
+            );
             assert_eq!(l.ends_with("(fd 0)"), fd_zero, "{via}: {l}");
         }
     };
     // A key the user exported does not reach the ranks either.
     for ctrl in CTRLS {
         let mut spec = fake_job_on(ctrl, 3, "key-hidden");
-        spec.env.push(("GEX_JOB_KEY".into(), "exported-by-the-user".into()));
+        spec.env
+            .push(("GEX_JOB_KEY".into(), "exported-by-the-user".into()));
         check(&spec, &format!("direct, {ctrl:?}"), false);
     }
     let mut spec = fake_job(2, "key-hidden");

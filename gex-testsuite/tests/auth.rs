@@ -32,7 +32,11 @@ fn passes(spec: &JobSpec, what: &str) {
     assert_eq!(out.code, 0, "{what}: {}", report(&out));
     for r in 0..spec.ranks {
         let line = format!("keycheck: rank {r} of {}: key hidden, ", spec.ranks);
-        assert!(out.stdout.contains(&line), "{what}: no {line:?}\n{}", report(&out));
+        assert!(
+            out.stdout.contains(&line),
+            "{what}: no {line:?}\n{}",
+            report(&out)
+        );
     }
     check_cleanup(&out);
 }
@@ -68,7 +72,8 @@ fn ranks_that_disagree_on_authentication_fail_naming_the_setting() {
         report(&out)
     );
     assert!(
-        out.stderr.contains("datagram authentication is on on rank 0 but off on rank 1")
+        out.stderr
+            .contains("datagram authentication is on on rank 0 but off on rank 1")
             && out.stderr.contains("GEX_UDP_AUTH"),
         "{}",
         report(&out)

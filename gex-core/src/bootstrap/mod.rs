@@ -436,14 +436,16 @@ pub fn launcher_key() -> Result<Option<String>> {
         std::sync::OnceLock::new();
     KEY.get_or_init(|| match env_var(wire::ENV_KEY_FD) {
         Some(v) => {
-            let fd = v
-                .parse::<i32>()
-                .ok()
-                .filter(|&fd| fd >= 0)
-                .ok_or_else(|| format!("{}={v:?} is not a file descriptor", wire::ENV_KEY_FD))?;
-            read_key_line(fd, KEY_READ_TIMEOUT)
-                .map(Some)
-                .map_err(|e| format!("cannot read the job key from {}={fd}: {e}", wire::ENV_KEY_FD))
+            let fd =
+                v.parse::<i32>().ok().filter(|&fd| fd >= 0).ok_or_else(|| {
+                    format!("{}={v:?} is not a file descriptor", wire::ENV_KEY_FD)
+                })?;
+            read_key_line(fd, KEY_READ_TIMEOUT).map(Some).map_err(|e| {
+                format!(
+                    "cannot read the job key from {}={fd}: {e}",
+                    wire::ENV_KEY_FD
+                )
+            })
         }
         None => Ok(env_var(wire::ENV_JOB_KEY)),
     })
@@ -486,7 +488,10 @@ fn read_key_line(fd: i32, timeout: Duration) -> io::Result<String> {
         match n {
             1 if b == b'\n' => break Ok(()),
             1 if line.len() >= MAX_KEY_LINE => {
-                break Err(io::Error::new(io::ErrorKind::InvalidData, "key line too long"))
+                break Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "key line too long",
+                ))
             }
             1 => line.push(b),
             0 => break Ok(()),

@@ -38,7 +38,10 @@ fn main() {
     for what in ["/proc/self/environ", "/proc/self/cmdline"] {
         let bytes = std::fs::read(what).unwrap_or_else(|e| panic!("read {what}: {e}"));
         for entry in bytes.split(|&b| b == 0) {
-            assert!(!entry.starts_with(b"GEX_JOB_KEY="), "{what} has GEX_JOB_KEY");
+            assert!(
+                !entry.starts_with(b"GEX_JOB_KEY="),
+                "{what} has GEX_JOB_KEY"
+            );
             assert!(
                 !entry.windows(key.len()).any(|w| w == key.as_bytes()),
                 "{what} shows the job key"
@@ -77,7 +80,14 @@ fn main() {
             want += sum as u32 as u64;
             sent += 1;
             job.tm
-                .request_medium(peer, REQ, &p, Lc::Now, Flags::empty(), &[me as i32, i as i32, sum])
+                .request_medium(
+                    peer,
+                    REQ,
+                    &p,
+                    Lc::Now,
+                    Flags::empty(),
+                    &[me as i32, i as i32, sum],
+                )
                 .expect("request");
         }
     }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use proptest::prelude::*;
 
 use super::*;
-use crate::proto::wire::{decode_datagram, encode_datagram, AckInfo, Datagram, DataInfo};
+use crate::proto::wire::{decode_datagram, encode_datagram, AckInfo, DataInfo, Datagram};
 use crate::proto::{Endpoint, Stats};
 
 fn cfg_with(key: u8, auth: bool) -> Config {

@@ -307,7 +307,11 @@ fn strangers_and_nonsense_are_dropped() {
     let mut from_nowhere = d.clone();
     from_nowhere[12..16].copy_from_slice(&7u32.to_le_bytes());
     b.handle_datagram(&from_nowhere, t0);
-    assert_eq!(b.stats().dropped_bad_mac, 1, "a changed source breaks the MAC");
+    assert_eq!(
+        b.stats().dropped_bad_mac,
+        1,
+        "a changed source breaks the MAC"
+    );
     Auth::new(&cfg()).seal(&mut from_nowhere, &[]);
     b.handle_datagram(&from_nowhere, t0);
     assert_eq!(b.stats().dropped_bad_source, 1);
