@@ -457,6 +457,24 @@ pub fn launcher_key() -> Result<Option<String>> {
 /// after it is consumed, waiting at most `timeout` in all; closes `fd`
 /// unless it is standard input.
 fn read_key_line(fd: i32, timeout: Duration) -> io::Result<String> {
+    if fd != 0 {
+        // Only ever a pipe from the launcher: a descriptor number inherited
+        // by mistake (a child of a rank, whose key pipe is long closed) must
+        // not make this read, and close, an unrelated file.
+        // SAFETY: all-zero is a valid `stat`; fstat writes into it and only
+        // reads the descriptor number.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; `st` is a live, writable stat buffer.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if st.st_mode & libc::S_IFMT != libc::S_IFIFO {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a pipe from the launcher",
+            ));
+        }
+    }
     let deadline = Instant::now() + timeout;
     let mut line = Vec::new();
     let result = loop {
@@ -579,3 +597,6 @@ impl Conn {
         }
     }
 }
+
+#[cfg(test)]
+mod key_tests;
