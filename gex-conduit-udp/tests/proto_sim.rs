@@ -53,6 +53,10 @@ struct Net {
     reorder: f64,
     base_delay_us: u64,
     jitter_us: u64,
+    /// Chance that an attacker on the path also delivers a copy of a
+    /// datagram with one bit flipped (only with authentication on, which
+    /// must drop every such copy).
+    corrupt: f64,
 }
 
 /// The content of message `idx` from `src` to `dst`: recomputable by the receiver.
@@ -77,6 +81,8 @@ struct Wire {
     queue: BinaryHeap<Reverse<InFlight>>,
     next_id: u64,
     submitted: u64,
+    /// Corrupted copies injected.
+    corrupted: u64,
 }
 
 impl Wire {
@@ -98,6 +104,16 @@ impl Wire {
                 data.to_vec(),
             )));
             self.next_id += 1;
+        }
+        if self.rng.unit() < self.net.corrupt {
+            let mut bad = data.to_vec();
+            let bit = self.rng.below(bad.len() as u64 * 8) as usize;
+            bad[bit / 8] ^= 1 << (bit % 8);
+            let delay = self.net.base_delay_us + self.rng.below(self.net.jitter_us + 1);
+            self.queue
+                .push(Reverse((now_ns + delay * 1000, self.next_id, dst, bad)));
+            self.next_id += 1;
+            self.corrupted += 1;
         }
     }
     fn next_time(&self) -> Option<u64> {
@@ -197,6 +213,7 @@ fn run(sc: &Scenario) -> Outcome {
         queue: BinaryHeap::new(),
         next_id: 0,
         submitted: 0,
+        corrupted: 0,
     };
     let mut now_ns = 0u64;
     let at = |ns: u64| t0 + Duration::from_nanos(ns);
@@ -315,21 +332,25 @@ fn run(sc: &Scenario) -> Outcome {
         eps[d].handle_datagram(&data, now);
         check_rx(&mut eps, d, &mut received, &mut delivered, &mut out);
     }
+    let mut rejected = 0;
     for d in 0..n {
         for (s, row) in sc.sizes.iter().enumerate() {
             assert_eq!(received[d][s], row[d].len(), "{s}->{d}");
         }
         assert_eq!(eps[d].buffered_bytes(), 0);
         let st = eps[d].stats();
-        assert_eq!(
-            st.dropped_bad_key + st.dropped_malformed + st.dropped_misaddressed,
-            0
-        );
+        rejected += st.dropped_bad_key
+            + st.dropped_bad_mac
+            + st.dropped_bad_source
+            + st.dropped_malformed
+            + st.dropped_misaddressed;
         out.retransmits += st.retransmits;
         out.fast += st.fast_retransmits;
         out.rtos += st.rto_expirations;
         out.dups += st.duplicates_dropped;
     }
+    // Every corrupted copy, and nothing else, was rejected.
+    assert_eq!(rejected, wire.corrupted, "datagrams rejected");
     out.datagrams = wire.submitted;
     out.sim_time = Duration::from_nanos(now_ns);
     if std::env::var_os("PROTO_SIM_STATS").is_some() {
@@ -391,6 +412,8 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     reorder: net.2,
                     base_delay_us: net.3,
                     jitter_us: net.4,
+                    // Authentication is on for even seeds (see `run`).
+                    corrupt: if seed & 1 == 0 { 0.05 } else { 0.0 },
                 },
                 seed,
                 sizes,
@@ -443,8 +466,10 @@ fn hard_fixed_scenarios() {
                 reorder: 0.1,
                 base_delay_us: 500,
                 jitter_us: 3000,
+                corrupt: 0.05,
             },
-            seed: 42 + n as u64,
+            // Even: authentication on (see `run`).
+            seed: 42 + 2 * n as u64,
             sizes,
         };
         let o = run(&sc);
