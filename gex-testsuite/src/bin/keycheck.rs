@@ -9,6 +9,10 @@
 //! every rank sends every other rank Medium requests of 16 B, 4 KiB and
 //! 60 KiB whose handlers verify the payload byte for byte and reply with
 //! its checksum, which the sender checks.
+//!
+//! With the argument `stdin`, rank 0 then reads its standard input to the
+//! end and prints it (one line, newlines as `|`): what the launcher
+//! forwarded after the key line.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -98,4 +102,12 @@ fn main() {
         "keycheck: rank {me} of {n}: key hidden, {sent} AMs verified over {}",
         std::env::var("GEX_CONDUIT").unwrap_or_default()
     );
+    if me == 0 && std::env::args().nth(1).as_deref() == Some("stdin") {
+        let mut input = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut input).expect("read stdin");
+        println!(
+            "keycheck: rank 0 stdin: {}",
+            input.trim_end().replace('\n', "|")
+        );
+    }
 }
