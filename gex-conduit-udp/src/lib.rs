@@ -597,7 +597,11 @@ fn random_key() -> [u8; 32] {
         use std::hash::{BuildHasher, Hasher};
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
         h.write_u32(std::process::id());
-        h.write_u128(Instant::now().elapsed().as_nanos());
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
         key = proto::key_from_text(&h.finish().to_le_bytes());
     }
     key
