@@ -13,8 +13,14 @@
 //! UDP on one machine). RMA to peers without a mapped segment goes through
 //! the AM reference path of gex-rma.
 //!
-//! Every datagram carries the job's key (`GEX_JOB_KEY`, from the launcher);
-//! datagrams without it are dropped and counted. A peer silent past
+//! Every datagram is authenticated: it carries a public tag of its job and
+//! a MAC keyed by a key derived from the job's secret, which the launcher
+//! hands each rank (never in an environment or on a command line; see
+//! [`proto`] for what is checked in what order). Datagrams of other jobs,
+//! forged or corrupted ones, and ones claiming the receiver or a rank
+//! outside the job as source are dropped and counted before they change
+//! anything. `GEX_UDP_AUTH=0` turns the MAC off on trusted networks; every
+//! rank must have the same setting (checked at start-up). A peer silent past
 //! `GEX_UDP_PEER_TIMEOUT` seconds (default 30) while data to it is
 //! unacknowledged ends the job with a message naming it.
 //!
@@ -24,7 +30,7 @@
 //! host identity for grouping ranks into neighbourhoods; default the
 //! hostname), `GEX_UDP_MTU` (largest datagram; default 65507 when every
 //! rank is on this host, where datagrams cross loopback, else 1472),
-//! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`, `GEX_UDP_PROGRESS_THREAD=1` (a
+//! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`, `GEX_UDP_AUTH`, `GEX_UDP_PROGRESS_THREAD=1` (a
 //! thread that keeps the protocol going — ACKs, retransmissions, receiving —
 //! while the application does not poll; handlers still run only in polls).
 
@@ -38,7 +44,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use gex_conduit_smp::{hostname, SmpTransport};
-use gex_core::bootstrap::{wire::ENV_JOB_KEY, Bootstrap};
+use gex_core::bootstrap::Bootstrap;
 use gex_core::conduit::{
     send_or_progress, AmLimits, AmSink, Conduit, ConduitFactory, IncomingAm, Injected, Layout,
     OutgoingAm, PollScope, SegmentDesc,
@@ -576,11 +582,30 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-fn random_key() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    h.finish()
+/// Environment variable: `0` turns datagram authentication off (trusted
+/// networks only); `1`, the default, keeps it on. Every rank must agree.
+pub const ENV_UDP_AUTH: &str = "GEX_UDP_AUTH";
+
+/// A key for a job of one rank (it has no peer to share it with): from the
+/// kernel's random source, else a randomly keyed hash of the pid and time.
+fn random_key() -> [u8; 32] {
+    use std::io::Read;
+    let mut key = [0u8; 32];
+    let from_kernel = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut key))
+        .is_ok();
+    if !from_kernel {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        key = proto::key_from_text(&h.finish().to_le_bytes());
+    }
+    key
 }
 
 /// The first non-loopback IPv4 address of this host's interfaces.
@@ -634,22 +659,29 @@ impl UdpConduit {
         let me = boot.rank();
         let n = boot.size();
         let bypass = env("GEX_UDP_BYPASS").is_none_or(|v| v != "0");
-        let key = match boot
-            .job_key()
-            .map(str::to_string)
-            .or_else(|| env(ENV_JOB_KEY))
-        {
-            Some(k) => u64::from_str_radix(&k, 16)
-                .map_err(|_| Error::bad_arg(format!("{ENV_JOB_KEY}={k:?} is not 16 hex digits")))?,
+        // The job's secret: from the launcher (or the rendezvous), never
+        // from this process's environment; a job of one rank makes one up.
+        let key = match boot.job_key() {
+            Some(k) => proto::key_from_text(k.as_bytes()),
             None if boot.has_launcher() => {
-                return Err(Error::not_init(format!(
-                    "the udp conduit needs {ENV_JOB_KEY} from the launcher"
-                )))
+                return Err(Error::not_init(
+                    "the udp conduit needs the job key, but the launcher gave none",
+                ))
             }
             None => random_key(),
         };
+        let auth = match env(ENV_UDP_AUTH).as_deref() {
+            None | Some("1") => true,
+            Some("0") => false,
+            Some(v) => {
+                return Err(Error::bad_arg(format!(
+                    "{ENV_UDP_AUTH}={v:?}: expected 0 (off, trusted networks only) or 1 (on, the default)"
+                )))
+            }
+        };
         let mut cfg = proto::Config {
             key,
+            auth,
             ..proto::Config::default()
         };
         let multi_host = env("GEX_HOSTS").is_some_and(|h| h != "1");
@@ -699,15 +731,30 @@ impl UdpConduit {
         // hostname, yet must not be grouped into one neighbourhood), else
         // the hostname.
         let host_name = env("GEX_HOST").unwrap_or_else(hostname);
-        let mine = format!("{host_name}\n{addr}");
+        // Every rank's setting of GEX_UDP_AUTH travels with its address:
+        // ranks that disagree could not talk, so they fail together here.
+        let mine = format!("{host_name}\n{addr}\n{}", u8::from(auth));
         let all = boot.exchange(mine.as_bytes(), &mut || {})?;
         let mut hosts: Vec<String> = Vec::with_capacity(all.len());
         let mut addrs = Vec::with_capacity(all.len());
         for (r, a) in all.iter().enumerate() {
             let s = String::from_utf8_lossy(a);
-            let (h, ad) = s.split_once('\n').ok_or_else(|| {
-                Error::resource(format!("udp conduit: rank {r} sent a malformed address"))
-            })?;
+            let mut fields = s.splitn(3, '\n');
+            let (Some(h), Some(ad), Some(their_auth)) =
+                (fields.next(), fields.next(), fields.next())
+            else {
+                return Err(Error::resource(format!(
+                    "udp conduit: rank {r} sent a malformed address"
+                )));
+            };
+            if their_auth != u8::from(auth).to_string() {
+                return Err(Error::bad_arg(format!(
+                    "udp conduit: datagram authentication is {} on rank {me} but {} on rank {r}: \
+                     set {ENV_UDP_AUTH} the same for every rank (0 off, 1 on, the default)",
+                    if auth { "on" } else { "off" },
+                    if auth { "off" } else { "on" },
+                )));
+            }
             hosts.push(h.to_string());
             addrs.push(ad.parse::<SocketAddr>().map_err(|_| {
                 Error::resource(format!("udp conduit: rank {r} has a bad address {ad:?}"))

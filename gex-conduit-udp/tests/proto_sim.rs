@@ -8,9 +8,18 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 
-use gex_conduit_udp::proto::{decode_datagram, Config, Endpoint, MAX_OVERHEAD};
+use gex_conduit_udp::proto::{decode_datagram, wire, Auth, Config, Endpoint, MAX_OVERHEAD};
 use proptest::prelude::*;
 use proptest::test_runner::Config as PtConfig;
+
+/// A 256-bit job key made from a number.
+fn key_of(n: u64) -> [u8; 32] {
+    let mut k = [0u8; 32];
+    for (i, w) in k.chunks_mut(8).enumerate() {
+        w.copy_from_slice(&(n ^ (i as u64) << 56).to_le_bytes());
+    }
+    k
+}
 
 /// splitmix64: the network's own deterministic randomness.
 struct Rng(u64);
@@ -44,6 +53,10 @@ struct Net {
     reorder: f64,
     base_delay_us: u64,
     jitter_us: u64,
+    /// Chance that an attacker on the path also delivers a copy of a
+    /// datagram with one bit flipped (only with authentication on, which
+    /// must drop every such copy).
+    corrupt: f64,
 }
 
 /// The content of message `idx` from `src` to `dst`: recomputable by the receiver.
@@ -68,6 +81,8 @@ struct Wire {
     queue: BinaryHeap<Reverse<InFlight>>,
     next_id: u64,
     submitted: u64,
+    /// Corrupted copies injected.
+    corrupted: u64,
 }
 
 impl Wire {
@@ -89,6 +104,16 @@ impl Wire {
                 data.to_vec(),
             )));
             self.next_id += 1;
+        }
+        if self.rng.unit() < self.net.corrupt {
+            let mut bad = data.to_vec();
+            let bit = self.rng.below(bad.len() as u64 * 8) as usize;
+            bad[bit / 8] ^= 1 << (bit % 8);
+            let delay = self.net.base_delay_us + self.rng.below(self.net.jitter_us + 1);
+            self.queue
+                .push(Reverse((now_ns + delay * 1000, self.next_id, dst, bad)));
+            self.next_id += 1;
+            self.corrupted += 1;
         }
     }
     fn next_time(&self) -> Option<u64> {
@@ -124,7 +149,9 @@ fn run(sc: &Scenario) -> Outcome {
     let n = sc.n;
     let t0 = Instant::now();
     let cfg = Config {
-        key: 0x5eed ^ sc.seed,
+        key: key_of(0x5eed ^ sc.seed),
+        // Both settings of authentication (the same on every endpoint).
+        auth: sc.seed & 1 == 0,
         max_datagram: sc.max_datagram,
         window: sc.window,
         initial_rto: Duration::from_millis(sc.initial_rto_ms),
@@ -186,6 +213,7 @@ fn run(sc: &Scenario) -> Outcome {
         queue: BinaryHeap::new(),
         next_id: 0,
         submitted: 0,
+        corrupted: 0,
     };
     let mut now_ns = 0u64;
     let at = |ns: u64| t0 + Duration::from_nanos(ns);
@@ -304,21 +332,25 @@ fn run(sc: &Scenario) -> Outcome {
         eps[d].handle_datagram(&data, now);
         check_rx(&mut eps, d, &mut received, &mut delivered, &mut out);
     }
+    let mut rejected = 0;
     for d in 0..n {
         for (s, row) in sc.sizes.iter().enumerate() {
             assert_eq!(received[d][s], row[d].len(), "{s}->{d}");
         }
         assert_eq!(eps[d].buffered_bytes(), 0);
         let st = eps[d].stats();
-        assert_eq!(
-            st.dropped_bad_key + st.dropped_malformed + st.dropped_misaddressed,
-            0
-        );
+        rejected += st.dropped_bad_key
+            + st.dropped_bad_mac
+            + st.dropped_bad_source
+            + st.dropped_malformed
+            + st.dropped_misaddressed;
         out.retransmits += st.retransmits;
         out.fast += st.fast_retransmits;
         out.rtos += st.rto_expirations;
         out.dups += st.duplicates_dropped;
     }
+    // Every corrupted copy, and nothing else, was rejected.
+    assert_eq!(rejected, wire.corrupted, "datagrams rejected");
     out.datagrams = wire.submitted;
     out.sim_time = Duration::from_nanos(now_ns);
     if std::env::var_os("PROTO_SIM_STATS").is_some() {
@@ -380,6 +412,8 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     reorder: net.2,
                     base_delay_us: net.3,
                     jitter_us: net.4,
+                    // Authentication is on for even seeds (see `run`).
+                    corrupt: if seed & 1 == 0 { 0.05 } else { 0.0 },
                 },
                 seed,
                 sizes,
@@ -432,8 +466,10 @@ fn hard_fixed_scenarios() {
                 reorder: 0.1,
                 base_delay_us: 500,
                 jitter_us: 3000,
+                corrupt: 0.05,
             },
-            seed: 42 + n as u64,
+            // Even: authentication on (see `run`).
+            seed: 42 + 2 * n as u64,
             sizes,
         };
         let o = run(&sc);
@@ -453,7 +489,7 @@ fn wrong_key_is_dropped_and_counted() {
         0,
         2,
         Config {
-            key: 1,
+            key: key_of(1),
             ..Config::default()
         },
     );
@@ -461,7 +497,7 @@ fn wrong_key_is_dropped_and_counted() {
         1,
         2,
         Config {
-            key: 2,
+            key: key_of(2),
             ..Config::default()
         },
     );
@@ -495,7 +531,7 @@ fn dead_peer_after_timeout_and_not_before() {
     let t0 = Instant::now();
     let timeout = Duration::from_secs(10);
     let cfg = Config {
-        key: 9,
+        key: key_of(9),
         peer_timeout: timeout,
         ..Config::default()
     };
@@ -586,7 +622,7 @@ fn dead_peer_after_timeout_and_not_before() {
 fn sample_datagrams() -> Vec<Vec<u8>> {
     let t0 = Instant::now();
     let cfg = Config {
-        key: 77,
+        key: key_of(77),
         max_datagram: 512,
         ..Config::default()
     };
@@ -625,7 +661,7 @@ proptest! {
     #[test]
     fn random_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..600)) {
         let t0 = Instant::now();
-        let mut e = Endpoint::new(1, 3, Config { key: 77, ..Config::default() });
+        let mut e = Endpoint::new(1, 3, Config { key: key_of(77), ..Config::default() });
         e.handle_datagram(&data, t0);
         let _ = decode_datagram(&data);
         prop_assert_eq!(e.stats().datagrams_received, 1);
@@ -644,16 +680,18 @@ proptest! {
             proptest::option::of(any::<prop::sample::Index>())), 1..30)
     ) {
         let samples = sample_datagrams();
+        let auth = Auth::new(&Config { key: key_of(77), ..Config::default() });
         let t0 = Instant::now();
-        let mut e = Endpoint::new(1, 2, Config { key: 77, max_datagram: 512, ..Config::default() });
-        let mut f = Endpoint::new(0, 2, Config { key: 77, max_datagram: 512, ..Config::default() });
+        let mut e = Endpoint::new(1, 2, Config { key: key_of(77), max_datagram: 512, ..Config::default() });
+        let mut f = Endpoint::new(0, 2, Config { key: key_of(77), max_datagram: 512, ..Config::default() });
         f.send(1, &[1u8; 3000], t0).unwrap();
         let mut buf = Vec::new();
         while f.poll_transmit(t0, &mut buf).is_some() {}
         for (which, flips, cut) in picks {
             let mut d = which.get(&samples).clone();
+            let mutated = !flips.is_empty() || cut.is_some();
             for (pos, byte) in flips {
-                // Leave the key alone most of the time.
+                // Leave the tag alone most of the time.
                 let i = pos.index(d.len());
                 if !(4..12).contains(&i) {
                     d[i] = byte;
@@ -661,6 +699,11 @@ proptest! {
             }
             if let Some(c) = cut {
                 d.truncate(c.index(d.len() + 1));
+            }
+            // Re-seal (as a peer holding the key would) so that the
+            // mutation reaches past the MAC check into the deep paths.
+            if mutated && d.len() >= wire::COMMON_HEADER_LEN {
+                auth.seal(&mut d, &[]);
             }
             e.handle_datagram(&d, t0);
             f.handle_datagram(&d, t0);

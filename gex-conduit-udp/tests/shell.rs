@@ -26,7 +26,7 @@ impl AmSink for Recorder {
 }
 
 /// The datagrams an endpoint with `key` emits for one AM to rank 0.
-fn datagrams(key: u64, handler: u8) -> Vec<Vec<u8>> {
+fn datagrams(key: [u8; 32], handler: u8) -> Vec<Vec<u8>> {
     let mut ep = proto::Endpoint::new(
         0,
         1,
@@ -70,7 +70,7 @@ fn foreign_datagrams_are_dropped_and_counted() {
     let out = UdpSocket::bind("127.0.0.1:0").unwrap();
 
     // The wrong key: dropped and counted.
-    let forged = datagrams(0x5eed_5eed_5eed_5eed, 200);
+    let forged = datagrams([0x5e; 32], 200);
     for d in &forged {
         out.send_to(d, to).unwrap();
     }

@@ -22,7 +22,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use gex_core::bootstrap::stream::{NoSigPipe, Stream};
 use gex_core::bootstrap::wire::{
     encode_exchange_result, keys_match, parse_hello, shm_prefix, write_frame, Kind, ENV_CONDUIT,
-    ENV_CTRL, ENV_HOST, ENV_HOSTS, ENV_JOB_ID, ENV_JOB_KEY, ENV_RANK, ENV_SIZE, MAX_FRAME,
+    ENV_CTRL, ENV_HOST, ENV_HOSTS, ENV_JOB_ID, ENV_RANK, ENV_SIZE, MAX_FRAME,
 };
 
 use crate::ctrl::{ConnId, ControlSocket, Listen};
@@ -105,9 +105,11 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
         .unwrap_or(if over_ssh { Ctrl::Tcp } else { Ctrl::Unix });
 
     let job_id = new_job_id();
-    // A second random value, never printed: the key network conduits put in
-    // every datagram of this job, and ranks present over TCP.
-    let job_key = new_job_id();
+    // The job's secret, never printed nor put in an environment or on a
+    // command line (spawn_rank hands it over through a pipe): network
+    // conduits derive their datagram authentication key from it, and ranks
+    // present it over TCP.
+    let job_key = gex_core::bootstrap::new_job_key();
     let listen = match ctrl_kind {
         Ctrl::Unix => Listen::Unix(socket_path(&job_id)),
         Ctrl::Tcp => Listen::Tcp(
@@ -161,7 +163,6 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
             (ENV_SIZE.into(), spec.ranks.to_string().into()),
             (ENV_CTRL.into(), ctrl_addr.clone().into()),
             (ENV_JOB_ID.into(), job_id.clone().into()),
-            (ENV_JOB_KEY.into(), job_key.clone().into()),
             (ENV_CONDUIT.into(), spec.conduit.clone().into()),
         ]);
         if let Some(host) = &place.host {
@@ -176,6 +177,7 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
             args: &spec.args,
             env,
             inherit_stdin: rank == 0 && stdin_to_rank0,
+            key: &job_key,
             via: &place.via,
         };
         if let Err(e) = ranks.start(&rc, rank, &io) {

@@ -38,6 +38,15 @@
 //! must be valid on the remote host (it is made absolute here). For other
 //! spawners, the environment is the spawner's own.
 //!
+//! The job key (a fresh 256-bit secret per job, from which network conduits
+//! derive their datagram authentication) is never put in an environment or
+//! on a command line: a rank started directly inherits a pipe holding it
+//! (`GEX_KEY_FD=N`; written and closed by the launcher before the rank
+//! runs), and a rank started through a spawner gets it as the first line of
+//! its standard input (`GEX_KEY_FD=0`; rank 0's forwarded standard input
+//! follows it). The bootstrap reads it once. A program started through a
+//! spawner that is not a gex rank sees that line on its standard input.
+//!
 //! Ranks on other machines cannot reach a Unix socket: [`Ctrl::Tcp`] (the
 //! default when some rank is started through ssh) serves the control plane
 //! over TCP; there a connection must say `Hello` with the job key (which

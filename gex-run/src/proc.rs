@@ -2,11 +2,14 @@
 //! killing, and describing how a process ended.
 
 use std::ffi::OsString;
-use std::io;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+
+use gex_core::bootstrap::wire::{ENV_JOB_KEY, ENV_KEY_FD};
 
 use crate::hosts::{shell_quote, Via};
 
@@ -92,6 +95,9 @@ pub(crate) struct RankCommand<'a> {
     pub env: Vec<(OsString, OsString)>,
     /// Give this rank the launcher's standard input (else `/dev/null`).
     pub inherit_stdin: bool,
+    /// The job key, handed over by [`spawn_rank`] through a pipe (see
+    /// [`gex_core::bootstrap::wire::ENV_KEY_FD`]), never in the environment.
+    pub key: &'a str,
     /// Directly, or through a spawner.
     pub via: &'a Via,
 }
@@ -144,9 +150,27 @@ pub(crate) fn rank_command(rc: &RankCommand<'_>) -> Command {
 /// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child exits,
 /// so this must be called from the thread that stays in [`crate::run`] until
 /// the job is over (it is).
+///
+/// The job key goes to a rank started directly through a pipe it inherits
+/// (its number in `GEX_KEY_FD`; the key is written and the launcher's ends
+/// are closed before the rank runs), and to a rank started through a
+/// spawner as the first line of its standard input (`GEX_KEY_FD=0`), which
+/// a spawner such as ssh forwards; rank 0's forwarded standard input
+/// follows that line.
 pub(crate) fn spawn_rank(rc: &RankCommand<'_>) -> io::Result<Child> {
-    let mut cmd = rank_command(rc);
-    cmd.stdin(if rc.inherit_stdin {
+    let key_pipe = match rc.via {
+        Via::Direct => Some(key_pipe(rc.key)?),
+        Via::Spawner { .. } => None,
+    };
+    let key_fd = key_pipe.as_ref().map(|fd| fd.as_raw_fd());
+    let mut env = rc.env.clone();
+    env.push((ENV_KEY_FD.into(), key_fd.unwrap_or(0).to_string().into()));
+    let mut cmd = rank_command(&RankCommand { env, ..*rc });
+    // A key the user exported must not reach the ranks' environments.
+    cmd.env_remove(ENV_JOB_KEY);
+    cmd.stdin(if key_fd.is_none() {
+        Stdio::piped()
+    } else if rc.inherit_stdin {
         Stdio::inherit()
     } else {
         Stdio::null()
@@ -156,8 +180,8 @@ pub(crate) fn spawn_rank(rc: &RankCommand<'_>) -> io::Result<Child> {
     .process_group(0);
     let launcher = std::process::id() as libc::pid_t;
     // SAFETY: the closure runs in the forked child before exec, where only
-    // async-signal-safe functions may be called: it calls prctl, getppid and
-    // raise, which are plain system calls, and allocates nothing.
+    // async-signal-safe functions may be called: it calls prctl, getppid,
+    // raise and fcntl, which are plain system calls, and allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
             if libc::prctl(
@@ -175,10 +199,67 @@ pub(crate) fn spawn_rank(rc: &RankCommand<'_>) -> io::Result<Child> {
             if libc::getppid() != launcher {
                 libc::raise(libc::SIGKILL);
             }
+            // The key pipe (close-on-exec in the launcher) stays open
+            // across this exec only.
+            if let Some(fd) = key_fd {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
             Ok(())
         });
     }
-    cmd.spawn()
+    let mut child = cmd.spawn()?;
+    // The rank has its copy of the pipe; the launcher's closes here.
+    drop(key_pipe);
+    if let Some(mut stdin) = child.stdin.take() {
+        // A rank that ended (or does not read its input: not a gex
+        // program) before the line went in closes the pipe: then there is
+        // nobody to give the key to, and its end is reported as usual (a
+        // gex rank that cannot read its key fails saying so).
+        let sent = stdin
+            .write_all(rc.key.as_bytes())
+            .and_then(|()| stdin.write_all(b"\n"));
+        if sent.is_ok() && rc.inherit_stdin {
+            // The rest of rank 0's standard input follows the key line.
+            // The thread ends when either side closes.
+            std::thread::Builder::new()
+                .name("gex-run-stdin".into())
+                .spawn(move || {
+                    let _ = io::copy(&mut io::stdin(), &mut stdin);
+                })?;
+        }
+        // else: dropping `stdin` closes it after the key line.
+    }
+    Ok(child)
+}
+
+/// A pipe holding `key` and a newline, its write end already closed: the
+/// read end (close-on-exec, numbered 3 or more so that a child's standard
+/// streams never take its number) for a rank to inherit.
+fn key_pipe(key: &str) -> io::Result<OwnedFd> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded, so both descriptors are open and ours alone.
+    let (mut read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    if read.as_raw_fd() < 3 {
+        // SAFETY: F_DUPFD_CLOEXEC on an open descriptor returns a new one
+        // (or -1), which we then own.
+        let moved = unsafe { libc::fcntl(read.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+        if moved < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `moved` is a fresh descriptor owned by nobody else.
+        read = unsafe { OwnedFd::from_raw_fd(moved) };
+    }
+    // A key line is far smaller than a pipe's buffer: this never blocks.
+    let mut w = std::fs::File::from(write);
+    w.write_all(key.as_bytes())?;
+    w.write_all(b"\n")?;
+    Ok(read)
 }
 
 /// Blocks until process `pid` (a child of this process) has ended, and says
@@ -321,6 +402,7 @@ mod tests {
                 args: &args,
                 env: env.clone(),
                 inherit_stdin: false,
+                key: "secret",
                 via,
             };
             let cmd = rank_command(&rc);

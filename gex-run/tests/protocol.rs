@@ -14,7 +14,7 @@ use common::{gone, wait_for_exit, PROMPT};
 use gex_core::bootstrap::stream::Stream;
 use gex_core::bootstrap::wire::{
     decode_exchange_result, hello_body, hello_body_with_key, read_frame, shm_prefix, write_frame,
-    CtrlAddr, Kind, ENV_CTRL, ENV_JOB_ID, ENV_JOB_KEY, ENV_RANK, ENV_SIZE,
+    CtrlAddr, Kind, ENV_CTRL, ENV_JOB_ID, ENV_RANK, ENV_SIZE,
 };
 use gex_run::{run, Ctrl, JobOutcome, JobSpec, Output};
 
@@ -79,7 +79,9 @@ impl Ctl {
 
     /// Says Hello as `rank` with the job key.
     fn hello(stream: &mut Stream, rank: u32) {
-        let key = std::env::var(ENV_JOB_KEY).unwrap();
+        let key = gex_core::bootstrap::launcher_key()
+            .unwrap()
+            .expect("a job key from the launcher");
         let body = hello_body_with_key(rank, std::process::id(), &key);
         write_frame(stream, Kind::Hello, &body).unwrap();
     }
@@ -146,6 +148,51 @@ fn fake_rank() {
     };
     let rank = env_u32(ENV_RANK);
     match role.as_str() {
+        "key-hidden" => {
+            let key = gex_core::bootstrap::launcher_key()
+                .unwrap()
+                .expect("a job key from the launcher");
+            let fd: i32 = std::env::var(gex_core::bootstrap::wire::ENV_KEY_FD)
+                .expect("GEX_KEY_FD")
+                .parse()
+                .unwrap();
+            if fd != 0 {
+                assert!(
+                    !std::path::Path::new(&format!("/proc/self/fd/{fd}")).exists(),
+                    "the key pipe stays open after the key was read"
+                );
+            }
+            // Neither this process nor its parent (the launcher, or what a
+            // spawner left) shows the key in its environment or arguments.
+            let ppid = std::os::unix::process::parent_id();
+            for what in [
+                "/proc/self/environ".to_string(),
+                "/proc/self/cmdline".to_string(),
+                format!("/proc/{ppid}/environ"),
+                format!("/proc/{ppid}/cmdline"),
+            ] {
+                let Ok(bytes) = std::fs::read(&what) else {
+                    continue; // not ours to read
+                };
+                for entry in bytes.split(|&b| b == 0) {
+                    assert!(
+                        !entry.starts_with(b"GEX_JOB_KEY="),
+                        "{what} has GEX_JOB_KEY"
+                    );
+                    assert!(
+                        !entry.windows(key.len()).any(|w| w == key.as_bytes()),
+                        "{what} shows the job key"
+                    );
+                }
+            }
+            assert_eq!(key.len(), 64, "256 bits in hex");
+            // Every rank got the same key (and, over TCP, the launcher took it).
+            let mut ctl = Ctl::connect();
+            let all = ctl.exchange(key.as_bytes()).unwrap();
+            assert!(all.iter().all(|k| k == key.as_bytes()), "keys differ");
+            println!("rank {rank} key hidden (fd {fd})");
+            std::process::exit(0)
+        }
         "exchange" => {
             let mut ctl = Ctl::connect();
             for round in 0..2 {
@@ -514,7 +561,7 @@ impl FakeSsh {
             std::env::temp_dir().join(format!("gex-run-fake-ssh-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let run = if detach {
-            r#"env -i PATH="$PATH" setsid sh -c "$*" </dev/null 2>&1 | cat"#
+            r#"env -i PATH="$PATH" setsid sh -c "$*" 2>&1 | cat"#
         } else {
             r#"exec env -i PATH="$PATH" sh -c "$*""#
         };
@@ -610,4 +657,43 @@ fn a_remote_rank_ends_when_the_launcher_closes_its_connection() {
         Some(ended) => assert!(ended, "remote rank {pid} outlived the job"),
         None => eprintln!("skipped: no pidfd_open on this kernel"),
     }
+}
+
+/// The job key reaches every rank without ever being in an environment or
+/// on a command line: through an inherited pipe when a rank is started
+/// directly, as the first line of its standard input through a spawner
+/// (here `env`, and a stand-in for ssh, which puts the environment on the
+/// remote command line).
+#[test]
+fn the_job_key_is_in_no_environment_and_on_no_command_line() {
+    let check = |spec: &JobSpec, via: &str, fd_zero: bool| {
+        let out = run(spec).unwrap();
+        assert_eq!(out.code, 0, "{via}: {out:?}");
+        let mut lines = rank_lines(&out);
+        lines.sort();
+        assert_eq!(lines.len(), spec.ranks as usize, "{via}: {out:?}");
+        for (r, l) in lines.iter().enumerate() {
+            assert!(
+                l.starts_with(&format!("rank {r} key hidden (fd ")),
+                "{via}: {l}"
+            );
+            assert_eq!(l.ends_with("(fd 0)"), fd_zero, "{via}: {l}");
+        }
+    };
+    // A key the user exported does not reach the ranks either.
+    for ctrl in CTRLS {
+        let mut spec = fake_job_on(ctrl, 3, "key-hidden");
+        spec.env
+            .push(("GEX_JOB_KEY".into(), "exported-by-the-user".into()));
+        check(&spec, &format!("direct, {ctrl:?}"), false);
+    }
+    let mut spec = fake_job(2, "key-hidden");
+    spec.spawn = Some("env GEX_FAKE_HOST={host}".into());
+    check(&spec, "env spawner", true);
+    let ssh = FakeSsh::new("key", false);
+    let mut spec = fake_job_on(Ctrl::Unix, 3, "key-hidden");
+    spec.ctrl = None;
+    spec.hosts = vec!["node-a".into(), "node-b".into()];
+    spec.spawn = Some(ssh.template());
+    check(&spec, "ssh", true);
 }

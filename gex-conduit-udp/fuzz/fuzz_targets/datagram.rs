@@ -4,11 +4,13 @@
 //!
 //! The input is a sequence of datagrams, each prefixed by one control byte and
 //! a two-byte little-endian length. Control bit 0 patches the magic, version
-//! and job key into the datagram (bytes 0..3 and 4..12) and bit 1 patches a
+//! and job tag into the datagram (bytes 0..3 and 4..12), bit 1 patches a
 //! valid source (rank 0 or 2) and the destination (rank 1) into bytes 12..20,
-//! so that the input reaches past those checks into the ACK, DATA and
-//! reassembly paths; bits 2-4 advance the clock (0..7 times 3 ms) so that
-//! retransmission, loss and delayed-ACK timers fire. Every datagram also goes
+//! and bit 5 seals it with the job's MAC (bytes 20..36), so that the input
+//! reaches past those checks into the ACK, DATA and reassembly paths; bits
+//! 2-4 advance the clock (0..7 times 3 ms) so that retransmission, loss and
+//! delayed-ACK timers fire. Bit 6 turns authentication off for the whole
+//! input (when set on the first datagram). Every datagram also goes
 //! through `decode_datagram` on its own, and the endpoint's transmit and
 //! message queues are drained between datagrams (everything it emits must
 //! decode and fit `max_datagram`).
@@ -16,10 +18,10 @@
 
 use std::time::{Duration, Instant};
 
-use gex_conduit_udp::proto::{decode_datagram, Config, Endpoint};
+use gex_conduit_udp::proto::{decode_datagram, job_tag, wire, Auth, Config, Endpoint};
 use libfuzzer_sys::fuzz_target;
 
-const KEY: u64 = 0x0123_4567_89ab_cdef;
+const KEY: [u8; 32] = [0x5a; 32];
 
 fuzz_target!(|data: &[u8]| {
     // The whole input as one datagram.
@@ -27,6 +29,7 @@ fuzz_target!(|data: &[u8]| {
 
     let cfg = Config {
         key: KEY,
+        auth: data.first().is_none_or(|c| c & 64 == 0),
         max_datagram: 512,
         window: 8,
         ..Config::default()
@@ -35,6 +38,7 @@ fuzz_target!(|data: &[u8]| {
     let mut now = t0;
     // Rank 1 of 3; it also has data of its own outstanding toward ranks 0
     // and 2, so that incoming ACKs have something to acknowledge.
+    let auth = Auth::new(&cfg);
     let mut ep = Endpoint::new(1, 3, cfg);
     let _ = ep.send(0, &[0x5a; 1500], now);
     let _ = ep.send(2, b"hello", now);
@@ -51,13 +55,16 @@ fuzz_target!(|data: &[u8]| {
         rest = &rest[take..];
         if ctl & 1 != 0 && dgram.len() >= 12 {
             dgram[0..2].copy_from_slice(b"GX");
-            dgram[2] = 1;
-            dgram[4..12].copy_from_slice(&KEY.to_le_bytes());
+            dgram[2] = wire::VERSION;
+            dgram[4..12].copy_from_slice(&job_tag(&KEY).to_le_bytes());
         }
         if ctl & 2 != 0 && dgram.len() >= 20 {
             let src: u32 = if dgram[12] & 1 == 0 { 0 } else { 2 };
             dgram[12..16].copy_from_slice(&src.to_le_bytes());
             dgram[16..20].copy_from_slice(&1u32.to_le_bytes());
+        }
+        if ctl & 32 != 0 && dgram.len() >= wire::COMMON_HEADER_LEN {
+            auth.seal(&mut dgram, &[]);
         }
         let _ = decode_datagram(&dgram);
         now += Duration::from_millis(3 * u64::from((ctl >> 2) & 7));

@@ -7,10 +7,10 @@ use bytes::Bytes;
 
 use super::wire::{
     chunks, decode_datagram, encode_chunk, encode_chunk_head, encode_data_head, encode_datagram,
-    expand_seq, has_preamble, peek_key, AckInfo, DataInfo, Datagram, CHUNK_HEADER_LEN,
+    expand_seq, has_preamble, AckInfo, DataInfo, Datagram, CHUNK_HEADER_LEN,
     FIRST_CHUNK_HEADER_LEN, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MAX_SACK_WORDS, MIN_DATAGRAM,
 };
-use super::{Backpressure, Config, Stats};
+use super::{Auth, Backpressure, Config, Stats};
 
 /// Largest window accepted (far below 2^31, so 32-bit sequence numbers on
 /// the wire expand exactly).
@@ -371,6 +371,8 @@ struct Inbox {
 pub struct Endpoint {
     me: u32,
     cfg: Config,
+    /// Job tag and MAC key, derived from `cfg.key`.
+    auth: Auth,
     max_body: usize,
     ack_every: u32,
     peers: Vec<Peer>,
@@ -400,6 +402,7 @@ impl Endpoint {
             .collect();
         Endpoint {
             me,
+            auth: Auth::new(&cfg),
             max_body: cfg.max_datagram - MAX_OVERHEAD,
             ack_every: ((cfg.window / 2) as u32).clamp(1, MAX_ACK_EVERY),
             cfg,
@@ -579,12 +582,19 @@ impl Endpoint {
         placer: &mut dyn Placer,
     ) {
         self.stats.datagrams_received += 1;
+        // Authentication first: nothing of a datagram is looked at (beyond
+        // the magic, version and tag) and nothing but a drop counter
+        // changes until its MAC is known to be right.
         if !has_preamble(data) {
             self.stats.dropped_malformed += 1;
             return;
         }
-        if peek_key(data) != Some(self.cfg.key) {
+        if !self.auth.tag_matches(data) {
             self.stats.dropped_bad_key += 1;
+            return;
+        }
+        if !self.auth.verify(data) {
+            self.stats.dropped_bad_mac += 1;
             return;
         }
         let Some(d) = decode_datagram(data) else {
@@ -595,8 +605,8 @@ impl Endpoint {
             self.stats.dropped_misaddressed += 1;
             return;
         }
-        if d.src as usize >= self.peers.len() {
-            self.stats.dropped_malformed += 1;
+        if d.src as usize >= self.peers.len() || d.src == self.me {
+            self.stats.dropped_bad_source += 1;
             return;
         }
         let peer = d.src;
@@ -640,6 +650,8 @@ impl Endpoint {
         while let Some(peer) = self.ready.pop_front() {
             self.peers[peer as usize].in_ready = false;
             if self.transmit_for(peer, now, buf, &mut tail) {
+                // The datagram is complete: authenticate it.
+                self.auth.seal(buf, &tail);
                 if self.has_work(peer, now) {
                     self.mark_ready(peer);
                 }
@@ -814,7 +826,7 @@ impl Endpoint {
         buf: &mut Vec<u8>,
         tail: &mut Bytes,
     ) -> bool {
-        let (key, me) = (self.cfg.key, self.me);
+        let (tag, me) = (self.auth.tag(), self.me);
         let p = &mut self.peers[peer as usize];
         let snd = &mut p.snd;
         let rcv = &mut p.rcv;
@@ -867,7 +879,7 @@ impl Endpoint {
             } else {
                 None
             };
-            encode_data_head(key, me, peer, ack.as_ref(), seq as u32, e.body.len(), buf);
+            encode_data_head(tag, me, peer, ack.as_ref(), seq as u32, e.body.len(), buf);
             buf.extend_from_slice(&e.body.head);
             *tail = e.body.tail.clone();
             if snd.rto_deadline.is_none() {
@@ -881,7 +893,7 @@ impl Endpoint {
             let ack = rcv.take_ack();
             encode_datagram(
                 &Datagram {
-                    key,
+                    tag,
                     src: me,
                     dst: peer,
                     ack: Some(ack),

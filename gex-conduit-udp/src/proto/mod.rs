@@ -41,13 +41,14 @@
 //! # Wire format (all integers little-endian)
 //!
 //! ```text
-//! common header, 20 bytes, on every datagram:
+//! common header, 36 bytes, on every datagram:
 //!   0  2  magic "GX"
-//!   2  1  version = 1
+//!   2  1  version = 2
 //!   3  1  kind: bits 0-1 = 1 DATA | 2 ACK; bit 2 = HAS_ACK (DATA only); other bits 0
-//!   4  8  job key
+//!   4  8  job tag (public; derived from the job key, see Authentication)
 //!  12  4  source rank
 //!  16  4  destination rank (a datagram for another rank is dropped)
+//!  20 16  MAC: keyed BLAKE3 over bytes 0..20 and 36..end (zero when auth is off)
 //! ACK block, on ACK datagrams and on DATA with HAS_ACK, 5 + 8*n bytes:
 //!   +0 4  cum: low 32 bits of the next sequence number expected (all below received)
 //!   +4 1  n: number of SACK words, 0..=4
@@ -62,10 +63,47 @@
 //!   +3 or +7  L bytes of the message
 //! ```
 //!
-//! A small message costs 20 (+5 piggybacked ACK) + 6 + 7 bytes of headers.
-//! A DATA body is at most `max_datagram - 63` bytes ([`wire::MAX_OVERHEAD`]),
-//! so a retransmission fits whatever ACK block it carries. A standalone ACK is
-//! 25..=57 bytes.
+//! A small message costs 36 (+5 piggybacked ACK) + 6 + 7 bytes of headers,
+//! 16 of them the MAC. A DATA body is at most `max_datagram - 79` bytes
+//! ([`wire::MAX_OVERHEAD`] = 36 + 37 + 6), so a retransmission fits whatever
+//! ACK block it carries. A standalone ACK is 41..=73 bytes.
+//!
+//! # Authentication
+//!
+//! The job's secret is a 256-bit key ([`Config::key`]) that never goes on
+//! the wire. Two keys are derived from it with BLAKE3's key derivation
+//! ([`Auth`]): an 8-byte public *job tag*, carried in every datagram, and
+//! the *MAC key*. The MAC is keyed BLAKE3 over the whole datagram except
+//! its MAC field (header, ACK block, DATA header and body, in wire order),
+//! truncated to 128 bits; the sender computes it when a datagram is
+//! complete (`poll_transmit`, over the header buffer and the scatter-gather
+//! tail alike). [`Endpoint::handle_datagram`] checks, in this order, and
+//! drops at the first failure, counting it (see [`Stats`]):
+//!
+//! 1. length and magic and version (`dropped_malformed`): no more is read;
+//! 2. the job tag (`dropped_bad_key`): another job's datagrams, a stale job
+//!    on a reused port, or a replay captured from another job, are dropped
+//!    without computing a MAC;
+//! 3. the MAC (`dropped_bad_mac`), in time independent of where it differs;
+//! 4. the structure ([`decode_datagram`]; `dropped_malformed`);
+//! 5. the destination (`dropped_misaddressed`) and the source, which must
+//!    be a rank of the job other than the receiver (`dropped_bad_source`);
+//! 6. an ACK block may only acknowledge what was sent (`dropped_malformed`).
+//!
+//! Only then does anything change: the peer's last-heard time, its ACK
+//! state, the receive window. So a forger who sees every datagram but lacks
+//! the key can neither inject messages nor make a receiver acknowledge
+//! sequence numbers that its peer never sent. A replay of one of the job's
+//! own datagrams authenticates, and is dropped as a duplicate (or out of
+//! window) by the sequence numbers as any retransmission is; since those
+//! are 32 bits on the wire, a datagram recorded and replayed after its
+//! sender has sent about 2^32 more could be taken as new. Not protected:
+//! confidentiality (payloads travel in clear), and the availability of the
+//! network (a flood of bogus datagrams costs the receiver a MAC each).
+//!
+//! With [`Config::auth`] off (trusted networks), the MAC field is zero and
+//! not checked; every other check stays. Every endpoint of a job must use
+//! the same setting (the udp shell checks it at start-up).
 //!
 //! 32-bit sequence numbers are expanded to the u64 nearest the receiver's
 //! expectation; since the window is at most 2^20, far below 2^31, this is
@@ -83,8 +121,9 @@
 //! * Bodies are processed strictly in sequence order, exactly once, so
 //!   messages are delivered exactly once and in order per sender.
 //! * A datagram is either dropped before changing any state (bad magic,
-//!   version, key, destination, source, structure, or an ACK acknowledging
-//!   something never sent) or fully processed. Nothing panics on input.
+//!   version, tag, MAC, structure, destination, source, or an ACK
+//!   acknowledging something never sent) or fully processed. Nothing
+//!   panics on input.
 //! * Send-side memory per peer: the queue takes a message only if it is
 //!   empty or the message fits `window * max_body` bytes of queue budget
 //!   (each message charged `len + 7`); the in-flight buffer holds at most
@@ -95,26 +134,36 @@
 //!   bytes so far of the one message being reassembled (less than its
 //!   length), plus complete messages not yet taken by `poll_message`.
 //!
-//! Where `max_body = max_datagram - 63`.
+//! Where `max_body = max_datagram - 79`.
 
+mod auth;
 mod endpoint;
 pub mod wire;
 
 use std::time::Duration;
 
+pub use auth::{job_tag, key_from_text, Auth};
 pub use endpoint::{Endpoint, KeepAll, Placer};
 pub use wire::{
     chunks, decode_datagram, encode_chunk, encode_datagram, expand_seq, AckInfo, Chunk, Chunks,
-    DataInfo, Datagram, Kind, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MIN_DATAGRAM,
+    DataInfo, Datagram, Kind, MAC_LEN, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MIN_DATAGRAM,
 };
 
 /// Protocol parameters. [`Endpoint::new`] clamps them into range
 /// (`max_datagram` to 512..=65507, `window` to 1..=2^20, `min_rto` to at
 /// most `max_rto`, `initial_rto` into `[min_rto, max_rto]`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Config {
-    /// Job key: every datagram carries it; others are dropped and counted.
-    pub key: u64,
+    /// The job's 256-bit secret. It never goes on the wire: datagrams carry
+    /// a public tag derived from it (others are dropped and counted) and,
+    /// with `auth`, a MAC keyed by another key derived from it (see
+    /// [`Auth`]). Not shown by `Debug`.
+    pub key: [u8; 32],
+    /// Authenticate datagrams (on by default): every datagram carries a
+    /// MAC, and one whose MAC is wrong is dropped before it changes
+    /// anything. Off, the MAC field is zero and unchecked (trusted
+    /// networks only). Every endpoint of a job must have the same setting.
+    pub auth: bool,
     /// Largest datagram emitted (header included).
     pub max_datagram: usize,
     /// Most unacknowledged DATA datagrams in flight per peer.
@@ -131,10 +180,27 @@ pub struct Config {
     pub peer_timeout: Duration,
 }
 
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("key", &"<secret>")
+            .field("auth", &self.auth)
+            .field("max_datagram", &self.max_datagram)
+            .field("window", &self.window)
+            .field("initial_rto", &self.initial_rto)
+            .field("min_rto", &self.min_rto)
+            .field("max_rto", &self.max_rto)
+            .field("ack_delay", &self.ack_delay)
+            .field("peer_timeout", &self.peer_timeout)
+            .finish()
+    }
+}
+
 impl Default for Config {
     fn default() -> Config {
         Config {
-            key: 0,
+            key: [0; 32],
+            auth: true,
             max_datagram: 1472,
             window: 256,
             initial_rto: Duration::from_millis(50),
@@ -180,10 +246,17 @@ pub struct Stats {
     pub datagrams_received: u64,
     /// DATA datagrams already received (below the cumulative point or already buffered).
     pub duplicates_dropped: u64,
-    /// Datagrams with the magic and version but another job's key.
+    /// Datagrams with the magic and version but another job's tag (checked
+    /// before the MAC, without computing it).
     pub dropped_bad_key: u64,
-    /// Datagrams that do not decode, come from a rank out of range, acknowledge
-    /// data never sent, or (counted per event) break message framing.
+    /// Datagrams with this job's tag and a wrong MAC (forged, corrupted, or
+    /// from an endpoint with another key); nothing else of them was looked at.
+    pub dropped_bad_mac: u64,
+    /// Authentic datagrams claiming this endpoint itself or a rank outside
+    /// the job as their source.
+    pub dropped_bad_source: u64,
+    /// Datagrams that do not decode, acknowledge data never sent, or
+    /// (counted per event) break message framing.
     pub dropped_malformed: u64,
     /// Datagrams addressed to another rank.
     pub dropped_misaddressed: u64,

@@ -7,10 +7,19 @@
 
 /// First two bytes of every datagram.
 pub const MAGIC: [u8; 2] = *b"GX";
-/// Protocol version (third byte).
-pub const VERSION: u8 = 1;
-/// Length of the common header (magic, version, kind, key, source, destination).
-pub const COMMON_HEADER_LEN: usize = 20;
+/// Protocol version (third byte). 2: a job tag instead of the job key, and
+/// a message authentication code in the common header.
+pub const VERSION: u8 = 2;
+/// Offset of the job tag in the common header.
+pub const TAG_AT: usize = 4;
+/// Offset of the message authentication code in the common header.
+pub const MAC_AT: usize = 20;
+/// Length of the message authentication code (a keyed BLAKE3 truncated to
+/// 128 bits; see [`crate::proto::Auth`]).
+pub const MAC_LEN: usize = 16;
+/// Length of the common header (magic, version, kind, job tag, source,
+/// destination, MAC).
+pub const COMMON_HEADER_LEN: usize = MAC_AT + MAC_LEN;
 /// Bytes of the ACK block without its SACK words (cumulative point, word count).
 pub const ACK_BLOCK_BASE_LEN: usize = 5;
 /// Most 64-bit SACK words an ACK block carries.
@@ -80,8 +89,11 @@ pub struct DataInfo<'a> {
 /// A decoded datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Datagram<'a> {
-    /// The job key.
-    pub key: u64,
+    /// The public job tag (derived from the job's secret key; see
+    /// [`crate::proto::Auth`]). The MAC field is not part of the decoded
+    /// datagram: the endpoint checks it before decoding, and the encoder
+    /// leaves it zero for [`crate::proto::Auth::seal`] to fill in.
+    pub tag: u64,
     /// Sending rank.
     pub src: u32,
     /// Receiving rank.
@@ -126,23 +138,25 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
-/// Whether `data` starts with the magic and version (and is long enough to
-/// hold a key): the endpoint counts a wrong key only on such datagrams.
+/// Whether `data` starts with the magic and version and is long enough to
+/// hold the common header: the endpoint counts a wrong tag only on such
+/// datagrams.
 pub fn has_preamble(data: &[u8]) -> bool {
     data.len() >= COMMON_HEADER_LEN && data[0..2] == MAGIC && data[2] == VERSION
 }
 
-/// The key field of a datagram that [`has_preamble`].
-pub fn peek_key(data: &[u8]) -> Option<u64> {
+/// The job tag of a datagram that [`has_preamble`].
+pub fn peek_tag(data: &[u8]) -> Option<u64> {
     if has_preamble(data) {
-        u64_at(data, 4)
+        u64_at(data, TAG_AT)
     } else {
         None
     }
 }
 
 /// Decodes and validates one datagram. `None` for anything malformed
-/// (the key is returned, not checked).
+/// (the tag is returned, not checked; the MAC is neither checked nor
+/// returned: see [`crate::proto::Auth::verify`]).
 pub fn decode_datagram(data: &[u8]) -> Option<Datagram<'_>> {
     if !has_preamble(data) || data.len() > MAX_DATAGRAM {
         return None;
@@ -151,7 +165,7 @@ pub fn decode_datagram(data: &[u8]) -> Option<Datagram<'_>> {
     if kind & !(KIND_MASK | FLAG_HAS_ACK) != 0 {
         return None;
     }
-    let key = u64_at(data, 4)?;
+    let tag = u64_at(data, TAG_AT)?;
     let src = u32_at(data, 12)?;
     let dst = u32_at(data, 16)?;
     let mut at = COMMON_HEADER_LEN;
@@ -192,7 +206,7 @@ pub fn decode_datagram(data: &[u8]) -> Option<Datagram<'_>> {
         None
     };
     Some(Datagram {
-        key,
+        tag,
         src,
         dst,
         ack,
@@ -264,14 +278,15 @@ pub fn chunks(body: &[u8]) -> Chunks<'_> {
     Chunks { rest: body }
 }
 
-/// Appends the common header to `buf`.
-fn put_common(buf: &mut Vec<u8>, kind: u8, key: u64, src: u32, dst: u32) {
+/// Appends the common header to `buf`, with a zero MAC field.
+fn put_common(buf: &mut Vec<u8>, kind: u8, tag: u64, src: u32, dst: u32) {
     buf.extend_from_slice(&MAGIC);
     buf.push(VERSION);
     buf.push(kind);
-    buf.extend_from_slice(&key.to_le_bytes());
+    buf.extend_from_slice(&tag.to_le_bytes());
     buf.extend_from_slice(&src.to_le_bytes());
     buf.extend_from_slice(&dst.to_le_bytes());
+    buf.extend_from_slice(&[0; MAC_LEN]);
 }
 
 fn put_ack(buf: &mut Vec<u8>, ack: &AckInfo) {
@@ -291,7 +306,7 @@ pub fn encode_datagram(d: &Datagram<'_>, buf: &mut Vec<u8>) {
     match d.data {
         Some(data) => {
             encode_data_head(
-                d.key,
+                d.tag,
                 d.src,
                 d.dst,
                 d.ack.as_ref(),
@@ -302,7 +317,7 @@ pub fn encode_datagram(d: &Datagram<'_>, buf: &mut Vec<u8>) {
             buf.extend_from_slice(data.body);
         }
         None => {
-            put_common(buf, KIND_ACK, d.key, d.src, d.dst);
+            put_common(buf, KIND_ACK, d.tag, d.src, d.dst);
             put_ack(buf, &d.ack.unwrap_or_default());
         }
     }
@@ -315,7 +330,7 @@ pub fn encode_datagram(d: &Datagram<'_>, buf: &mut Vec<u8>) {
 /// # Panics
 /// If `body_len` is more than `u16::MAX`.
 pub fn encode_data_head(
-    key: u64,
+    tag: u64,
     src: u32,
     dst: u32,
     ack: Option<&AckInfo>,
@@ -324,7 +339,7 @@ pub fn encode_data_head(
     buf: &mut Vec<u8>,
 ) {
     let kind = KIND_DATA | if ack.is_some() { FLAG_HAS_ACK } else { 0 };
-    put_common(buf, kind, key, src, dst);
+    put_common(buf, kind, tag, src, dst);
     if let Some(a) = ack {
         put_ack(buf, a);
     }
@@ -399,7 +414,7 @@ mod tests {
             sack: [1, 1 << 63, 0, 0],
         };
         let d = Datagram {
-            key: 0xdead_beef,
+            tag: 0xdead_beef,
             src: 3,
             dst: 1,
             ack: Some(ack),
@@ -424,7 +439,7 @@ mod tests {
             (true, false, Some(10), vec![9; 4]),
         ]);
         let d = Datagram {
-            key: 1,
+            tag: 1,
             src: 0,
             dst: 2,
             ack: None,
@@ -511,7 +526,7 @@ mod tests {
         }
 
         #[test]
-        fn roundtrip_any(key in any::<u64>(), src in any::<u32>(), dst in any::<u32>(),
+        fn roundtrip_any(tag in any::<u64>(), src in any::<u32>(), dst in any::<u32>(),
                          ack in proptest::option::of((any::<u32>(), 0u8..=4, any::<[u64; 4]>())),
                          data in proptest::option::of((any::<u32>(),
                              proptest::collection::vec((any::<bool>(), 0usize..40), 1..5)))) {
@@ -528,7 +543,7 @@ mod tests {
                 }
                 b
             });
-            let d = Datagram { key, src, dst, ack,
+            let d = Datagram { tag, src, dst, ack,
                 data: data.as_ref().map(|(seq, _)| DataInfo { seq: *seq, body: body.as_deref().unwrap() }) };
             let mut buf = Vec::new();
             encode_datagram(&d, &mut buf);

@@ -154,7 +154,7 @@ impl Bootstrap {
         }
         let job_id = env_var(wire::ENV_JOB_ID)
             .ok_or_else(|| Error::not_init(format!("{} is not set", wire::ENV_JOB_ID)))?;
-        let job_key = env_var(wire::ENV_JOB_KEY);
+        let job_key = launcher_key()?;
         let stream = Stream::connect(&addr)
             .map_err(|e| Error::resource(format!("cannot reach the launcher at {ctrl}: {e}")))?;
         let tcp = stream.is_tcp();
@@ -188,9 +188,11 @@ impl Bootstrap {
         &self.job_id
     }
 
-    /// The job's secret key (16 hex digits), which network conduits put in
-    /// every datagram: from `gex-run`, or distributed by rank 0 at a
-    /// rendezvous. `None` for a singleton.
+    /// The job's secret key (text; 64 hex digits unless a user chose it):
+    /// from `gex-run` through [`wire::ENV_KEY_FD`], or handed out by rank 0
+    /// at a rendezvous. Network conduits derive their datagram
+    /// authentication key from it; it never goes on the wire. `None` for a
+    /// singleton.
     pub fn job_key(&self) -> Option<&str> {
         self.job_key.as_deref()
     }
@@ -386,25 +388,151 @@ impl Shared {
     }
 }
 
-/// 16 random hex digits (a job key or identifier) from the kernel's random
+/// 16 random hex digits (a job identifier) from the kernel's random
 /// source, or failing that a randomly keyed hash of the pid and the time.
 pub(crate) fn random_hex16() -> String {
-    let mut bytes = [0u8; 8];
+    random_hex::<8>()
+}
+
+/// `2 * N` random hex digits from the kernel's random source, or failing
+/// that from randomly keyed hashes of the pid and the time.
+pub fn random_hex<const N: usize>() -> String {
+    let mut bytes = [0u8; N];
     let from_kernel = std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
         .is_ok();
     if !from_kernel {
         use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u32(std::process::id());
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
-        );
-        bytes = h.finish().to_le_bytes();
+        for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u32(std::process::id());
+            h.write_usize(i);
+            h.write_u128(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos()),
+            );
+            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
+        }
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A fresh job key: 64 random hex digits (256 bits).
+pub fn new_job_key() -> String {
+    random_hex::<32>()
+}
+
+/// How long a rank waits for its job key on [`wire::ENV_KEY_FD`].
+const KEY_READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest key line accepted.
+const MAX_KEY_LINE: usize = 1024;
+
+/// The job key `gex-run` handed this process: read once from the file
+/// descriptor named by [`wire::ENV_KEY_FD`] (later calls return the same),
+/// else [`wire::ENV_JOB_KEY`] if the user set it, else `None`.
+pub fn launcher_key() -> Result<Option<String>> {
+    static KEY: std::sync::OnceLock<std::result::Result<Option<String>, String>> =
+        std::sync::OnceLock::new();
+    KEY.get_or_init(|| match env_var(wire::ENV_KEY_FD) {
+        Some(v) => {
+            let fd =
+                v.parse::<i32>().ok().filter(|&fd| fd >= 0).ok_or_else(|| {
+                    format!("{}={v:?} is not a file descriptor", wire::ENV_KEY_FD)
+                })?;
+            read_key_line(fd, KEY_READ_TIMEOUT).map(Some).map_err(|e| {
+                format!(
+                    "cannot read the job key from {}={fd}: {e}",
+                    wire::ENV_KEY_FD
+                )
+            })
+        }
+        None => Ok(env_var(wire::ENV_JOB_KEY)),
+    })
+    .clone()
+    .map_err(Error::not_init)
+}
+
+/// Reads one line (without its newline) from `fd` byte by byte, so nothing
+/// after it is consumed, waiting at most `timeout` in all; closes `fd`
+/// unless it is standard input.
+fn read_key_line(fd: i32, timeout: Duration) -> io::Result<String> {
+    if fd != 0 {
+        // Only ever a pipe from the launcher: a descriptor number inherited
+        // by mistake (a child of a rank, whose key pipe is long closed) must
+        // not make this read, and close, an unrelated file.
+        // SAFETY: all-zero is a valid `stat`; fstat writes into it and only
+        // reads the descriptor number.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; `st` is a live, writable stat buffer.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if st.st_mode & libc::S_IFMT != libc::S_IFIFO {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a pipe from the launcher",
+            ));
+        }
+    }
+    let deadline = Instant::now() + timeout;
+    let mut line = Vec::new();
+    let result = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd on the stack; poll only reads the
+        // descriptor number.
+        let r = unsafe { libc::poll(&mut pfd, 1, left.as_millis().min(i32::MAX as u128) as i32) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            break Err(e);
+        }
+        if r == 0 {
+            break Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no key line within {} s", timeout.as_secs()),
+            ));
+        }
+        let mut b = 0u8;
+        // SAFETY: reads at most one byte into a live, writable u8.
+        let n = unsafe { libc::read(fd, (&mut b as *mut u8).cast(), 1) };
+        match n {
+            1 if b == b'\n' => break Ok(()),
+            1 if line.len() >= MAX_KEY_LINE => {
+                break Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "key line too long",
+                ))
+            }
+            1 => line.push(b),
+            0 => break Ok(()),
+            _ => {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                break Err(e);
+            }
+        }
+    };
+    if fd != 0 {
+        // SAFETY: the launcher gave this descriptor to this process for the
+        // key alone; nothing else in the process uses it.
+        unsafe { libc::close(fd) };
+    }
+    result?;
+    let key = String::from_utf8(line)
+        .ok()
+        .filter(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_graphic()))
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no key, or not a key"))?;
+    Ok(key)
 }
 
 /// Ends this process with `code` after printing `msg`, unless another
@@ -469,3 +597,6 @@ impl Conn {
         }
     }
 }
+
+#[cfg(test)]
+mod key_tests;

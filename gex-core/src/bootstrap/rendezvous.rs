@@ -17,19 +17,22 @@
 //! * the job identifier (prefix of shared-memory objects): `GEX_JOB_ID` if
 //!   rank 0 has it, else `slurm<SLURM_JOB_ID>.<SLURM_STEP_ID>` under Slurm,
 //!   else one derived from the rendezvous address and rank 0's process;
-//! * the job key network conduits put in their datagrams: `GEX_JOB_KEY` if
-//!   rank 0 has it, else a random one. The udp conduit reads the key from
-//!   the `GEX_JOB_KEY` variable of its process, so joining sets that
-//!   variable (and `GEX_HOSTS`, the number of distinct hosts, which the udp
-//!   conduit uses to choose its address and datagram size, when it is not
-//!   set). `std::env::set_var` is only sound while no other thread reads
-//!   the environment: call [`super::Bootstrap::from_env`] (client init)
-//!   before starting threads that do.
+//! * the job key, from which network conduits derive the key that
+//!   authenticates their datagrams: `GEX_JOB_KEY` if rank 0 has it (an
+//!   explicit opt-in), else 64 random hex digits. Every rank's
+//!   [`super::Bootstrap::job_key`] carries it; it is not put in any
+//!   environment. Joining sets `GEX_HOSTS` (the number of distinct hosts,
+//!   which the udp conduit uses to choose its address and datagram size)
+//!   when it is not set; `std::env::set_var` is only sound while no other
+//!   thread reads the environment: call [`super::Bootstrap::from_env`]
+//!   (client init) before starting threads that do.
 //!
-//! If rank 0 has `GEX_JOB_KEY`, the rendezvous only accepts connections
-//! that present it; otherwise any process that reaches the port first and
-//! speaks the protocol could pose as a rank, so set the key (for example
-//! `export GEX_JOB_KEY=$(openssl rand -hex 8)`) on networks you do not
+//! The key travels to the ranks in that first exchange, over the
+//! rendezvous's TCP connections, in clear. If rank 0 has `GEX_JOB_KEY`, the
+//! rendezvous only accepts connections that present it; otherwise any
+//! process that reaches the port first and speaks the protocol could pose
+//! as a rank (and learn the key), so set the key (for example
+//! `export GEX_JOB_KEY=$(openssl rand -hex 32)`) on networks you do not
 //! trust.
 //!
 //! # Exit semantics
@@ -210,7 +213,7 @@ pub(super) fn join(ext: &ExternalLauncher) -> Result<Bootstrap> {
     let (id, key) = if rank == 0 {
         (
             job_id(&rdv),
-            key_env.clone().unwrap_or_else(super::random_hex16),
+            key_env.clone().unwrap_or_else(super::new_job_key),
         )
     } else {
         (String::new(), String::new())
@@ -258,11 +261,9 @@ pub(super) fn join(ext: &ExternalLauncher) -> Result<Bootstrap> {
             "rendezvous: rank 0 sent no job identifier or key",
         ));
     }
-    // The udp conduit reads these from the environment (see the module
-    // docs on why this is sound at this point).
-    if env_var(wire::ENV_JOB_KEY).as_deref() != Some(job_key.as_str()) {
-        std::env::set_var(wire::ENV_JOB_KEY, &job_key);
-    }
+    // The udp conduit reads this from the environment (see the module docs
+    // on why this is sound at this point). The job key is not put there:
+    // the Bootstrap carries it.
     if env_var(wire::ENV_HOSTS).is_none() {
         std::env::set_var(wire::ENV_HOSTS, hosts.len().to_string());
     }

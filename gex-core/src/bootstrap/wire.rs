@@ -27,9 +27,20 @@ pub const ENV_CTRL: &str = "GEX_CTRL";
 /// Environment variable: the job's identifier, unique on the host; it
 /// prefixes every shared-memory object of the job (`/dev/shm/gex-<id>-...`).
 pub const ENV_JOB_ID: &str = "GEX_JOB_ID";
-/// Environment variable: the job's secret key (16 hex digits): network
-/// conduits put it in every datagram and drop datagrams without it.
+/// Environment variable: the job's secret key, as an explicit opt-in only:
+/// `gex-run` never sets it (it hands the key over through [`ENV_KEY_FD`]);
+/// at a rendezvous (srun, mpirun) rank 0 uses it when set, and then only
+/// accepts connections that present it. Network conduits derive their
+/// datagram authentication key from the job key, which never goes on the
+/// wire. Use 64 random hex digits (`openssl rand -hex 32`).
 pub const ENV_JOB_KEY: &str = "GEX_JOB_KEY";
+/// Environment variable set by `gex-run`: the number of an inherited file
+/// descriptor from which the rank reads the job key, one line, once, at
+/// bootstrap (then closes it). `0` means the first line of standard input
+/// (ranks started through a spawner such as ssh): it is read byte by byte
+/// up to the newline, so nothing after it is consumed. The key itself is
+/// never in an environment or on a command line.
+pub const ENV_KEY_FD: &str = "GEX_KEY_FD";
 /// Environment variable: the conduit chosen by the launcher (`smp`, ...).
 pub const ENV_CONDUIT: &str = "GEX_CONDUIT";
 /// Environment variable: the launcher's name for the host a rank runs on
@@ -87,7 +98,7 @@ pub fn shm_prefix(job_id: &str) -> String {
 #[repr(u8)]
 pub enum Kind {
     /// rank -> launcher, first frame: `rank: u32, pid: u32`, optionally
-    /// followed by the job key ([`ENV_JOB_KEY`]) as text. Over TCP the
+    /// followed by the job key (from [`ENV_KEY_FD`], or [`ENV_JOB_KEY`]) as text. Over TCP the
     /// launcher only accepts a `Hello` with the right key.
     Hello = 1,
     /// rank -> launcher: this rank's contribution to the next all-gather

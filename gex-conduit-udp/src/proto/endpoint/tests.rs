@@ -1,11 +1,23 @@
 use super::*;
-use crate::proto::wire::{encode_datagram, AckInfo, Datagram};
+use crate::proto::wire::{AckInfo, Datagram};
 
 fn cfg() -> Config {
     Config {
-        key: 0x1234_5678_9abc_def0,
+        key: [0x5a; 32],
         ..Config::default()
     }
+}
+
+/// The job tag of `cfg()`.
+fn tag() -> u64 {
+    crate::proto::job_tag(&cfg().key)
+}
+
+/// Encodes `d` into `buf` and seals it with `cfg()`'s key, as a peer of the
+/// job would.
+fn encode_datagram(d: &Datagram<'_>, buf: &mut Vec<u8>) {
+    crate::proto::wire::encode_datagram(d, buf);
+    Auth::new(&cfg()).seal(buf, &[]);
 }
 
 fn drain(ep: &mut Endpoint, now: Instant) -> Vec<(u32, Vec<u8>)> {
@@ -231,7 +243,7 @@ fn fast_retransmit_on_sack() {
     let mut b = Endpoint::new(1, 2, cfg());
     let mut out = Vec::new();
     for i in 0..6u8 {
-        a.send(1, &vec![i; 1400], t0).unwrap();
+        a.send(1, &vec![i; 1300], t0).unwrap();
         out.extend(drain(&mut a, t0));
     }
     assert_eq!(out.len(), 6);
@@ -295,13 +307,22 @@ fn strangers_and_nonsense_are_dropped() {
     let mut from_nowhere = d.clone();
     from_nowhere[12..16].copy_from_slice(&7u32.to_le_bytes());
     b.handle_datagram(&from_nowhere, t0);
+    assert_eq!(
+        b.stats().dropped_bad_mac,
+        1,
+        "a changed source breaks the MAC"
+    );
+    Auth::new(&cfg()).seal(&mut from_nowhere, &[]);
+    b.handle_datagram(&from_nowhere, t0);
+    assert_eq!(b.stats().dropped_bad_source, 1);
     b.handle_datagram(&d[..d.len() - 1], t0);
+    assert_eq!(b.stats().dropped_bad_mac, 2, "a truncation breaks the MAC");
     b.handle_datagram(b"GX", t0);
     // An ACK for data never sent.
     let mut bogus = Vec::new();
     encode_datagram(
         &Datagram {
-            key: cfg().key,
+            tag: tag(),
             src: 0,
             dst: 1,
             ack: Some(AckInfo {
@@ -313,7 +334,7 @@ fn strangers_and_nonsense_are_dropped() {
         &mut bogus,
     );
     b.handle_datagram(&bogus, t0);
-    assert_eq!(b.stats().dropped_malformed, 4);
+    assert_eq!(b.stats().dropped_malformed, 2);
     assert!(b.poll_message().is_none());
     assert!(b.peers[0].rcv.last_heard.is_none());
 
@@ -326,7 +347,7 @@ fn strangers_and_nonsense_are_dropped() {
     };
     encode_datagram(
         &Datagram {
-            key: cfg().key,
+            tag: tag(),
             src: 0,
             dst: 1,
             ack: None,
@@ -341,7 +362,7 @@ fn strangers_and_nonsense_are_dropped() {
     assert_eq!(b.stats().out_of_window_dropped, 1);
     b.handle_datagram(&d, t0);
     assert_eq!(b.poll_message(), Some((0, b"hi".to_vec())));
-    assert_eq!(b.stats().datagrams_received, 7);
+    assert_eq!(b.stats().datagrams_received, 8);
 }
 
 #[test]
@@ -357,7 +378,7 @@ fn framing_violations_do_not_deliver() {
         let mut d = Vec::new();
         encode_datagram(
             &Datagram {
-                key: cfg().key,
+                tag: tag(),
                 src: 0,
                 dst: 1,
                 ack: None,
