@@ -1086,6 +1086,8 @@ impl Conduit for UdpConduit {
             ("datagrams_received", p.datagrams_received),
             ("duplicates_dropped", p.duplicates_dropped),
             ("dropped_bad_key", p.dropped_bad_key),
+            ("dropped_bad_mac", p.dropped_bad_mac),
+            ("dropped_bad_source", p.dropped_bad_source),
             ("dropped_malformed", p.dropped_malformed),
             ("dropped_misaddressed", p.dropped_misaddressed),
             ("out_of_window_dropped", p.out_of_window_dropped),
