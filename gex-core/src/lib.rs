@@ -9,6 +9,7 @@
 //! - [`system`]: job-wide queries (rank, size, neighbourhood, host);
 //! - [`Hsl`] and [`context`]: handler-safe locks and restricted-context
 //!   checks;
+//! - [`shm`]: shared memory among the ranks of a host, without names;
 //! - [`exit`]: ending the whole job from any rank.
 
 #![warn(missing_docs)]
@@ -21,6 +22,7 @@ pub mod event;
 mod hsl;
 pub mod nbi;
 mod runtime;
+pub mod shm;
 pub mod system;
 
 pub use client::{
