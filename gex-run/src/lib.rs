@@ -15,8 +15,8 @@
 //!
 //! Whatever the reason, when [`run`] returns no rank (nor anything a rank
 //! started in its process group) is left running, every rank has been
-//! reaped, the control socket is gone, and so is every `/dev/shm` object
-//! named with the job's prefix ([`gex_core::bootstrap::wire::shm_prefix`]).
+//! reaped, every control connection is closed, and the job's shared memory
+//! (nameless: [`gex_core::shm`]) is gone with the last rank that mapped it.
 //!
 //! Each rank runs in a process group of its own (so that ending a rank also
 //! ends what it started), gets the launcher's standard input only if it is
@@ -47,11 +47,15 @@
 //!
 //! What is local only: the launcher tracks the processes it started (for
 //! ssh, the local `ssh` client), so when a job ends, remote ranks end when
-//! their control connection closes (at once, unless they are stopped), and
-//! their `/dev/shm` objects are not swept.
+//! their control connection closes (at once, unless they are stopped).
 //!
-//! Limits: if the launcher itself is SIGKILLed, the ranks die but the socket
-//! file and `/dev/shm` objects stay; a process that leaves its rank's
+//! If the launcher itself is SIGKILLed, the ranks die (a parent-death
+//! signal) and nothing remains: local ranks talk to the launcher over
+//! inherited socket pairs (no socket file, no address), and shared memory
+//! has no name (`gex_core::shm`), so the kernel frees it with its last
+//! process. [`leftovers`] lists anything of a job still on the machine.
+//!
+//! Limits: a process that leaves its rank's
 //! process group (`setsid`) is not ended with the job, and if it holds a
 //! rank's output open the launcher stops waiting for that output once
 //! nothing has arrived for a few seconds after every rank has ended.
@@ -62,6 +66,7 @@
 mod ctrl;
 mod hosts;
 mod job;
+mod leftovers;
 mod output;
 mod proc;
 mod signals;
@@ -71,6 +76,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use hosts::placement;
+pub use leftovers::leftovers;
 pub use signals::install_signal_handlers;
 
 /// The spawner used for a host that is not this one when no template is
@@ -80,8 +86,11 @@ pub const DEFAULT_SPAWN: &str = "ssh -o BatchMode=yes {host}";
 /// How the ranks reach the launcher's control plane.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Ctrl {
-    /// A Unix socket in the temporary directory: ranks on this machine (in
-    /// any network namespace, since the socket is a file).
+    /// Ranks on this machine: each rank inherits one end of a Unix socket
+    /// pair made for it alone (`GEX_CTRL=fd:N`), in any network namespace.
+    /// There is no address another process could connect to and no file to
+    /// leave behind; a spawner must keep inherited descriptors (`ip netns
+    /// exec`, `env`, `nsenter` do).
     #[default]
     Unix,
     /// A TCP listener: ranks on other machines.
@@ -134,7 +143,7 @@ pub struct JobSpec {
     /// applied after [`JobSpec::env`].
     pub host_env: Vec<(String, String, String)>,
     /// The control plane's transport; `None`: TCP if some rank is started
-    /// through ssh, else a Unix socket.
+    /// through ssh, else a Unix socket pair per rank.
     pub ctrl: Option<Ctrl>,
     /// Where the TCP control plane listens (default `0.0.0.0:0`). Ranks are
     /// told this IP, or if it is unspecified the first non-loopback IPv4

@@ -3,8 +3,9 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::wire::CtrlAddr;
 
@@ -22,6 +23,7 @@ impl Stream {
     /// Connects to `addr` (blocking).
     pub fn connect(addr: &CtrlAddr) -> io::Result<Stream> {
         match addr {
+            CtrlAddr::Fd(fd) => take_inherited(*fd).map(Stream::Unix),
             CtrlAddr::Unix(path) => UnixStream::connect(path).map(Stream::Unix),
             CtrlAddr::Tcp(a) => Stream::tcp(TcpStream::connect(a)?),
         }
@@ -151,4 +153,60 @@ impl<T: AsRawFd> Write for NoSigPipe<'_, T> {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// Set once the inherited control socket has been taken: it is one
+/// connection, and a second owner would close it under the first.
+static INHERITED_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// Takes ownership of descriptor `fd`, which the launcher passed down as
+/// this rank's control connection (`GEX_CTRL=fd:N`), after checking that it
+/// is a connected Unix stream socket; marks it close-on-exec, so programs
+/// the rank starts do not inherit it. Only once per process.
+fn take_inherited(fd: RawFd) -> io::Result<UnixStream> {
+    let bad = |why: String| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "descriptor {fd} is not the control socket gex-run passed down ({why}); a \
+                 spawner that closes inherited descriptors needs --ctrl tcp"
+            ),
+        )
+    };
+    let opt = |name: libc::c_int| -> io::Result<libc::c_int> {
+        let mut v: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: getsockopt writes at most `len` bytes into `v`; an
+        // invalid or non-socket descriptor is an error, not a memory access.
+        let r = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                name,
+                (&mut v as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(v)
+    };
+    let domain = opt(libc::SO_DOMAIN).map_err(|e| bad(e.to_string()))?;
+    let ty = opt(libc::SO_TYPE).map_err(|e| bad(e.to_string()))?;
+    if domain != libc::AF_UNIX || ty != libc::SOCK_STREAM {
+        return Err(bad("not a Unix stream socket".into()));
+    }
+    if INHERITED_TAKEN.swap(true, Ordering::SeqCst) {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("the inherited control socket (descriptor {fd}) is already in use"),
+        ));
+    }
+    // SAFETY: fcntl on a descriptor just checked to be an open socket.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    // SAFETY: `fd` is an open Unix stream socket (checked above) that the
+    // launcher handed to this process for this purpose, and the flag above
+    // makes this the only place that takes ownership of it.
+    Ok(unsafe { UnixStream::from_raw_fd(fd) })
 }

@@ -22,7 +22,9 @@ pub const MAX_FRAME: usize = 64 << 20;
 pub const ENV_RANK: &str = "GEX_RANK";
 /// Environment variable: number of ranks in the job.
 pub const ENV_SIZE: &str = "GEX_SIZE";
-/// Environment variable: path of the launcher's control socket.
+/// Environment variable: where the launcher's control plane is (see
+/// [`CtrlAddr`]): `fd:N`, an inherited connected socket (ranks `gex-run`
+/// starts on its own machine), or `tcp:IP:PORT`.
 pub const ENV_CTRL: &str = "GEX_CTRL";
 /// Environment variable: the job's identifier, unique on the host; it
 /// prefixes every shared-memory object of the job (`/dev/shm/gex-<id>-...`).
@@ -49,6 +51,11 @@ pub const ENV_RENDEZVOUS_TIMEOUT: &str = "GEX_RENDEZVOUS_TIMEOUT";
 /// Where a rank reaches the control plane: the value of [`ENV_CTRL`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CtrlAddr {
+    /// A connected Unix socket the launcher passed down, written `fd:N`:
+    /// descriptor `N` of the rank process, one end of a socket pair the
+    /// launcher made for this rank alone. No address exists that another
+    /// process could connect to, nor any file to leave behind.
+    Fd(i32),
     /// A Unix socket path (a plain path, or `unix:PATH`).
     Unix(std::path::PathBuf),
     /// A TCP address, written `tcp:IP:PORT` (`tcp:[V6]:PORT` for IPv6).
@@ -61,6 +68,9 @@ impl CtrlAddr {
         if let Some(addr) = s.strip_prefix("tcp:") {
             return addr.parse().ok().map(CtrlAddr::Tcp);
         }
+        if let Some(fd) = s.strip_prefix("fd:") {
+            return fd.parse().ok().filter(|&n: &i32| n >= 0).map(CtrlAddr::Fd);
+        }
         let path = s.strip_prefix("unix:").unwrap_or(s);
         (!path.is_empty()).then(|| CtrlAddr::Unix(path.into()))
     }
@@ -70,14 +80,16 @@ impl std::fmt::Display for CtrlAddr {
     /// The [`ENV_CTRL`] form: the path, or `tcp:IP:PORT`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            CtrlAddr::Fd(n) => write!(f, "fd:{n}"),
             CtrlAddr::Unix(p) => write!(f, "{}", p.display()),
             CtrlAddr::Tcp(a) => write!(f, "tcp:{a}"),
         }
     }
 }
 
-/// The prefix of every shared-memory object name of job `job_id`, without the
-/// leading slash: the launcher removes `/dev/shm/<prefix>*` when a job ends.
+/// The prefix of the name of every shared-memory object of job `job_id`
+/// (`gex_core::shm`: nameless memfds, so the name shows only in
+/// `/proc/<pid>/fd` links, never in `/dev/shm`).
 pub fn shm_prefix(job_id: &str) -> String {
     format!("gex-{job_id}-")
 }
@@ -306,6 +318,10 @@ mod tests {
             "tcp:[::1]:9"
         );
         assert_eq!(CtrlAddr::parse("tcp:nohost"), None);
+        assert_eq!(CtrlAddr::parse("fd:5"), Some(CtrlAddr::Fd(5)));
+        assert_eq!(CtrlAddr::Fd(5).to_string(), "fd:5");
+        assert_eq!(CtrlAddr::parse("fd:-1"), None);
+        assert_eq!(CtrlAddr::parse("fd:x"), None);
         assert_eq!(CtrlAddr::parse(""), None);
     }
 
