@@ -22,7 +22,8 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use gex_core::bootstrap::stream::{NoSigPipe, Stream};
 use gex_core::bootstrap::wire::{
     encode_exchange_result, keys_match, parse_hello, write_frame, CtrlAddr, Kind, ENV_CONDUIT,
-    ENV_CTRL, ENV_HOST, ENV_HOSTS, ENV_JOB_ID, ENV_JOB_KEY, ENV_RANK, ENV_SIZE, MAX_FRAME,
+    ENV_CTRL, ENV_HOST, ENV_HOSTS, ENV_JOB_ID, ENV_JOB_KEY, ENV_RANK, ENV_SIZE, EXIT_GRACE,
+    MAX_FRAME,
 };
 
 use crate::ctrl::{ConnId, ControlSocket, Listen};
@@ -379,6 +380,12 @@ struct Coordinator {
     deadline: Option<Instant>,
     /// When spared ranks will be killed.
     grace: Option<Instant>,
+    /// How long the others may run after a rank exited 0 (see
+    /// [`gex_core::bootstrap::wire::EXIT_GRACE`]).
+    exit_grace: Duration,
+    /// The first rank that exited 0 while others ran, and when the job ends
+    /// unless they have all exited by then.
+    early_exit: Option<(usize, Instant)>,
     /// Set once the job is ending: the first reason wins.
     ending: bool,
     code: Option<i32>,
@@ -410,6 +417,8 @@ impl Coordinator {
             timeout: spec.timeout,
             deadline: spec.timeout.map(|t| start + t),
             grace: None,
+            exit_grace: spec.exit_grace.unwrap_or(EXIT_GRACE),
+            early_exit: None,
             ending: false,
             code: None,
             reason: None,
@@ -443,7 +452,8 @@ impl Coordinator {
                 }
             }
             let job_deadline = self.deadline.filter(|_| !self.ending);
-            let wake = [job_deadline, self.grace, drain.map(|d| d.0)]
+            let early = self.early_exit.filter(|_| !self.ending).map(|e| e.1);
+            let wake = [job_deadline, self.grace, early, drain.map(|d| d.0)]
                 .into_iter()
                 .flatten()
                 .min();
@@ -457,6 +467,9 @@ impl Coordinator {
                     let now = Instant::now();
                     if job_deadline.is_some_and(|d| now >= d) {
                         self.on_timeout();
+                    }
+                    if early.is_some_and(|d| now >= d) {
+                        self.on_early_exit();
                     }
                     if self.grace.is_some_and(|g| now >= g) {
                         self.grace = None;
@@ -857,8 +870,41 @@ impl Coordinator {
                 ),
             ),
             Status::Code(c) if c != 0 => self.fail(c, format!("rank {rank} exited with code {c}")),
-            Status::Code(_) => self.check_stuck(Some(r)),
+            Status::Code(_) => {
+                self.check_stuck(Some(r));
+                // A gex rank (one that said Hello) that leaves while others
+                // run ends the job after the exit grace, as in GASNet.
+                if !self.ending
+                    && self.early_exit.is_none()
+                    && self.ranks[r].conn.is_some()
+                    && self.alive() > 0
+                {
+                    self.early_exit = Some((r, Instant::now() + self.exit_grace));
+                }
+            }
         }
+    }
+
+    /// The exit grace after a rank's exit with code 0 has passed and ranks
+    /// still run: the job ends with that rank's code, 0.
+    fn on_early_exit(&mut self) {
+        let Some((first, _)) = self.early_exit else {
+            return;
+        };
+        let running: Vec<usize> = (0..self.ranks.len())
+            .filter(|&r| self.ranks[r].status.is_none())
+            .collect();
+        if running.is_empty() {
+            return;
+        }
+        self.fail(
+            0,
+            format!(
+                "rank {first} exited with code 0 while ranks {running:?} still ran {} s later; \
+                 a rank's exit ends the job",
+                fmt_secs(self.exit_grace)
+            ),
+        );
     }
 
     fn on_signal(&mut self, sig: i32) {

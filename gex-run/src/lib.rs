@@ -10,6 +10,12 @@
 //!   code (128 + signal for signals);
 //! * a rank that exits 0 while others wait in a start-up exchange it never
 //!   joined makes the exchange impossible: the waiters get `Abort`, code 1;
+//! * a rank (one that said `Hello`: a gex program) that exits 0 while others
+//!   still run ends the job with code 0 if they are still running after the
+//!   exit grace ([`JobSpec::exit_grace`], 2 s), with a message naming it: as
+//!   in GASNet, a process's exit ends the job with the first exit's code.
+//!   Ranks that finish together exit within the grace; a rank that returns
+//!   from `main` while a peer waits for its reply no longer hangs the job;
 //! * a timeout ends the job with code 124;
 //! * otherwise, when every rank has exited 0, the code is 0.
 //!
@@ -123,6 +129,10 @@ pub struct JobSpec {
     pub args: Vec<String>,
     /// End the job with code [`TIMEOUT_CODE`] if it runs longer than this.
     pub timeout: Option<Duration>,
+    /// How long the other ranks may run after a rank exited with code 0
+    /// before the job ends with that code; `None`:
+    /// [`gex_core::bootstrap::wire::EXIT_GRACE`] (2 s).
+    pub exit_grace: Option<Duration>,
     /// The conduit the ranks should use, passed as `GEX_CONDUIT`.
     pub conduit: String,
     /// Prefix each forwarded output line with `[rank] `.
@@ -160,6 +170,7 @@ impl JobSpec {
             program: program.into(),
             args: Vec::new(),
             timeout: None,
+            exit_grace: None,
             conduit: "smp".to_string(),
             label: false,
             output: Output::Inherit,

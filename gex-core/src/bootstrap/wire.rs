@@ -48,6 +48,14 @@ pub const ENV_RENDEZVOUS: &str = "GEX_RENDEZVOUS";
 /// rendezvous before it gives up (default 60).
 pub const ENV_RENDEZVOUS_TIMEOUT: &str = "GEX_RENDEZVOUS_TIMEOUT";
 
+/// How long the other ranks of a job may keep running after one rank has
+/// exited with code 0 (returned from `main`) before the job is ended with
+/// that code, as GASNet ends a job when any of its processes exits. Ranks
+/// that finish a job together exit well within it; a rank that leaves early
+/// while a peer waits for it (a reply it will never send) no longer hangs
+/// the job. `gex-run --exit-grace` changes it.
+pub const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Where a rank reaches the control plane: the value of [`ENV_CTRL`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CtrlAddr {
