@@ -360,7 +360,7 @@ fn job_id(rdv: &str) -> String {
         return format!("slurm{}.{}", clean(&job), clean(&step));
     }
     // A hash of the address, rank 0's process and a random value: unique
-    // among the jobs that share a host's /dev/shm.
+    // among the jobs that share a host.
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write(rdv.as_bytes());
