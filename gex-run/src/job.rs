@@ -164,14 +164,18 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
         }
         // Without a listening address, the rank's own end of a socket
         // pair, inherited as descriptor N (`GEX_CTRL=fd:N`).
-        let inherited = match &ctrl_addr {
-            Some(_) => None,
-            None => Some(inherit_ctrl(&mut ctrl, rank)?),
+        // Failing to make it fails this rank's start (below).
+        let (inherited, made) = match &ctrl_addr {
+            Some(_) => (None, Ok(())),
+            None => match inherit_ctrl(&mut ctrl, rank) {
+                Ok(fd) => (Some(fd), Ok(())),
+                Err(e) => (None, Err(e)),
+            },
         };
         let rank_ctrl = match (&ctrl_addr, &inherited) {
             (Some(a), _) => a.clone(),
             (None, Some(fd)) => CtrlAddr::Fd(fd.as_raw_fd()).to_string(),
-            (None, None) => unreachable!("an inherited connection was made"),
+            (None, None) => String::new(),
         };
         env.extend([
             (ENV_RANK.into(), rank.to_string().into()),
@@ -196,7 +200,7 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
             via: &place.via,
             keep_fd: inherited.as_ref().map(AsRawFd::as_raw_fd),
         };
-        let started = ranks.start(&rc, rank, &io);
+        let started = made.and_then(|()| ranks.start(&rc, rank, &io));
         // The rank has its copy (or failed to start): the launcher's copy
         // of the rank's end must go, so that the launcher sees the
         // connection close when the rank ends.
