@@ -21,9 +21,6 @@ mod lock;
 pub mod ring;
 mod transport;
 
-/// The shared-memory helper, which moved to gex-core.
-pub use gex_core::shm;
-
 pub use transport::{hostname, SmpTransport, MAX_LONG, MAX_MEDIUM, RING_CAPACITY};
 
 use gex_core::bootstrap::Bootstrap;

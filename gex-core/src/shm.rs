@@ -25,7 +25,7 @@
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-use gex_types::{Error, Rank, Result};
+use gex_types::{Error, Result};
 
 /// A mapping of a shared-memory object, unmapped on drop.
 #[derive(Debug)]
@@ -241,12 +241,6 @@ fn map_fd(fd: &OwnedFd, len: usize, name: &str) -> Result<Mapping> {
         ptr: p as *mut u8,
         len,
     })
-}
-
-/// The error of a peer's object that could not be reached, for agreement
-/// messages.
-pub fn peer_err(rank: Rank, e: &Error) -> Error {
-    Error::resource(format!("rank {rank}'s shared memory: {e}"))
 }
 
 /// Total bytes of the shared-memory file system (memfds are charged to the
