@@ -210,3 +210,37 @@ fn take_inherited(fd: RawFd) -> io::Result<UnixStream> {
     // makes this the only place that takes ownership of it.
     Ok(unsafe { UnixStream::from_raw_fd(fd) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::IntoRawFd;
+
+    #[test]
+    fn an_inherited_control_socket_is_checked_and_taken_once() {
+        // Not a socket: refused, and nothing is taken.
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let e = take_inherited(file.as_raw_fd()).unwrap_err();
+        assert!(e.to_string().contains("--ctrl tcp"), "{e}");
+        // A datagram socket is not a control connection either.
+        let (d, _d2) = std::os::unix::net::UnixDatagram::pair().unwrap();
+        assert!(take_inherited(d.as_raw_fd()).is_err());
+        // A connected stream socket is taken, once, and carries frames.
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let fd = theirs.into_raw_fd();
+        let mut s = Stream::connect(&CtrlAddr::Fd(fd)).unwrap();
+        // SAFETY: F_GETFD on a descriptor we own.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+        let (_a, b) = UnixStream::pair().unwrap();
+        let e = take_inherited(b.as_raw_fd()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        super::super::wire::write_frame(&mut s, super::super::wire::Kind::Exit, &[1, 0, 0, 0])
+            .unwrap();
+        let (k, body) = super::super::wire::read_frame(&mut &ours).unwrap();
+        assert_eq!(
+            (k, body),
+            (super::super::wire::Kind::Exit, vec![1, 0, 0, 0])
+        );
+    }
+}
