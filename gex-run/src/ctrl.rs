@@ -150,7 +150,7 @@ impl ControlSocket {
         // listener is already broken and accept() has returned anyway.
         match &self.local {
             Some(CtrlAddr::Tcp(addr)) => drop(TcpStream::connect(addr)),
-            Some(CtrlAddr::Fd(_) | CtrlAddr::Unix(_)) | None => {}
+            Some(CtrlAddr::Fd { .. } | CtrlAddr::Unix(_)) | None => {}
         }
         let mut readers = acceptor.join().unwrap_or_default();
         readers.extend(adopted);

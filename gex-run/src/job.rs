@@ -163,7 +163,7 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
             );
         }
         // Without a listening address, the rank's own end of a socket
-        // pair, inherited as descriptor N (`GEX_CTRL=fd:N`).
+        // pair, inherited as descriptor N (`GEX_CTRL=fd:N:PID`).
         // Failing to make it fails this rank's start (below).
         let (inherited, made) = match &ctrl_addr {
             Some(_) => (None, Ok(())),
@@ -174,7 +174,11 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
         };
         let rank_ctrl = match (&ctrl_addr, &inherited) {
             (Some(a), _) => a.clone(),
-            (None, Some(fd)) => CtrlAddr::Fd(fd.as_raw_fd()).to_string(),
+            (None, Some(fd)) => CtrlAddr::Fd {
+                fd: fd.as_raw_fd(),
+                pid: std::process::id(),
+            }
+            .to_string(),
             (None, None) => String::new(),
         };
         env.extend([

@@ -93,7 +93,7 @@ pub const DEFAULT_SPAWN: &str = "ssh -o BatchMode=yes {host}";
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Ctrl {
     /// Ranks on this machine: each rank inherits one end of a Unix socket
-    /// pair made for it alone (`GEX_CTRL=fd:N`), in any network namespace.
+    /// pair made for it alone (`GEX_CTRL=fd:N:PID`), in any network namespace.
     /// There is no address another process could connect to and no file to
     /// leave behind; a spawner must keep inherited descriptors (`ip netns
     /// exec`, `env`, `nsenter` do).

@@ -36,7 +36,7 @@ options:
                         set VAR=VALUE for the ranks on HOST (repeatable)
   --ctrl unix|tcp       control plane transport (default: tcp if some rank is
                         started through ssh, else a Unix socket pair per rank,
-                        inherited as GEX_CTRL=fd:N)
+                        inherited as GEX_CTRL=fd:N:PID)
   --ctrl-addr IP:PORT   where the tcp control plane listens (default 0.0.0.0:0;
                         ranks are told this IP, or this host's first
                         non-loopback IPv4 address)

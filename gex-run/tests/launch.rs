@@ -92,10 +92,14 @@ fn ranks_get_the_job_environment() {
         );
         // Each rank inherits a connected socket of its own: nothing on the
         // machine has an address another process could connect to.
-        let fd = words[5]
+        let (fd, pid) = words[5]
             .strip_prefix("fd:")
+            .and_then(|w| w.split_once(':'))
             .unwrap_or_else(|| panic!("{line}"));
         assert!(fd.parse::<u32>().unwrap() > 2, "{line}");
+        // The launcher's pid, which the rank checks against the socket's
+        // peer credentials: here, this test process.
+        assert_eq!(pid, std::process::id().to_string(), "{line}");
         assert_eq!(words[6], "0", "a socket address names the job: {line}");
     }
 }

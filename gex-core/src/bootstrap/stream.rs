@@ -23,7 +23,7 @@ impl Stream {
     /// Connects to `addr` (blocking).
     pub fn connect(addr: &CtrlAddr) -> io::Result<Stream> {
         match addr {
-            CtrlAddr::Fd(fd) => take_inherited(*fd).map(Stream::Unix),
+            CtrlAddr::Fd { fd, pid } => take_inherited(*fd, *pid).map(Stream::Unix),
             CtrlAddr::Unix(path) => UnixStream::connect(path).map(Stream::Unix),
             CtrlAddr::Tcp(a) => Stream::tcp(TcpStream::connect(a)?),
         }
@@ -159,11 +159,14 @@ impl<T: AsRawFd> Write for NoSigPipe<'_, T> {
 /// connection, and a second owner would close it under the first.
 static INHERITED_TAKEN: AtomicBool = AtomicBool::new(false);
 
-/// Takes ownership of descriptor `fd`, which the launcher passed down as
-/// this rank's control connection (`GEX_CTRL=fd:N`), after checking that it
-/// is a connected Unix stream socket; marks it close-on-exec, so programs
-/// the rank starts do not inherit it. Only once per process.
-fn take_inherited(fd: RawFd) -> io::Result<UnixStream> {
+/// Takes ownership of descriptor `fd`, which the launcher (process
+/// `launcher`) passed down as this rank's control connection
+/// (`GEX_CTRL=fd:N:PID`), after checking that it is a Unix stream socket
+/// whose other end that process of this user holds (its peer credentials:
+/// a program that inherited the variable but not the descriptor must not
+/// talk the protocol into some other socket); marks it close-on-exec, so
+/// programs the rank starts do not inherit it. Only once per process.
+fn take_inherited(fd: RawFd, launcher: u32) -> io::Result<UnixStream> {
     let bad = |why: String| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -197,6 +200,33 @@ fn take_inherited(fd: RawFd) -> io::Result<UnixStream> {
     if domain != libc::AF_UNIX || ty != libc::SOCK_STREAM {
         return Err(bad("not a Unix stream socket".into()));
     }
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(bad(io::Error::last_os_error().to_string()));
+    }
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    if cred.pid as u32 != launcher || cred.uid != uid {
+        return Err(bad(format!(
+            "its other end is process {} of user {}, not the launcher {launcher} of user {uid}",
+            cred.pid, cred.uid
+        )));
+    }
     if INHERITED_TAKEN.swap(true, Ordering::SeqCst) {
         return Err(io::Error::new(
             io::ErrorKind::AlreadyExists,
@@ -220,20 +250,26 @@ mod tests {
     fn an_inherited_control_socket_is_checked_and_taken_once() {
         // Not a socket: refused, and nothing is taken.
         let file = std::fs::File::open("/dev/null").unwrap();
-        let e = take_inherited(file.as_raw_fd()).unwrap_err();
+        let me = std::process::id();
+        let e = take_inherited(file.as_raw_fd(), me).unwrap_err();
         assert!(e.to_string().contains("--ctrl tcp"), "{e}");
         // A datagram socket is not a control connection either.
         let (d, _d2) = std::os::unix::net::UnixDatagram::pair().unwrap();
-        assert!(take_inherited(d.as_raw_fd()).is_err());
-        // A connected stream socket is taken, once, and carries frames.
+        assert!(take_inherited(d.as_raw_fd(), me).is_err());
+        // Nor a socket whose other end is not the launcher's (the pair was
+        // made by this process, not by process 1).
         let (ours, theirs) = UnixStream::pair().unwrap();
+        let e = take_inherited(theirs.as_raw_fd(), 1).unwrap_err();
+        assert!(e.to_string().contains("not the launcher 1"), "{e}");
+        // A connected stream socket from the launcher is taken, once, and
+        // carries frames.
         let fd = theirs.into_raw_fd();
-        let mut s = Stream::connect(&CtrlAddr::Fd(fd)).unwrap();
+        let mut s = Stream::connect(&CtrlAddr::Fd { fd, pid: me }).unwrap();
         // SAFETY: F_GETFD on a descriptor we own.
         let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
         assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
         let (_a, b) = UnixStream::pair().unwrap();
-        let e = take_inherited(b.as_raw_fd()).unwrap_err();
+        let e = take_inherited(b.as_raw_fd(), me).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
         super::super::wire::write_frame(&mut s, super::super::wire::Kind::Exit, &[1, 0, 0, 0])
             .unwrap();

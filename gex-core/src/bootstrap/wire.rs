@@ -23,8 +23,8 @@ pub const ENV_RANK: &str = "GEX_RANK";
 /// Environment variable: number of ranks in the job.
 pub const ENV_SIZE: &str = "GEX_SIZE";
 /// Environment variable: where the launcher's control plane is (see
-/// [`CtrlAddr`]): `fd:N`, an inherited connected socket (ranks `gex-run`
-/// starts on its own machine), or `tcp:IP:PORT`.
+/// [`CtrlAddr`]): `fd:N:PID`, an inherited connected socket (ranks
+/// `gex-run` starts on its own machine), or `tcp:IP:PORT`.
 pub const ENV_CTRL: &str = "GEX_CTRL";
 /// Environment variable: the job's identifier, unique on the host; it
 /// prefixes every shared-memory object of the job (`/dev/shm/gex-<id>-...`).
@@ -59,11 +59,18 @@ pub const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// Where a rank reaches the control plane: the value of [`ENV_CTRL`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CtrlAddr {
-    /// A connected Unix socket the launcher passed down, written `fd:N`:
-    /// descriptor `N` of the rank process, one end of a socket pair the
-    /// launcher made for this rank alone. No address exists that another
-    /// process could connect to, nor any file to leave behind.
-    Fd(i32),
+    /// A connected Unix socket the launcher passed down, written
+    /// `fd:N:PID`: descriptor `N` of the rank process, one end of a socket
+    /// pair the launcher (process `PID`) made for this rank alone. No
+    /// address exists that another process could connect to, nor any file
+    /// to leave behind. The rank checks the socket's peer credentials: the
+    /// other end must belong to process `PID` of the same user.
+    Fd {
+        /// The descriptor number.
+        fd: i32,
+        /// The launcher's process id.
+        pid: u32,
+    },
     /// A Unix socket path (a plain path, or `unix:PATH`).
     Unix(std::path::PathBuf),
     /// A TCP address, written `tcp:IP:PORT` (`tcp:[V6]:PORT` for IPv6).
@@ -76,8 +83,13 @@ impl CtrlAddr {
         if let Some(addr) = s.strip_prefix("tcp:") {
             return addr.parse().ok().map(CtrlAddr::Tcp);
         }
-        if let Some(fd) = s.strip_prefix("fd:") {
-            return fd.parse().ok().filter(|&n: &i32| n >= 0).map(CtrlAddr::Fd);
+        if let Some(rest) = s.strip_prefix("fd:") {
+            let (fd, pid) = rest.split_once(':')?;
+            let fd = fd.parse().ok().filter(|&n: &i32| n >= 0)?;
+            return Some(CtrlAddr::Fd {
+                fd,
+                pid: pid.parse().ok()?,
+            });
         }
         let path = s.strip_prefix("unix:").unwrap_or(s);
         (!path.is_empty()).then(|| CtrlAddr::Unix(path.into()))
@@ -88,7 +100,7 @@ impl std::fmt::Display for CtrlAddr {
     /// The [`ENV_CTRL`] form: the path, or `tcp:IP:PORT`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CtrlAddr::Fd(n) => write!(f, "fd:{n}"),
+            CtrlAddr::Fd { fd, pid } => write!(f, "fd:{fd}:{pid}"),
             CtrlAddr::Unix(p) => write!(f, "{}", p.display()),
             CtrlAddr::Tcp(a) => write!(f, "tcp:{a}"),
         }
@@ -326,10 +338,13 @@ mod tests {
             "tcp:[::1]:9"
         );
         assert_eq!(CtrlAddr::parse("tcp:nohost"), None);
-        assert_eq!(CtrlAddr::parse("fd:5"), Some(CtrlAddr::Fd(5)));
-        assert_eq!(CtrlAddr::Fd(5).to_string(), "fd:5");
-        assert_eq!(CtrlAddr::parse("fd:-1"), None);
-        assert_eq!(CtrlAddr::parse("fd:x"), None);
+        let fd = CtrlAddr::Fd { fd: 5, pid: 77 };
+        assert_eq!(CtrlAddr::parse("fd:5:77"), Some(fd.clone()));
+        assert_eq!(fd.to_string(), "fd:5:77");
+        assert_eq!(CtrlAddr::parse("fd:5"), None);
+        assert_eq!(CtrlAddr::parse("fd:-1:77"), None);
+        assert_eq!(CtrlAddr::parse("fd:x:77"), None);
+        assert_eq!(CtrlAddr::parse("fd:5:"), None);
         assert_eq!(CtrlAddr::parse(""), None);
     }
 
