@@ -2,11 +2,11 @@
 //! rank on the smp conduit; the ranks of one host with a network conduit's
 //! shared-memory bypass).
 //!
-//! The lowest jobrank of each neighbourhood creates the POSIX object
-//! `gex-<job>-coll<jobrank>` (under the job's prefix, which the launcher
-//! cleans up after a crash), the other members map it, every rank of the
-//! job agrees that they did, and the creators unlink their objects at
-//! once. Whether to use the areas is agreed by every rank of the job, so a
+//! The lowest jobrank of each neighbourhood creates the object (a nameless
+//! memfd, `gex_core::shm`, called `gex-<job>-coll<jobrank>` in `/proc`),
+//! the other members map it, every rank of the job agrees that they did,
+//! and the creators close its descriptor: a crash at any moment leaves
+//! nothing behind. Whether to use the areas is agreed by every rank of the job, so a
 //! failure anywhere (or `GEX_COLL_FORCE_AM=1` on any rank) leaves every
 //! rank on the AM path.
 //!
@@ -22,12 +22,11 @@
 //!   owns one channel while it lives, and each member counts its barrier
 //!   initiations in its slot of that channel.
 
-use std::ffi::CString;
 use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
 
-use gex_core::Runtime;
-use gex_types::{Error, Rank, Result};
+use gex_core::{shm, Runtime};
+use gex_types::{Rank, Result};
 
 /// EX-barrier channels per neighbourhood (bits of a `u64` free mask;
 /// channel 0 belongs to the primordial team).
@@ -112,67 +111,8 @@ pub(crate) fn area() -> Option<&'static Area> {
     AREA.get()
 }
 
-fn shm_name(rt: &Runtime, leader: Rank) -> Result<CString> {
-    let prefix = gex_core::bootstrap::wire::shm_prefix(rt.conduit().bootstrap().job_id());
-    CString::new(format!("/{prefix}coll{leader}"))
-        .map_err(|_| Error::resource("bad shared-memory name"))
-}
-
-/// Creates (rank 0) or opens the object and maps `len` bytes of it.
-fn map(name: &CString, len: usize, create: bool) -> std::result::Result<*mut u8, String> {
-    let oflag = if create {
-        libc::O_CREAT | libc::O_EXCL | libc::O_RDWR
-    } else {
-        libc::O_RDWR
-    };
-    // SAFETY: name is a valid NUL-terminated string.
-    let fd = unsafe { libc::shm_open(name.as_ptr(), oflag, 0o600 as libc::mode_t) };
-    if fd < 0 {
-        return Err(format!(
-            "shm_open {name:?}: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    // SAFETY: fd is an open descriptor this function owns.
-    if create && unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
-        let e = std::io::Error::last_os_error();
-        // SAFETY: fd is ours.
-        unsafe { libc::close(fd) };
-        return Err(format!("ftruncate {name:?}: {e}"));
-    }
-    // SAFETY: mapping a shared object this function opened; the result is
-    // checked below.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            fd,
-            0,
-        )
-    };
-    // SAFETY: fd is ours and not needed once mapped (or on failure).
-    unsafe { libc::close(fd) };
-    if p == libc::MAP_FAILED {
-        return Err(format!(
-            "mmap {name:?}: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    Ok(p as *mut u8)
-}
-
-fn unmap(p: *mut u8, len: usize) {
-    // SAFETY: p/len came from a successful mmap in `map` and nothing
-    // refers to the mapping (it was never published).
-    unsafe { libc::munmap(p as *mut libc::c_void, len) };
-}
-
-fn unlink(name: &CString) {
-    // SAFETY: name is a valid NUL-terminated string; a missing object is
-    // fine.
-    unsafe { libc::shm_unlink(name.as_ptr()) };
+fn object_name(rt: &Runtime, leader: Rank) -> String {
+    shm::object_name(rt.conduit().bootstrap().job_id(), &format!("coll{leader}"))
 }
 
 /// Sets the areas up at client init, collectively over the job (two
@@ -188,40 +128,51 @@ pub(crate) fn setup(rt: &'static Runtime) -> Result<()> {
     // A neighbourhood of one needs no area (its teams have one member).
     let needs = n >= 2;
     let want = !std::env::var("GEX_COLL_FORCE_AM").is_ok_and(|v| v == "1");
-    let name = shm_name(rt, leader)?;
+    let name = object_name(rt, leader);
     let len = area_len(n);
-    let mut mapped: Option<*mut u8> = None;
+    let mut created: Option<shm::Region> = None;
+    let mut mapped: Option<shm::Mapping> = None;
     let mut why = String::new();
     if needs && me == leader && want {
-        match map(&name, len, true) {
-            Ok(p) => mapped = Some(p),
-            Err(e) => why = e,
+        match shm::create(&name, len) {
+            Ok(r) => created = Some(r),
+            Err(e) => why = e.to_string(),
         }
     }
-    let all = rt.bootstrap_exchange(&[want as u8, mapped.is_some() as u8])?;
+    let mut mine = vec![want as u8, created.is_some() as u8];
+    if let Some(r) = &created {
+        mine.extend_from_slice(&r.handle().encode());
+    }
+    let all = rt.bootstrap_exchange(&mine)?;
     let everyone_wants = all.iter().all(|v| v.first() == Some(&1));
-    let created = all[leader as usize].get(1) == Some(&1);
-    if needs && everyone_wants && created && me != leader {
-        match map(&name, len, false) {
-            Ok(p) => mapped = Some(p),
-            Err(e) => why = e,
+    let handle = all[leader as usize]
+        .get(2..)
+        .and_then(shm::Handle::decode)
+        .filter(|_| all[leader as usize].get(1) == Some(&1));
+    if let (true, true, Some(h), true) = (needs, everyone_wants, handle, me != leader) {
+        match shm::open(&h, &name, len) {
+            Ok(m) => mapped = Some(m),
+            Err(e) => why = e.to_string(),
         }
     }
-    let ok = !needs || mapped.is_some();
+    // The creator's descriptor stays open until every member has mapped
+    // the area (or failed to), then closes: nothing outlives the job.
+    let ok = !needs || mapped.is_some() || created.is_some();
     let all = rt.bootstrap_exchange(&[ok as u8])?;
-    if needs && me == leader && created {
-        unlink(&name);
+    if let Some(r) = created {
+        mapped = Some(r.into_mapping());
     }
     let use_it = everyone_wants && all.iter().all(|v| v.first() == Some(&1));
     match (use_it, mapped) {
-        (true, Some(p)) => {
+        (true, Some(m)) => {
             let _ = AREA.set(Area {
-                base: p as *const Slot,
+                base: m.leak() as *const Slot,
                 whole_job: n == rt.jobsize() as usize,
                 nbrhd,
             });
         }
-        (false, Some(p)) => unmap(p, len),
+        // Not used: unmapped on drop.
+        (false, Some(m)) => drop(m),
         _ => {}
     }
     if everyone_wants && !use_it && !why.is_empty() {

@@ -10,16 +10,15 @@
 //! `NoOp`, any other polls until there is room (replies poll replies only,
 //! so request handlers never nest).
 //!
-//! Shared-memory objects are unlinked as soon as every rank has mapped them,
-//! so a crash leaks nothing; the launcher also removes leftovers by the
-//! job's name prefix.
+//! Shared-memory objects have no names ([`gex_core::shm`]: memfds that
+//! peers open through `/proc/<pid>/fd`), so a crash at any moment leaks
+//! nothing.
 //!
 //! The rings and mappings are the [`SmpTransport`], which network conduits
 //! embed for the ranks of their neighbourhood (the "bypass").
 
 mod lock;
 pub mod ring;
-pub mod shm;
 mod transport;
 
 pub use transport::{hostname, SmpTransport, MAX_LONG, MAX_MEDIUM, RING_CAPACITY};

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use gex_core::bootstrap::{wire, Bootstrap};
+use gex_core::bootstrap::Bootstrap;
 use gex_core::conduit::{
     AmLimits, AmSink, IncomingAm, Injected, OutgoingAm, PollScope, SegmentDesc,
 };
@@ -13,7 +13,7 @@ use gex_types::{AmArg, AmCategory, Error, Rank, Result, AM_MAX_ARGS};
 
 use crate::lock::SpinLock;
 use crate::ring::{self, align_up, ring_bytes, Consumer, Producer};
-use crate::shm;
+use gex_core::shm;
 
 /// Record bytes of each AM ring.
 pub const RING_CAPACITY: usize = 256 << 10;
@@ -97,11 +97,11 @@ impl std::fmt::Debug for SmpTransport {
 }
 
 fn queue_name(job: &str, rank: Rank) -> String {
-    format!("{}q{rank}", wire::shm_prefix(job))
+    shm::object_name(job, &format!("q{rank}"))
 }
 
 fn segment_name(job: &str, rank: Rank) -> String {
-    format!("{}s{rank}", wire::shm_prefix(job))
+    shm::object_name(job, &format!("s{rank}"))
 }
 
 /// Offset of ring `i` (0..2m) in a rank's queue object.
@@ -145,8 +145,8 @@ pub(crate) fn agree(
 
 impl SmpTransport {
     /// Creates this rank's queues for `members` (sorted jobranks including
-    /// this rank), maps every member's, and unlinks them once all are
-    /// mapped. Collective over the whole job: every rank calls it, each with
+    /// this rank), maps every member's, and closes its descriptor once all
+    /// are mapped. Collective over the whole job: every rank calls it, each with
     /// its own neighbourhood.
     pub fn new(boot: &Bootstrap, members: &[Rank]) -> Result<SmpTransport> {
         let me = boot.rank();
@@ -170,23 +170,36 @@ impl SmpTransport {
         }
 
         let qbytes = ring_offset(2 * m);
+        // Create, publish the handle, map the members', agree, close: a
+        // crash at any step leaves nothing (see gex_core::shm).
         let mine = shm::create(&queue_name(&job, me), qbytes);
-        let created = mine.as_ref().map(|_| ()).map_err(Clone::clone);
-        let agreed = agree(boot, &created, "creating AM queues", &mut idle);
-        let mine = match (mine, agreed) {
-            (Ok(q), Ok(())) => q,
-            (q, a) => {
-                if q.is_ok() {
-                    shm::unlink(&queue_name(&job, me));
-                }
-                return Err(a.err().unwrap_or_else(|| created.unwrap_err()));
-            }
+        // One byte says which: 1 and the handle, or 0 and the error.
+        let msg = match &mine {
+            Ok(q) => [&[1u8][..], &q.handle().encode()].concat(),
+            Err(e) => [&[0u8][..], e.to_string().as_bytes()].concat(),
         };
+        let all = boot.exchange(&msg, &mut idle)?;
+        let mut handles = Vec::with_capacity(all.len());
+        for (r, m) in all.iter().enumerate() {
+            match (
+                m.first(),
+                shm::Handle::decode(m.get(1..).unwrap_or_default()),
+            ) {
+                (Some(1), Some(h)) => handles.push(h),
+                _ => {
+                    return Err(Error::resource(format!(
+                        "smp conduit: creating AM queues failed on rank {r}: {}",
+                        String::from_utf8_lossy(m.get(1..).unwrap_or_default())
+                    )))
+                }
+            }
+        }
+        let mine = mine.expect("every rank created its queues");
 
         let mut queues = Vec::with_capacity(m);
         let mut open_err = Ok(());
         for &r in members.iter().filter(|&&r| r != me) {
-            match shm::open(&queue_name(&job, r), qbytes) {
+            match shm::open(&handles[r as usize], &queue_name(&job, r), qbytes) {
                 Ok(q) => queues.push((r, q)),
                 Err(e) => {
                     open_err = Err(e);
@@ -195,7 +208,7 @@ impl SmpTransport {
             }
         }
         let agreed = agree(boot, &open_err, "mapping peer AM queues", &mut idle);
-        shm::unlink(&queue_name(&job, me));
+        let mine = mine.into_mapping();
         agreed?;
 
         let base_of = |r: Rank| -> *mut u8 {
@@ -472,8 +485,8 @@ impl SmpTransport {
     }
 
     /// Collectively (over the whole job) creates this rank's segment of
-    /// `size` bytes, learns every rank's, maps the members', and unlinks
-    /// them once mapped. Returns the table indexed by jobrank.
+    /// `size` bytes, learns every rank's, maps the members', and closes
+    /// its descriptor once they are mapped. Returns the table indexed by jobrank.
     pub fn attach_segment(
         &self,
         boot: &Bootstrap,
@@ -487,13 +500,11 @@ impl SmpTransport {
         let mut info = Vec::new();
         if let Ok(m) = &mine {
             info.extend_from_slice(&(m.ptr() as u64).to_le_bytes());
-            info.extend_from_slice(&(size as u64).to_le_bytes());
+            info.extend_from_slice(&m.handle().encode());
         }
+        const INFO: usize = 8 + shm::Handle::BYTES;
         let all = boot.exchange(&info, progress)?;
-        if let Some((r, _)) = all.iter().enumerate().find(|(_, i)| i.len() != 16) {
-            if mine.is_ok() {
-                shm::unlink(&name);
-            }
+        if let Some((r, _)) = all.iter().enumerate().find(|(_, i)| i.len() != INFO) {
             let why = match &mine {
                 Err(e) if r == me as usize => e.to_string(),
                 _ => "could not create its segment".to_string(),
@@ -507,12 +518,13 @@ impl SmpTransport {
         let mut maps = Vec::new();
         let mut open_err = Ok(());
         for (r, i) in all.iter().enumerate() {
-            let owner_base = u64::from_le_bytes(i[0..8].try_into().expect("16 bytes")) as usize;
-            let sz = u64::from_le_bytes(i[8..16].try_into().expect("16 bytes")) as usize;
+            let owner_base = u64::from_le_bytes(i[0..8].try_into().expect("8 bytes")) as usize;
+            let h = shm::Handle::decode(&i[8..]).expect("length checked");
+            let sz = usize::try_from(h.len).unwrap_or(usize::MAX);
             let local_base = if r == me as usize {
                 Some(mine.ptr() as usize)
             } else if self.contains(r as Rank) {
-                match shm::open(&segment_name(&job, r as Rank), sz) {
+                match shm::open(&h, &segment_name(&job, r as Rank), sz) {
                     Ok(m) => {
                         let p = m.ptr() as usize;
                         maps.push(m);
@@ -533,7 +545,7 @@ impl SmpTransport {
             });
         }
         let agreed = agree(boot, &open_err, "mapping peer segments", progress);
-        shm::unlink(&name);
+        let mine = mine.into_mapping();
         agreed?;
         maps.push(mine);
         self.segments

@@ -9,6 +9,7 @@
 //! - [`system`]: job-wide queries (rank, size, neighbourhood, host);
 //! - [`Hsl`] and [`context`]: handler-safe locks and restricted-context
 //!   checks;
+//! - [`shm`]: shared memory among the ranks of a host, without names;
 //! - [`exit`]: ending the whole job from any rank;
 //! - [`stats`]: the conduit's counters (`GEX_STATS=1` prints them at exit).
 
@@ -23,6 +24,7 @@ mod hsl;
 pub mod nbi;
 mod runtime;
 pub mod stats;
+pub mod shm;
 pub mod system;
 
 pub use client::{

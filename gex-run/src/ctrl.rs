@@ -1,13 +1,15 @@
-//! The control socket: accepting rank connections and reading their frames.
+//! The control plane's connections: each local rank's own socket pair (the
+//! rank inherits one end: no address, no file, nothing another process
+//! could connect to), or a TCP listener for ranks on other machines; and
+//! reading their frames.
 //!
 //! Threads here only turn bytes into [`Event`]s; every decision is the
 //! coordinator's (`job.rs`), which owns a write handle of each connection.
 
 use std::io::{self, Read};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -22,34 +24,35 @@ pub(crate) type ConnId = usize;
 
 /// Where the control socket listens.
 pub(crate) enum Listen {
-    /// A Unix socket file.
-    Unix(PathBuf),
+    /// Nowhere: every rank gets a connected socket of its own
+    /// ([`ControlSocket::adopt`]).
+    Inherited,
     /// A TCP address (port 0: any free port).
     Tcp(SocketAddr),
 }
 
-enum Listener {
-    Unix(UnixListener, PathBuf),
-    Tcp(TcpListener),
-}
+struct Listener(TcpListener);
 
 impl Listener {
     fn accept(&self) -> io::Result<Stream> {
-        match self {
-            Listener::Unix(l, _) => l.accept().map(|(s, _)| Stream::Unix(s)),
-            Listener::Tcp(l) => Stream::tcp(l.accept()?.0),
-        }
+        Stream::tcp(self.0.accept()?.0)
     }
 }
 
 /// The listening control socket and its acceptor thread.
 pub(crate) struct ControlSocket {
-    /// What ranks are told to connect to (`GEX_CTRL`).
-    advertised: CtrlAddr,
+    /// What ranks are told to connect to (`GEX_CTRL`); `None` when each
+    /// rank inherits its connection.
+    advertised: Option<CtrlAddr>,
     /// Where the acceptor can be reached from here (to wake it up).
-    local: CtrlAddr,
+    local: Option<CtrlAddr>,
     stop: Arc<AtomicBool>,
     acceptor: Option<JoinHandle<Vec<JoinHandle<()>>>>,
+    /// Identifiers for connections, from the acceptor or [`Self::adopt`].
+    next: Arc<AtomicUsize>,
+    events: Sender<Event>,
+    /// Readers of adopted connections.
+    adopted: Vec<JoinHandle<()>>,
 }
 
 impl ControlSocket {
@@ -58,10 +61,16 @@ impl ControlSocket {
     /// from it as [`Event::Frame`], and its end as [`Event::Closed`].
     pub(crate) fn start(at: &Listen, events: Sender<Event>) -> io::Result<ControlSocket> {
         let (listener, advertised, local) = match at {
-            Listen::Unix(path) => {
-                let l = UnixListener::bind(path)?;
-                let addr = CtrlAddr::Unix(path.clone());
-                (Listener::Unix(l, path.clone()), addr.clone(), addr)
+            Listen::Inherited => {
+                return Ok(ControlSocket {
+                    advertised: None,
+                    local: None,
+                    stop: Arc::new(AtomicBool::new(true)),
+                    acceptor: None,
+                    next: Arc::new(AtomicUsize::new(0)),
+                    events,
+                    adopted: Vec::new(),
+                })
             }
             Listen::Tcp(addr) => {
                 let l = TcpListener::bind(addr)?;
@@ -73,52 +82,79 @@ impl ControlSocket {
                     let ip = crate::hosts::first_ipv4().unwrap_or(Ipv4Addr::LOCALHOST);
                     advertised.set_ip(IpAddr::V4(ip));
                 }
-                (
-                    Listener::Tcp(l),
-                    CtrlAddr::Tcp(advertised),
-                    CtrlAddr::Tcp(local),
-                )
+                (Listener(l), CtrlAddr::Tcp(advertised), CtrlAddr::Tcp(local))
             }
         };
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
+        let next = Arc::new(AtomicUsize::new(0));
+        let (next2, events2) = (next.clone(), events.clone());
         let acceptor = std::thread::Builder::new()
             .name("gex-run-accept".into())
-            .spawn(move || accept_loop(listener, &stop2, &events))?;
+            .spawn(move || accept_loop(listener, &stop2, &next2, &events2))?;
         Ok(ControlSocket {
-            advertised,
-            local,
+            advertised: Some(advertised),
+            local: Some(local),
             stop,
             acceptor: Some(acceptor),
+            next,
+            events,
+            adopted: Vec::new(),
         })
     }
 
-    /// The address ranks connect to (the value of `GEX_CTRL`).
-    pub(crate) fn advertised(&self) -> &CtrlAddr {
-        &self.advertised
+    /// The address ranks connect to (the value of `GEX_CTRL`), if there is
+    /// one.
+    pub(crate) fn advertised(&self) -> Option<&CtrlAddr> {
+        self.advertised.as_ref()
     }
 
-    /// Stops accepting and removes the socket file. Returns the reader
-    /// threads, which end once their connections are shut down.
+    /// Makes a connected socket pair for rank `rank`: the launcher's end is
+    /// announced and read like an accepted connection (bound to `rank`:
+    /// its `Hello` must name that rank); the other end, returned, is for
+    /// the rank process to inherit (close-on-exec, so only the spawn that
+    /// clears the flag in its child passes it on).
+    pub(crate) fn adopt(&mut self, rank: u32) -> io::Result<UnixStream> {
+        let (ours, theirs) = UnixStream::pair()?;
+        let stream = Stream::Unix(ours);
+        let writer = stream.try_clone()?;
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        let _ = self.events.send(Event::Connected {
+            conn: id,
+            stream: writer,
+            rank: Some(rank),
+        });
+        let events = self.events.clone();
+        self.adopted.push(
+            std::thread::Builder::new()
+                .name(format!("gex-run-ctrl-{id}"))
+                .spawn(move || read_loop(id, stream, &events))?,
+        );
+        Ok(theirs)
+    }
+
+    /// Stops accepting. Returns the reader threads, which end once their
+    /// connections are shut down.
     pub(crate) fn stop(mut self) -> Vec<JoinHandle<()>> {
         self.stop_inner()
     }
 
     fn stop_inner(&mut self) -> Vec<JoinHandle<()>> {
+        let adopted = std::mem::take(&mut self.adopted);
         let Some(acceptor) = self.acceptor.take() else {
-            return Vec::new();
+            return adopted;
         };
         self.stop.store(true, Ordering::SeqCst);
         // Wake the acceptor, blocked in accept(), with a connection of our
         // own; it sees the flag and returns. If connecting fails the
         // listener is already broken and accept() has returned anyway.
         match &self.local {
-            CtrlAddr::Unix(path) => drop(UnixStream::connect(path)),
-            CtrlAddr::Tcp(addr) => drop(TcpStream::connect(addr)),
+            Some(CtrlAddr::Tcp(addr)) => drop(TcpStream::connect(addr)),
+            Some(CtrlAddr::Fd { .. } | CtrlAddr::Unix(_)) | None => {}
         }
-        // The acceptor drops the listener (removing a Unix socket's file)
-        // before it returns.
-        acceptor.join().unwrap_or_default()
+        let mut readers = acceptor.join().unwrap_or_default();
+        readers.extend(adopted);
+        readers
     }
 }
 
@@ -131,21 +167,13 @@ impl Drop for ControlSocket {
     }
 }
 
-impl Drop for Listener {
-    fn drop(&mut self) {
-        if let Listener::Unix(_, path) = self {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
-
 fn accept_loop(
     listener: Listener,
     stop: &AtomicBool,
+    next: &AtomicUsize,
     events: &Sender<Event>,
 ) -> Vec<JoinHandle<()>> {
     let mut readers = Vec::new();
-    let mut next: ConnId = 0;
     loop {
         let conn = listener.accept();
         if stop.load(Ordering::SeqCst) {
@@ -159,8 +187,7 @@ fn accept_loop(
                 break;
             }
         };
-        let id = next;
-        next += 1;
+        let id: ConnId = next.fetch_add(1, Ordering::SeqCst);
         let writer = match stream.try_clone() {
             Ok(w) => w,
             Err(e) => {
@@ -173,6 +200,7 @@ fn accept_loop(
         let _ = events.send(Event::Connected {
             conn: id,
             stream: writer,
+            rank: None,
         });
         let reader_events = events.clone();
         match std::thread::Builder::new()

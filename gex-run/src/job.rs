@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read};
-use std::path::PathBuf;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::Child;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use gex_core::bootstrap::stream::{NoSigPipe, Stream};
 use gex_core::bootstrap::wire::{
-    encode_exchange_result, keys_match, parse_hello, shm_prefix, write_frame, Kind, ENV_CONDUIT,
-    ENV_CTRL, ENV_HOST, ENV_HOSTS, ENV_JOB_ID, ENV_RANK, ENV_SIZE, MAX_FRAME,
+    encode_exchange_result, keys_match, parse_hello, write_frame, CtrlAddr, Kind, ENV_CONDUIT,
+    ENV_CTRL, ENV_HOST, ENV_HOSTS, ENV_JOB_ID, ENV_RANK, ENV_SIZE, EXIT_GRACE,
+    MAX_FRAME,
 };
 
 use crate::ctrl::{ConnId, ControlSocket, Listen};
@@ -46,9 +47,14 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the coordinator hears about.
 pub(crate) enum Event {
-    /// A process connected to the control socket; `stream` is the write
-    /// handle for replies.
-    Connected { conn: ConnId, stream: Stream },
+    /// A process connected to the control socket, or a rank's inherited
+    /// connection was made (`rank`: the only rank it may say `Hello` as);
+    /// `stream` is the write handle for replies.
+    Connected {
+        conn: ConnId,
+        stream: Stream,
+        rank: Option<u32>,
+    },
     /// A frame arrived on a connection.
     Frame {
         conn: ConnId,
@@ -111,15 +117,15 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
     // present it over TCP.
     let job_key = gex_core::bootstrap::new_job_key();
     let listen = match ctrl_kind {
-        Ctrl::Unix => Listen::Unix(socket_path(&job_id)),
+        Ctrl::Unix => Listen::Inherited,
         Ctrl::Tcp => Listen::Tcp(
             spec.ctrl_addr
                 .unwrap_or_else(|| (std::net::Ipv4Addr::UNSPECIFIED, 0).into()),
         ),
     };
     let (tx, rx) = crossbeam_channel::unbounded();
-    let ctrl = ControlSocket::start(&listen, tx.clone())?;
-    let ctrl_addr = ctrl.advertised().to_string();
+    let mut ctrl = ControlSocket::start(&listen, tx.clone())?;
+    let ctrl_addr = ctrl.advertised().map(ToString::to_string);
     let (subscription, pending_signal) = signals::subscribe(tx.clone());
 
     let (out_sink, err_sink, captured) = match spec.output {
@@ -158,10 +164,29 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
                     .map(|(_, k, v)| (k.into(), v.into())),
             );
         }
+        // Without a listening address, the rank's own end of a socket
+        // pair, inherited as descriptor N (`GEX_CTRL=fd:N:PID`).
+        // Failing to make it fails this rank's start (below).
+        let (inherited, made) = match &ctrl_addr {
+            Some(_) => (None, Ok(())),
+            None => match inherit_ctrl(&mut ctrl, rank) {
+                Ok(fd) => (Some(fd), Ok(())),
+                Err(e) => (None, Err(e)),
+            },
+        };
+        let rank_ctrl = match (&ctrl_addr, &inherited) {
+            (Some(a), _) => a.clone(),
+            (None, Some(fd)) => CtrlAddr::Fd {
+                fd: fd.as_raw_fd(),
+                pid: std::process::id(),
+            }
+            .to_string(),
+            (None, None) => String::new(),
+        };
         env.extend([
             (ENV_RANK.into(), rank.to_string().into()),
             (ENV_SIZE.into(), spec.ranks.to_string().into()),
-            (ENV_CTRL.into(), ctrl_addr.clone().into()),
+            (ENV_CTRL.into(), rank_ctrl.into()),
             (ENV_JOB_ID.into(), job_id.clone().into()),
             (ENV_CONDUIT.into(), spec.conduit.clone().into()),
         ]);
@@ -179,14 +204,19 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
             inherit_stdin: rank == 0 && stdin_to_rank0,
             key: &job_key,
             via: &place.via,
+            keep_fd: inherited.as_ref().map(AsRawFd::as_raw_fd),
         };
-        if let Err(e) = ranks.start(&rc, rank, &io) {
+        let started = made.and_then(|()| ranks.start(&rc, rank, &io));
+        // The rank has its copy (or failed to start): the launcher's copy
+        // of the rank's end must go, so that the launcher sees the
+        // connection close when the rank ends.
+        drop(inherited);
+        if let Err(e) = started {
             // Undo the ranks started so far, then report.
             ranks.kill_and_reap();
             join_all(ranks.forwarders);
             shutdown_streams(ctrl.stop(), &rx, Vec::new());
             drop(subscription);
-            remove_shm(&job_id);
             return Err(io::Error::new(
                 e.kind(),
                 format!("cannot start rank {rank} ({}): {e}", program.display()),
@@ -213,7 +243,6 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
     // is left to finish on its own (it only writes to the sink).
     drop(subscription);
     let elapsed = start.elapsed();
-    remove_shm(&job_id);
 
     let (stdout, stderr) = match captured {
         Some((out, err)) => (take(&out), take(&err)),
@@ -345,6 +374,8 @@ struct Rank {
 struct Conn {
     stream: Stream,
     rank: Option<u32>,
+    /// For a rank's inherited connection, the rank it belongs to.
+    only: Option<u32>,
 }
 
 /// The job's state machine; see the crate docs for the rules it applies.
@@ -359,6 +390,12 @@ struct Coordinator {
     deadline: Option<Instant>,
     /// When spared ranks will be killed.
     grace: Option<Instant>,
+    /// How long the others may run after a rank exited 0 (see
+    /// [`gex_core::bootstrap::wire::EXIT_GRACE`]).
+    exit_grace: Duration,
+    /// The first rank that exited 0 while others ran, and when the job ends
+    /// unless they have all exited by then.
+    early_exit: Option<(usize, Instant)>,
     /// Set once the job is ending: the first reason wins.
     ending: bool,
     code: Option<i32>,
@@ -390,6 +427,8 @@ impl Coordinator {
             timeout: spec.timeout,
             deadline: spec.timeout.map(|t| start + t),
             grace: None,
+            exit_grace: spec.exit_grace.unwrap_or(EXIT_GRACE),
+            early_exit: None,
             ending: false,
             code: None,
             reason: None,
@@ -423,7 +462,8 @@ impl Coordinator {
                 }
             }
             let job_deadline = self.deadline.filter(|_| !self.ending);
-            let wake = [job_deadline, self.grace, drain.map(|d| d.0)]
+            let early = self.early_exit.filter(|_| !self.ending).map(|e| e.1);
+            let wake = [job_deadline, self.grace, early, drain.map(|d| d.0)]
                 .into_iter()
                 .flatten()
                 .min();
@@ -437,6 +477,9 @@ impl Coordinator {
                     let now = Instant::now();
                     if job_deadline.is_some_and(|d| now >= d) {
                         self.on_timeout();
+                    }
+                    if early.is_some_and(|d| now >= d) {
+                        self.on_early_exit();
                     }
                     if self.grace.is_some_and(|g| now >= g) {
                         self.grace = None;
@@ -470,9 +513,16 @@ impl Coordinator {
 
     fn handle(&mut self, ev: Event) {
         match ev {
-            Event::Connected { conn, stream } => {
+            Event::Connected { conn, stream, rank } => {
                 let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
-                self.conns.insert(conn, Conn { stream, rank: None });
+                self.conns.insert(
+                    conn,
+                    Conn {
+                        stream,
+                        rank: None,
+                        only: rank,
+                    },
+                );
             }
             Event::Frame { conn, kind, body } => self.on_frame(conn, kind, body),
             Event::Closed { conn, error } => self.on_closed(conn, error),
@@ -640,13 +690,25 @@ impl Coordinator {
         }
         let rank = hello.rank;
         // The pid is not checked against the spawned one: a rank may be a
-        // wrapper script's child.
+        // wrapper script's child. An inherited connection speaks for the
+        // rank it was made for and no other.
         let n = self.ranks.len();
         if rank as usize >= n {
             return self.fail(
                 1,
                 format!("a process said Hello as rank {rank}, but the job has {n} ranks"),
             );
+        }
+        if let Some(only) = self.conns.get(&conn).and_then(|c| c.only) {
+            if only != rank {
+                return self.fail(
+                    1,
+                    format!(
+                        "a process said Hello as rank {rank} on the control connection of rank \
+                         {only}"
+                    ),
+                );
+            }
         }
         if self.ranks[rank as usize].conn.is_some() {
             return self.fail(1, format!("rank {rank} sent Hello twice"));
@@ -773,6 +835,10 @@ impl Coordinator {
             ),
             // Over TCP, anyone may connect: only a rank's Hello counts.
             (None, None) if c.stream.is_tcp() => {}
+            // A rank's inherited connection closes when the rank process
+            // ends, whether or not it is a gex program: its exit status
+            // is what counts.
+            (None, None) if c.only.is_some() => {}
             (None, None) => self.fail(
                 1,
                 format!(
@@ -814,8 +880,41 @@ impl Coordinator {
                 ),
             ),
             Status::Code(c) if c != 0 => self.fail(c, format!("rank {rank} exited with code {c}")),
-            Status::Code(_) => self.check_stuck(Some(r)),
+            Status::Code(_) => {
+                self.check_stuck(Some(r));
+                // A gex rank (one that said Hello) that leaves while others
+                // run ends the job after the exit grace, as in GASNet.
+                if !self.ending
+                    && self.early_exit.is_none()
+                    && self.ranks[r].conn.is_some()
+                    && self.alive() > 0
+                {
+                    self.early_exit = Some((r, Instant::now() + self.exit_grace));
+                }
+            }
         }
+    }
+
+    /// The exit grace after a rank's exit with code 0 has passed and ranks
+    /// still run: the job ends with that rank's code, 0.
+    fn on_early_exit(&mut self) {
+        let Some((first, _)) = self.early_exit else {
+            return;
+        };
+        let running: Vec<usize> = (0..self.ranks.len())
+            .filter(|&r| self.ranks[r].status.is_none())
+            .collect();
+        if running.is_empty() {
+            return;
+        }
+        self.fail(
+            0,
+            format!(
+                "rank {first} exited with code 0 while ranks {running:?} still ran {} s later; \
+                 a rank's exit ends the job",
+                fmt_secs(self.exit_grace)
+            ),
+        );
     }
 
     fn on_signal(&mut self, sig: i32) {
@@ -872,38 +971,17 @@ fn new_job_id() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Where the control socket of job `job_id` lives: the temporary directory,
-/// unless its path is too long for a Unix socket address (108 bytes).
-fn socket_path(job_id: &str) -> PathBuf {
-    let name = format!("gex-{job_id}.sock");
-    let preferred = std::env::temp_dir().join(&name);
-    if preferred.as_os_str().len() < 100 {
-        preferred
-    } else {
-        PathBuf::from("/tmp").join(name)
+/// Makes rank `rank`'s control connection: a socket pair whose launcher
+/// end `ctrl` reads, and whose other end (returned, close-on-exec, at
+/// descriptor 3 or above so that it cannot collide with the rank's standard
+/// streams) the rank inherits.
+fn inherit_ctrl(ctrl: &mut ControlSocket, rank: u32) -> io::Result<OwnedFd> {
+    let theirs = OwnedFd::from(ctrl.adopt(rank)?);
+    if theirs.as_raw_fd() > 2 {
+        return Ok(theirs);
     }
-}
-
-/// Removes every `/dev/shm` entry of job `job_id` (a rank killed before it
-/// unlinked its objects leaves them behind).
-fn remove_shm(job_id: &str) {
-    let prefix = shm_prefix(job_id);
-    let Ok(dir) = std::fs::read_dir("/dev/shm") else {
-        return;
-    };
-    for entry in dir.flatten() {
-        if entry
-            .file_name()
-            .as_encoded_bytes()
-            .starts_with(prefix.as_bytes())
-        {
-            let path = entry.path();
-            let _ = match entry.file_type() {
-                Ok(t) if t.is_dir() => std::fs::remove_dir_all(&path),
-                _ => std::fs::remove_file(&path),
-            };
-        }
-    }
+    // `try_clone` duplicates to the lowest free descriptor >= 3.
+    theirs.try_clone()
 }
 
 #[cfg(test)]
@@ -924,6 +1002,5 @@ mod tests {
         assert_eq!(a.len(), 16);
         assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(a, b);
-        assert!(socket_path(&a).to_string_lossy().ends_with(".sock"));
     }
 }

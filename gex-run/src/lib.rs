@@ -10,13 +10,19 @@
 //!   code (128 + signal for signals);
 //! * a rank that exits 0 while others wait in a start-up exchange it never
 //!   joined makes the exchange impossible: the waiters get `Abort`, code 1;
+//! * a rank (one that said `Hello`: a gex program) that exits 0 while others
+//!   still run ends the job with code 0 if they are still running after the
+//!   exit grace ([`JobSpec::exit_grace`], 2 s), with a message naming it: as
+//!   in GASNet, a process's exit ends the job with the first exit's code.
+//!   Ranks that finish together exit within the grace; a rank that returns
+//!   from `main` while a peer waits for its reply no longer hangs the job;
 //! * a timeout ends the job with code 124;
 //! * otherwise, when every rank has exited 0, the code is 0.
 //!
 //! Whatever the reason, when [`run`] returns no rank (nor anything a rank
 //! started in its process group) is left running, every rank has been
-//! reaped, the control socket is gone, and so is every `/dev/shm` object
-//! named with the job's prefix ([`gex_core::bootstrap::wire::shm_prefix`]).
+//! reaped, every control connection is closed, and the job's shared memory
+//! (nameless: [`gex_core::shm`]) is gone with the last rank that mapped it.
 //!
 //! Each rank runs in a process group of its own (so that ending a rank also
 //! ends what it started), gets the launcher's standard input only if it is
@@ -56,11 +62,15 @@
 //!
 //! What is local only: the launcher tracks the processes it started (for
 //! ssh, the local `ssh` client), so when a job ends, remote ranks end when
-//! their control connection closes (at once, unless they are stopped), and
-//! their `/dev/shm` objects are not swept.
+//! their control connection closes (at once, unless they are stopped).
 //!
-//! Limits: if the launcher itself is SIGKILLed, the ranks die but the socket
-//! file and `/dev/shm` objects stay; a process that leaves its rank's
+//! If the launcher itself is SIGKILLed, the ranks die (a parent-death
+//! signal) and nothing remains: local ranks talk to the launcher over
+//! inherited socket pairs (no socket file, no address), and shared memory
+//! has no name (`gex_core::shm`), so the kernel frees it with its last
+//! process. [`leftovers`] lists anything of a job still on the machine.
+//!
+//! Limits: a process that leaves its rank's
 //! process group (`setsid`) is not ended with the job, and if it holds a
 //! rank's output open the launcher stops waiting for that output once
 //! nothing has arrived for a few seconds after every rank has ended.
@@ -71,6 +81,7 @@
 mod ctrl;
 mod hosts;
 mod job;
+mod leftovers;
 mod output;
 mod proc;
 mod signals;
@@ -80,6 +91,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use hosts::placement;
+pub use leftovers::leftovers;
 pub use signals::install_signal_handlers;
 
 /// The spawner used for a host that is not this one when no template is
@@ -89,8 +101,11 @@ pub const DEFAULT_SPAWN: &str = "ssh -o BatchMode=yes {host}";
 /// How the ranks reach the launcher's control plane.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Ctrl {
-    /// A Unix socket in the temporary directory: ranks on this machine (in
-    /// any network namespace, since the socket is a file).
+    /// Ranks on this machine: each rank inherits one end of a Unix socket
+    /// pair made for it alone (`GEX_CTRL=fd:N:PID`), in any network namespace.
+    /// There is no address another process could connect to and no file to
+    /// leave behind; a spawner must keep inherited descriptors (`ip netns
+    /// exec`, `env`, `nsenter` do).
     #[default]
     Unix,
     /// A TCP listener: ranks on other machines.
@@ -123,6 +138,10 @@ pub struct JobSpec {
     pub args: Vec<String>,
     /// End the job with code [`TIMEOUT_CODE`] if it runs longer than this.
     pub timeout: Option<Duration>,
+    /// How long the other ranks may run after a rank exited with code 0
+    /// before the job ends with that code; `None`:
+    /// [`gex_core::bootstrap::wire::EXIT_GRACE`] (2 s).
+    pub exit_grace: Option<Duration>,
     /// The conduit the ranks should use, passed as `GEX_CONDUIT`.
     pub conduit: String,
     /// Prefix each forwarded output line with `[rank] `.
@@ -143,7 +162,7 @@ pub struct JobSpec {
     /// applied after [`JobSpec::env`].
     pub host_env: Vec<(String, String, String)>,
     /// The control plane's transport; `None`: TCP if some rank is started
-    /// through ssh, else a Unix socket.
+    /// through ssh, else a Unix socket pair per rank.
     pub ctrl: Option<Ctrl>,
     /// Where the TCP control plane listens (default `0.0.0.0:0`). Ranks are
     /// told this IP, or if it is unspecified the first non-loopback IPv4
@@ -160,6 +179,7 @@ impl JobSpec {
             program: program.into(),
             args: Vec::new(),
             timeout: None,
+            exit_grace: None,
             conduit: "smp".to_string(),
             label: false,
             output: Output::Inherit,

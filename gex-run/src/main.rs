@@ -19,6 +19,8 @@ options:
   -n, --ranks N         number of ranks (required, at least 1)
   --timeout SECS        end the job with code 124 after SECS seconds
                         (default: the GEX_RUN_TIMEOUT variable, else none)
+  --exit-grace SECS     after a rank exits 0, end the job (code 0) if others
+                        still run SECS seconds later (default: 2)
   --conduit NAME        conduit the ranks use, passed as GEX_CONDUIT (default: smp)
   --label               prefix every output line with [rank]
   --hosts H1,H2,...     place the ranks on these hosts, ceil(N/H) consecutive
@@ -33,7 +35,8 @@ options:
   --host-env HOST:VAR=VALUE
                         set VAR=VALUE for the ranks on HOST (repeatable)
   --ctrl unix|tcp       control plane transport (default: tcp if some rank is
-                        started through ssh, else a Unix socket)
+                        started through ssh, else a Unix socket pair per rank,
+                        inherited as GEX_CTRL=fd:N:PID)
   --ctrl-addr IP:PORT   where the tcp control plane listens (default 0.0.0.0:0;
                         ranks are told this IP, or this host's first
                         non-loopback IPv4 address)
@@ -83,6 +86,7 @@ fn parse(args: &[String], env_timeout: Option<String>) -> Result<Parsed, UsageEr
     let mut host_env: Vec<(String, String, String)> = Vec::new();
     let mut ctrl: Option<Ctrl> = None;
     let mut ctrl_addr: Option<std::net::SocketAddr> = None;
+    let mut exit_grace: Option<Duration> = None;
     let mut i = 0;
     // Takes the value of option `name`: `--name=V`, `-nV`, or the next word.
     let value = |i: &mut usize, name: &str, inline: Option<&str>| -> Result<String, UsageError> {
@@ -117,6 +121,12 @@ fn parse(args: &[String], env_timeout: Option<String>) -> Result<Parsed, UsageEr
             }
             "--timeout" => {
                 timeout = Some(parse_timeout(&value(&mut i, name, inline)?, "--timeout")?)
+            }
+            "--exit-grace" => {
+                exit_grace = Some(parse_timeout(
+                    &value(&mut i, name, inline)?,
+                    "--exit-grace",
+                )?)
             }
             "--conduit" => conduit = value(&mut i, name, inline)?,
             "--label" if inline.is_none() => label = true,
@@ -208,6 +218,7 @@ fn parse(args: &[String], env_timeout: Option<String>) -> Result<Parsed, UsageEr
     let mut spec = JobSpec::new(ranks, program);
     spec.args = args[i + 1..].to_vec();
     spec.timeout = timeout;
+    spec.exit_grace = exit_grace;
     spec.conduit = conduit;
     spec.label = label;
     spec.output = Output::Inherit;

@@ -100,6 +100,9 @@ pub(crate) struct RankCommand<'a> {
     pub key: &'a str,
     /// Directly, or through a spawner.
     pub via: &'a Via,
+    /// A descriptor the rank inherits (its control connection): its
+    /// close-on-exec flag is cleared in the child only.
+    pub keep_fd: Option<std::os::fd::RawFd>,
 }
 
 /// The command that starts `rc`: the program, or the spawner with the
@@ -179,11 +182,19 @@ pub(crate) fn spawn_rank(rc: &RankCommand<'_>) -> io::Result<Child> {
     .stderr(Stdio::piped())
     .process_group(0);
     let launcher = std::process::id() as libc::pid_t;
+    let keep_fd = rc.keep_fd;
     // SAFETY: the closure runs in the forked child before exec, where only
     // async-signal-safe functions may be called: it calls prctl, getppid,
     // raise and fcntl, which are plain system calls, and allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
+            if let Some(fd) = keep_fd {
+                // The launcher's descriptor is close-on-exec (so that other
+                // ranks' spawns do not inherit it); this rank keeps it.
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
             if libc::prctl(
                 libc::PR_SET_PDEATHSIG,
                 libc::SIGKILL as libc::c_ulong,
@@ -404,6 +415,7 @@ mod tests {
                 inherit_stdin: false,
                 key: "secret",
                 via,
+                keep_fd: None,
             };
             let cmd = rank_command(&rc);
             let mut w = vec![cmd.get_program().to_string_lossy().into_owned()];

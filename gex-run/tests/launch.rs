@@ -72,7 +72,9 @@ fn the_timeout_ends_the_job_with_124() {
 fn ranks_get_the_job_environment() {
     let mut spec = sh(
         3,
-        r#"echo "$GEX_RANK $GEX_SIZE $GEX_JOB_ID $GEX_CONDUIT $EXTRA $GEX_CTRL""#,
+        // The last word: how many Unix sockets on the machine have an
+        // address naming the job (a file or an abstract name).
+        r#"echo "$GEX_RANK $GEX_SIZE $GEX_JOB_ID $GEX_CONDUIT $EXTRA $GEX_CTRL $(grep -c "$GEX_JOB_ID" /proc/net/unix)""#,
     );
     spec.conduit = "udp".into();
     spec.env.push(("EXTRA".into(), "hello".into()));
@@ -82,21 +84,24 @@ fn ranks_get_the_job_environment() {
     let mut lines: Vec<&str> = out.stdout.lines().collect();
     lines.sort();
     assert_eq!(lines.len(), 3, "{out:?}");
-    let mut ctrl = None;
     for (rank, line) in lines.iter().enumerate() {
         let words: Vec<&str> = line.split(' ').collect();
         assert_eq!(
             words[..5],
             [&rank.to_string(), "3", &out.job_id, "udp", "hello"]
         );
-        assert!(
-            words[5].ends_with(&format!("gex-{}.sock", out.job_id)),
-            "{line}"
-        );
-        ctrl = Some(words[5].to_string());
+        // Each rank inherits a connected socket of its own: nothing on the
+        // machine has an address another process could connect to.
+        let (fd, pid) = words[5]
+            .strip_prefix("fd:")
+            .and_then(|w| w.split_once(':'))
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(fd.parse::<u32>().unwrap() > 2, "{line}");
+        // The launcher's pid, which the rank checks against the socket's
+        // peer credentials: here, this test process.
+        assert_eq!(pid, std::process::id().to_string(), "{line}");
+        assert_eq!(words[6], "0", "a socket address names the job: {line}");
     }
-    // The control socket is removed when the job ends.
-    assert!(!std::path::Path::new(&ctrl.unwrap()).exists());
 }
 
 #[test]

@@ -13,9 +13,10 @@ use std::time::Duration;
 use common::{gone, wait_for_exit, PROMPT};
 use gex_core::bootstrap::stream::Stream;
 use gex_core::bootstrap::wire::{
-    decode_exchange_result, hello_body, hello_body_with_key, read_frame, shm_prefix, write_frame,
-    CtrlAddr, Kind, ENV_CTRL, ENV_JOB_ID, ENV_RANK, ENV_SIZE,
+    decode_exchange_result, hello_body, hello_body_with_key, read_frame, write_frame, CtrlAddr,
+    Kind, ENV_CTRL, ENV_JOB_ID, ENV_RANK, ENV_SIZE,
 };
+use gex_core::shm;
 use gex_run::{run, Ctrl, JobOutcome, JobSpec, Output};
 
 const ROLE: &str = "GEX_RUN_TEST_ROLE";
@@ -246,14 +247,28 @@ fn fake_rank() {
             }
         }
         "shm" => {
+            // Shared memory as the conduits share it (gex_core::shm): rank
+            // 0 creates an object, rank 1 maps it through the handle, then
+            // rank 0 is killed; nothing may remain anywhere.
+            let mut ctl = Ctl::connect();
+            let name = shm::object_name(&std::env::var(ENV_JOB_ID).unwrap(), "test");
             if rank == 0 {
-                let job = std::env::var(ENV_JOB_ID).unwrap();
-                let path = format!("/dev/shm/{}test", shm_prefix(&job));
-                std::fs::File::create(&path).unwrap();
-                println!("rank 0 created {path}");
+                let region = shm::create(&name, 4096).unwrap();
+                // SAFETY: the mapping is 4096 bytes long.
+                unsafe { region.ptr().write(42) };
+                ctl.exchange(&region.handle().encode()).unwrap();
+                ctl.exchange(&[]).unwrap();
+                println!("rank 0 shared {name}");
                 std::io::stdout().flush().unwrap();
                 kill_myself()
             }
+            let all = ctl.exchange(&[]).unwrap();
+            let h = shm::Handle::decode(&all[0]).unwrap();
+            let m = shm::open(&h, &name, 4096).unwrap();
+            // SAFETY: the mapping is 4096 bytes long.
+            println!("rank 1 read {}", unsafe { m.ptr().read() });
+            std::io::stdout().flush().unwrap();
+            ctl.exchange(&[]).unwrap();
             hang()
         }
         "malformed" => {
@@ -264,9 +279,10 @@ fn fake_rank() {
             }
             hang()
         }
-        "no-hello" => {
+        "other-rank" => {
             if rank == 0 {
-                drop(Ctl::connect_raw());
+                let mut s = Ctl::connect_raw();
+                Ctl::hello(&mut s, 1);
             }
             hang()
         }
@@ -482,22 +498,17 @@ fn a_rank_leaving_a_collective_aborts_the_waiters_on(ctrl: Ctrl) {
 }
 
 #[test]
-fn shared_memory_of_the_job_is_removed() {
-    if !std::path::Path::new("/dev/shm").is_dir() {
-        eprintln!("skipped: no /dev/shm on this machine");
-        return;
-    }
-    // An object of another job must survive.
-    let other = format!("/dev/shm/gex-runtest{}-keep", std::process::id());
-    std::fs::File::create(&other).unwrap();
+fn shared_memory_of_a_killed_job_leaves_nothing() {
     let out = run(&fake_job(2, "shm")).unwrap();
-    let kept = std::path::Path::new(&other).exists();
-    std::fs::remove_file(&other).unwrap();
     assert_eq!(out.code, 137, "{out:?}");
-    let path = format!("/dev/shm/{}test", shm_prefix(&out.job_id));
-    assert_eq!(rank_lines(&out), [format!("rank 0 created {path}")]);
-    assert!(!std::path::Path::new(&path).exists(), "{path} left behind");
-    assert!(kept);
+    let name = shm::object_name(&out.job_id, "test");
+    let lines = rank_lines(&out);
+    assert!(lines.contains(&"rank 1 read 42"), "{out:?}");
+    assert!(
+        lines.contains(&format!("rank 0 shared {name}").as_str()),
+        "{out:?}"
+    );
+    common::assert_nothing_left(&out.job_id);
     assert!(out.elapsed < PROMPT, "{out:?}");
 }
 
@@ -526,13 +537,13 @@ fn a_malformed_frame_ends_the_job() {
 }
 
 #[test]
-fn hanging_up_before_hello_ends_the_job() {
-    // On the Unix socket only: over TCP anyone may connect (see
-    // strangers_on_the_tcp_control_port_do_not_end_the_job).
+fn an_inherited_connection_speaks_only_for_its_rank() {
+    // Over the local socket pairs only: over TCP any process with the key
+    // may say Hello as any rank not yet connected.
     assert_protocol_error(
         Ctrl::Unix,
-        "no-hello",
-        "a process connected to the control socket and hung up before sending Hello",
+        "other-rank",
+        "a process said Hello as rank 1 on the control connection of rank 0",
     );
 }
 

@@ -438,14 +438,8 @@ fn test_am_under_srun_meets_at_a_rendezvous() {
         SLURM,
         &[("GEX_CONDUIT", "smp"), ("GEX_JOB_ID", &job_id)],
     );
-    let prefix = gex_core::bootstrap::wire::shm_prefix(&job_id);
-    let left: Vec<String> = std::fs::read_dir("/dev/shm")
-        .expect("read /dev/shm")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with(&prefix))
-        .collect();
-    assert!(left.is_empty(), "shared-memory objects left: {left:?}");
+    let left = gex_run::leftovers(&job_id);
+    assert!(left.is_empty(), "the job left {left:?}");
 }
 
 /// udp without the bypass, no GEX_JOB_KEY: the key rank 0 makes up must
@@ -551,4 +545,71 @@ fn test_am_over_udp_on_two_named_hosts_with_a_tcp_control_plane() {
         assert!(out.stdout.contains(&line), "no {line:?}\n{}", report(&out));
     }
     check_cleanup(&out);
+}
+
+// A rank that leaves early (issue #9, defect 4b): returning from `main`
+// while a peer waits for its reply ends the job after the exit grace, with
+// that rank's code, instead of hanging until the timeout.
+
+/// How much later than the exit grace an early exit may end the job
+/// (start-up of a few ranks on a busy 2-core machine, and the kill).
+const EXIT_SLACK: Duration = Duration::from_secs(8);
+
+#[test]
+fn a_rank_returning_early_ends_the_job_after_the_grace() {
+    let grace = gex_core::bootstrap::wire::EXIT_GRACE;
+    for (mode, code) in [("early-exit0", 0), ("early-exit3", 3)] {
+        let out = fault(mode, 3, "asking rank 1 and waiting for its reply");
+        assert_eq!(out.code, code, "{}", report(&out));
+        assert!(
+            out.stdout
+                .contains(&format!("mode {mode}: leaving main with code {code}")),
+            "{}",
+            report(&out)
+        );
+        assert!(!out.stdout.contains("got a reply"), "{}", report(&out));
+        assert!(out.elapsed < grace + EXIT_SLACK, "{}", report(&out));
+        if code == 0 {
+            // Ended by the grace, not at once, with a message naming rank 1.
+            assert!(out.elapsed >= grace, "{}", report(&out));
+            assert!(
+                out.stderr
+                    .contains("gex-run: rank 1 exited with code 0 while ranks [0, 2] still ran"),
+                "{}",
+                report(&out)
+            );
+        } else {
+            assert!(
+                out.stderr.contains("gex-run: rank 1 exited with code 3"),
+                "{}",
+                report(&out)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_rank_returning_early_at_a_rendezvous_ends_the_job_after_the_grace() {
+    let grace = gex_core::bootstrap::wire::EXIT_GRACE;
+    let job_id = format!("rdvexit{}", std::process::id());
+    let env = [("GEX_CONDUIT", "smp"), ("GEX_JOB_ID", job_id.as_str())];
+    for (mode, code) in [("early-exit0", 0), ("early-exit3", 3)] {
+        let (ends, took) = launch_rendezvous(TEST_FAULTS, 3, &[mode], SLURM, &env);
+        let all = report_ends(&ends);
+        assert!(took < grace + EXIT_SLACK, "took {took:.2?}\n{all}");
+        for e in &ends {
+            assert_eq!(e.code, Some(code), "{mode}\n{all}");
+        }
+        assert!(!ends[0].stdout.contains("got a reply"), "{all}");
+        let named = format!("rank 1 exited with code {code}");
+        assert!(
+            ends[0].stderr.contains(&named),
+            "{mode}: no {named:?}\n{all}"
+        );
+        if code == 0 {
+            assert!(took >= grace, "took {took:.2?}\n{all}");
+        }
+        let left = gex_run::leftovers(&job_id);
+        assert!(left.is_empty(), "the job left {left:?}");
+    }
 }

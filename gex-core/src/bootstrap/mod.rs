@@ -3,9 +3,10 @@
 //!
 //! How a process finds its job, in order:
 //!
-//! 1. `GEX_CTRL` is set: the process was started by `gex-run`, whose control
-//!    socket is at that address (a Unix socket path, or `tcp:IP:PORT` for
-//!    ranks on other machines; see [`wire::CtrlAddr`]).
+//! 1. `GEX_CTRL` is set: the process was started by `gex-run`, and reaches
+//!    its control plane there (`fd:N:PID`, a connected socket the launcher
+//!    passed down, or `tcp:IP:PORT` for ranks on other machines; see
+//!    [`wire::CtrlAddr`]).
 //! 2. Another launcher's variables are set — Slurm's `SLURM_PROCID` and
 //!    `SLURM_NTASKS`, Open MPI's `OMPI_COMM_WORLD_RANK` and
 //!    `OMPI_COMM_WORLD_SIZE`, or MPICH's `PMI_RANK` and `PMI_SIZE` — for a
@@ -134,7 +135,7 @@ impl Bootstrap {
     fn from_launcher(ctrl: &str) -> Result<Bootstrap> {
         let addr = CtrlAddr::parse(ctrl).ok_or_else(|| {
             Error::not_init(format!(
-                "{}={ctrl:?} is neither a socket path nor tcp:IP:PORT",
+                "{}={ctrl:?} is none of fd:N:PID, a socket path, tcp:IP:PORT",
                 wire::ENV_CTRL
             ))
         })?;

@@ -50,7 +50,10 @@
 //!   signal): the others exit with code 1;
 //! * a rank that exits 0 while others wait in a start-up collective it did
 //!   not join: the waiters' collective fails, the rest exit with code 1;
-//! * ranks that exit 0 otherwise leave the others running.
+//! * a rank that exits 0 while others still run: if they still run after
+//!   [`wire::EXIT_GRACE`] (2 s), they exit with code 0 and rank 0 prints a
+//!   message naming the rank (as under `gex-run`: as in GASNet, a
+//!   process's exit ends the job with the first exit's code).
 //!
 //! Rank 0's process hosts the coordinator, so its exit hook waits until
 //! every other rank has gone (at most 10 s once the job is ending; without
@@ -63,8 +66,8 @@
 //! through the control connection's watcher, which needs its process to
 //! still be scheduled (it is a separate thread, so it normally is); on C
 //! libraries without `on_exit` (musl) the exit hook cannot see the code and
-//! reports 0; no `/dev/shm` cleanup happens after a crash beyond what the
-//! conduits do themselves (they unlink their objects once mapped).
+//! reports 0. Shared memory needs no cleanup after a crash: it has no
+//! name (`crate::shm`), so the kernel frees it with its last process.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -358,7 +361,7 @@ fn job_id(rdv: &str) -> String {
         return format!("slurm{}.{}", clean(&job), clean(&step));
     }
     // A hash of the address, rank 0's process and a random value: unique
-    // among the jobs that share a host's /dev/shm.
+    // among the jobs that share a host.
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write(rdv.as_bytes());
@@ -541,6 +544,9 @@ struct Coordinator {
     /// The grace after the job started to end has passed and the remaining
     /// ranks were disconnected.
     grace_over: bool,
+    /// The first rank that exited 0 while others ran, and when the job ends
+    /// unless they have all left by then ([`wire::EXIT_GRACE`]).
+    early_exit: Option<(usize, Instant)>,
     status: Arc<Status>,
 }
 
@@ -561,6 +567,7 @@ impl Coordinator {
             completed: 0,
             ending: None,
             grace_over: false,
+            early_exit: None,
             status: status.clone(),
         };
         std::thread::Builder::new()
@@ -592,12 +599,18 @@ impl Coordinator {
                     which.push(i);
                 }
             }
-            let timeout_ms = match &self.ending {
-                Some((t, _)) if !self.grace_over => {
-                    let left = (*t + GRACE).saturating_duration_since(Instant::now());
-                    left.as_millis().min(60_000) as libc::c_int
+            let deadline = match (&self.ending, self.early_exit) {
+                (Some((t, _)), _) if !self.grace_over => Some(*t + GRACE),
+                (None, Some((_, t))) => Some(t),
+                _ => None,
+            };
+            let timeout_ms = match deadline {
+                Some(t) => {
+                    let left = t.saturating_duration_since(Instant::now());
+                    // Rounded up, so that the wake-up is not early.
+                    (left.as_millis() + 1).min(60_000) as libc::c_int
                 }
-                _ => -1,
+                None => -1,
             };
             // SAFETY: `fds` is a valid array of fds.len() pollfds whose
             // descriptors are owned by `self` for the whole call.
@@ -620,6 +633,11 @@ impl Coordinator {
                 }
                 if rev & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
                     self.read(i);
+                }
+            }
+            if let (None, Some((first, t))) = (&self.ending, self.early_exit) {
+                if Instant::now() >= t {
+                    self.on_early_exit(first);
                 }
             }
             if let Some((t, _)) = &self.ending {
@@ -823,6 +841,24 @@ impl Coordinator {
         }
     }
 
+    /// The exit grace after rank `first` exited 0 has passed: ranks that
+    /// still run end with its code, 0, as `gex-run` ends them.
+    fn on_early_exit(&mut self, first: usize) {
+        let running: Vec<usize> = (0..self.ranks.len())
+            .filter(|&r| self.ranks[r].left.is_none())
+            .collect();
+        if running.is_empty() {
+            return;
+        }
+        let msg = format!(
+            "rank {first} exited with code 0 while ranks {running:?} still ran {} ms later; a \
+             rank's exit ends the job",
+            wire::EXIT_GRACE.as_millis()
+        );
+        warn(&msg);
+        self.end(0, msg, &[]);
+    }
+
     fn fatal(&mut self, msg: String) {
         if self.ending.is_none() {
             warn(&msg);
@@ -884,6 +920,10 @@ impl Coordinator {
                     self.end(code, format!("rank {r} exited with code {code}"), &[r]);
                 } else {
                     self.check_stuck(Some(r));
+                    let running = self.ranks.iter().any(|s| s.left.is_none());
+                    if self.ending.is_none() && self.early_exit.is_none() && running {
+                        self.early_exit = Some((r, Instant::now() + wire::EXIT_GRACE));
+                    }
                 }
             }
             Kind::Hello => self.fatal(format!("rank {r} sent Hello twice")),

@@ -3,8 +3,9 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::wire::CtrlAddr;
 
@@ -22,6 +23,7 @@ impl Stream {
     /// Connects to `addr` (blocking).
     pub fn connect(addr: &CtrlAddr) -> io::Result<Stream> {
         match addr {
+            CtrlAddr::Fd { fd, pid } => take_inherited(*fd, *pid).map(Stream::Unix),
             CtrlAddr::Unix(path) => UnixStream::connect(path).map(Stream::Unix),
             CtrlAddr::Tcp(a) => Stream::tcp(TcpStream::connect(a)?),
         }
@@ -150,5 +152,131 @@ impl<T: AsRawFd> Write for NoSigPipe<'_, T> {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// Set once the inherited control socket has been taken: it is one
+/// connection, and a second owner would close it under the first.
+static INHERITED_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// Takes ownership of descriptor `fd`, which the launcher (process
+/// `launcher`) passed down as this rank's control connection
+/// (`GEX_CTRL=fd:N:PID`), after checking that it is a Unix stream socket
+/// whose other end that process of this user holds (its peer credentials:
+/// a program that inherited the variable but not the descriptor must not
+/// talk the protocol into some other socket); marks it close-on-exec, so
+/// programs the rank starts do not inherit it. Only once per process.
+fn take_inherited(fd: RawFd, launcher: u32) -> io::Result<UnixStream> {
+    let bad = |why: String| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "descriptor {fd} is not the control socket gex-run passed down ({why}); a \
+                 spawner that closes inherited descriptors needs --ctrl tcp"
+            ),
+        )
+    };
+    let opt = |name: libc::c_int| -> io::Result<libc::c_int> {
+        let mut v: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: getsockopt writes at most `len` bytes into `v`; an
+        // invalid or non-socket descriptor is an error, not a memory access.
+        let r = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                name,
+                (&mut v as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(v)
+    };
+    let domain = opt(libc::SO_DOMAIN).map_err(|e| bad(e.to_string()))?;
+    let ty = opt(libc::SO_TYPE).map_err(|e| bad(e.to_string()))?;
+    if domain != libc::AF_UNIX || ty != libc::SOCK_STREAM {
+        return Err(bad("not a Unix stream socket".into()));
+    }
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(bad(io::Error::last_os_error().to_string()));
+    }
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    if cred.pid as u32 != launcher || cred.uid != uid {
+        return Err(bad(format!(
+            "its other end is process {} of user {}, not the launcher {launcher} of user {uid}",
+            cred.pid, cred.uid
+        )));
+    }
+    if INHERITED_TAKEN.swap(true, Ordering::SeqCst) {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("the inherited control socket (descriptor {fd}) is already in use"),
+        ));
+    }
+    // SAFETY: fcntl on a descriptor just checked to be an open socket.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    // SAFETY: `fd` is an open Unix stream socket (checked above) that the
+    // launcher handed to this process for this purpose, and the flag above
+    // makes this the only place that takes ownership of it.
+    Ok(unsafe { UnixStream::from_raw_fd(fd) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::IntoRawFd;
+
+    #[test]
+    fn an_inherited_control_socket_is_checked_and_taken_once() {
+        // Not a socket: refused, and nothing is taken.
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let me = std::process::id();
+        let e = take_inherited(file.as_raw_fd(), me).unwrap_err();
+        assert!(e.to_string().contains("--ctrl tcp"), "{e}");
+        // A datagram socket is not a control connection either.
+        let (d, _d2) = std::os::unix::net::UnixDatagram::pair().unwrap();
+        assert!(take_inherited(d.as_raw_fd(), me).is_err());
+        // Nor a socket whose other end is not the launcher's (the pair was
+        // made by this process, not by process 1).
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let e = take_inherited(theirs.as_raw_fd(), 1).unwrap_err();
+        assert!(e.to_string().contains("not the launcher 1"), "{e}");
+        // A connected stream socket from the launcher is taken, once, and
+        // carries frames.
+        let fd = theirs.into_raw_fd();
+        let mut s = Stream::connect(&CtrlAddr::Fd { fd, pid: me }).unwrap();
+        // SAFETY: F_GETFD on a descriptor we own.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+        let (_a, b) = UnixStream::pair().unwrap();
+        let e = take_inherited(b.as_raw_fd(), me).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        super::super::wire::write_frame(&mut s, super::super::wire::Kind::Exit, &[1, 0, 0, 0])
+            .unwrap();
+        let (k, body) = super::super::wire::read_frame(&mut &ours).unwrap();
+        assert_eq!(
+            (k, body),
+            (super::super::wire::Kind::Exit, vec![1, 0, 0, 0])
+        );
     }
 }

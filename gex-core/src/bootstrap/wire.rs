@@ -22,7 +22,9 @@ pub const MAX_FRAME: usize = 64 << 20;
 pub const ENV_RANK: &str = "GEX_RANK";
 /// Environment variable: number of ranks in the job.
 pub const ENV_SIZE: &str = "GEX_SIZE";
-/// Environment variable: path of the launcher's control socket.
+/// Environment variable: where the launcher's control plane is (see
+/// [`CtrlAddr`]): `fd:N:PID`, an inherited connected socket (ranks
+/// `gex-run` starts on its own machine), or `tcp:IP:PORT`.
 pub const ENV_CTRL: &str = "GEX_CTRL";
 /// Environment variable: the job's identifier, unique on the host; it
 /// prefixes every shared-memory object of the job (`/dev/shm/gex-<id>-...`).
@@ -57,9 +59,29 @@ pub const ENV_RENDEZVOUS: &str = "GEX_RENDEZVOUS";
 /// rendezvous before it gives up (default 60).
 pub const ENV_RENDEZVOUS_TIMEOUT: &str = "GEX_RENDEZVOUS_TIMEOUT";
 
+/// How long the other ranks of a job may keep running after one rank has
+/// exited with code 0 (returned from `main`) before the job is ended with
+/// that code, as GASNet ends a job when any of its processes exits. Ranks
+/// that finish a job together exit well within it; a rank that leaves early
+/// while a peer waits for it (a reply it will never send) no longer hangs
+/// the job. `gex-run --exit-grace` changes it.
+pub const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Where a rank reaches the control plane: the value of [`ENV_CTRL`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CtrlAddr {
+    /// A connected Unix socket the launcher passed down, written
+    /// `fd:N:PID`: descriptor `N` of the rank process, one end of a socket
+    /// pair the launcher (process `PID`) made for this rank alone. No
+    /// address exists that another process could connect to, nor any file
+    /// to leave behind. The rank checks the socket's peer credentials: the
+    /// other end must belong to process `PID` of the same user.
+    Fd {
+        /// The descriptor number.
+        fd: i32,
+        /// The launcher's process id.
+        pid: u32,
+    },
     /// A Unix socket path (a plain path, or `unix:PATH`).
     Unix(std::path::PathBuf),
     /// A TCP address, written `tcp:IP:PORT` (`tcp:[V6]:PORT` for IPv6).
@@ -72,6 +94,14 @@ impl CtrlAddr {
         if let Some(addr) = s.strip_prefix("tcp:") {
             return addr.parse().ok().map(CtrlAddr::Tcp);
         }
+        if let Some(rest) = s.strip_prefix("fd:") {
+            let (fd, pid) = rest.split_once(':')?;
+            let fd = fd.parse().ok().filter(|&n: &i32| n >= 0)?;
+            return Some(CtrlAddr::Fd {
+                fd,
+                pid: pid.parse().ok()?,
+            });
+        }
         let path = s.strip_prefix("unix:").unwrap_or(s);
         (!path.is_empty()).then(|| CtrlAddr::Unix(path.into()))
     }
@@ -81,14 +111,16 @@ impl std::fmt::Display for CtrlAddr {
     /// The [`ENV_CTRL`] form: the path, or `tcp:IP:PORT`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            CtrlAddr::Fd { fd, pid } => write!(f, "fd:{fd}:{pid}"),
             CtrlAddr::Unix(p) => write!(f, "{}", p.display()),
             CtrlAddr::Tcp(a) => write!(f, "tcp:{a}"),
         }
     }
 }
 
-/// The prefix of every shared-memory object name of job `job_id`, without the
-/// leading slash: the launcher removes `/dev/shm/<prefix>*` when a job ends.
+/// The prefix of the name of every shared-memory object of job `job_id`
+/// (`gex_core::shm`: nameless memfds, so the name shows only in
+/// `/proc/<pid>/fd` links, never in `/dev/shm`).
 pub fn shm_prefix(job_id: &str) -> String {
     format!("gex-{job_id}-")
 }
@@ -317,6 +349,13 @@ mod tests {
             "tcp:[::1]:9"
         );
         assert_eq!(CtrlAddr::parse("tcp:nohost"), None);
+        let fd = CtrlAddr::Fd { fd: 5, pid: 77 };
+        assert_eq!(CtrlAddr::parse("fd:5:77"), Some(fd.clone()));
+        assert_eq!(fd.to_string(), "fd:5:77");
+        assert_eq!(CtrlAddr::parse("fd:5"), None);
+        assert_eq!(CtrlAddr::parse("fd:-1:77"), None);
+        assert_eq!(CtrlAddr::parse("fd:x:77"), None);
+        assert_eq!(CtrlAddr::parse("fd:5:"), None);
         assert_eq!(CtrlAddr::parse(""), None);
     }
 

@@ -58,3 +58,10 @@ pub fn wait_for_exit(pid: u32) -> Option<bool> {
     };
     Some(ready == 1)
 }
+
+/// Asserts that nothing of job `job_id` remains on this machine (see
+/// [`gex_run::leftovers`]).
+pub fn assert_nothing_left(job_id: &str) {
+    let left = gex_run::leftovers(job_id);
+    assert!(left.is_empty(), "job {job_id} left {left:?}");
+}

@@ -15,6 +15,9 @@
 //! | `exit0-in-barrier` | rank 0 calls `gex::exit(0)` from a handler run while it waits in a barrier | 0 |
 //! | `forge-put-ack` | the last rank forges, through the conduit interface (client calls cannot name the reserved indices), a reply to gex-rma's put acknowledgement handler at rank 0 with arbitrary arguments | 1, a fatal message naming the handler |
 //! | `forge-get-data` | the same with gex-rma's get data handler and a payload | 1, likewise |
+//! | `early-exit0` | rank 1 returns from `main` (code 0) while rank 0 waits for its reply to an AM; the others wait forever | 0, after the exit grace |
+//! | `early-exit3` | as `early-exit0`, but rank 1 exits with code 3 | 3 |
+//! | `startup` | writes `GEX_JOB_ID` to `$GEX_LEAK_DIR/<rank>`, then starts (init, segment, handlers, barrier) and returns: the job the launcher-kill test kills at random moments | 0 |
 //!
 //! The "wait forever" loops deliberately have no bound: ending them is the
 //! launcher's job, and the test checks that it does so promptly.
@@ -43,12 +46,23 @@ const H_EXIT: u8 = 201;
 /// A handler index nobody registers (mode `fatal-handler`).
 const H_MISSING: u8 = 250;
 
+/// Modes of the early-exit and launcher-kill tests (see the table).
+const EXIT_MODES: &[&str] = &["early-exit0", "early-exit3", "startup"];
+/// Mode `early-exit*`: the handler rank 1 would answer (it never runs).
+const H_ASK: u8 = 230;
+/// Mode `early-exit*`: the reply rank 0 waits for.
+const H_ANSWER: u8 = 231;
+
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
+    if EXIT_MODES.contains(&mode.as_str()) {
+        return exit_modes(&mode);
+    }
     if !MODES.contains(&mode.as_str()) {
         panic!(
-            "usage: faults MODE, with MODE one of {}; got {mode:?}",
-            MODES.join(", ")
+            "usage: faults MODE, with MODE one of {}, {}; got {mode:?}",
+            MODES.join(", "),
+            EXIT_MODES.join(", ")
         );
     }
     let job = Job::start("TEST_FAULTS", 1 << 20);
@@ -235,5 +249,63 @@ fn wait_forever() -> ! {
     loop {
         gex::poll().expect("poll");
         std::thread::yield_now();
+    }
+}
+
+/// The modes of [`EXIT_MODES`].
+fn exit_modes(mode: &str) {
+    if mode == "startup" {
+        // Before anything of the job exists: whatever the job creates can
+        // be looked for under this identifier, wherever it is killed.
+        let dir = std::env::var("GEX_LEAK_DIR").expect("GEX_LEAK_DIR");
+        let rank = std::env::var("GEX_RANK").expect("GEX_RANK");
+        let job = std::env::var("GEX_JOB_ID").expect("GEX_JOB_ID");
+        std::fs::write(format!("{dir}/{rank}"), job).expect("record the job id");
+    }
+    let job = Job::start("TEST_FAULTS", 1 << 20);
+    let (me, n) = (job.rank(), job.size());
+    let say = |what: &str| println!("test-faults: rank {me} of {n}: mode {mode}: {what}");
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = answered.clone();
+    let mut table = vec![
+        HandlerEntry::request(H_ASK, Flags::AM_SHORT, 0, |tok, _msg| {
+            tok.reply_short(H_ANSWER, Flags::empty(), &[])
+                .expect("reply");
+        }),
+        HandlerEntry::reply(H_ANSWER, Flags::AM_SHORT, 0, move |_tok, _msg| {
+            seen.store(true, std::sync::atomic::Ordering::SeqCst);
+        }),
+    ];
+    register_handlers(&job.ep, &mut table).expect("register handlers");
+    job.barrier();
+    if mode == "startup" {
+        return;
+    }
+    assert!(n >= 2, "mode {mode} needs 2 ranks or more");
+    match me {
+        1 => {
+            let code = if mode == "early-exit3" { 3 } else { 0 };
+            say(&format!("leaving main with code {code}"));
+            if code != 0 {
+                std::process::exit(code);
+            }
+        }
+        0 => {
+            say("asking rank 1 and waiting for its reply");
+            job.tm
+                .request_short(1, H_ASK, Flags::empty(), &[])
+                .expect("request");
+            // No bound, on purpose: rank 1 never answers, and the launcher
+            // must end the job.
+            while !answered.load(std::sync::atomic::Ordering::SeqCst) {
+                gex::poll().expect("poll");
+                std::thread::yield_now();
+            }
+            say("got a reply from a rank that left");
+        }
+        _ => {
+            say("waiting forever");
+            wait_forever()
+        }
     }
 }

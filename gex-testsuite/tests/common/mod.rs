@@ -100,7 +100,7 @@ pub fn report(out: &JobOutcome) -> String {
     )
 }
 
-/// No rank process and no shared-memory object of the job is left.
+/// No rank process and nothing of the job ([`gex_run::leftovers`]) is left.
 pub fn check_cleanup(out: &JobOutcome) {
     for &pid in &out.pids {
         let pid = libc::pid_t::try_from(pid).expect("pid fits pid_t");
@@ -114,17 +114,12 @@ pub fn check_cleanup(out: &JobOutcome) {
             report(out)
         );
     }
-    let prefix = gex_core::bootstrap::wire::shm_prefix(&out.job_id);
-    assert_eq!(prefix, format!("gex-{}-", out.job_id));
-    let left: Vec<String> = std::fs::read_dir("/dev/shm")
-        .expect("read /dev/shm")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with(&prefix))
-        .collect();
+    // Shared memory (in /dev/shm, or held through a descriptor), socket
+    // files or addresses naming the job.
+    let left = gex_run::leftovers(&out.job_id);
     assert!(
         left.is_empty(),
-        "shared-memory objects outlived the job: {left:?}\n{}",
+        "the job left {left:?} behind\n{}",
         report(out)
     );
 }
