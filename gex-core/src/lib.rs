@@ -23,8 +23,8 @@ pub mod event;
 mod hsl;
 pub mod nbi;
 mod runtime;
-pub mod stats;
 pub mod shm;
+pub mod stats;
 pub mod system;
 
 pub use client::{

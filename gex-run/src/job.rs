@@ -22,8 +22,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use gex_core::bootstrap::stream::{NoSigPipe, Stream};
 use gex_core::bootstrap::wire::{
     encode_exchange_result, keys_match, parse_hello, write_frame, CtrlAddr, Kind, ENV_CONDUIT,
-    ENV_CTRL, ENV_HOST, ENV_HOSTS, ENV_JOB_ID, ENV_RANK, ENV_SIZE, EXIT_GRACE,
-    MAX_FRAME,
+    ENV_CTRL, ENV_HOST, ENV_HOSTS, ENV_JOB_ID, ENV_RANK, ENV_SIZE, EXIT_GRACE, MAX_FRAME,
 };
 
 use crate::ctrl::{ConnId, ControlSocket, Listen};
