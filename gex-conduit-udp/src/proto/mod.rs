@@ -105,7 +105,7 @@ use std::time::Duration;
 pub use endpoint::{Endpoint, KeepAll, Placer};
 pub use wire::{
     chunks, decode_datagram, encode_chunk, encode_datagram, expand_seq, AckInfo, Chunk, Chunks,
-    DataInfo, Datagram, Kind, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MIN_DATAGRAM,
+    DataInfo, Datagram, Kind, Lane, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MIN_DATAGRAM,
 };
 
 /// Protocol parameters. [`Endpoint::new`] clamps them into range
@@ -197,4 +197,9 @@ pub struct Stats {
     pub messages_sent: u64,
     /// Messages handed out by `poll_message` (or ready for it).
     pub messages_delivered: u64,
+    /// Heartbeats queued (standalone ACKs to peers not sent to for
+    /// `peer_timeout / 4`; see `Endpoint::start_keepalive`).
+    pub heartbeats_sent: u64,
+    /// BYE datagrams received.
+    pub byes_received: u64,
 }
