@@ -1095,3 +1095,27 @@ impl Conduit for UdpConduit {
         Ok(table)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peer_timeout_is_parsed_strictly() {
+        assert_eq!(parse_peer_timeout("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(
+            parse_peer_timeout(" 0.5 ").unwrap(),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            parse_peer_timeout("86400").unwrap(),
+            Duration::from_secs(86400)
+        );
+        for bad in [
+            "inf", "-inf", "NaN", "infinity", "0", "-1", "", "abc", "1e300", "86401", "2s",
+        ] {
+            let e = parse_peer_timeout(bad).expect_err(bad);
+            assert!(e.message().contains("GEX_UDP_PEER_TIMEOUT"), "{bad:?}: {e}");
+        }
+    }
+}

@@ -8,7 +8,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 
-use gex_conduit_udp::proto::{decode_datagram, Config, Endpoint, MAX_OVERHEAD};
+use gex_conduit_udp::proto::{decode_datagram, Config, Endpoint, Lane, MAX_OVERHEAD};
 use proptest::prelude::*;
 use proptest::test_runner::Config as PtConfig;
 
@@ -238,8 +238,10 @@ fn run(sc: &Scenario) -> Outcome {
                             ep.send(d as u32, msg, now).expect("can_send said yes");
                         } else {
                             let m: &[u8] = msg;
-                            ep.send_with(d as u32, m.len(), now, |out| out.extend_from_slice(m))
-                                .expect("can_send said yes");
+                            ep.send_with(d as u32, Lane::Request, m.len(), now, |out| {
+                                out.extend_from_slice(m)
+                            })
+                            .expect("can_send said yes");
                         }
                         q.pop_front();
                     } else {

@@ -239,7 +239,11 @@ pub fn decode_datagram(data: &[u8]) -> Option<Datagram<'_>> {
         if body.len() != len || !validate_body(body) {
             return None;
         }
-        let lane = if reply_lane { Lane::Reply } else { Lane::Request };
+        let lane = if reply_lane {
+            Lane::Reply
+        } else {
+            Lane::Request
+        };
         Some(DataInfo { lane, seq, body })
     } else {
         if at != data.len() {
@@ -371,7 +375,13 @@ pub fn encode_datagram(d: &Datagram<'_>, buf: &mut Vec<u8>) {
             } else {
                 KIND_ACK
             };
-            put_common(buf, kind | ack_flags(d.ack.as_ref(), d.reply_ack.as_ref()), d.key, d.src, d.dst);
+            put_common(
+                buf,
+                kind | ack_flags(d.ack.as_ref(), d.reply_ack.as_ref()),
+                d.key,
+                d.src,
+                d.dst,
+            );
             for a in [d.ack.as_ref(), d.reply_ack.as_ref()].into_iter().flatten() {
                 put_ack(buf, a);
             }
@@ -396,7 +406,11 @@ pub fn encode_data_head(
     body_len: usize,
     buf: &mut Vec<u8>,
 ) {
-    let lane_flag = if lane == Lane::Reply { FLAG_REPLY_LANE } else { 0 };
+    let lane_flag = if lane == Lane::Reply {
+        FLAG_REPLY_LANE
+    } else {
+        0
+    };
     let kind = KIND_DATA | ack_flags(acks[0], acks[1]) | lane_flag;
     put_common(buf, kind, key, src, dst);
     for a in acks.into_iter().flatten() {
