@@ -26,6 +26,7 @@ const TEST_AM: &str = env!("CARGO_BIN_EXE_test-am");
 const TEST_CORE: &str = env!("CARGO_BIN_EXE_test-core");
 const TEST_RMA: &str = env!("CARGO_BIN_EXE_test-rma");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
+const TEST_FLOOD: &str = env!("CARGO_BIN_EXE_test-flood");
 
 /// Runs `program args` as a job of `ranks` ranks with captured output.
 fn launch(program: &str, ranks: u32, args: &[&str]) -> JobOutcome {
@@ -241,6 +242,85 @@ fn fault_silent_udp_peer_is_declared_dead() {
         report(&out)
     );
     check_cleanup(&out);
+}
+
+/// A rank stopped (SIGSTOP) while the others wait in a barrier with
+/// nothing outstanding toward it: the heartbeats stop, the others declare
+/// it dead within the peer timeout (plus a heartbeat period and start-up),
+/// naming it, and the launcher kills the stopped process.
+#[test]
+fn fault_stopped_udp_rank_in_a_barrier_is_declared_dead() {
+    let out = launch_on(
+        "udp",
+        TEST_FAULTS,
+        3,
+        &["stopped-in-barrier"],
+        &[("GEX_UDP_BYPASS", "0"), ("GEX_UDP_PEER_TIMEOUT", "2")],
+    );
+    assert!(!out.timed_out, "{}", report(&out));
+    assert!(
+        out.elapsed < Duration::from_secs(10),
+        "took {:.2?}\n{}",
+        out.elapsed,
+        report(&out)
+    );
+    assert_eq!(out.code, 1, "{}", report(&out));
+    assert!(
+        out.stdout
+            .contains("mode stopped-in-barrier: stopping myself"),
+        "{}",
+        report(&out)
+    );
+    assert!(
+        out.stderr.contains("rank 2 has not answered"),
+        "{}",
+        report(&out)
+    );
+    check_cleanup(&out);
+}
+
+/// Runs test-flood on `conduit` with `env` on each of `ranks`, `runs`
+/// times each; every run must pass.
+fn floods(conduit: &str, ranks: &[u32], env: &[(&str, &str)], runs: u32) {
+    for &n in ranks {
+        for run in 0..runs {
+            let out = launch_on(conduit, TEST_FLOOD, n, &[], env);
+            let what = format!("test-flood -n {n} on {conduit} {env:?}, run {run}");
+            assert!(!out.timed_out, "{what} timed out\n{}", report(&out));
+            assert_eq!(out.code, 0, "{what} failed\n{}", report(&out));
+            for r in 0..n {
+                let line = format!("test-flood: rank {r} of {n}: all checks passed");
+                assert!(
+                    out.stdout.contains(&line),
+                    "{what}: no {line:?}\n{}",
+                    report(&out)
+                );
+            }
+            check_cleanup(&out);
+        }
+    }
+}
+
+/// All-to-all floods of Medium and Long requests answered from their
+/// handlers by same-size replies (a reply must always make progress).
+#[test]
+fn test_flood_smp() {
+    floods("smp", &[2, 3, 5], &[], 1);
+}
+
+#[test]
+fn test_flood_over_udp() {
+    floods("udp", &[2, 3, 5], &[("GEX_UDP_BYPASS", "0")], 2);
+}
+
+#[test]
+fn test_flood_over_udp_with_a_progress_thread() {
+    floods(
+        "udp",
+        &[2, 3, 5],
+        &[("GEX_UDP_BYPASS", "0"), ("GEX_UDP_PROGRESS_THREAD", "1")],
+        2,
+    );
 }
 
 // Jobs started by another launcher: the processes get Slurm's (or Open
