@@ -14,9 +14,14 @@
 //! the AM reference path of gex-rma.
 //!
 //! Every datagram carries the job's key (`GEX_JOB_KEY`, from the launcher);
-//! datagrams without it are dropped and counted. A peer silent past
-//! `GEX_UDP_PEER_TIMEOUT` seconds (default 30) while data to it is
-//! unacknowledged ends the job with a message naming it.
+//! datagrams without it are dropped and counted. Requests and replies travel
+//! on separate lanes of the protocol ([`proto::Lane`]), so that a reply
+//! never waits for capacity requests hold and is never refused for a full
+//! inbox. A peer silent past `GEX_UDP_PEER_TIMEOUT` seconds (default 30,
+//! finite, more than 0, at most a day) ends the job with a message naming
+//! it, whether or not data to it is outstanding: a heartbeat thread keeps
+//! idle peers exchanging datagrams (see [`heartbeat_thread`]), and a rank
+//! that ends cleanly says BYE.
 //!
 //! Environment: `GEX_UDP_ADDR` (the address peers reach this rank at;
 //! default 127.0.0.1, or the first non-loopback IPv4 address when the

@@ -838,33 +838,31 @@ impl Endpoint {
         stats: &mut Stats,
     ) -> bool {
         let mut ready = false;
-        {
-            if rcv.ack_pending && !rcv.ack_now && rcv.ack_deadline.is_some_and(|d| d <= now) {
-                rcv.ack_now = true;
-                ready = true;
-            }
-            if snd.loss_time.is_some_and(|d| d <= now) {
-                let marked = snd.detect_losses(now);
-                stats.fast_retransmits += marked;
-                ready |= marked > 0;
-            }
-            if snd.rto_deadline.is_some_and(|d| d <= now) {
-                if snd.unacked == 0 {
-                    snd.rto_deadline = None;
-                } else {
-                    stats.rto_expirations += 1;
-                    let una = snd.una;
-                    for (i, e) in snd.inflight.iter_mut().enumerate() {
-                        if !e.acked && !e.lost {
-                            e.lost = true;
-                            snd.retx.push_back(una + i as u64);
-                        }
+        if rcv.ack_pending && !rcv.ack_now && rcv.ack_deadline.is_some_and(|d| d <= now) {
+            rcv.ack_now = true;
+            ready = true;
+        }
+        if snd.loss_time.is_some_and(|d| d <= now) {
+            let marked = snd.detect_losses(now);
+            stats.fast_retransmits += marked;
+            ready |= marked > 0;
+        }
+        if snd.rto_deadline.is_some_and(|d| d <= now) {
+            if snd.unacked == 0 {
+                snd.rto_deadline = None;
+            } else {
+                stats.rto_expirations += 1;
+                let una = snd.una;
+                for (i, e) in snd.inflight.iter_mut().enumerate() {
+                    if !e.acked && !e.lost {
+                        e.lost = true;
+                        snd.retx.push_back(una + i as u64);
                     }
-                    snd.loss_time = None;
-                    snd.rto = (snd.rto * 2).min(cfg.max_rto);
-                    snd.rto_deadline = Some(now + snd.rto);
-                    ready = true;
                 }
+                snd.loss_time = None;
+                snd.rto = (snd.rto * 2).min(cfg.max_rto);
+                snd.rto_deadline = Some(now + snd.rto);
+                ready = true;
             }
         }
         ready
