@@ -65,7 +65,8 @@ const DELIVER_BATCH: usize = 64;
 /// application may not be running handlers, and a handler may wait for
 /// window space while its peers keep sending). High enough that ordinary
 /// floods never reach it, since a refused datagram waits for a
-/// retransmission timeout.
+/// retransmission timeout. `GEX_UDP_INBOX_LIMIT` overrides the message
+/// count (tests make refusals happen with small floods).
 const INBOX_LIMIT: usize = 1 << 16;
 /// Inbox messages from which a poll that is about to run handlers receives
 /// nothing more (see `Link::progress_checked`).
@@ -375,6 +376,9 @@ struct Link {
     inbox_bytes: AtomicUsize,
     /// Tells the progress thread, if any, to end.
     stop: AtomicBool,
+    /// Complete messages waiting for handlers beyond which request DATA
+    /// is refused ([`INBOX_LIMIT`] unless `GEX_UDP_INBOX_LIMIT`).
+    inbox_limit: usize,
     fd: std::os::fd::RawFd,
 }
 
@@ -414,7 +418,7 @@ impl Link {
         // this rank's own sends moving, and the peer is heard from) but
         // their DATA is refused unacknowledged: the senders retransmit it
         // once the handlers have caught up.
-        let full = self.inbox_len.load(Ordering::Relaxed) >= INBOX_LIMIT
+        let full = self.inbox_len.load(Ordering::Relaxed) >= self.inbox_limit
             || self.inbox_bytes.load(Ordering::Relaxed) >= INBOX_LIMIT_BYTES;
         let defer = deliverer && self.inbox_len.load(Ordering::Relaxed) >= BACKLOG;
         wait &= !full && !defer;
@@ -733,6 +737,19 @@ impl UdpConduit {
         }
 
         let cfg_timeout = cfg.peer_timeout;
+        let inbox_limit = match env("GEX_UDP_INBOX_LIMIT") {
+            None => INBOX_LIMIT,
+            Some(v) => v
+                .parse::<usize>()
+                .ok()
+                .filter(|&m| (1..=1 << 24).contains(&m))
+                .ok_or_else(|| {
+                    Error::bad_arg(format!(
+                        "GEX_UDP_INBOX_LIMIT={v:?}: expected a message count from 1 to {}",
+                        1 << 24
+                    ))
+                })?,
+        };
         let host_ip = match env("GEX_UDP_ADDR") {
             Some(a) => a,
             None if multi_host => first_ipv4().ok_or_else(|| {
@@ -827,6 +844,7 @@ impl UdpConduit {
                 inbox_len: AtomicUsize::new(0),
                 inbox_bytes: AtomicUsize::new(0),
                 stop: AtomicBool::new(false),
+                inbox_limit,
             }),
             delivering: AtomicBool::new(false),
             boot,
