@@ -29,7 +29,9 @@
 //! host identity for grouping ranks into neighbourhoods; default the
 //! hostname), `GEX_UDP_MTU` (largest datagram; default 65507 when every
 //! rank is on this host, where datagrams cross loopback, else 1472),
-//! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`, `GEX_UDP_PROGRESS_THREAD=1` (a
+//! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`, `GEX_UDP_INBOX_LIMIT` (complete
+//! messages waiting for handlers beyond which request DATA is refused;
+//! default 65536), `GEX_UDP_PROGRESS_THREAD=1` (a
 //! thread that keeps the protocol going — ACKs, retransmissions, receiving —
 //! while the application does not poll; handlers still run only in polls).
 

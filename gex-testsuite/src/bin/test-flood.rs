@@ -11,7 +11,7 @@
 //! taken by requests deadlocks here (udp before issue #9), so the job must
 //! run under a `--timeout`.
 //!
-//! COUNT_64K (default 1000) and COUNT_4K (default 10000) are the requests each
+//! COUNT_64K (default 300) and COUNT_4K (default 3000) are the requests each
 //! rank sends to each peer per phase. Rank 0 prints each phase's time.
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
@@ -92,8 +92,8 @@ type Expected = Vec<[[Vec<u8>; 2]; 2]>;
 
 fn main() {
     let mut argv = std::env::args().skip(1);
-    let count_64k: u32 = argv.next().map_or(1000, |s| s.parse().expect("COUNT_64K"));
-    let count_4k: u32 = argv.next().map_or(10000, |s| s.parse().expect("COUNT_4K"));
+    let count_64k: u32 = argv.next().map_or(300, |s| s.parse().expect("COUNT_64K"));
+    let count_4k: u32 = argv.next().map_or(3000, |s| s.parse().expect("COUNT_4K"));
     // Two slots of 64 KiB per rank and direction.
     let seg_bytes = 2 * 64 * (64 << 10) + (64 << 10);
     let job = Job::start("TEST_FLOOD", seg_bytes);
