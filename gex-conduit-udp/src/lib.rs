@@ -20,7 +20,7 @@
 //! inbox. A peer silent past `GEX_UDP_PEER_TIMEOUT` seconds (default 30,
 //! finite, more than 0, at most a day) ends the job with a message naming
 //! it, whether or not data to it is outstanding: a heartbeat thread keeps
-//! idle peers exchanging datagrams (see [`heartbeat_thread`]), and a rank
+//! idle peers exchanging datagrams (the heartbeat thread), and a rank
 //! that ends cleanly says BYE.
 //!
 //! Environment: `GEX_UDP_ADDR` (the address peers reach this rank at;
