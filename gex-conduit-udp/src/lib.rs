@@ -19,9 +19,9 @@
 //! never waits for capacity requests hold and is never refused for a full
 //! inbox. A peer silent past `GEX_UDP_PEER_TIMEOUT` seconds (default 30,
 //! finite, more than 0, at most a day) ends the job with a message naming
-//! it, whether or not data to it is outstanding: a heartbeat thread keeps
-//! idle peers exchanging datagrams (the heartbeat thread), and a rank
-//! that ends cleanly says BYE.
+//! it, whether or not data to it is outstanding: a heartbeat thread in
+//! every rank keeps idle peers exchanging datagrams, and a rank that ends
+//! cleanly says BYE.
 //!
 //! Environment: `GEX_UDP_ADDR` (the address peers reach this rank at;
 //! default 127.0.0.1, or the first non-loopback IPv4 address when the
