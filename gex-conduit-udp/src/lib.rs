@@ -20,9 +20,15 @@
 //! forged or corrupted ones, and ones claiming the receiver or a rank
 //! outside the job as source are dropped and counted before they change
 //! anything. `GEX_UDP_AUTH=0` turns the MAC off on trusted networks; every
-//! rank must have the same setting (checked at start-up). A peer silent past
-//! `GEX_UDP_PEER_TIMEOUT` seconds (default 30) while data to it is
-//! unacknowledged ends the job with a message naming it.
+//! rank must have the same setting (checked at start-up).
+//!
+//! Requests and replies travel on separate lanes of the protocol
+//! ([`proto::Lane`]), so that a reply never waits for capacity requests
+//! hold and is never refused for a full inbox. A peer silent past
+//! `GEX_UDP_PEER_TIMEOUT` seconds (default 30, finite, more than 0, at most
+//! a day) ends the job with a message naming it, whether or not data to it
+//! is outstanding: a heartbeat thread in every rank keeps idle peers
+//! exchanging datagrams, and a rank that ends cleanly says BYE.
 //!
 //! Environment: `GEX_UDP_ADDR` (the address peers reach this rank at;
 //! default 127.0.0.1, or the first non-loopback IPv4 address when the
@@ -30,7 +36,9 @@
 //! host identity for grouping ranks into neighbourhoods; default the
 //! hostname), `GEX_UDP_MTU` (largest datagram; default 65507 when every
 //! rank is on this host, where datagrams cross loopback, else 1472),
-//! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`, `GEX_UDP_AUTH`, `GEX_UDP_PROGRESS_THREAD=1` (a
+//! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`, `GEX_UDP_AUTH`, `GEX_UDP_INBOX_LIMIT` (complete
+//! messages waiting for handlers beyond which request DATA is refused;
+//! default 65536), `GEX_UDP_PROGRESS_THREAD=1` (a
 //! thread that keeps the protocol going — ACKs, retransmissions, receiving —
 //! while the application does not poll; handlers still run only in polls).
 
@@ -67,7 +75,8 @@ const DELIVER_BATCH: usize = 64;
 /// application may not be running handlers, and a handler may wait for
 /// window space while its peers keep sending). High enough that ordinary
 /// floods never reach it, since a refused datagram waits for a
-/// retransmission timeout.
+/// retransmission timeout. `GEX_UDP_INBOX_LIMIT` overrides the message
+/// count (tests make refusals happen with small floods).
 const INBOX_LIMIT: usize = 1 << 16;
 /// Inbox messages from which a poll that is about to run handlers receives
 /// nothing more (see `Link::progress_checked`).
@@ -96,6 +105,27 @@ const TIMER_CHECK_POLLS: u32 = 32;
 /// The longest a poll waits (the socket's read timeout). Protocol timers
 /// (delayed ACKs, retransmissions) may fire this much late.
 const MAX_SLEEP: Duration = Duration::from_millis(1);
+
+/// The longest `GEX_UDP_PEER_TIMEOUT` accepted (one day).
+const MAX_PEER_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// Parses `GEX_UDP_PEER_TIMEOUT`: seconds, finite, above zero and at most
+/// one day (so that a quarter of it is a sane heartbeat period); anything
+/// else is an error naming the variable.
+fn parse_peer_timeout(v: &str) -> Result<Duration> {
+    let secs = v
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= MAX_PEER_TIMEOUT_SECS)
+        .ok_or_else(|| {
+            Error::bad_arg(format!(
+                "GEX_UDP_PEER_TIMEOUT={v:?}: expected seconds, more than 0 and at most {MAX_PEER_TIMEOUT_SECS}"
+            ))
+        })?;
+    // At least a millisecond: the protocol's timers are that coarse.
+    Ok(Duration::from_secs_f64(secs).max(Duration::from_millis(1)))
+}
 
 /// Creates the udp conduit.
 #[derive(Clone, Copy, Debug, Default)]
@@ -356,6 +386,9 @@ struct Link {
     inbox_bytes: AtomicUsize,
     /// Tells the progress thread, if any, to end.
     stop: AtomicBool,
+    /// Complete messages waiting for handlers beyond which request DATA
+    /// is refused ([`INBOX_LIMIT`] unless `GEX_UDP_INBOX_LIMIT`).
+    inbox_limit: usize,
     fd: std::os::fd::RawFd,
 }
 
@@ -365,7 +398,7 @@ impl Link {
     /// inbox; returns how many datagrams arrived. Skipped when another
     /// thread is doing it.
     fn progress(&self, wait: bool) -> usize {
-        self.progress_checked(wait, true, false).0
+        self.progress_checked(wait, true, false, false).0
     }
 
     /// [`Link::progress`]; a dead peer ends the job only when `check_dead`.
@@ -381,6 +414,7 @@ impl Link {
         mut wait: bool,
         check_dead: bool,
         deliverer: bool,
+        timers_now: bool,
     ) -> (usize, Option<InboxMsg>) {
         let Ok(mut guard) = self.net.try_lock() else {
             return (0, None);
@@ -394,7 +428,7 @@ impl Link {
         // this rank's own sends moving, and the peer is heard from) but
         // their DATA is refused unacknowledged: the senders retransmit it
         // once the handlers have caught up.
-        let full = self.inbox_len.load(Ordering::Relaxed) >= INBOX_LIMIT
+        let full = self.inbox_len.load(Ordering::Relaxed) >= self.inbox_limit
             || self.inbox_bytes.load(Ordering::Relaxed) >= INBOX_LIMIT_BYTES;
         let defer = deliverer && self.inbox_len.load(Ordering::Relaxed) >= BACKLOG;
         wait &= !full && !defer;
@@ -419,10 +453,10 @@ impl Link {
         // poll then costs little more than its receive call.
         let mut dead = None;
         net.polls_since_timers += 1;
-        if wait || net.polls_since_timers >= TIMER_CHECK_POLLS {
+        if wait || timers_now || net.polls_since_timers >= TIMER_CHECK_POLLS {
             net.polls_since_timers = 0;
             let now = *clock.get_or_insert_with(Instant::now);
-            if now >= net.next_timer_check {
+            if now >= net.next_timer_check || timers_now {
                 net.next_timer_check = now + TIMER_CHECK;
                 if net.ep.next_timeout().is_some_and(|t| t <= now) {
                     net.ep.handle_timeout(now);
@@ -484,19 +518,27 @@ impl Link {
     /// sent is acknowledged and peers have been quiet for [`LINGER_QUIET`]
     /// (they may be retransmitting data whose acknowledgement was lost, and
     /// would otherwise wait for a rank that is gone), for at most `max`.
+    /// Then says BYE to every peer, so that those still running (and
+    /// watching for silence, see [`heartbeat_thread`]) expect its silence.
     fn linger(&self, max: Duration) {
+        // The progress and heartbeat threads end: from here on this
+        // thread drives the protocol, and no peer is declared dead.
+        self.stop.store(true, Ordering::Relaxed);
         let start = Instant::now();
         let mut quiet_since = start;
         loop {
-            if self.progress_checked(false, false, false).0 > 0 {
+            if self.progress_checked(false, false, false, false).0 > 0 {
                 quiet_since = Instant::now();
             }
             let now = Instant::now();
             if now >= start + max || (self.all_acked() && now >= quiet_since + LINGER_QUIET) {
-                return;
+                break;
             }
             self.wait_readable(Duration::from_millis(2));
         }
+        let mut net = self.net.lock().unwrap_or_else(|p| p.into_inner());
+        net.ep.send_bye();
+        net.flush(Instant::now());
     }
 }
 
@@ -543,6 +585,32 @@ fn progress_thread(link: Arc<Link>) {
     while !link.stop.load(Ordering::Relaxed) {
         link.wait_readable(MAX_SLEEP);
         link.progress(false);
+    }
+}
+
+/// How often the heartbeat thread runs the protocol's timers: an eighth of
+/// the peer timeout, within these bounds.
+const HEARTBEAT_TICK_MIN: Duration = Duration::from_millis(10);
+/// See [`HEARTBEAT_TICK_MIN`].
+const HEARTBEAT_TICK_MAX: Duration = Duration::from_secs(1);
+
+/// The heartbeat thread, in every udp rank: every `tick` it receives what
+/// has arrived (any datagram from a peer proves it alive), runs the
+/// protocol's timers (which queue a heartbeat to every peer not sent to for
+/// a quarter of the peer timeout), transmits, and ends the job if a peer
+/// has been silent past the peer timeout, even with nothing outstanding.
+/// Being a thread, it proves this rank alive while the application
+/// computes without polling; a stopped process's threads all stop, so its
+/// peers notice. It runs no handlers. It ends at exit (see
+/// [`Link::linger`]) or when the conduit is dropped.
+fn heartbeat_thread(link: Arc<Link>, tick: Duration) {
+    loop {
+        // A periodic timer, not a synchronisation.
+        std::thread::sleep(tick);
+        if link.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        link.progress_checked(false, true, false, true);
     }
 }
 
@@ -701,12 +769,23 @@ impl UdpConduit {
                 })?;
         }
         if let Some(t) = env("GEX_UDP_PEER_TIMEOUT") {
-            let secs: f64 = t.parse().ok().filter(|&s: &f64| s > 0.0).ok_or_else(|| {
-                Error::bad_arg(format!("GEX_UDP_PEER_TIMEOUT={t:?}: expected seconds"))
-            })?;
-            cfg.peer_timeout = Duration::from_secs_f64(secs);
+            cfg.peer_timeout = parse_peer_timeout(&t)?;
         }
 
+        let cfg_timeout = cfg.peer_timeout;
+        let inbox_limit = match env("GEX_UDP_INBOX_LIMIT") {
+            None => INBOX_LIMIT,
+            Some(v) => v
+                .parse::<usize>()
+                .ok()
+                .filter(|&m| (1..=1 << 24).contains(&m))
+                .ok_or_else(|| {
+                    Error::bad_arg(format!(
+                        "GEX_UDP_INBOX_LIMIT={v:?}: expected a message count from 1 to {}",
+                        1 << 24
+                    ))
+                })?,
+        };
         let host_ip = match env("GEX_UDP_ADDR") {
             Some(a) => a,
             None if multi_host => first_ipv4().ok_or_else(|| {
@@ -816,6 +895,7 @@ impl UdpConduit {
                 inbox_len: AtomicUsize::new(0),
                 inbox_bytes: AtomicUsize::new(0),
                 stop: AtomicBool::new(false),
+                inbox_limit,
             }),
             delivering: AtomicBool::new(false),
             boot,
@@ -823,6 +903,16 @@ impl UdpConduit {
         // A rank that ends stays long enough to acknowledge its peers' last
         // datagrams and get its own acknowledged (see `Link::linger`).
         linger_on_exit(&conduit.link);
+        let tick = (cfg_timeout / 8).clamp(HEARTBEAT_TICK_MIN, HEARTBEAT_TICK_MAX);
+        {
+            let mut net = conduit.link.net.lock().unwrap_or_else(|p| p.into_inner());
+            net.ep.start_keepalive(Instant::now());
+        }
+        let link = conduit.link.clone();
+        std::thread::Builder::new()
+            .name("gex-udp-heartbeat".into())
+            .spawn(move || heartbeat_thread(link, tick))
+            .map_err(|e| Error::resource(format!("udp conduit: heartbeat thread: {e}")))?;
         if env("GEX_UDP_PROGRESS_THREAD").is_some_and(|v| v == "1") {
             let link = conduit.link.clone();
             std::thread::Builder::new()
@@ -857,7 +947,7 @@ impl UdpConduit {
                 std::thread::yield_now();
             }
         }
-        self.link.progress_checked(wait, true, deliverer)
+        self.link.progress_checked(wait, true, deliverer, false)
     }
 
     /// Runs handlers of inbox messages (replies only for `RepliesOnly`).
@@ -1014,9 +1104,16 @@ impl Conduit for UdpConduit {
                 let mut net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
                 let now = Instant::now();
                 // Encoded straight into the protocol's buffer.
+                // Replies on their own lane: they never wait for capacity
+                // that requests hold, and the receiver never refuses them.
+                let lane = if msg.is_request {
+                    proto::Lane::Request
+                } else {
+                    proto::Lane::Reply
+                };
                 let sent = net
                     .ep
-                    .send_with(dest, len, now, |out| wire::encode_append(msg, out));
+                    .send_with(dest, lane, len, now, |out| wire::encode_append(msg, out));
                 if sent.is_err() {
                     return Ok(Injected::NoOp);
                 }
@@ -1094,10 +1191,36 @@ impl Conduit for UdpConduit {
             ("refused_data", p.refused_data),
             ("messages_sent", p.messages_sent),
             ("messages_delivered", p.messages_delivered),
+            ("heartbeats_sent", p.heartbeats_sent),
+            ("byes_received", p.byes_received),
         ]
         .into_iter()
         .map(|(name, value)| Counter::new(name, value))
         .collect();
         st
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peer_timeout_is_parsed_strictly() {
+        assert_eq!(parse_peer_timeout("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(
+            parse_peer_timeout(" 0.5 ").unwrap(),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            parse_peer_timeout("86400").unwrap(),
+            Duration::from_secs(86400)
+        );
+        for bad in [
+            "inf", "-inf", "NaN", "infinity", "0", "-1", "", "abc", "1e300", "86401", "2s",
+        ] {
+            let e = parse_peer_timeout(bad).expect_err(bad);
+            assert!(e.message().contains("GEX_UDP_PEER_TIMEOUT"), "{bad:?}: {e}");
+        }
     }
 }

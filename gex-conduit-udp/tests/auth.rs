@@ -181,7 +181,12 @@ fn forged_and_replayed_datagrams_change_nothing() {
                 src: 1,
                 dst: 0,
                 ack: Some(pw::AckInfo::default()),
-                data: Some(pw::DataInfo { seq, body: &body }),
+                reply_ack: None,
+                data: Some(pw::DataInfo {
+                    lane: pw::Lane::Request,
+                    seq,
+                    body: &body,
+                }),
             },
             &mut d,
         );

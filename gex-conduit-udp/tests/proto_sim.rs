@@ -8,7 +8,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 
-use gex_conduit_udp::proto::{decode_datagram, wire, Auth, Config, Endpoint, MAX_OVERHEAD};
+use gex_conduit_udp::proto::{decode_datagram, wire, Auth, Config, Endpoint, Lane, MAX_OVERHEAD};
 use proptest::prelude::*;
 use proptest::test_runner::Config as PtConfig;
 
@@ -266,8 +266,10 @@ fn run(sc: &Scenario) -> Outcome {
                             ep.send(d as u32, msg, now).expect("can_send said yes");
                         } else {
                             let m: &[u8] = msg;
-                            ep.send_with(d as u32, m.len(), now, |out| out.extend_from_slice(m))
-                                .expect("can_send said yes");
+                            ep.send_with(d as u32, Lane::Request, m.len(), now, |out| {
+                                out.extend_from_slice(m)
+                            })
+                            .expect("can_send said yes");
                         }
                         q.pop_front();
                     } else {
@@ -715,5 +717,311 @@ proptest! {
         e.handle_timeout(t0 + Duration::from_secs(5));
         f.handle_timeout(t0 + Duration::from_secs(5));
         let _ = (e.next_timeout(), f.dead_peer(t0 + Duration::from_secs(100)));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// AM floods: requests whose handling sends replies (issue #9, defect 1).
+// ---------------------------------------------------------------------------
+
+/// A flood scenario: every rank sends `per_pair` requests of `len` bytes to
+/// every other rank; each request, when its "handler" runs, sends a reply
+/// of the same length back. Each rank models the udp shell's inbox: at most
+/// `cap` complete messages wait for handlers, and while it is full the
+/// receiver refuses DATA (`handle_datagram_gated` with `accept_data`
+/// false). Handlers run `rate` messages per step; a handler whose reply
+/// does not fit the reply lane's budget blocks (as `reply_medium` waits for
+/// window space), and while blocked its rank runs reply handlers only (the
+/// shell's `PollScope::RepliesOnly`) and no request handler.
+#[derive(Clone, Debug)]
+struct Flood {
+    n: usize,
+    window: usize,
+    cap: usize,
+    rate: usize,
+    per_pair: usize,
+    len: usize,
+    net: Net,
+    seed: u64,
+    /// Send replies on the request lane (the design before the reply lane):
+    /// to show that the simulation catches the deadlock.
+    replies_on_request_lane: bool,
+}
+
+/// Message header: kind (0 request, 1 reply), source, destination, index.
+const FLOOD_HEAD: usize = 7;
+
+fn flood_msg(is_reply: bool, src: usize, dst: usize, idx: usize, len: usize) -> Vec<u8> {
+    let mut m = vec![u8::from(is_reply), src as u8, dst as u8];
+    m.extend_from_slice(&(idx as u32).to_le_bytes());
+    m.extend(content(2 * src + usize::from(is_reply), dst, idx, len));
+    m
+}
+
+/// Runs a flood to its end: `Err` with a description if it does not end
+/// within 120 s of virtual time (a deadlock) or stalls.
+fn run_flood(f: &Flood) -> Result<Duration, String> {
+    let n = f.n;
+    let t0 = Instant::now();
+    let cfg = Config {
+        key: key_of(0xf100d),
+        max_datagram: 1472,
+        window: f.window,
+        initial_rto: Duration::from_millis(20),
+        min_rto: Duration::from_millis(2),
+        max_rto: Duration::from_millis(500),
+        ack_delay: Duration::from_millis(1),
+        peer_timeout: Duration::from_secs(3600),
+        auth: true,
+    };
+    let mut eps: Vec<Endpoint> = (0..n)
+        .map(|r| Endpoint::new(r as u32, n as u32, cfg.clone()))
+        .collect();
+    let mut wire = Wire {
+        rng: Rng(f.seed),
+        net: f.net.clone(),
+        queue: BinaryHeap::new(),
+        next_id: 0,
+        submitted: 0,
+        corrupted: 0,
+    };
+    let reply_lane = if f.replies_on_request_lane {
+        Lane::Request
+    } else {
+        Lane::Reply
+    };
+    // Per rank: next request index to send to each peer; the modelled
+    // inbox; a reply its blocked handler waits to send; next index
+    // expected per (source, kind).
+    let mut next_req = vec![vec![0usize; n]; n];
+    let mut inbox: Vec<VecDeque<(usize, Vec<u8>)>> = vec![VecDeque::new(); n];
+    let mut blocked: Vec<Option<(usize, Vec<u8>)>> = vec![None; n];
+    let mut got = vec![vec![[0usize; 2]; n]; n];
+    let mut handled_requests = vec![vec![0usize; n]; n];
+    let mut buf = Vec::new();
+    let mut now_ns = 0u64;
+    let at = |ns: u64| t0 + Duration::from_nanos(ns);
+    let limit_ns = 120_000_000_000u64;
+    let check = |d: usize, src: usize, m: &[u8], got: &mut Vec<Vec<[usize; 2]>>| {
+        assert!(
+            m.len() == FLOOD_HEAD + f.len,
+            "length of a message {src}->{d}"
+        );
+        let is_reply = m[0] == 1;
+        assert!(
+            m[0] <= 1 && m[1] as usize == src && m[2] as usize == d,
+            "header {src}->{d}"
+        );
+        let idx = u32::from_le_bytes(m[3..7].try_into().unwrap()) as usize;
+        let k = usize::from(is_reply);
+        assert_eq!(
+            idx,
+            got[d][src][k],
+            "order of {} {src}->{d}",
+            ["requests", "replies"][k]
+        );
+        assert!(idx < f.per_pair, "extra message {src}->{d}");
+        assert!(
+            m == flood_msg(is_reply, src, d, idx, f.len),
+            "content {src}->{d} #{idx}"
+        );
+        got[d][src][k] += 1;
+    };
+    loop {
+        let now = at(now_ns);
+        // Handlers and senders.
+        for r in 0..n {
+            let ep = &mut eps[r];
+            if let Some((to, m)) = blocked[r].take() {
+                if ep.can_send_on(to as u32, reply_lane, m.len()) {
+                    ep.send_on(to as u32, reply_lane, &m, now).unwrap();
+                } else {
+                    blocked[r] = Some((to, m));
+                }
+            }
+            let mut ran = 0;
+            while ran < f.rate {
+                let pos = if blocked[r].is_some() {
+                    inbox[r].iter().position(|(_, m)| m[0] == 1)
+                } else if inbox[r].is_empty() {
+                    None
+                } else {
+                    Some(0)
+                };
+                let Some(pos) = pos else { break };
+                let (src, m) = inbox[r].remove(pos).unwrap();
+                ran += 1;
+                if m[0] == 1 {
+                    continue;
+                }
+                let idx = u32::from_le_bytes(m[3..7].try_into().unwrap()) as usize;
+                handled_requests[r][src] += 1;
+                let reply = flood_msg(true, r, src, idx, f.len);
+                if ep.can_send_on(src as u32, reply_lane, reply.len()) {
+                    ep.send_on(src as u32, reply_lane, &reply, now).unwrap();
+                } else {
+                    blocked[r] = Some((src, reply));
+                    break;
+                }
+            }
+            if blocked[r].is_none() {
+                for k in 1..n {
+                    let d = (r + k) % n;
+                    let i = next_req[r][d];
+                    if i < f.per_pair && ep.can_send(d as u32, FLOOD_HEAD + f.len) {
+                        ep.send(d as u32, &flood_msg(false, r, d, i, f.len), now)
+                            .unwrap();
+                        next_req[r][d] += 1;
+                    }
+                }
+            }
+            while let Some(d) = ep.poll_transmit(now, &mut buf) {
+                wire.submit(now_ns, d as usize, &buf);
+            }
+        }
+        let done = (0..n).all(|r| {
+            blocked[r].is_none()
+                && inbox[r].is_empty()
+                && (0..n).all(|s| {
+                    s == r
+                        || (next_req[r][s] == f.per_pair
+                            && got[r][s] == [f.per_pair; 2]
+                            && handled_requests[r][s] == f.per_pair
+                            && eps[r].is_idle(s as u32))
+                })
+        });
+        if done {
+            return Ok(Duration::from_nanos(now_ns));
+        }
+        // The next event: a datagram, a timer, or (handlers with work) now.
+        let busy = (0..n).any(|r| {
+            !inbox[r].is_empty()
+                && (blocked[r].is_none() || inbox[r].iter().any(|(_, m)| m[0] == 1))
+        });
+        let next_timer = eps
+            .iter()
+            .filter_map(Endpoint::next_timeout)
+            .map(|t| t.saturating_duration_since(t0).as_nanos() as u64)
+            .min();
+        let next = [wire.next_time(), next_timer, busy.then_some(now_ns + 1_000)]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(next) = next else {
+            return Err(format!(
+                "stalled at {:?}: got {got:?}",
+                Duration::from_nanos(now_ns)
+            ));
+        };
+        now_ns = now_ns.max(next);
+        if now_ns > limit_ns {
+            return Err(format!(
+                "no end within {:?} (deadlock): blocked {:?}, inboxes {:?}, got {got:?}",
+                Duration::from_nanos(limit_ns),
+                blocked.iter().map(Option::is_some).collect::<Vec<_>>(),
+                inbox.iter().map(VecDeque::len).collect::<Vec<_>>()
+            ));
+        }
+        let now = at(now_ns);
+        while wire.next_time().is_some_and(|t| t <= now_ns) {
+            let Some(Reverse((_, _, d, data))) = wire.queue.pop() else {
+                break;
+            };
+            let accept = inbox[d].len() < f.cap;
+            eps[d].handle_datagram_gated(&data, now, accept);
+            while let Some((src, m)) = eps[d].poll_message() {
+                check(d, src as usize, &m, &mut got);
+                inbox[d].push_back((src as usize, m));
+            }
+            // The reply lane's window bounds what refusal cannot.
+            assert!(
+                inbox[d].len() <= f.cap + 64 + n * f.window * (1 + 1472 / (f.len + FLOOD_HEAD + 7)),
+                "rank {d}'s inbox grew to {}",
+                inbox[d].len()
+            );
+        }
+        for ep in eps.iter_mut() {
+            if ep.next_timeout().is_some_and(|t| t <= now) {
+                ep.handle_timeout(now);
+            }
+        }
+    }
+}
+
+fn flood_net(loss: f64) -> Net {
+    Net {
+        loss,
+        dup: loss / 4.0,
+        reorder: loss / 2.0,
+        base_delay_us: 20,
+        jitter_us: 10,
+        corrupt: 0.0,
+    }
+}
+
+/// The deadlock of issue #9 reproduced: with replies on the request lane,
+/// every rank ends up in a handler waiting for window space that only a
+/// peer's refused inbox could open. With the reply lane the same flood ends.
+#[test]
+fn flood_deadlocks_without_the_reply_lane_and_ends_with_it() {
+    // Whether a given flood wedges depends on how messages pack into
+    // datagrams (header sizes) and on timing, so several shapes are tried:
+    // the old design must wedge in some, the lanes must finish them all.
+    let mut deadlocked = Vec::new();
+    for len in [200, 600, 1000, 1300] {
+        for seed in 1..=3 {
+            let f = Flood {
+                n: 2,
+                window: 4,
+                cap: 4,
+                rate: 2,
+                per_pair: 200,
+                len,
+                net: flood_net(0.0),
+                seed,
+                replies_on_request_lane: true,
+            };
+            if let Err(e) = run_flood(&f) {
+                assert!(e.contains("deadlock"), "{e}");
+                deadlocked.push((len, seed));
+            }
+            let f = Flood {
+                replies_on_request_lane: false,
+                ..f
+            };
+            let t = run_flood(&f).unwrap_or_else(|e| panic!("len {len} seed {seed}: {e}"));
+            assert!(t < Duration::from_secs(10), "{t:?}");
+        }
+    }
+    assert!(
+        !deadlocked.is_empty(),
+        "replies on the request lane never deadlocked: the simulation no longer reproduces issue #9"
+    );
+}
+
+proptest! {
+    #![proptest_config(PtConfig { cases: 48, ..PtConfig::default() })]
+
+    /// Floods of requests answered by replies, on 2 to 5 ranks, with small
+    /// windows and inboxes, loss, duplication and reordering: every message
+    /// is delivered once, intact, in order per lane, and the flood ends.
+    #[test]
+    fn floods_end_with_every_message_once_and_in_order(
+        n in 2usize..=5,
+        window in 1usize..=16,
+        cap in 1usize..=16,
+        rate in 1usize..=4,
+        per_pair in 1usize..=40,
+        len in prop_oneof![Just(1usize), Just(200), Just(1400), Just(4000)],
+        loss in prop_oneof![Just(0.0), Just(0.05), Just(0.2)],
+        seed in any::<u64>(),
+    ) {
+        let f = Flood {
+            n, window, cap, rate, per_pair, len, net: flood_net(loss), seed,
+            replies_on_request_lane: false,
+        };
+        if let Err(e) = run_flood(&f) {
+            panic!("{f:?}: {e}");
+        }
     }
 }

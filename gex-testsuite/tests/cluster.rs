@@ -26,6 +26,7 @@ const TEST_AM: &str = env!("CARGO_BIN_EXE_test-am");
 const TEST_CORE: &str = env!("CARGO_BIN_EXE_test-core");
 const TEST_RMA: &str = env!("CARGO_BIN_EXE_test-rma");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
+const TEST_FLOOD: &str = env!("CARGO_BIN_EXE_test-flood");
 
 /// Runs `program args` as a job of `ranks` ranks with captured output.
 fn launch(program: &str, ranks: u32, args: &[&str]) -> JobOutcome {
@@ -291,6 +292,92 @@ fn fault_silent_udp_peer_is_declared_dead() {
         report(&out)
     );
     check_cleanup(&out);
+}
+
+/// A rank stopped (SIGSTOP) while the others wait in a barrier with
+/// nothing outstanding toward it: the heartbeats stop, the others declare
+/// it dead within the peer timeout (plus a heartbeat period and start-up),
+/// naming it, and the launcher kills the stopped process.
+#[test]
+fn fault_stopped_udp_rank_in_a_barrier_is_declared_dead() {
+    let out = launch_on(
+        "udp",
+        TEST_FAULTS,
+        3,
+        &["stopped-in-barrier"],
+        &[("GEX_UDP_BYPASS", "0"), ("GEX_UDP_PEER_TIMEOUT", "2")],
+    );
+    assert!(!out.timed_out, "{}", report(&out));
+    assert!(
+        out.elapsed < Duration::from_secs(10),
+        "took {:.2?}\n{}",
+        out.elapsed,
+        report(&out)
+    );
+    assert_eq!(out.code, 1, "{}", report(&out));
+    assert!(
+        out.stdout
+            .contains("mode stopped-in-barrier: stopping myself"),
+        "{}",
+        report(&out)
+    );
+    assert!(
+        out.stderr.contains("rank 2 has not answered"),
+        "{}",
+        report(&out)
+    );
+    check_cleanup(&out);
+}
+
+/// Requests per pair and phase in the CI floods (64 KiB, 4 KiB): enough
+/// to fill the windows many times over, small enough for CI.
+const FLOOD_ARGS: [&str; 2] = ["300", "3000"];
+
+/// The udp floods run with an inbox of 64 messages (`GEX_UDP_INBOX_LIMIT`),
+/// so that receivers refuse request DATA often even in a small flood: with
+/// one lane for requests and replies (before issue #9) these jobs hung
+/// for good on 3 and 5 ranks.
+const SMALL_INBOX: (&str, &str) = ("GEX_UDP_INBOX_LIMIT", "64");
+
+/// Runs test-flood on `conduit` with `env` on each of `ranks`; every run
+/// must pass (each payload byte, argument and count is checked by the
+/// program).
+fn floods(conduit: &str, ranks: &[u32], env: &[(&str, &str)]) {
+    for &n in ranks {
+        let out = launch_on(conduit, TEST_FLOOD, n, &FLOOD_ARGS, env);
+        let what = format!("test-flood -n {n} on {conduit} {env:?}");
+        assert!(!out.timed_out, "{what} timed out\n{}", report(&out));
+        assert_eq!(out.code, 0, "{what} failed\n{}", report(&out));
+        for r in 0..n {
+            let line = format!("test-flood: rank {r} of {n}: all checks passed");
+            assert!(
+                out.stdout.contains(&line),
+                "{what}: no {line:?}\n{}",
+                report(&out)
+            );
+        }
+        check_cleanup(&out);
+    }
+}
+
+/// All-to-all floods of Medium and Long requests answered from their
+/// handlers by same-size replies (a reply must always make progress).
+#[test]
+fn test_flood_smp() {
+    floods("smp", &[2, 3, 5], &[]);
+}
+
+#[test]
+fn test_flood_over_udp() {
+    floods("udp", &[2, 3, 5], &[("GEX_UDP_BYPASS", "0"), SMALL_INBOX]);
+    floods("udp", &[3], &[("GEX_UDP_BYPASS", "0")]);
+}
+
+#[test]
+fn test_flood_over_udp_with_a_progress_thread() {
+    let pt = ("GEX_UDP_PROGRESS_THREAD", "1");
+    floods("udp", &[2, 3], &[("GEX_UDP_BYPASS", "0"), pt, SMALL_INBOX]);
+    floods("udp", &[5], &[("GEX_UDP_BYPASS", "0"), pt]);
 }
 
 // Jobs started by another launcher: the processes get Slurm's (or Open

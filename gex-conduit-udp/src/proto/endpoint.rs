@@ -7,7 +7,7 @@ use bytes::Bytes;
 
 use super::wire::{
     chunks, decode_datagram, encode_chunk, encode_chunk_head, encode_data_head, encode_datagram,
-    expand_seq, has_preamble, AckInfo, DataInfo, Datagram, CHUNK_HEADER_LEN,
+    expand_seq, has_preamble, AckInfo, DataInfo, Datagram, Kind, Lane, CHUNK_HEADER_LEN,
     FIRST_CHUNK_HEADER_LEN, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MAX_SACK_WORDS, MIN_DATAGRAM,
 };
 use super::{Auth, Backpressure, Config, Stats};
@@ -293,7 +293,6 @@ struct RecvState {
     ooo_bytes: usize,
     /// The message being reassembled.
     partial: Option<Partial>,
-    last_heard: Option<Instant>,
     received_any: bool,
     /// Something received that no ACK sent since covers.
     ack_pending: bool,
@@ -311,7 +310,6 @@ impl RecvState {
             ooo: VecDeque::new(),
             ooo_bytes: 0,
             partial: None,
-            last_heard: None,
             received_any: false,
             ack_pending: false,
             ack_now: false,
@@ -349,12 +347,28 @@ impl RecvState {
     }
 }
 
+/// Toward and from one peer: two independent lanes (index
+/// [`Lane::index`]), requests and replies.
 #[derive(Debug)]
 struct Peer {
-    snd: SendState,
-    rcv: RecvState,
+    snd: [SendState; 2],
+    rcv: [RecvState; 2],
     /// In `Endpoint::ready`.
     in_ready: bool,
+    /// When the last datagram from the peer arrived (any kind, any lane).
+    last_heard: Option<Instant>,
+    /// When the last datagram to the peer was emitted.
+    last_tx: Option<Instant>,
+    /// BYE datagrams still to send (see [`Endpoint::send_bye`]).
+    bye_to_send: u8,
+    /// The peer said BYE: its silence is expected from now on.
+    departed: bool,
+}
+
+impl Peer {
+    fn idle(&self) -> bool {
+        self.snd.iter().all(SendState::idle)
+    }
 }
 
 /// Complete messages waiting for `poll_message`.
@@ -382,6 +396,8 @@ pub struct Endpoint {
     /// Emptied body buffers of acknowledged datagrams, reused by `pack`.
     spare: Vec<Vec<u8>>,
     stats: Stats,
+    /// Since when idle peers are watched too (see [`Endpoint::start_keepalive`]).
+    keepalive_since: Option<Instant>,
 }
 
 impl Endpoint {
@@ -395,9 +411,13 @@ impl Endpoint {
         cfg.initial_rto = cfg.initial_rto.clamp(cfg.min_rto, cfg.max_rto);
         let peers = (0..npeers)
             .map(|_| Peer {
-                snd: SendState::new(&cfg),
-                rcv: RecvState::new(),
+                snd: [SendState::new(&cfg), SendState::new(&cfg)],
+                rcv: [RecvState::new(), RecvState::new()],
                 in_ready: false,
+                last_heard: None,
+                last_tx: None,
+                bye_to_send: 0,
+                departed: false,
             })
             .collect();
         Endpoint {
@@ -411,7 +431,40 @@ impl Endpoint {
             inbox: Inbox::default(),
             spare: Vec::new(),
             stats: Stats::default(),
+            keepalive_since: None,
         }
+    }
+
+    /// From `now` on, watches every peer, not only those with data
+    /// outstanding: a peer not sent to for `peer_timeout / 4` gets a
+    /// heartbeat (a standalone ACK of the request lane, which changes
+    /// nothing at the receiver but proves this rank alive), and
+    /// [`Endpoint::dead_peer`] reports any peer silent for `peer_timeout`
+    /// (counted from `now` at the earliest), except one that said BYE. The
+    /// caller must then call [`Endpoint::handle_timeout`] at
+    /// [`Endpoint::next_timeout`] even while the application computes (the
+    /// udp shell does from a thread).
+    pub fn start_keepalive(&mut self, now: Instant) {
+        self.keepalive_since = Some(now);
+    }
+
+    /// Sends every peer a BYE (twice, against loss; never acknowledged) at
+    /// the next transmit opportunities: this endpoint has finished, and
+    /// peers watching it with [`Endpoint::start_keepalive`] must not take
+    /// its silence for death. Call it last, after everything sent was
+    /// acknowledged.
+    pub fn send_bye(&mut self) {
+        for peer in 0..self.peers.len() as u32 {
+            if peer != self.me {
+                self.peers[peer as usize].bye_to_send = 2;
+                self.mark_ready(peer);
+            }
+        }
+    }
+
+    /// Whether `peer` said BYE.
+    pub fn has_departed(&self, peer: u32) -> bool {
+        self.peers.get(peer as usize).is_some_and(|p| p.departed)
     }
 
     /// This endpoint's rank.
@@ -434,18 +487,33 @@ impl Endpoint {
         self.max_body
     }
 
-    /// Queues one message (any length up to 64 MiB) for `peer`, fragmenting
-    /// it. `Err(Backpressure)` if it does not fit the queue budget toward that
-    /// peer now (see [`Endpoint::can_send`]); then nothing is queued.
+    /// Queues one message (any length up to 64 MiB) for `peer` on the
+    /// request lane, fragmenting it. `Err(Backpressure)` if it does not fit
+    /// the queue budget toward that peer now (see [`Endpoint::can_send`]);
+    /// then nothing is queued.
     ///
     /// # Panics
     /// If `peer >= npeers` or `msg` is longer than [`MAX_MESSAGE`].
     pub fn send(&mut self, peer: u32, msg: &[u8], now: Instant) -> Result<(), Backpressure> {
-        if !self.can_send(peer, msg.len()) {
+        self.send_on(peer, Lane::Request, msg, now)
+    }
+
+    /// [`Endpoint::send`] on `lane`.
+    ///
+    /// # Panics
+    /// As [`Endpoint::send`].
+    pub fn send_on(
+        &mut self,
+        peer: u32,
+        lane: Lane,
+        msg: &[u8],
+        now: Instant,
+    ) -> Result<(), Backpressure> {
+        if !self.can_send_on(peer, lane, msg.len()) {
             self.check_send(peer, msg.len());
             return Err(Backpressure);
         }
-        self.send_owned(peer, &mut msg.to_vec(), now)
+        self.send_owned(peer, lane, &mut msg.to_vec(), now)
     }
 
     /// [`Endpoint::send`] taking the message's buffer instead of copying
@@ -457,14 +525,15 @@ impl Endpoint {
     pub fn send_owned(
         &mut self,
         peer: u32,
+        lane: Lane,
         msg: &mut Vec<u8>,
         now: Instant,
     ) -> Result<(), Backpressure> {
         self.check_send(peer, msg.len());
-        if !self.can_send(peer, msg.len()) {
+        if !self.can_send_on(peer, lane, msg.len()) {
             return Err(Backpressure);
         }
-        let snd = &mut self.peers[peer as usize].snd;
+        let snd = &mut self.peers[peer as usize].snd[lane.index()];
         if snd.idle() {
             snd.outstanding_since = Some(now);
         }
@@ -489,6 +558,7 @@ impl Endpoint {
     pub fn send_with(
         &mut self,
         peer: u32,
+        lane: Lane,
         len: usize,
         now: Instant,
         fill: impl FnOnce(&mut Vec<u8>),
@@ -496,16 +566,16 @@ impl Endpoint {
         self.check_send(peer, len);
         let window = self.cfg.window;
         let fits = len + FIRST_CHUNK_HEADER_LEN <= self.max_body;
-        let snd = &mut self.peers[peer as usize].snd;
+        let snd = &mut self.peers[peer as usize].snd[lane.index()];
         if !(fits && snd.queue.is_empty() && snd.packed.is_none() && snd.inflight.len() < window) {
             // Checked before encoding, so that backpressure costs no copy.
-            if !self.can_send(peer, len) {
+            if !self.can_send_on(peer, lane, len) {
                 return Err(Backpressure);
             }
             let mut msg = Vec::with_capacity(len);
             fill(&mut msg);
             assert_eq!(msg.len(), len, "send_with: fill wrote the wrong length");
-            return self.send_owned(peer, &mut msg, now);
+            return self.send_owned(peer, lane, &mut msg, now);
         }
         let mut head = self.spare.pop().unwrap_or_default();
         head.reserve(len + FIRST_CHUNK_HEADER_LEN);
@@ -541,17 +611,23 @@ impl Endpoint {
         );
     }
 
-    /// Whether a message of `len` bytes would be accepted by `send` now: the
-    /// queue toward `peer` is empty (then any message up to 64 MiB goes), or
-    /// its charge (`len + 7` per queued message) stays within
-    /// `window * max_body` bytes with this one.
+    /// Whether a message of `len` bytes would be accepted by `send` now on
+    /// the request lane: the queue toward `peer` is empty (then any message
+    /// up to 64 MiB goes), or its charge (`len + 7` per queued message)
+    /// stays within `window * max_body` bytes with this one.
     pub fn can_send(&self, peer: u32, len: usize) -> bool {
+        self.can_send_on(peer, Lane::Request, len)
+    }
+
+    /// [`Endpoint::can_send`] for `lane` (each lane has its own budget).
+    pub fn can_send_on(&self, peer: u32, lane: Lane, len: usize) -> bool {
         let Some(p) = self.peers.get(peer as usize) else {
             return false;
         };
+        let snd = &p.snd[lane.index()];
         len <= MAX_MESSAGE
-            && (p.snd.queue.is_empty()
-                || p.snd.queue_charge + len + FIRST_CHUNK_HEADER_LEN
+            && (snd.queue.is_empty()
+                || snd.queue_charge + len + FIRST_CHUNK_HEADER_LEN
                     <= self.cfg.window.saturating_mul(self.max_body))
     }
 
@@ -562,12 +638,15 @@ impl Endpoint {
     }
 
     /// [`Endpoint::handle_datagram`] for a receiver that may be unable to
-    /// take more messages: with `accept_data` false the datagram's
+    /// take more requests: with `accept_data` false the datagram's
     /// acknowledgements are still processed (so this endpoint's own sends
-    /// keep moving) but its DATA is dropped unacknowledged and counted in
-    /// `Stats::refused_data`; the sender retransmits it later. A receiver
-    /// that stopped reading its socket instead would deadlock against a
-    /// peer waiting for window space, and would take the peer for dead.
+    /// keep moving) but DATA of the request lane is dropped unacknowledged
+    /// and counted in `Stats::refused_data`; the sender retransmits it
+    /// later. DATA of the reply lane is always taken: a reply must always
+    /// make progress (a peer's handler may be waiting to send it), and the
+    /// reply lane's window bounds what it can add. A receiver that stopped
+    /// reading its socket instead would deadlock against a peer waiting for
+    /// window space, and would take the peer for dead.
     pub fn handle_datagram_gated(&mut self, data: &[u8], now: Instant, accept_data: bool) {
         self.handle_datagram_placed(data, now, accept_data, &mut KeepAll);
     }
@@ -610,18 +689,27 @@ impl Endpoint {
             return;
         }
         let peer = d.src;
-        if let Some(ack) = &d.ack {
-            if !self.ack_is_valid(peer, ack) {
-                self.stats.dropped_malformed += 1;
-                return;
+        for lane in Lane::ALL {
+            if let Some(ack) = d.ack_of(lane) {
+                if !self.ack_is_valid(peer, lane, ack) {
+                    self.stats.dropped_malformed += 1;
+                    return;
+                }
             }
         }
-        self.peers[peer as usize].rcv.last_heard = Some(now);
-        if let Some(ack) = &d.ack {
-            self.on_ack(peer, ack, now);
+        self.peers[peer as usize].last_heard = Some(now);
+        if d.kind() == Kind::Bye {
+            self.peers[peer as usize].departed = true;
+            self.stats.byes_received += 1;
+            return;
+        }
+        for lane in Lane::ALL {
+            if let Some(ack) = d.ack_of(lane) {
+                self.on_ack(peer, lane, ack, now);
+            }
         }
         if let Some(data) = d.data {
-            if accept_data {
+            if accept_data || data.lane == Lane::Reply {
                 self.on_data(peer, data, now, placer);
             } else {
                 self.stats.refused_data += 1;
@@ -650,6 +738,7 @@ impl Endpoint {
         while let Some(peer) = self.ready.pop_front() {
             self.peers[peer as usize].in_ready = false;
             if self.transmit_for(peer, now, buf, &mut tail) {
+                self.peers[peer as usize].last_tx = Some(now);
                 // The datagram is complete: authenticate it.
                 self.auth.seal(buf, &tail);
                 if self.has_work(peer, now) {
@@ -686,59 +775,64 @@ impl Endpoint {
         Some(m)
     }
 
-    /// When `handle_timeout` should next be called (retransmission or
-    /// delayed ACK), if ever. Peer death is not a timer here: check
-    /// [`Endpoint::dead_peer`] after `handle_timeout` (while data is
-    /// outstanding the retransmission timer fires at least every `max_rto`).
+    /// When `handle_timeout` should next be called (retransmission,
+    /// delayed ACK, or with [`Endpoint::start_keepalive`] a heartbeat), if
+    /// ever. Peer death is not a timer here: check [`Endpoint::dead_peer`]
+    /// after `handle_timeout` (while data is outstanding the retransmission
+    /// timer fires at least every `max_rto`).
     pub fn next_timeout(&self) -> Option<Instant> {
-        self.peers
+        let lanes = self
+            .peers
             .iter()
-            .flat_map(|p| {
-                let ack = if p.rcv.ack_pending && !p.rcv.ack_now {
-                    p.rcv.ack_deadline
+            .flat_map(|p| Lane::ALL.map(|l| (&p.snd[l.index()], &p.rcv[l.index()])))
+            .flat_map(|(snd, rcv)| {
+                let ack = if rcv.ack_pending && !rcv.ack_now {
+                    rcv.ack_deadline
                 } else {
                     None
                 };
-                [p.snd.rto_deadline, p.snd.loss_time, ack]
+                [snd.rto_deadline, snd.loss_time, ack]
             })
             .flatten()
-            .min()
+            .min();
+        let beat = (0..self.peers.len() as u32)
+            .filter_map(|i| self.heartbeat_at(i))
+            .min();
+        lanes.into_iter().chain(beat).min()
+    }
+
+    /// When a heartbeat to `peer` is due, when keepalive is on.
+    fn heartbeat_at(&self, peer: u32) -> Option<Instant> {
+        let since = self.keepalive_since?;
+        let p = &self.peers[peer as usize];
+        if peer == self.me || p.departed {
+            return None;
+        }
+        Some(p.last_tx.map_or(since, |t| t.max(since)) + self.cfg.peer_timeout / 4)
     }
 
     /// Fires the timers due at `now`: delayed ACKs become due, expired
     /// retransmission timers mark every unacknowledged datagram in flight
-    /// for retransmission and back off.
+    /// for retransmission and back off, due heartbeats are queued.
     pub fn handle_timeout(&mut self, now: Instant) {
         for peer in 0..self.peers.len() as u32 {
+            let beat = self.heartbeat_at(peer).is_some_and(|t| t <= now);
             let p = &mut self.peers[peer as usize];
             let mut ready = false;
-            if p.rcv.ack_pending && !p.rcv.ack_now && p.rcv.ack_deadline.is_some_and(|d| d <= now) {
-                p.rcv.ack_now = true;
+            if beat && !p.rcv[0].ack_now {
+                p.rcv[0].ack_pending = true;
+                p.rcv[0].ack_now = true;
+                self.stats.heartbeats_sent += 1;
                 ready = true;
             }
-            let snd = &mut p.snd;
-            if snd.loss_time.is_some_and(|d| d <= now) {
-                let marked = snd.detect_losses(now);
-                self.stats.fast_retransmits += marked;
-                ready |= marked > 0;
-            }
-            if snd.rto_deadline.is_some_and(|d| d <= now) {
-                if snd.unacked == 0 {
-                    snd.rto_deadline = None;
-                } else {
-                    self.stats.rto_expirations += 1;
-                    let una = snd.una;
-                    for (i, e) in snd.inflight.iter_mut().enumerate() {
-                        if !e.acked && !e.lost {
-                            e.lost = true;
-                            snd.retx.push_back(una + i as u64);
-                        }
-                    }
-                    snd.loss_time = None;
-                    snd.rto = (snd.rto * 2).min(self.cfg.max_rto);
-                    snd.rto_deadline = Some(now + snd.rto);
-                    ready = true;
-                }
+            for lane in Lane::ALL {
+                ready |= Self::lane_timeout(
+                    &mut p.snd[lane.index()],
+                    &mut p.rcv[lane.index()],
+                    now,
+                    &self.cfg,
+                    &mut self.stats,
+                );
             }
             if ready {
                 self.mark_ready(peer);
@@ -746,17 +840,67 @@ impl Endpoint {
         }
     }
 
-    /// A peer silent past `peer_timeout` while data to it is outstanding
-    /// (queued or unacknowledged): (peer, silent for). Silence counts from
-    /// the later of the last datagram from the peer and the moment data
-    /// toward it became outstanding. The longest silent peer if several.
+    /// [`Endpoint::handle_timeout`] for one lane toward one peer: whether
+    /// it has something to transmit now.
+    fn lane_timeout(
+        snd: &mut SendState,
+        rcv: &mut RecvState,
+        now: Instant,
+        cfg: &Config,
+        stats: &mut Stats,
+    ) -> bool {
+        let mut ready = false;
+        if rcv.ack_pending && !rcv.ack_now && rcv.ack_deadline.is_some_and(|d| d <= now) {
+            rcv.ack_now = true;
+            ready = true;
+        }
+        if snd.loss_time.is_some_and(|d| d <= now) {
+            let marked = snd.detect_losses(now);
+            stats.fast_retransmits += marked;
+            ready |= marked > 0;
+        }
+        if snd.rto_deadline.is_some_and(|d| d <= now) {
+            if snd.unacked == 0 {
+                snd.rto_deadline = None;
+            } else {
+                stats.rto_expirations += 1;
+                let una = snd.una;
+                for (i, e) in snd.inflight.iter_mut().enumerate() {
+                    if !e.acked && !e.lost {
+                        e.lost = true;
+                        snd.retx.push_back(una + i as u64);
+                    }
+                }
+                snd.loss_time = None;
+                snd.rto = (snd.rto * 2).min(cfg.max_rto);
+                snd.rto_deadline = Some(now + snd.rto);
+                ready = true;
+            }
+        }
+        ready
+    }
+
+    /// A dead peer: (peer, silent for), the longest silent if several.
+    /// Without keepalive, a peer counts only while data to it is
+    /// outstanding (queued or unacknowledged, on either lane), silent past
+    /// `peer_timeout` from the later of its last datagram and the moment
+    /// that data became outstanding. With [`Endpoint::start_keepalive`],
+    /// every peer that has not said BYE counts, silent from the later of its
+    /// last datagram and the start of keepalive (a peer that said BYE still
+    /// counts while data to it is outstanding).
     pub fn dead_peer(&self, now: Instant) -> Option<(u32, Duration)> {
         self.peers
             .iter()
             .enumerate()
-            .filter(|(_, p)| !p.snd.idle())
+            .filter(|&(i, _)| i as u32 != self.me)
             .filter_map(|(i, p)| {
-                let since = match (p.rcv.last_heard, p.snd.outstanding_since) {
+                let watched = self.keepalive_since.filter(|_| !p.departed);
+                let reference = match watched {
+                    Some(t) => Some(t),
+                    None if !p.idle() => p.snd.iter().filter_map(|s| s.outstanding_since).min(),
+                    None => return None,
+                };
+                let since = match (p.last_heard, reference) {
                     (Some(a), Some(b)) => a.max(b),
                     (a, b) => a.or(b)?,
                 };
@@ -766,23 +910,36 @@ impl Endpoint {
             .max_by_key(|&(_, s)| s)
     }
 
-    /// Unacknowledged DATA datagrams in flight toward `peer` (at most `window`).
+    /// Unacknowledged DATA datagrams in flight toward `peer`, both lanes
+    /// (at most `window` each).
     pub fn in_flight(&self, peer: u32) -> usize {
-        self.peers.get(peer as usize).map_or(0, |p| p.snd.unacked)
-    }
-
-    /// Bytes held on the send side toward `peer`: queued messages (charged
-    /// `len + 7` each) and in-flight bodies (see the bound in the module
-    /// documentation).
-    pub fn send_buffered_bytes(&self, peer: u32) -> usize {
         self.peers
             .get(peer as usize)
-            .map_or(0, |p| p.snd.queue_charge + p.snd.inflight_bytes)
+            .map_or(0, |p| p.snd.iter().map(|s| s.unacked).sum())
     }
 
-    /// Whether nothing toward `peer` is queued or unacknowledged.
+    /// [`Endpoint::in_flight`] of one lane.
+    pub fn in_flight_on(&self, peer: u32, lane: Lane) -> usize {
+        self.peers
+            .get(peer as usize)
+            .map_or(0, |p| p.snd[lane.index()].unacked)
+    }
+
+    /// Bytes held on the send side toward `peer`, both lanes: queued
+    /// messages (charged `len + 7` each) and in-flight bodies (see the bound
+    /// in the module documentation).
+    pub fn send_buffered_bytes(&self, peer: u32) -> usize {
+        self.peers.get(peer as usize).map_or(0, |p| {
+            p.snd
+                .iter()
+                .map(|s| s.queue_charge + s.inflight_bytes)
+                .sum()
+        })
+    }
+
+    /// Whether nothing toward `peer` is queued or unacknowledged (either lane).
     pub fn is_idle(&self, peer: u32) -> bool {
-        self.peers.get(peer as usize).is_none_or(|p| p.snd.idle())
+        self.peers.get(peer as usize).is_none_or(|p| p.idle())
     }
 
     /// Bytes held on the receive side: out-of-order bodies, partially
@@ -792,7 +949,8 @@ impl Endpoint {
             + self
                 .peers
                 .iter()
-                .map(|p| p.rcv.ooo_bytes + p.rcv.partial_bytes())
+                .flat_map(|p| p.rcv.iter())
+                .map(|r| r.ooo_bytes + r.partial_bytes())
                 .sum::<usize>()
     }
 
@@ -811,14 +969,18 @@ impl Endpoint {
 
     fn has_work(&self, peer: u32, now: Instant) -> bool {
         let p = &self.peers[peer as usize];
-        !p.snd.retx.is_empty()
-            || ((!p.snd.queue.is_empty() || p.snd.packed.is_some())
-                && p.snd.inflight.len() < self.cfg.window)
-            || p.rcv.ack_due(now)
+        let window = self.cfg.window;
+        p.snd.iter().any(|s| {
+            !s.retx.is_empty()
+                || ((!s.queue.is_empty() || s.packed.is_some()) && s.inflight.len() < window)
+        }) || p.rcv.iter().any(|r| r.ack_due(now))
+            || p.bye_to_send > 0
     }
 
     /// Emits one datagram toward `peer` if it has anything: a
-    /// retransmission, else new data within the window, else a due ACK.
+    /// retransmission, else new data within the window (the reply lane
+    /// before the request lane in both cases), else a due ACK (blocks of
+    /// both lanes), else a BYE.
     fn transmit_for(
         &mut self,
         peer: u32,
@@ -826,60 +988,74 @@ impl Endpoint {
         buf: &mut Vec<u8>,
         tail: &mut Bytes,
     ) -> bool {
-        let (tag, me) = (self.auth.tag(), self.me);
+        let (tag, me, window) = (self.auth.tag(), self.me, self.cfg.window);
         let p = &mut self.peers[peer as usize];
-        let snd = &mut p.snd;
-        let rcv = &mut p.rcv;
         // Retransmission.
         let mut target = None;
-        while let Some(seq) = snd.retx.pop_front() {
-            if seq < snd.una {
-                continue;
+        'lanes: for lane in [Lane::Reply, Lane::Request] {
+            let snd = &mut p.snd[lane.index()];
+            while let Some(seq) = snd.retx.pop_front() {
+                if seq < snd.una {
+                    continue;
+                }
+                let e = &mut snd.inflight[(seq - snd.una) as usize];
+                if e.acked || !e.lost {
+                    continue;
+                }
+                e.lost = false;
+                e.tx_count += 1;
+                self.stats.retransmits += 1;
+                target = Some((lane, seq));
+                break 'lanes;
             }
-            let e = &mut snd.inflight[(seq - snd.una) as usize];
-            if e.acked || !e.lost {
-                continue;
-            }
-            e.lost = false;
-            e.tx_count += 1;
-            self.stats.retransmits += 1;
-            target = Some(seq);
-            break;
         }
         // New data.
-        if target.is_none()
-            && (snd.packed.is_some() || !snd.queue.is_empty())
-            && snd.inflight.len() < self.cfg.window
-        {
-            let body = match snd.packed.take() {
-                Some(b) => b,
-                None => snd.pack(self.max_body, &mut self.spare),
-            };
-            snd.inflight_bytes += body.len();
-            snd.unacked += 1;
-            snd.inflight.push_back(Sent {
-                body,
-                last_sent: now,
-                serial: 0,
-                tx_count: 1,
-                acked: false,
-                lost: false,
-            });
-            target = Some(snd.nxt() - 1);
+        if target.is_none() {
+            for lane in [Lane::Reply, Lane::Request] {
+                let snd = &mut p.snd[lane.index()];
+                if (snd.packed.is_some() || !snd.queue.is_empty()) && snd.inflight.len() < window {
+                    let body = match snd.packed.take() {
+                        Some(b) => b,
+                        None => snd.pack(self.max_body, &mut self.spare),
+                    };
+                    snd.inflight_bytes += body.len();
+                    snd.unacked += 1;
+                    snd.inflight.push_back(Sent {
+                        body,
+                        last_sent: now,
+                        serial: 0,
+                        tx_count: 1,
+                        acked: false,
+                        lost: false,
+                    });
+                    target = Some((lane, snd.nxt() - 1));
+                    break;
+                }
+            }
         }
-        if let Some(seq) = target {
+        if let Some((lane, seq)) = target {
+            // Piggyback the ACK block of every lane something arrived on.
+            let acks = [0, 1].map(|l| {
+                let rcv = &mut p.rcv[l];
+                rcv.received_any.then(|| rcv.take_ack())
+            });
+            self.stats.acks_piggybacked += acks.iter().flatten().count() as u64;
+            let snd = &mut p.snd[lane.index()];
             let serial = snd.next_serial;
             snd.next_serial += 1;
             let e = &mut snd.inflight[(seq - snd.una) as usize];
             e.serial = serial;
             e.last_sent = now;
-            let ack = if rcv.received_any {
-                self.stats.acks_piggybacked += 1;
-                Some(rcv.take_ack())
-            } else {
-                None
-            };
-            encode_data_head(tag, me, peer, ack.as_ref(), seq as u32, e.body.len(), buf);
+            encode_data_head(
+                tag,
+                me,
+                peer,
+                [acks[0].as_ref(), acks[1].as_ref()],
+                lane,
+                seq as u32,
+                e.body.len(),
+                buf,
+            );
             buf.extend_from_slice(&e.body.head);
             *tail = e.body.tail.clone();
             if snd.rto_deadline.is_none() {
@@ -889,14 +1065,18 @@ impl Endpoint {
             self.stats.data_sent += 1;
             return true;
         }
-        if rcv.ack_due(now) {
-            let ack = rcv.take_ack();
+        if p.rcv.iter().any(|r| r.ack_due(now)) {
+            let [ack, reply_ack] = [0, 1].map(|l| {
+                let rcv = &mut p.rcv[l];
+                (rcv.received_any || rcv.ack_pending).then(|| rcv.take_ack())
+            });
             encode_datagram(
                 &Datagram {
                     tag,
                     src: me,
                     dst: peer,
-                    ack: Some(ack),
+                    ack,
+                    reply_ack,
                     data: None,
                 },
                 buf,
@@ -905,12 +1085,28 @@ impl Endpoint {
             self.stats.acks_sent += 1;
             return true;
         }
+        if p.bye_to_send > 0 {
+            p.bye_to_send -= 1;
+            encode_datagram(
+                &Datagram {
+                    tag,
+                    src: me,
+                    dst: peer,
+                    ack: None,
+                    reply_ack: None,
+                    data: None,
+                },
+                buf,
+            );
+            self.stats.datagrams_sent += 1;
+            return true;
+        }
         false
     }
 
     /// Whether an ACK from `peer` acknowledges only datagrams that were sent.
-    fn ack_is_valid(&self, peer: u32, ack: &AckInfo) -> bool {
-        let snd = &self.peers[peer as usize].snd;
+    fn ack_is_valid(&self, peer: u32, lane: Lane, ack: &AckInfo) -> bool {
+        let snd = &self.peers[peer as usize].snd[lane.index()];
         let cum = expand_seq(ack.cum, snd.una);
         let nxt = snd.nxt();
         if cum > nxt {
@@ -926,8 +1122,8 @@ impl Endpoint {
         }
     }
 
-    fn on_ack(&mut self, peer: u32, ack: &AckInfo, now: Instant) {
-        let snd = &mut self.peers[peer as usize].snd;
+    fn on_ack(&mut self, peer: u32, lane: Lane, ack: &AckInfo, now: Instant) {
+        let snd = &mut self.peers[peer as usize].snd[lane.index()];
         let cum = expand_seq(ack.cum, snd.una);
         let mut newly = false;
         let mut largest = snd.largest_acked_serial;
@@ -998,7 +1194,7 @@ impl Endpoint {
 
     fn on_data(&mut self, peer: u32, data: DataInfo<'_>, now: Instant, placer: &mut dyn Placer) {
         let window = self.cfg.window as u64;
-        let rcv = &mut self.peers[peer as usize].rcv;
+        let rcv = &mut self.peers[peer as usize].rcv[data.lane.index()];
         rcv.received_any = true;
         let seq = expand_seq(data.seq, rcv.next);
         if seq < rcv.next {

@@ -12,12 +12,30 @@
 //! # Model
 //!
 //! One [`Endpoint`] per rank talks to ranks `0..npeers`. Toward each peer
-//! there is an independent, reliable, ordered stream of *messages* (byte
-//! strings of 0..=64 MiB). Messages are packed into *DATA datagrams*, each
-//! with its own per-peer sequence number (u64 inside, low 32 bits on the
-//! wire); small messages queued together share a datagram, large ones are
-//! split into chunks over several. The sequence number is per datagram, so a
-//! retransmission re-sends exactly the bytes of the original body.
+//! there are two *lanes* ([`Lane`]), requests and replies: two independent,
+//! reliable, ordered streams of *messages* (byte strings of 0..=64 MiB),
+//! each with its own sequence numbers, window, queue budget, retransmission
+//! state and reassembly. Everything below holds per lane. Messages are
+//! packed into *DATA datagrams*, each with its own per-(peer, lane) sequence
+//! number (u64 inside, low 32 bits on the wire); small messages queued
+//! together share a datagram, large ones are split into chunks over several.
+//! The sequence number is per datagram, so a retransmission re-sends exactly
+//! the bytes of the original body.
+//!
+//! Why two lanes: a receiver that cannot take more messages (its inbox is
+//! full, `handle_datagram_gated`) refuses request DATA only; reply DATA is
+//! always taken. A request handler's reply therefore waits only for window
+//! space its peer's protocol opens by acknowledging, never for the peer's
+//! handlers, which may themselves be waiting to send replies: with one lane
+//! an all-to-all flood of requests whose handlers reply deadlocked (issue
+//! #9). When both lanes have data, the reply lane transmits first.
+//!
+//! * Liveness ([`Endpoint::start_keepalive`], used by the udp shell): a
+//!   peer not sent to for `peer_timeout / 4` gets a heartbeat (a standalone
+//!   ACK), any datagram from a peer counts as hearing from it, and a peer
+//!   silent for `peer_timeout` is reported by [`Endpoint::dead_peer`] even
+//!   with nothing outstanding, unless it said BYE ([`Endpoint::send_bye`],
+//!   sent twice at a clean exit and never acknowledged).
 //!
 //! * ACKs are cumulative (`cum` = next expected sequence number) plus a
 //!   selective bitmap of up to 256 sequence numbers after `cum`. They travel
@@ -44,16 +62,22 @@
 //! common header, 36 bytes, on every datagram:
 //!   0  2  magic "GX"
 //!   2  1  version = 2
-//!   3  1  kind: bits 0-1 = 1 DATA | 2 ACK; bit 2 = HAS_ACK (DATA only); other bits 0
+//!   3  1  kind: bits 0-1 = 1 DATA | 2 ACK | 3 BYE;
+//!           bit 2 = HAS_ACK (a request-lane ACK block follows),
+//!           bit 3 = HAS_REPLY_ACK (a reply-lane ACK block follows),
+//!           bit 4 = REPLY (DATA only: the DATA is on the reply lane);
+//!           other bits 0; an ACK has bit 2 or 3 or both; a BYE has none
+//!           and nothing after the common header
 //!   4  8  job tag (public; derived from the job key, see Authentication)
 //!  12  4  source rank
 //!  16  4  destination rank (a datagram for another rank is dropped)
 //!  20 16  MAC: keyed BLAKE3 over bytes 0..20 and 36..end (zero when auth is off)
-//! ACK block, on ACK datagrams and on DATA with HAS_ACK, 5 + 8*n bytes:
-//!   +0 4  cum: low 32 bits of the next sequence number expected (all below received)
+//! ACK blocks, request lane's first (if HAS_ACK) then the reply lane's (if
+//! HAS_REPLY_ACK), each 5 + 8*n bytes:
+//!   +0 4  cum: low 32 bits of the lane's next sequence number expected (all below received)
 //!   +4 1  n: number of SACK words, 0..=4
 //!   +5 8n SACK words: bit i of word w set = sequence number cum+1+64w+i received
-//! DATA header, after the ACK block if any, 6 bytes:
+//! DATA header, after the ACK blocks if any, 6 bytes:
 //!   +0 4  low 32 bits of the sequence number
 //!   +4 2  body length (must equal the rest of the datagram)
 //! body = one or more chunks:
@@ -63,10 +87,12 @@
 //!   +3 or +7  L bytes of the message
 //! ```
 //!
-//! A small message costs 36 (+5 piggybacked ACK) + 6 + 7 bytes of headers,
-//! 16 of them the MAC. A DATA body is at most `max_datagram - 79` bytes
-//! ([`wire::MAX_OVERHEAD`] = 36 + 37 + 6), so a retransmission fits whatever
-//! ACK block it carries. A standalone ACK is 41..=73 bytes.
+//! A small message costs 36 (+5 per piggybacked ACK block, one per lane
+//! that has received something) + 6 + 7 bytes of headers, 16 of them the
+//! MAC. A DATA body is at most `max_datagram - 116` bytes
+//! ([`wire::MAX_OVERHEAD`] = 36 + 2 * 37 + 6), so a retransmission fits
+//! whatever ACK blocks it carries. A standalone ACK is 41..=110 bytes, a
+//! BYE 36.
 //!
 //! # Authentication
 //!
@@ -111,30 +137,41 @@
 //!
 //! # Invariants
 //!
-//! * `snd.una <= seq < snd.una + window` for every DATA datagram ever sent;
-//!   so `in_flight(peer) <= window` (the entries between the cumulative ACK
-//!   point and the next new sequence number).
+//! * Per lane, `snd.una <= seq < snd.una + window` for every DATA datagram
+//!   ever sent; so `in_flight_on(peer, lane) <= window` (the entries between
+//!   the cumulative ACK point and the next new sequence number).
 //! * The receiver accepts a DATA sequence number `s` only if
 //!   `rcv.next <= s < rcv.next + window`; below is a duplicate (dropped,
 //!   counted, ACKed at once), above is out of window (dropped, counted). Since
 //!   the sender's `una <= rcv.next`, a correct sender never exceeds it.
 //! * Bodies are processed strictly in sequence order, exactly once, so
-//!   messages are delivered exactly once and in order per sender.
+//!   messages are delivered exactly once and in order per (sender, lane).
+//! * Request-lane DATA may be refused (dropped unacknowledged, retransmitted
+//!   later) when the receiver cannot take more; reply-lane DATA never is.
+//!   So a reply's progress depends only on the peer running its protocol
+//!   (receiving and acknowledging), never on the peer's handlers.
 //! * A datagram is either dropped before changing any state (bad magic,
 //!   version, tag, MAC, structure, destination, source, or an ACK
 //!   acknowledging something never sent) or fully processed. Nothing
 //!   panics on input.
-//! * Send-side memory per peer: the queue takes a message only if it is
+//! * Send-side memory per (peer, lane): the queue takes a message only if it is
 //!   empty or the message fits `window * max_body` bytes of queue budget
 //!   (each message charged `len + 7`); the in-flight buffer holds at most
 //!   `window` bodies of `max_body` bytes. So at most
 //!   `window * max_body + max(window * max_body, len of one message + 7)`.
-//! * Receive-side memory ([`Endpoint::buffered_bytes`]) per peer: at most
-//!   `window - 1` out-of-order bodies of at most `max_body` bytes, plus the
-//!   bytes so far of the one message being reassembled (less than its
-//!   length), plus complete messages not yet taken by `poll_message`.
+//! * Receive-side memory ([`Endpoint::buffered_bytes`]) per (peer, lane):
+//!   at most `window - 1` out-of-order bodies of at most `max_body` bytes,
+//!   plus the bytes so far of the one message being reassembled (less than
+//!   its length), plus complete messages not yet taken by `poll_message`.
+//!   A receiver that stops taking requests when its unpolled messages reach
+//!   a limit (as the udp shell does) holds at most that limit plus what the
+//!   reply lanes deliver meanwhile, and a peer's reply lane delivers at most
+//!   `window * max_body` bytes per round trip of its acknowledgements: since
+//!   the shell keeps acknowledging while its handlers are blocked, the reply
+//!   inflow is bounded by what the application's own requests asked for
+//!   (each reply answers one request this rank sent).
 //!
-//! Where `max_body = max_datagram - 79`.
+//! Where `max_body = max_datagram - 116`.
 
 mod auth;
 mod endpoint;
@@ -146,7 +183,7 @@ pub use auth::{job_tag, key_from_text, Auth};
 pub use endpoint::{Endpoint, KeepAll, Placer};
 pub use wire::{
     chunks, decode_datagram, encode_chunk, encode_datagram, expand_seq, AckInfo, Chunk, Chunks,
-    DataInfo, Datagram, Kind, MAC_LEN, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MIN_DATAGRAM,
+    DataInfo, Datagram, Kind, Lane, MAC_LEN, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MIN_DATAGRAM,
 };
 
 /// Protocol parameters. [`Endpoint::new`] clamps them into range
@@ -166,7 +203,7 @@ pub struct Config {
     pub auth: bool,
     /// Largest datagram emitted (header included).
     pub max_datagram: usize,
-    /// Most unacknowledged DATA datagrams in flight per peer.
+    /// Most unacknowledged DATA datagrams in flight per peer and lane.
     pub window: usize,
     /// Retransmission timeout before any RTT sample.
     pub initial_rto: Duration,
@@ -176,7 +213,8 @@ pub struct Config {
     pub max_rto: Duration,
     /// Longest delay before a standalone ACK.
     pub ack_delay: Duration,
-    /// A peer with unacknowledged data and no datagram from it for this long is dead.
+    /// A peer with unacknowledged data (or, with keepalive, any peer that has not
+    /// said BYE) and no datagram from it for this long is dead.
     pub peer_timeout: Duration,
 }
 
@@ -270,4 +308,9 @@ pub struct Stats {
     pub messages_sent: u64,
     /// Messages handed out by `poll_message` (or ready for it).
     pub messages_delivered: u64,
+    /// Heartbeats queued (standalone ACKs to peers not sent to for
+    /// `peer_timeout / 4`; see `Endpoint::start_keepalive`).
+    pub heartbeats_sent: u64,
+    /// BYE datagrams received.
+    pub byes_received: u64,
 }

@@ -26,12 +26,13 @@ pub const ACK_BLOCK_BASE_LEN: usize = 5;
 pub const MAX_SACK_WORDS: usize = 4;
 /// Largest ACK block.
 pub const MAX_ACK_BLOCK_LEN: usize = ACK_BLOCK_BASE_LEN + 8 * MAX_SACK_WORDS;
-/// DATA header after the ACK block: sequence number (u32) and body length (u16).
+/// DATA header after the ACK blocks: sequence number (u32) and body length (u16).
 pub const DATA_HEADER_LEN: usize = 6;
-/// Largest header overhead of a DATA datagram (common header, largest ACK
-/// block, DATA header): a body of `max_datagram - MAX_OVERHEAD` bytes always
-/// fits, whatever ACK block is piggybacked on a (re)transmission.
-pub const MAX_OVERHEAD: usize = COMMON_HEADER_LEN + MAX_ACK_BLOCK_LEN + DATA_HEADER_LEN;
+/// Largest header overhead of a DATA datagram (common header, the largest
+/// ACK blocks of both lanes, DATA header): a body of
+/// `max_datagram - MAX_OVERHEAD` bytes always fits, whatever ACK blocks are
+/// piggybacked on a (re)transmission.
+pub const MAX_OVERHEAD: usize = COMMON_HEADER_LEN + 2 * MAX_ACK_BLOCK_LEN + DATA_HEADER_LEN;
 /// Chunk header of a continuation chunk (flags u8, length u16).
 pub const CHUNK_HEADER_LEN: usize = 3;
 /// Chunk header of a FIRST chunk (flags, length, total message length u32).
@@ -46,9 +47,39 @@ pub const MAX_DATAGRAM: usize = 65507;
 /// Kind byte values (low two bits).
 const KIND_DATA: u8 = 1;
 const KIND_ACK: u8 = 2;
+const KIND_BYE: u8 = 3;
 const KIND_MASK: u8 = 0b11;
-/// Kind byte flag: a DATA datagram carries a piggybacked ACK block.
+/// Kind byte flag: an ACK block of the request lane follows the header.
 const FLAG_HAS_ACK: u8 = 0b100;
+/// Kind byte flag: an ACK block of the reply lane follows (after the
+/// request lane's, if any).
+const FLAG_HAS_REPLY_ACK: u8 = 0b1000;
+/// Kind byte flag (DATA only): the DATA belongs to the reply lane.
+const FLAG_REPLY_LANE: u8 = 0b1_0000;
+
+/// One of the two independent reliable streams toward a peer. Requests
+/// travel on one, replies on the other, each with its own sequence numbers,
+/// window, retransmissions and reassembly, so that a reply never waits for
+/// capacity that requests hold (see the module documentation of
+/// [`crate::proto`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lane {
+    /// Requests (and any message that may be refused when the receiver's
+    /// inbox is full).
+    Request = 0,
+    /// Replies: never refused for lack of inbox space.
+    Reply = 1,
+}
+
+impl Lane {
+    /// Both lanes, in index order.
+    pub const ALL: [Lane; 2] = [Lane::Request, Lane::Reply];
+
+    /// 0 for requests, 1 for replies.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
 
 /// Chunk flags.
 const CHUNK_FIRST: u8 = 0b01;
@@ -59,8 +90,10 @@ const CHUNK_LAST: u8 = 0b10;
 pub enum Kind {
     /// Carries a sequenced body (and maybe a piggybacked ACK).
     Data,
-    /// A standalone acknowledgement.
+    /// A standalone acknowledgement (of one lane or both).
     Ack,
+    /// The sender has finished cleanly: its silence from now on is expected.
+    Bye,
 }
 
 /// An acknowledgement: everything below `cum` was received, plus the
@@ -80,6 +113,8 @@ pub struct AckInfo {
 /// The sequenced part of a DATA datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DataInfo<'a> {
+    /// The lane the sequence number belongs to.
+    pub lane: Lane,
     /// Low 32 bits of the sequence number.
     pub seq: u32,
     /// The body: one or more chunks (validated by the decoder).
@@ -98,8 +133,11 @@ pub struct Datagram<'a> {
     pub src: u32,
     /// Receiving rank.
     pub dst: u32,
-    /// ACK block (always present on an ACK, optional on DATA).
+    /// ACK block of the request lane (optional on DATA and ACK).
     pub ack: Option<AckInfo>,
+    /// ACK block of the reply lane (optional on DATA and ACK; an ACK
+    /// carries at least one of the two).
+    pub reply_ack: Option<AckInfo>,
     /// Present exactly on DATA datagrams.
     pub data: Option<DataInfo<'a>>,
 }
@@ -109,8 +147,18 @@ impl Datagram<'_> {
     pub fn kind(&self) -> Kind {
         if self.data.is_some() {
             Kind::Data
-        } else {
+        } else if self.ack.is_some() || self.reply_ack.is_some() {
             Kind::Ack
+        } else {
+            Kind::Bye
+        }
+    }
+
+    /// The ACK block of `lane`, if present.
+    pub fn ack_of(&self, lane: Lane) -> Option<&AckInfo> {
+        match lane {
+            Lane::Request => self.ack.as_ref(),
+            Lane::Reply => self.reply_ack.as_ref(),
         }
     }
 }
@@ -162,19 +210,26 @@ pub fn decode_datagram(data: &[u8]) -> Option<Datagram<'_>> {
         return None;
     }
     let kind = data[3];
-    if kind & !(KIND_MASK | FLAG_HAS_ACK) != 0 {
+    if kind & !(KIND_MASK | FLAG_HAS_ACK | FLAG_HAS_REPLY_ACK | FLAG_REPLY_LANE) != 0 {
         return None;
     }
     let tag = u64_at(data, TAG_AT)?;
     let src = u32_at(data, 12)?;
     let dst = u32_at(data, 16)?;
     let mut at = COMMON_HEADER_LEN;
-    let (has_ack, is_data) = match (kind & KIND_MASK, kind & FLAG_HAS_ACK != 0) {
-        (KIND_DATA, h) => (h, true),
-        (KIND_ACK, false) => (true, false),
+    let has_ack = kind & FLAG_HAS_ACK != 0;
+    let has_reply_ack = kind & FLAG_HAS_REPLY_ACK != 0;
+    let reply_lane = kind & FLAG_REPLY_LANE != 0;
+    let is_data = match kind & KIND_MASK {
+        KIND_DATA => true,
+        KIND_ACK if (has_ack || has_reply_ack) && !reply_lane => false,
+        KIND_BYE if !has_ack && !has_reply_ack && !reply_lane => false,
         _ => return None,
     };
-    let ack = if has_ack {
+    let mut block = |present: bool| -> Option<Option<AckInfo>> {
+        if !present {
+            return Some(None);
+        }
         let cum = u32_at(data, at)?;
         let nsack = *data.get(at + 4)?;
         if nsack as usize > MAX_SACK_WORDS {
@@ -186,10 +241,10 @@ pub fn decode_datagram(data: &[u8]) -> Option<Datagram<'_>> {
             *w = u64_at(data, at)?;
             at += 8;
         }
-        Some(AckInfo { cum, nsack, sack })
-    } else {
-        None
+        Some(Some(AckInfo { cum, nsack, sack }))
     };
+    let ack = block(has_ack)?;
+    let reply_ack = block(has_reply_ack)?;
     let data_info = if is_data {
         let seq = u32_at(data, at)?;
         let len = u16_at(data, at + 4)? as usize;
@@ -198,7 +253,12 @@ pub fn decode_datagram(data: &[u8]) -> Option<Datagram<'_>> {
         if body.len() != len || !validate_body(body) {
             return None;
         }
-        Some(DataInfo { seq, body })
+        let lane = if reply_lane {
+            Lane::Reply
+        } else {
+            Lane::Request
+        };
+        Some(DataInfo { lane, seq, body })
     } else {
         if at != data.len() {
             return None;
@@ -210,6 +270,7 @@ pub fn decode_datagram(data: &[u8]) -> Option<Datagram<'_>> {
         src,
         dst,
         ack,
+        reply_ack,
         data: data_info,
     })
 }
@@ -298,6 +359,12 @@ fn put_ack(buf: &mut Vec<u8>, ack: &AckInfo) {
     }
 }
 
+/// The kind byte flags saying which ACK blocks follow.
+fn ack_flags(req: Option<&AckInfo>, rep: Option<&AckInfo>) -> u8 {
+    (if req.is_some() { FLAG_HAS_ACK } else { 0 })
+        | (if rep.is_some() { FLAG_HAS_REPLY_ACK } else { 0 })
+}
+
 /// Appends the encoding of `d` to `buf`.
 ///
 /// # Panics
@@ -309,7 +376,8 @@ pub fn encode_datagram(d: &Datagram<'_>, buf: &mut Vec<u8>) {
                 d.tag,
                 d.src,
                 d.dst,
-                d.ack.as_ref(),
+                [d.ack.as_ref(), d.reply_ack.as_ref()],
+                data.lane,
                 data.seq,
                 data.body.len(),
                 buf,
@@ -317,8 +385,21 @@ pub fn encode_datagram(d: &Datagram<'_>, buf: &mut Vec<u8>) {
             buf.extend_from_slice(data.body);
         }
         None => {
-            put_common(buf, KIND_ACK, d.tag, d.src, d.dst);
-            put_ack(buf, &d.ack.unwrap_or_default());
+            let kind = if d.ack.is_none() && d.reply_ack.is_none() {
+                KIND_BYE
+            } else {
+                KIND_ACK
+            };
+            put_common(
+                buf,
+                kind | ack_flags(d.ack.as_ref(), d.reply_ack.as_ref()),
+                d.tag,
+                d.src,
+                d.dst,
+            );
+            for a in [d.ack.as_ref(), d.reply_ack.as_ref()].into_iter().flatten() {
+                put_ack(buf, a);
+            }
         }
     }
 }
@@ -329,18 +410,25 @@ pub fn encode_datagram(d: &Datagram<'_>, buf: &mut Vec<u8>) {
 ///
 /// # Panics
 /// If `body_len` is more than `u16::MAX`.
+#[allow(clippy::too_many_arguments)]
 pub fn encode_data_head(
     tag: u64,
     src: u32,
     dst: u32,
-    ack: Option<&AckInfo>,
+    acks: [Option<&AckInfo>; 2],
+    lane: Lane,
     seq: u32,
     body_len: usize,
     buf: &mut Vec<u8>,
 ) {
-    let kind = KIND_DATA | if ack.is_some() { FLAG_HAS_ACK } else { 0 };
+    let lane_flag = if lane == Lane::Reply {
+        FLAG_REPLY_LANE
+    } else {
+        0
+    };
+    let kind = KIND_DATA | ack_flags(acks[0], acks[1]) | lane_flag;
     put_common(buf, kind, tag, src, dst);
-    if let Some(a) = ack {
+    for a in acks.into_iter().flatten() {
         put_ack(buf, a);
     }
     let len = u16::try_from(body_len).expect("DATA body longer than 65535 bytes");
@@ -418,6 +506,7 @@ mod tests {
             src: 3,
             dst: 1,
             ack: Some(ack),
+            reply_ack: None,
             data: None,
         };
         let mut buf = Vec::new();
@@ -429,6 +518,40 @@ mod tests {
         assert_eq!(decode_datagram(&buf[..buf.len() - 1]), None);
         buf.push(0);
         assert_eq!(decode_datagram(&buf), None);
+        // Both lanes' blocks, request lane first.
+        let both = Datagram {
+            reply_ack: Some(AckInfo {
+                cum: 9,
+                nsack: 0,
+                sack: [0; 4],
+            }),
+            ..d
+        };
+        let mut buf = Vec::new();
+        encode_datagram(&both, &mut buf);
+        assert_eq!(buf.len(), COMMON_HEADER_LEN + 2 * ACK_BLOCK_BASE_LEN + 16);
+        let got = decode_datagram(&buf).unwrap();
+        assert_eq!(got, both);
+        assert_eq!(got.ack_of(Lane::Reply).map(|a| a.cum), Some(9));
+        assert_eq!(got.ack_of(Lane::Request).map(|a| a.cum), Some(7));
+    }
+
+    #[test]
+    fn bye_roundtrip() {
+        let d = Datagram {
+            tag: 5,
+            src: 1,
+            dst: 0,
+            ack: None,
+            reply_ack: None,
+            data: None,
+        };
+        let mut buf = Vec::new();
+        encode_datagram(&d, &mut buf);
+        assert_eq!(buf.len(), COMMON_HEADER_LEN);
+        assert_eq!(buf[3], KIND_BYE);
+        assert_eq!(decode_datagram(&buf), Some(d));
+        assert_eq!(d.kind(), Kind::Bye);
     }
 
     #[test]
@@ -443,7 +566,9 @@ mod tests {
             src: 0,
             dst: 2,
             ack: None,
+            reply_ack: None,
             data: Some(DataInfo {
+                lane: Lane::Reply,
                 seq: u32::MAX,
                 body: &body,
             }),
@@ -485,15 +610,26 @@ mod tests {
         buf.extend_from_slice(&(body.len() as u16).to_le_bytes());
         buf.extend_from_slice(&body);
         assert_eq!(decode_datagram(&buf), None);
-        // ACK with the HAS_ACK flag, bad kind, too many SACK words.
-        for kind in [KIND_ACK | FLAG_HAS_ACK, 0, 3, 8] {
+        // ACK without an ACK block, bad kinds, a BYE with trailing bytes or
+        // an ACK block, an ACK with the lane flag, unknown flags; too many
+        // SACK words.
+        for kind in [
+            KIND_ACK,
+            0,
+            KIND_BYE,
+            KIND_BYE | FLAG_HAS_ACK,
+            FLAG_HAS_REPLY_ACK,
+            KIND_ACK | FLAG_HAS_ACK | FLAG_REPLY_LANE,
+            KIND_DATA | 0x20,
+            KIND_ACK | FLAG_HAS_ACK | 0x80,
+        ] {
             let mut buf = Vec::new();
             put_common(&mut buf, kind, 0, 0, 0);
             buf.extend_from_slice(&[0; 5]);
             assert_eq!(decode_datagram(&buf), None);
         }
         let mut buf = Vec::new();
-        put_common(&mut buf, KIND_ACK, 0, 0, 0);
+        put_common(&mut buf, KIND_ACK | FLAG_HAS_REPLY_ACK, 0, 0, 0);
         buf.extend_from_slice(&[0, 0, 0, 0, 5]);
         buf.extend_from_slice(&[0; 40]);
         assert_eq!(decode_datagram(&buf), None);
@@ -528,13 +664,16 @@ mod tests {
         #[test]
         fn roundtrip_any(tag in any::<u64>(), src in any::<u32>(), dst in any::<u32>(),
                          ack in proptest::option::of((any::<u32>(), 0u8..=4, any::<[u64; 4]>())),
+                         reply_ack in proptest::option::of((any::<u32>(), 0u8..=4, any::<[u64; 4]>())),
+                         reply_lane in any::<bool>(),
                          data in proptest::option::of((any::<u32>(),
                              proptest::collection::vec((any::<bool>(), 0usize..40), 1..5)))) {
-            let ack = ack.map(|(cum, nsack, mut sack)| {
+            let block = |a: Option<(u32, u8, [u64; 4])>| a.map(|(cum, nsack, mut sack)| {
                 for w in sack.iter_mut().skip(nsack as usize) { *w = 0; }
                 AckInfo { cum, nsack, sack }
             });
-            let ack = if data.is_none() { Some(ack.unwrap_or_default()) } else { ack };
+            let (ack, reply_ack) = (block(ack), block(reply_ack));
+            let lane = if reply_lane { Lane::Reply } else { Lane::Request };
             let body = data.as_ref().map(|(_, cs)| {
                 let mut b = Vec::new();
                 for (first, len) in cs {
@@ -543,8 +682,9 @@ mod tests {
                 }
                 b
             });
-            let d = Datagram { tag, src, dst, ack,
-                data: data.as_ref().map(|(seq, _)| DataInfo { seq: *seq, body: body.as_deref().unwrap() }) };
+            // (No ACK block and no DATA: a BYE.)
+            let d = Datagram { tag, src, dst, ack, reply_ack,
+                data: data.as_ref().map(|(seq, _)| DataInfo { lane, seq: *seq, body: body.as_deref().unwrap() }) };
             let mut buf = Vec::new();
             encode_datagram(&d, &mut buf);
             prop_assert_eq!(decode_datagram(&buf), Some(d));

@@ -12,6 +12,7 @@
 //! | `fatal-handler` | rank 0 sends the last rank an AM for a handler index it never registered | non-zero |
 //! | `handler-context` | rank 0 calls `gex::exit(3)` from inside an AM handler | 3 |
 //! | `silent-peer` | (udp) the last rank stops (SIGSTOP); rank 0 sends it AMs and waits; the protocol declares it dead after `GEX_UDP_PEER_TIMEOUT` | 1 |
+//! | `stopped-in-barrier` | (udp) the last rank stops (SIGSTOP) while the others wait in a barrier with nothing outstanding; heartbeats stop, and the others declare it dead after `GEX_UDP_PEER_TIMEOUT` | 1 |
 //! | `exit0-in-barrier` | rank 0 calls `gex::exit(0)` from a handler run while it waits in a barrier | 0 |
 //! | `forge-put-ack` | the last rank forges, through the conduit interface (client calls cannot name the reserved indices), a reply to gex-rma's put acknowledgement handler at rank 0 with arbitrary arguments | 1, a fatal message naming the handler |
 //! | `forge-get-data` | the same with gex-rma's get data handler and a payload | 1, likewise |
@@ -37,6 +38,7 @@ const MODES: &[&str] = &[
     "silent-peer",
     "forge-put-ack",
     "forge-get-data",
+    "stopped-in-barrier",
 ];
 
 /// A handler every rank registers, so the AM layer is installed everywhere.
@@ -214,6 +216,19 @@ fn main() {
             }
             say("waiting forever");
             wait_forever()
+        }
+        "stopped-in-barrier" => {
+            if me == last && n > 1 {
+                say("stopping myself");
+                // SAFETY: raise(3) with a valid signal number; the process
+                // stays stopped until the launcher kills it.
+                unsafe { libc::raise(libc::SIGSTOP) };
+            }
+            // Nothing outstanding toward the stopped rank: only the
+            // heartbeats can tell that it is gone.
+            say("waiting in a barrier");
+            job.barrier();
+            unreachable!("a barrier passed without the stopped rank");
         }
         _ => unreachable!("mode checked above"),
     }

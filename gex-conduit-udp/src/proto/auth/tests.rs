@@ -191,7 +191,12 @@ fn forged_mac_on_valid_header_changes_nothing() {
                 src: 0,
                 dst: 1,
                 ack: Some(AckInfo::default()),
-                data: Some(DataInfo { seq, body: &body }),
+                reply_ack: None,
+                data: Some(DataInfo {
+                    lane: crate::proto::Lane::Request,
+                    seq,
+                    body: &body,
+                }),
             },
             &mut d,
         );

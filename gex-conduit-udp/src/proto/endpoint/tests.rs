@@ -1,5 +1,5 @@
 use super::*;
-use crate::proto::wire::{AckInfo, Datagram};
+use crate::proto::wire::{AckInfo, Datagram, Kind};
 
 fn cfg() -> Config {
     Config {
@@ -184,7 +184,7 @@ fn delayed_ack_then_immediate_on_gap() {
     assert_eq!(a.in_flight(1), 0);
     assert_eq!(a.next_timeout(), None);
     // RTT sample of 1 ms: RTO = 1 + 4 * 0.5 = 3 ms, clamped to min_rto.
-    assert_eq!(a.peers[1].snd.rto, Duration::from_millis(5));
+    assert_eq!(a.peers[1].snd[0].rto, Duration::from_millis(5));
 
     // Out of order: immediate ACK with a SACK bit.
     a.send(1, b"y", t1).unwrap();
@@ -270,8 +270,8 @@ fn sequence_numbers_wrap() {
     let mut a = Endpoint::new(0, 2, c.clone());
     let mut b = Endpoint::new(1, 2, c);
     let start = (1u64 << 32) - 5;
-    a.peers[1].snd.una = start;
-    b.peers[0].rcv.next = start;
+    a.peers[1].snd[0].una = start;
+    b.peers[0].rcv[0].next = start;
     let mut now = t0;
     let mut expect = Vec::new();
     for i in 0..40u32 {
@@ -283,7 +283,7 @@ fn sequence_numbers_wrap() {
     }
     settle(&mut a, &mut b, now);
     assert_eq!(messages(&mut b), expect);
-    assert!(a.peers[1].snd.una > 1 << 32);
+    assert!(a.peers[1].snd[0].una > 1 << 32);
     assert_eq!(a.stats().retransmits, 0);
 }
 
@@ -329,6 +329,7 @@ fn strangers_and_nonsense_are_dropped() {
                 cum: 3,
                 ..AckInfo::default()
             }),
+            reply_ack: None,
             data: None,
         },
         &mut bogus,
@@ -336,7 +337,7 @@ fn strangers_and_nonsense_are_dropped() {
     b.handle_datagram(&bogus, t0);
     assert_eq!(b.stats().dropped_malformed, 2);
     assert!(b.poll_message().is_none());
-    assert!(b.peers[0].rcv.last_heard.is_none());
+    assert!(b.peers[0].last_heard.is_none());
 
     // A datagram beyond the receive window.
     let mut far = Vec::new();
@@ -351,7 +352,9 @@ fn strangers_and_nonsense_are_dropped() {
             src: 0,
             dst: 1,
             ack: None,
+            reply_ack: None,
             data: Some(DataInfo {
+                lane: Lane::Request,
                 seq: 256,
                 body: &body,
             }),
@@ -382,7 +385,12 @@ fn framing_violations_do_not_deliver() {
                 src: 0,
                 dst: 1,
                 ack: None,
-                data: Some(DataInfo { seq, body: &body }),
+                reply_ack: None,
+                data: Some(DataInfo {
+                    lane: Lane::Request,
+                    seq,
+                    body: &body,
+                }),
             },
             &mut d,
         );
@@ -555,12 +563,13 @@ fn send_with_direct_and_queued() {
         |tag: u8, len: usize| move |out: &mut Vec<u8>| out.extend((0..len).map(|i| tag ^ i as u8));
     let want = |tag: u8, len: usize| (0..len).map(|i| tag ^ i as u8).collect::<Vec<u8>>();
     // Direct: nothing queued.
-    a.send_with(1, 40, t0, fill(1, 40)).unwrap();
+    a.send_with(1, Lane::Request, 40, t0, fill(1, 40)).unwrap();
     // Queued behind it (it has not been transmitted yet), then a large
     // one that cannot fit a datagram, then an empty one.
-    a.send_with(1, 10, t0, fill(2, 10)).unwrap();
-    a.send_with(1, 5000, t0, fill(3, 5000)).unwrap();
-    a.send_with(1, 0, t0, fill(4, 0)).unwrap();
+    a.send_with(1, Lane::Request, 10, t0, fill(2, 10)).unwrap();
+    a.send_with(1, Lane::Request, 5000, t0, fill(3, 5000))
+        .unwrap();
+    a.send_with(1, Lane::Request, 0, t0, fill(4, 0)).unwrap();
     let now = settle(&mut a, &mut b, t0);
     assert_eq!(
         messages(&mut b),
@@ -573,8 +582,119 @@ fn send_with_direct_and_queued() {
     );
     assert!(a.is_idle(1));
     // Direct again once everything was acknowledged.
-    a.send_with(1, 3, now, fill(5, 3)).unwrap();
+    a.send_with(1, Lane::Request, 3, now, fill(5, 3)).unwrap();
     settle(&mut a, &mut b, now);
     assert_eq!(messages(&mut b), vec![(0, want(5, 3))]);
     assert!(a.is_idle(1));
+}
+
+/// A receiver refusing requests (full inbox) still takes replies, on their
+/// own lane with their own sequence numbers; the refused request arrives
+/// once the receiver accepts again, and each lane stays in order.
+#[test]
+fn replies_pass_refused_requests() {
+    let t0 = Instant::now();
+    let mut a = Endpoint::new(0, 2, cfg());
+    let mut b = Endpoint::new(1, 2, cfg());
+    a.send(1, b"req0", t0).unwrap();
+    a.send_on(1, Lane::Reply, b"rep0", t0).unwrap();
+    let out = drain(&mut a, t0);
+    assert_eq!(out.len(), 2, "one DATA datagram per lane");
+    let lanes: Vec<Lane> = out
+        .iter()
+        .map(|(_, d)| decode_datagram(d).unwrap().data.unwrap().lane)
+        .collect();
+    assert_eq!(lanes, vec![Lane::Reply, Lane::Request], "replies first");
+    for (_, d) in &out {
+        b.handle_datagram_gated(d, t0, false);
+    }
+    assert_eq!(b.stats().refused_data, 1);
+    assert_eq!(messages(&mut b), vec![(0, b"rep0".to_vec())]);
+    // The reply is acknowledged, the request not.
+    let t1 = t0 + Duration::from_millis(5);
+    b.handle_timeout(t1);
+    for (_, d) in drain(&mut b, t1) {
+        a.handle_datagram(&d, t1);
+    }
+    assert_eq!(a.in_flight_on(1, Lane::Reply), 0);
+    assert_eq!(a.in_flight_on(1, Lane::Request), 1);
+    // More replies still flow while requests are refused.
+    a.send_on(1, Lane::Reply, b"rep1", t1).unwrap();
+    for (_, d) in drain(&mut a, t1) {
+        b.handle_datagram_gated(&d, t1, false);
+    }
+    assert_eq!(messages(&mut b), vec![(0, b"rep1".to_vec())]);
+    // The request's retransmission is taken once the receiver accepts.
+    // (rep1, unacknowledged, may be retransmitted too: b drops the copy.)
+    let mut got = Vec::new();
+    for _ in 0..4 {
+        let t2 = a.next_timeout().unwrap();
+        a.handle_timeout(t2);
+        for (_, d) in drain(&mut a, t2) {
+            b.handle_datagram(&d, t2);
+        }
+        got.extend(messages(&mut b));
+    }
+    assert_eq!(got, vec![(0, b"req0".to_vec())]);
+    assert_eq!(b.stats().messages_delivered, 3);
+}
+
+/// With keepalive, an idle peer gets heartbeats every quarter of the peer
+/// timeout, a silent peer is reported dead after the timeout though
+/// nothing is outstanding, and a peer that said BYE is not.
+#[test]
+fn keepalive_heartbeats_death_and_bye() {
+    let t0 = Instant::now();
+    let timeout = Duration::from_secs(2);
+    let c = Config {
+        peer_timeout: timeout,
+        ..cfg()
+    };
+    let mut a = Endpoint::new(0, 3, c.clone());
+    let mut b = Endpoint::new(1, 3, c.clone());
+    let mut z = Endpoint::new(2, 3, c);
+    for ep in [&mut a, &mut b, &mut z] {
+        ep.start_keepalive(t0);
+    }
+    assert_eq!(a.next_timeout(), Some(t0 + timeout / 4));
+    // b answers (heartbeats), z never does.
+    let mut now = t0;
+    for _ in 0..20 {
+        now = a.next_timeout().unwrap().min(b.next_timeout().unwrap());
+        a.handle_timeout(now);
+        b.handle_timeout(now);
+        for (to, d) in drain(&mut a, now) {
+            if to == 1 {
+                b.handle_datagram(&d, now);
+            }
+        }
+        for (to, d) in drain(&mut b, now) {
+            if to == 0 {
+                a.handle_datagram(&d, now);
+            }
+        }
+        if a.dead_peer(now).is_some() {
+            break;
+        }
+    }
+    assert!(a.stats().heartbeats_sent >= 4, "{:?}", a.stats());
+    let (dead, silent) = a.dead_peer(now).expect("z is silent");
+    assert_eq!(dead, 2);
+    assert!(
+        silent >= timeout && silent < timeout + timeout / 2,
+        "{silent:?}"
+    );
+    assert!(a.is_idle(2), "nothing outstanding toward z");
+    assert_eq!(b.dead_peer(t0 + timeout - Duration::from_millis(1)), None);
+    // z says BYE: it is no longer watched.
+    z.send_bye();
+    for (to, d) in drain(&mut z, now) {
+        assert!(decode_datagram(&d).unwrap().kind() == Kind::Bye);
+        if to == 0 {
+            a.handle_datagram(&d, now);
+        }
+    }
+    assert!(a.has_departed(2));
+    assert_eq!(a.stats().byes_received, 2, "sent twice");
+    assert_eq!(a.dead_peer(now + timeout * 10).map(|(p, _)| p), Some(1));
 }
