@@ -704,6 +704,48 @@ fn first_ipv4() -> Option<String> {
     }
 }
 
+/// The window (DATA datagrams in flight per peer and lane) that keeps every
+/// receiver's socket buffer from overflowing when all its UDP peers send
+/// on both lanes at once, as in an all-to-all flood: half of the smallest
+/// per-sender share of a receive buffer (the kernel charges a datagram more
+/// than its payload), in datagrams of `max_datagram` bytes, from 4 to
+/// `most`. `rcvbuf[r]` is rank r's receive buffer as the kernel granted it
+/// and `remote[r]` how many ranks reach r over UDP. A window past what the
+/// buffer holds only turns into drops and retransmissions (an 8 MiB buffer
+/// holds about 120 datagrams of 64 KiB; 256 in flight from each of 3 peers
+/// lost a quarter of them).
+fn window_for(rcvbuf: &[usize], remote: &[usize], max_datagram: usize, most: usize) -> usize {
+    let share = rcvbuf
+        .iter()
+        .zip(remote)
+        .filter(|(_, &peers)| peers > 0)
+        .map(|(&buf, &peers)| buf / 2 / (2 * peers))
+        .min();
+    match share {
+        None => most,
+        Some(bytes) => (bytes / max_datagram.max(1)).clamp(4, most.max(4)),
+    }
+}
+
+/// The size the kernel gave a socket buffer (`opt`), in bytes.
+fn get_buffer(sock: &UdpSocket, opt: libc::c_int) -> usize {
+    use std::os::fd::AsRawFd;
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt on a socket we own, into a c_int whose size we
+    // pass; on failure v stays 0.
+    unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            opt,
+            &mut v as *mut libc::c_int as *mut libc::c_void,
+            &mut len,
+        );
+    }
+    v.max(0) as usize
+}
+
 fn set_buffer(sock: &UdpSocket, opt: libc::c_int, bytes: libc::c_int) {
     use std::os::fd::AsRawFd;
     // SAFETY: setsockopt on a socket we own, with a pointer to a c_int of
@@ -801,6 +843,23 @@ impl UdpConduit {
             .map_err(|e| Error::resource(format!("udp conduit: {e}")))?;
         set_buffer(&sock, libc::SO_RCVBUF, 8 << 20);
         set_buffer(&sock, libc::SO_SNDBUF, 8 << 20);
+        // What the kernel granted (capped by net.core.rmem_max): the
+        // window is sized so that the job's senders cannot overflow it.
+        let rcvbuf = get_buffer(&sock, libc::SO_RCVBUF);
+        let window_override = match env("GEX_UDP_WINDOW") {
+            None => None,
+            Some(v) => Some(
+                v.parse::<usize>()
+                    .ok()
+                    .filter(|&w| (1..=1 << 20).contains(&w))
+                    .ok_or_else(|| {
+                        Error::bad_arg(format!(
+                            "GEX_UDP_WINDOW={v:?}: expected datagrams in flight per peer and lane, 1 to {}",
+                            1 << 20
+                        ))
+                    })?,
+            ),
+        };
         let addr = sock
             .local_addr()
             .map_err(|e| Error::resource(format!("udp conduit: {e}")))?;
@@ -812,20 +871,26 @@ impl UdpConduit {
         let host_name = env("GEX_HOST").unwrap_or_else(hostname);
         // Every rank's setting of GEX_UDP_AUTH travels with its address:
         // ranks that disagree could not talk, so they fail together here.
-        let mine = format!("{host_name}\n{addr}\n{}", u8::from(auth));
+        // Its receive buffer too, for sizing the window (see below).
+        let mine = format!("{host_name}\n{addr}\n{}\n{rcvbuf}", u8::from(auth));
         let all = boot.exchange(mine.as_bytes(), &mut || {})?;
         let mut hosts: Vec<String> = Vec::with_capacity(all.len());
         let mut addrs = Vec::with_capacity(all.len());
+        let mut rcvbufs = Vec::with_capacity(all.len());
         for (r, a) in all.iter().enumerate() {
             let s = String::from_utf8_lossy(a);
-            let mut fields = s.splitn(3, '\n');
-            let (Some(h), Some(ad), Some(their_auth)) =
-                (fields.next(), fields.next(), fields.next())
-            else {
+            let mut fields = s.splitn(4, '\n');
+            let (Some(h), Some(ad), Some(their_auth), Some(Ok(their_rcvbuf))) = (
+                fields.next(),
+                fields.next(),
+                fields.next(),
+                fields.next().map(str::parse::<usize>),
+            ) else {
                 return Err(Error::resource(format!(
                     "udp conduit: rank {r} sent a malformed address"
                 )));
             };
+            rcvbufs.push(their_rcvbuf);
             if their_auth != u8::from(auth).to_string() {
                 return Err(Error::bad_arg(format!(
                     "udp conduit: datagram authentication is {} on rank {me} but {} on rank {r}: \
@@ -856,6 +921,18 @@ impl UdpConduit {
         } else {
             (vec![me], (n, me))
         };
+        cfg.window = window_override.unwrap_or_else(|| {
+            let remote: Vec<usize> = (0..n as usize)
+                .map(|r| {
+                    if bypass {
+                        hosts.iter().filter(|h| **h != hosts[r]).count()
+                    } else {
+                        n as usize - 1
+                    }
+                })
+                .collect();
+            window_for(&rcvbufs, &remote, cfg.max_datagram, cfg.window)
+        });
         let smp = SmpTransport::new(&boot, &nbrhd)?;
         let spin = match env("GEX_UDP_SPIN_US") {
             None => DEFAULT_SPIN,

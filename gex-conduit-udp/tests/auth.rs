@@ -90,12 +90,12 @@ fn serve_control_plane(listener: UnixListener, key: String, rank1: SocketAddr) {
         if kind != Kind::Exchange {
             continue;
         }
-        // The udp conduit's address exchange: "host\naddr\nauth".
+        // The udp conduit's address exchange: "host\naddr\nauth\nrcvbuf".
         let text = String::from_utf8_lossy(&mine).into_owned();
         let fields: Vec<&str> = text.split('\n').collect();
         let theirs = match fields[..] {
-            [_, addr, auth] if addr.parse::<SocketAddr>().is_ok() => {
-                format!("rank1-host\n{rank1}\n{auth}").into_bytes()
+            [_, addr, auth, rcvbuf] if addr.parse::<SocketAddr>().is_ok() => {
+                format!("rank1-host\n{rank1}\n{auth}\n{rcvbuf}").into_bytes()
             }
             _ => mine.clone(),
         };

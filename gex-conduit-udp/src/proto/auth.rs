@@ -78,11 +78,24 @@ impl Auth {
 
     /// The MAC of the datagram `head ++ tail` (whose common header is at
     /// the start of `head`), skipping its MAC field.
+    ///
+    /// The bytes are fed to BLAKE3 in a fixed order that depends only on
+    /// the datagram's length: first the longest suffix that is a whole
+    /// number of 1 KiB BLAKE3 chunks ([`mac_split`]), then the header
+    /// before the MAC field, then the bytes between the header and that
+    /// suffix. BLAKE3 hashes whole chunks from the start of its input in
+    /// parallel (SIMD), but input fed after a partial chunk only a few at a
+    /// time: in wire order, the 20 header bytes first made a 4 KiB datagram
+    /// cost 4.8 us instead of 1.8 us, and a 64 KiB one 20.6 us instead of
+    /// 13 us. The order is a fixed permutation of the datagram's bytes
+    /// (given its length), so the MAC still covers every byte once.
     fn mac(key: &[u8; 32], head: &[u8], tail: &[u8]) -> [u8; MAC_LEN] {
+        let len = head.len() + tail.len();
+        let split = mac_split(len);
         let mut h = blake3::Hasher::new_keyed(key);
-        h.update(&head[..MAC_AT]);
-        h.update(&head[COMMON_HEADER_LEN..]);
-        h.update(tail);
+        feed(&mut h, head, tail, split, len);
+        feed(&mut h, head, tail, 0, MAC_AT);
+        feed(&mut h, head, tail, COMMON_HEADER_LEN, split);
         let mut out = [0u8; MAC_LEN];
         h.finalize_xof().fill(&mut out);
         out
@@ -122,6 +135,28 @@ impl Auth {
         let want = Auth::mac(k, data, &[]);
         let got = &data[MAC_AT..COMMON_HEADER_LEN];
         want.iter().zip(got).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+    }
+}
+
+/// Where the MAC's first part begins in a datagram of `len` bytes (at
+/// least the common header): the longest suffix after the common header
+/// that is a whole number of 1 KiB BLAKE3 chunks (see `Auth::mac`).
+fn mac_split(len: usize) -> usize {
+    let after = len.saturating_sub(COMMON_HEADER_LEN);
+    len - after / 1024 * 1024
+}
+
+/// Feeds bytes `[from, to)` of the datagram `head ++ tail` to `h`.
+fn feed(h: &mut blake3::Hasher, head: &[u8], tail: &[u8], from: usize, to: usize) {
+    if from >= to {
+        return;
+    }
+    let n = head.len();
+    if from < n {
+        h.update(&head[from..to.min(n)]);
+    }
+    if to > n {
+        h.update(&tail[from.max(n) - n..to - n]);
     }
 }
 

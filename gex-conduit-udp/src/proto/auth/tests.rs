@@ -315,3 +315,38 @@ proptest! {
         prop_assert_eq!(seen(&b, now), before);
     }
 }
+
+#[test]
+fn mac_order_covers_every_byte_once_and_ignores_the_iovec_split() {
+    let a = Auth::new(&cfg());
+    for len in [
+        COMMON_HEADER_LEN,
+        COMMON_HEADER_LEN + 1,
+        1023 + COMMON_HEADER_LEN,
+        1024 + COMMON_HEADER_LEN,
+        1025 + COMMON_HEADER_LEN,
+        4156,
+        65507,
+    ] {
+        let d: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+        let mut whole = d.clone();
+        a.seal(&mut whole, &[]);
+        // Any split into a header buffer and a tail gives the same MAC.
+        for cut in [COMMON_HEADER_LEN, COMMON_HEADER_LEN + 5, len / 2, len] {
+            let cut = cut.clamp(COMMON_HEADER_LEN, len);
+            let mut head = d[..cut].to_vec();
+            a.seal(&mut head, &d[cut..]);
+            assert_eq!(
+                head[MAC_AT..COMMON_HEADER_LEN],
+                whole[MAC_AT..COMMON_HEADER_LEN]
+            );
+        }
+        assert!(a.verify(&whole), "len {len}");
+        // Every byte outside the MAC field is covered.
+        for i in (0..len).filter(|i| !(MAC_AT..COMMON_HEADER_LEN).contains(i)) {
+            let mut bad = whole.clone();
+            bad[i] ^= 0x40;
+            assert!(!a.verify(&bad), "len {len}: byte {i} not covered");
+        }
+    }
+}
