@@ -1280,6 +1280,27 @@ impl Conduit for UdpConduit {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn window_keeps_every_receive_buffer_from_overflowing() {
+        let b = 8 << 20;
+        // 2 ranks: 2 MiB per sender and lane, 32 datagrams of 64 KiB.
+        assert_eq!(super::window_for(&[b, b], &[1, 1], 65507, 256), 32);
+        // 4 ranks: the receivers' 3 peers share it.
+        assert_eq!(super::window_for(&[b; 4], &[3; 4], 65507, 256), 10);
+        // The smallest receiver decides; a rank nobody reaches over UDP
+        // (everyone on its host, with the bypass) does not.
+        assert_eq!(
+            super::window_for(&[b, 208 << 10, b], &[2, 2, 0], 65507, 256),
+            4
+        );
+        assert_eq!(
+            super::window_for(&[b, 1 << 30, b], &[2, 0, 2], 1472, 256),
+            256
+        );
+        // Nobody over UDP: the configured window.
+        assert_eq!(super::window_for(&[b], &[0], 65507, 256), 256);
+    }
+
     use super::*;
 
     #[test]

@@ -71,7 +71,8 @@
 //!   4  8  job tag (public; derived from the job key, see Authentication)
 //!  12  4  source rank
 //!  16  4  destination rank (a datagram for another rank is dropped)
-//!  20 16  MAC: keyed BLAKE3 over bytes 0..20 and 36..end (zero when auth is off)
+//!  20 16  MAC: keyed BLAKE3 over bytes 0..20 and 36..end, fed whole chunks
+//!         first (see Auth); zero when auth is off
 //! ACK blocks, request lane's first (if HAS_ACK) then the reply lane's (if
 //! HAS_REPLY_ACK), each 5 + 8*n bytes:
 //!   +0 4  cum: low 32 bits of the lane's next sequence number expected (all below received)
