@@ -57,7 +57,7 @@ use gex_core::conduit::{
     send_or_progress, AmLimits, AmSink, Conduit, ConduitFactory, IncomingAm, Injected, Layout,
     OutgoingAm, PollScope, SegmentDesc,
 };
-use gex_core::stats::{ConduitStats, Counter};
+use gex_core::stats::{ConduitStats, Counter, PeerCounters};
 use gex_types::{AmCategory, Error, Rank, Result};
 
 /// Largest Medium payload over UDP (fragmented by the protocol).
@@ -1274,6 +1274,26 @@ impl Conduit for UdpConduit {
         .into_iter()
         .map(|(name, value)| Counter::new(name, value))
         .collect();
+        // Per peer, for the peers reached over UDP.
+        let net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
+        st.peers = (0..net.ep.npeers())
+            .filter(|&r| r != self.me && !self.smp.contains(r))
+            .map(|r| {
+                let c = net.ep.peer_stats(r);
+                let counters = [
+                    ("messages_sent", c.messages_sent),
+                    ("data_sent", c.data_sent),
+                    ("retransmits", c.retransmits),
+                    ("datagrams_received", c.datagrams_received),
+                    ("duplicates_dropped", c.duplicates_dropped),
+                    ("refused_data", c.refused_data),
+                ]
+                .into_iter()
+                .map(|(name, value)| Counter::new(name, value))
+                .collect();
+                PeerCounters::new(r, counters)
+            })
+            .collect();
         st
     }
 }

@@ -10,7 +10,7 @@ use super::wire::{
     expand_seq, has_preamble, AckInfo, DataInfo, Datagram, Kind, Lane, CHUNK_HEADER_LEN,
     FIRST_CHUNK_HEADER_LEN, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MAX_SACK_WORDS, MIN_DATAGRAM,
 };
-use super::{Auth, Backpressure, Config, Stats};
+use super::{Auth, Backpressure, Config, PeerStats, Stats};
 
 /// Largest window accepted (far below 2^31, so 32-bit sequence numbers on
 /// the wire expand exactly).
@@ -363,6 +363,8 @@ struct Peer {
     bye_to_send: u8,
     /// The peer said BYE: its silence is expected from now on.
     departed: bool,
+    /// What was counted toward and from this peer.
+    counts: PeerStats,
 }
 
 impl Peer {
@@ -418,6 +420,7 @@ impl Endpoint {
                 last_tx: None,
                 bye_to_send: 0,
                 departed: false,
+                counts: PeerStats::default(),
             })
             .collect();
         Endpoint {
@@ -543,6 +546,7 @@ impl Endpoint {
             off: 0,
         });
         self.stats.messages_sent += 1;
+        self.peers[peer as usize].counts.messages_sent += 1;
         self.mark_ready(peer);
         Ok(())
     }
@@ -594,6 +598,7 @@ impl Endpoint {
             tail: Bytes::new(),
         });
         self.stats.messages_sent += 1;
+        self.peers[peer as usize].counts.messages_sent += 1;
         self.mark_ready(peer);
         Ok(())
     }
@@ -698,6 +703,7 @@ impl Endpoint {
             }
         }
         self.peers[peer as usize].last_heard = Some(now);
+        self.peers[peer as usize].counts.datagrams_received += 1;
         if d.kind() == Kind::Bye {
             self.peers[peer as usize].departed = true;
             self.stats.byes_received += 1;
@@ -713,6 +719,7 @@ impl Endpoint {
                 self.on_data(peer, data, now, placer);
             } else {
                 self.stats.refused_data += 1;
+                self.peers[peer as usize].counts.refused_data += 1;
             }
         }
     }
@@ -959,6 +966,11 @@ impl Endpoint {
         self.stats
     }
 
+    /// Counters toward and from `peer` (panics if out of range).
+    pub fn peer_stats(&self, peer: u32) -> PeerStats {
+        self.peers[peer as usize].counts
+    }
+
     fn mark_ready(&mut self, peer: u32) {
         let p = &mut self.peers[peer as usize];
         if !p.in_ready {
@@ -1005,6 +1017,7 @@ impl Endpoint {
                 e.lost = false;
                 e.tx_count += 1;
                 self.stats.retransmits += 1;
+                p.counts.retransmits += 1;
                 target = Some((lane, seq));
                 break 'lanes;
             }
@@ -1063,6 +1076,7 @@ impl Endpoint {
             }
             self.stats.datagrams_sent += 1;
             self.stats.data_sent += 1;
+            p.counts.data_sent += 1;
             return true;
         }
         if p.rcv.iter().any(|r| r.ack_due(now)) {
@@ -1194,11 +1208,13 @@ impl Endpoint {
 
     fn on_data(&mut self, peer: u32, data: DataInfo<'_>, now: Instant, placer: &mut dyn Placer) {
         let window = self.cfg.window as u64;
-        let rcv = &mut self.peers[peer as usize].rcv[data.lane.index()];
+        let p = &mut self.peers[peer as usize];
+        let rcv = &mut p.rcv[data.lane.index()];
         rcv.received_any = true;
         let seq = expand_seq(data.seq, rcv.next);
         if seq < rcv.next {
             self.stats.duplicates_dropped += 1;
+            p.counts.duplicates_dropped += 1;
             rcv.ack_pending = true;
             rcv.ack_now = true;
             self.mark_ready(peer);

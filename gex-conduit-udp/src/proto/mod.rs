@@ -264,6 +264,25 @@ impl std::fmt::Display for Backpressure {
 
 impl std::error::Error for Backpressure {}
 
+/// Counters of an [`Endpoint`] toward and from one peer
+/// ([`Endpoint::peer_stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PeerStats {
+    /// Messages accepted for the peer.
+    pub messages_sent: u64,
+    /// DATA datagrams sent to it (first transmissions and retransmissions).
+    pub data_sent: u64,
+    /// DATA datagrams retransmitted to it.
+    pub retransmits: u64,
+    /// Authentic datagrams from it (any kind).
+    pub datagrams_received: u64,
+    /// DATA datagrams from it received before.
+    pub duplicates_dropped: u64,
+    /// Its request DATA refused for a full inbox.
+    pub refused_data: u64,
+}
+
 /// Counters of an [`Endpoint`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {

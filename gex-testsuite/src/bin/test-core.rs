@@ -109,6 +109,21 @@ fn conduit_stats(job: &Job) {
             get("data_sent") >= 1 && get("datagrams_received") >= 1,
             "{st:?}"
         );
+        // Per peer: a TM-pair request went to every peer and one came from
+        // every peer; the totals are the sums.
+        let me = job.tm.rank();
+        let mut sent = 0;
+        for r in (0..job.tm.size()).filter(|&r| r != me) {
+            let p = st
+                .peer(r)
+                .unwrap_or_else(|| panic!("no counters for peer {r}: {st:?}"));
+            let c = |name: &str| p.get(name).unwrap_or_else(|| panic!("peer {r}: {name}"));
+            assert!(c("messages_sent") >= 1, "peer {r}: {st:?}");
+            assert!(c("datagrams_received") >= 1, "peer {r}: {st:?}");
+            sent += c("messages_sent");
+        }
+        assert!(st.peer(me).is_none(), "{st:?}");
+        assert_eq!(sent, get("messages_sent"), "{st:?}");
     }
 }
 
