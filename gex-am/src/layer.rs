@@ -8,12 +8,11 @@
 //! their arguments as untrusted: they arrive from another process, and
 //! over a network conduit possibly from a forger.)
 
-use gex_core::{context, Ep, Lc};
+use gex_core::conduit::Injected;
+use gex_core::{Ep, Lc};
 use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result};
 
-use crate::inject::{self, Dest};
-use crate::injected;
-use gex_core::conduit::Injected;
+use crate::request;
 
 /// The right to send requests to a set of a layer's own handlers, returned
 /// by [`crate::register_internal_handlers`]. Peers are named by jobrank.
@@ -48,7 +47,9 @@ impl LayerAm {
         &self.ep
     }
 
-    fn dest(&self, call: &str, jobrank: Rank, handler: AmIndex) -> Result<Dest<'_>> {
+    /// `jobrank`, if `handler` is one of this layer's and the rank is in
+    /// the job.
+    fn check(&self, call: &str, jobrank: Rank, handler: AmIndex) -> Result<Rank> {
         if handler >= 128 || self.indices & (1u128 << handler) == 0 {
             return Err(Error::bad_arg(format!(
                 "{call}: handler index {handler} was not registered by this layer"
@@ -60,11 +61,7 @@ impl LayerAm {
                 "{call}: rank {jobrank} is not in the job of {size} ranks"
             )));
         }
-        Ok(Dest {
-            ep: &self.ep,
-            jobrank,
-            internal: true,
-        })
+        Ok(jobrank)
     }
 
     /// A Short request to one of this layer's handlers at `jobrank`.
@@ -75,10 +72,11 @@ impl LayerAm {
         flags: Flags,
         args: &[AmArg],
     ) -> Result<Injected> {
-        context::check_may_communicate("gex_AM_RequestShort")?;
-        let d = self.dest("gex_AM_RequestShort", jobrank, handler)?;
-        inject::send(
-            d,
+        let call = "gex_AM_RequestShort";
+        request(
+            call,
+            &self.ep,
+            || self.check(call, jobrank, handler),
             true,
             AmCategory::Short,
             handler,
@@ -88,7 +86,6 @@ impl LayerAm {
             flags,
             args,
         )
-        .map(injected)
     }
 
     /// A Medium request to one of this layer's handlers at `jobrank`.
@@ -101,10 +98,11 @@ impl LayerAm {
         flags: Flags,
         args: &[AmArg],
     ) -> Result<Injected> {
-        context::check_may_communicate("gex_AM_RequestMedium")?;
-        let d = self.dest("gex_AM_RequestMedium", jobrank, handler)?;
-        inject::send(
-            d,
+        let call = "gex_AM_RequestMedium";
+        request(
+            call,
+            &self.ep,
+            || self.check(call, jobrank, handler),
             true,
             AmCategory::Medium,
             handler,
@@ -114,7 +112,6 @@ impl LayerAm {
             flags,
             args,
         )
-        .map(injected)
     }
 
     /// A Long request to one of this layer's handlers at `jobrank`, landing
@@ -130,10 +127,11 @@ impl LayerAm {
         flags: Flags,
         args: &[AmArg],
     ) -> Result<Injected> {
-        context::check_may_communicate("gex_AM_RequestLong")?;
-        let d = self.dest("gex_AM_RequestLong", jobrank, handler)?;
-        inject::send(
-            d,
+        let call = "gex_AM_RequestLong";
+        request(
+            call,
+            &self.ep,
+            || self.check(call, jobrank, handler),
             true,
             AmCategory::Long,
             handler,
@@ -143,6 +141,5 @@ impl LayerAm {
             flags,
             args,
         )
-        .map(injected)
     }
 }

@@ -48,6 +48,33 @@ pub fn max_args() -> usize {
     AM_MAX_ARGS
 }
 
+/// One request, for client calls and layers alike: the calling context is
+/// checked first, then the peer is resolved (`jobrank`, which also applies
+/// the caller's own checks), then the message is validated and injected.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn request(
+    call: &str,
+    ep: &gex_core::Ep,
+    jobrank: impl FnOnce() -> Result<Rank>,
+    internal: bool,
+    cat: AmCategory,
+    handler: AmIndex,
+    payload: &[u8],
+    dest_addr: usize,
+    lc: Lc<'_>,
+    flags: Flags,
+    args: &[AmArg],
+) -> Result<Injected> {
+    context::check_may_communicate(call)?;
+    let d = Dest {
+        ep,
+        jobrank: jobrank()?,
+        internal,
+    };
+    inject::send(d, true, cat, handler, payload, dest_addr, lc, flags, args).map(injected)
+}
+
 #[inline]
 fn injected(sent: bool) -> Injected {
     if sent {
@@ -69,11 +96,11 @@ pub trait AmRequest: TmRef {
         flags: Flags,
         args: &[AmArg],
     ) -> Result<Injected> {
-        context::check_may_communicate("gex_AM_RequestShort")?;
-        let d = Dest::client(self.ep(), self.jobrank_of(rank)?);
-        inject::send(
-            d,
-            true,
+        request(
+            "gex_AM_RequestShort",
+            self.ep(),
+            || self.jobrank_of(rank),
+            false,
             AmCategory::Short,
             handler,
             &[],
@@ -82,7 +109,6 @@ pub trait AmRequest: TmRef {
             flags,
             args,
         )
-        .map(injected)
     }
 
     /// `gex_AM_RequestMedium`: runs `handler` at `rank` with a copy of
@@ -97,11 +123,11 @@ pub trait AmRequest: TmRef {
         flags: Flags,
         args: &[AmArg],
     ) -> Result<Injected> {
-        context::check_may_communicate("gex_AM_RequestMedium")?;
-        let d = Dest::client(self.ep(), self.jobrank_of(rank)?);
-        inject::send(
-            d,
-            true,
+        request(
+            "gex_AM_RequestMedium",
+            self.ep(),
+            || self.jobrank_of(rank),
+            false,
             AmCategory::Medium,
             handler,
             payload,
@@ -110,7 +136,6 @@ pub trait AmRequest: TmRef {
             flags,
             args,
         )
-        .map(injected)
     }
 
     /// `gex_AM_RequestLong`: copies `payload` to `dest_addr` in `rank`'s
@@ -128,11 +153,11 @@ pub trait AmRequest: TmRef {
         flags: Flags,
         args: &[AmArg],
     ) -> Result<Injected> {
-        context::check_may_communicate("gex_AM_RequestLong")?;
-        let d = Dest::client(self.ep(), self.jobrank_of(rank)?);
-        inject::send(
-            d,
-            true,
+        request(
+            "gex_AM_RequestLong",
+            self.ep(),
+            || self.jobrank_of(rank),
+            false,
             AmCategory::Long,
             handler,
             payload,
@@ -141,7 +166,6 @@ pub trait AmRequest: TmRef {
             flags,
             args,
         )
-        .map(injected)
     }
 
     /// `gex_AM_MaxRequestMedium`; `rank` may be `RANK_INVALID` (least over

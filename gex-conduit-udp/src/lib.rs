@@ -654,26 +654,9 @@ fn env(name: &str) -> Option<String> {
 /// networks only); `1`, the default, keeps it on. Every rank must agree.
 pub const ENV_UDP_AUTH: &str = "GEX_UDP_AUTH";
 
-/// A key for a job of one rank (it has no peer to share it with): from the
-/// kernel's random source, else a randomly keyed hash of the pid and time.
+/// A key for a job of one rank (it has no peer to share it with).
 fn random_key() -> [u8; 32] {
-    use std::io::Read;
-    let mut key = [0u8; 32];
-    let from_kernel = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut key))
-        .is_ok();
-    if !from_kernel {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u32(std::process::id());
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
-        );
-        key = proto::key_from_text(&h.finish().to_le_bytes());
-    }
-    key
+    gex_core::bootstrap::random_bytes::<32>()
 }
 
 /// The first non-loopback IPv4 address of this host's interfaces.

@@ -9,7 +9,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
-use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::Child;
@@ -948,26 +947,9 @@ fn fmt_secs(d: Duration) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// A fresh job identifier: 16 hex digits from the kernel's random source
-/// (or, failing that, a randomly keyed hash of pid, time and a counter).
+/// A fresh job identifier: 16 random hex digits.
 fn new_job_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut bytes = [0u8; 8];
-    let from_kernel = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .is_ok();
-    if !from_kernel {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u32(std::process::id());
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
-        );
-        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        bytes = h.finish().to_le_bytes();
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    gex_core::bootstrap::random_hex::<8>()
 }
 
 /// Makes rank `rank`'s control connection: a socket pair whose launcher

@@ -395,18 +395,22 @@ pub(crate) fn random_hex16() -> String {
     random_hex::<8>()
 }
 
-/// `2 * N` random hex digits from the kernel's random source, or failing
-/// that from randomly keyed hashes of the pid and the time.
-pub fn random_hex<const N: usize>() -> String {
+/// `N` random bytes from the kernel's random source, or failing that from
+/// randomly keyed hashes of the pid, the time and a per-process counter
+/// (so two calls never agree). The one source of job ids and keys.
+pub fn random_bytes<const N: usize>() -> [u8; N] {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let mut bytes = [0u8; N];
     let from_kernel = std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
         .is_ok();
     if !from_kernel {
         use std::hash::{BuildHasher, Hasher};
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         for (i, chunk) in bytes.chunks_mut(8).enumerate() {
             let mut h = std::collections::hash_map::RandomState::new().build_hasher();
             h.write_u32(std::process::id());
+            h.write_u64(call);
             h.write_usize(i);
             h.write_u128(
                 std::time::SystemTime::now()
@@ -416,7 +420,15 @@ pub fn random_hex<const N: usize>() -> String {
             chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
         }
     }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    bytes
+}
+
+/// `2 * N` random hex digits ([`random_bytes`]).
+pub fn random_hex<const N: usize>() -> String {
+    random_bytes::<N>()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// A fresh job key: 64 random hex digits (256 bits).
