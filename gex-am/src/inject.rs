@@ -248,6 +248,33 @@ pub(crate) fn send(
     }
 }
 
+/// One request, for client calls and layers alike: the calling context is
+/// checked first, then the peer is resolved (`jobrank`, which also applies
+/// the caller's own checks), then the message is validated and injected.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn request(
+    call: &str,
+    ep: &Ep,
+    jobrank: impl FnOnce() -> Result<Rank>,
+    internal: bool,
+    cat: AmCategory,
+    handler: AmIndex,
+    payload: &[u8],
+    dest_addr: usize,
+    lc: Lc<'_>,
+    flags: Flags,
+    args: &[AmArg],
+) -> Result<Injected> {
+    gex_core::context::check_may_communicate(call)?;
+    let d = Dest {
+        ep,
+        jobrank: jobrank()?,
+        internal,
+    };
+    send(d, true, cat, handler, payload, dest_addr, lc, flags, args).map(crate::injected)
+}
+
 /// A reply from a request handler: checks the context, then sends.
 #[allow(clippy::too_many_arguments)]
 #[inline]

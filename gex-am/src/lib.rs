@@ -38,7 +38,7 @@ pub use layer::LayerAm;
 pub use npam::{PrepareBuf, SrcDesc};
 pub use token::{Replied, ReplyToken, RequestToken, Token, TokenInfo};
 
-use gex_core::{context, Lc, Runtime, TmRef};
+use gex_core::{Lc, Runtime, TmRef};
 use gex_types::{AmArg, AmCategory, AmIndex, Flags, Rank, Result, AM_MAX_ARGS};
 
 use inject::Dest;
@@ -46,33 +46,6 @@ use inject::Dest;
 /// `gex_AM_MaxArgs()`.
 pub fn max_args() -> usize {
     AM_MAX_ARGS
-}
-
-/// One request, for client calls and layers alike: the calling context is
-/// checked first, then the peer is resolved (`jobrank`, which also applies
-/// the caller's own checks), then the message is validated and injected.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-pub(crate) fn request(
-    call: &str,
-    ep: &gex_core::Ep,
-    jobrank: impl FnOnce() -> Result<Rank>,
-    internal: bool,
-    cat: AmCategory,
-    handler: AmIndex,
-    payload: &[u8],
-    dest_addr: usize,
-    lc: Lc<'_>,
-    flags: Flags,
-    args: &[AmArg],
-) -> Result<Injected> {
-    context::check_may_communicate(call)?;
-    let d = Dest {
-        ep,
-        jobrank: jobrank()?,
-        internal,
-    };
-    inject::send(d, true, cat, handler, payload, dest_addr, lc, flags, args).map(injected)
 }
 
 #[inline]
@@ -96,7 +69,7 @@ pub trait AmRequest: TmRef {
         flags: Flags,
         args: &[AmArg],
     ) -> Result<Injected> {
-        request(
+        inject::request(
             "gex_AM_RequestShort",
             self.ep(),
             || self.jobrank_of(rank),
@@ -123,7 +96,7 @@ pub trait AmRequest: TmRef {
         flags: Flags,
         args: &[AmArg],
     ) -> Result<Injected> {
-        request(
+        inject::request(
             "gex_AM_RequestMedium",
             self.ep(),
             || self.jobrank_of(rank),
@@ -153,7 +126,7 @@ pub trait AmRequest: TmRef {
         flags: Flags,
         args: &[AmArg],
     ) -> Result<Injected> {
-        request(
+        inject::request(
             "gex_AM_RequestLong",
             self.ep(),
             || self.jobrank_of(rank),
