@@ -514,31 +514,55 @@ impl Link {
         (0..net.ep.npeers()).all(|p| net.ep.is_idle(p))
     }
 
+    /// Whether every peer said BYE.
+    fn all_departed(&self) -> bool {
+        let net = self.net.lock().unwrap_or_else(|p| p.into_inner());
+        let me = net.ep.me();
+        (0..net.ep.npeers()).all(|p| p == me || net.ep.has_departed(p))
+    }
+
     /// At process exit: keeps the protocol going until everything this rank
-    /// sent is acknowledged and peers have been quiet for [`LINGER_QUIET`]
-    /// (they may be retransmitting data whose acknowledgement was lost, and
-    /// would otherwise wait for a rank that is gone), for at most `max`.
-    /// Then says BYE to every peer, so that those still running (and
-    /// watching for silence, see [`heartbeat_thread`]) expect its silence.
+    /// sent is acknowledged, then says BYE to every peer (this rank sends no
+    /// more data; peers still running, watching for silence, see
+    /// [`heartbeat_thread`], expect its silence from now on) and keeps
+    /// acknowledging until it has heard BYE from every peer. A peer says BYE
+    /// only once its own data is acknowledged, so after every BYE nothing
+    /// can still need this rank, and it leaves at once: a job whose ranks
+    /// all exit together ends within a few round trips. A peer that does
+    /// not say BYE (it is still running, or its BYE was lost) may still be
+    /// retransmitting data whose acknowledgement was lost; the rank then
+    /// leaves once that peer has been quiet for [`LINGER_QUIET`], and after
+    /// `max` in every case.
     fn linger(&self, max: Duration) {
         // The progress and heartbeat threads end: from here on this
         // thread drives the protocol, and no peer is declared dead.
         self.stop.store(true, Ordering::Relaxed);
         let start = Instant::now();
         let mut quiet_since = start;
+        let mut said_bye = false;
         loop {
             if self.progress_checked(false, false, false, false).0 > 0 {
                 quiet_since = Instant::now();
             }
+            if !said_bye && self.all_acked() {
+                let mut net = self.net.lock().unwrap_or_else(|p| p.into_inner());
+                net.ep.send_bye();
+                net.flush(Instant::now());
+                said_bye = true;
+            }
             let now = Instant::now();
-            if now >= start + max || (self.all_acked() && now >= quiet_since + LINGER_QUIET) {
+            if now >= start + max
+                || (said_bye && (self.all_departed() || now >= quiet_since + LINGER_QUIET))
+            {
                 break;
             }
             self.wait_readable(Duration::from_millis(2));
         }
-        let mut net = self.net.lock().unwrap_or_else(|p| p.into_inner());
-        net.ep.send_bye();
-        net.flush(Instant::now());
+        if !said_bye {
+            let mut net = self.net.lock().unwrap_or_else(|p| p.into_inner());
+            net.ep.send_bye();
+            net.flush(Instant::now());
+        }
     }
 }
 
@@ -689,26 +713,21 @@ fn first_ipv4() -> Option<String> {
 
 /// The window (DATA datagrams in flight per peer and lane) that keeps every
 /// receiver's socket buffer from overflowing when all its UDP peers send
-/// on both lanes at once, as in an all-to-all flood: half of the smallest
-/// per-sender share of a receive buffer (the kernel charges a datagram more
-/// than its payload), in datagrams of `max_datagram` bytes, from 4 to
-/// `most`. `rcvbuf[r]` is rank r's receive buffer as the kernel granted it
-/// and `remote[r]` how many ranks reach r over UDP. A window past what the
-/// buffer holds only turns into drops and retransmissions (an 8 MiB buffer
-/// holds about 120 datagrams of 64 KiB; 256 in flight from each of 3 peers
-/// lost a quarter of them).
-///
-/// A receiver with a single UDP peer imposes no limit: with 2 ranks the
-/// sized window (32 datagrams of 64 KiB) made 1 MiB gets 3.5 times slower
-/// (1.5 against 5.5 GB/s) for a reason not yet understood (windows of 48 or
-/// 160 were fast, 32, 64 or 96 slow), while the full window cost a
-/// 2-rank flood little.
+/// on both lanes at once, as in an all-to-all flood: the smallest
+/// per-sender, per-lane share of five eighths of a receive buffer (the
+/// kernel charges a datagram more than its payload: an 8 MiB buffer holds
+/// about 120 datagrams of 64 KiB), in datagrams of `max_datagram` bytes,
+/// from 4 to `most`. `rcvbuf[r]` is rank r's receive buffer as the kernel
+/// granted it and `remote[r]` how many ranks reach r over UDP. A window
+/// past what the buffer holds only turns into drops and retransmissions:
+/// 256 in flight from each of 3 peers lost a quarter of them, and with 2
+/// ranks a flood of 64 KiB messages lost a quarter of its datagrams too.
 fn window_for(rcvbuf: &[usize], remote: &[usize], max_datagram: usize, most: usize) -> usize {
     let share = rcvbuf
         .iter()
         .zip(remote)
-        .filter(|(_, &peers)| peers > 1)
-        .map(|(&buf, &peers)| buf / 2 / (2 * peers))
+        .filter(|(_, &peers)| peers > 0)
+        .map(|(&buf, &peers)| buf / 8 * 5 / (2 * peers))
         .min();
     match share {
         None => most,
@@ -1292,12 +1311,12 @@ mod tests {
     #[test]
     fn window_keeps_every_receive_buffer_from_overflowing() {
         let b = 8 << 20;
-        // 2 ranks: a single UDP peer per receiver imposes no limit.
-        assert_eq!(super::window_for(&[b, b], &[1, 1], 65507, 256), 256);
-        // 3 ranks: 1 MiB per sender and lane, 16 datagrams of 64 KiB.
-        assert_eq!(super::window_for(&[b; 3], &[2; 3], 65507, 256), 16);
+        // 2 ranks: 2.5 MiB per lane, 40 datagrams of 64 KiB.
+        assert_eq!(super::window_for(&[b, b], &[1, 1], 65507, 256), 40);
+        // 3 ranks: 1.25 MiB per sender and lane.
+        assert_eq!(super::window_for(&[b; 3], &[2; 3], 65507, 256), 20);
         // 4 ranks: the receivers' 3 peers share it.
-        assert_eq!(super::window_for(&[b; 4], &[3; 4], 65507, 256), 10);
+        assert_eq!(super::window_for(&[b; 4], &[3; 4], 65507, 256), 13);
         // The smallest receiver decides; a rank nobody reaches over UDP
         // (everyone on its host, with the bypass) does not.
         assert_eq!(

@@ -10,7 +10,7 @@ use super::wire::{
     expand_seq, has_preamble, AckInfo, DataInfo, Datagram, Kind, Lane, CHUNK_HEADER_LEN,
     FIRST_CHUNK_HEADER_LEN, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MAX_SACK_WORDS, MIN_DATAGRAM,
 };
-use super::{Auth, Backpressure, Config, PeerStats, Stats};
+use super::{Auth, Backpressure, Config, PeerStats, Stats, MAC_PIECE};
 
 /// Largest window accepted (far below 2^31, so 32-bit sequence numbers on
 /// the wire expand exactly).
@@ -28,11 +28,6 @@ const SACK_SPAN: usize = 64 * MAX_SACK_WORDS;
 const SPARE_BODIES: usize = 64;
 /// See [`SPARE_BODIES`].
 const SPARE_MAX: usize = 4096;
-
-/// Chunks at least this long are not copied into a DATA body: the body
-/// keeps a reference to the message's bytes, which the socket shell passes
-/// to the kernel as a second buffer.
-const GATHER_MIN: usize = 2048;
 
 /// A DATA body: `head`, then `tail` (a slice of one message, not copied;
 /// empty when the whole body was copied into `head`).
@@ -184,9 +179,12 @@ impl SendState {
     }
 
     /// Packs queued messages into one body of at most `max_body` bytes.
-    /// Small chunks are copied (several messages may share a datagram); a
-    /// chunk of at least [`GATHER_MIN`] bytes that starts a body is kept by
-    /// reference and ends it.
+    /// Small chunks are copied (several messages may share a datagram);
+    /// whole [`MAC_PIECE`]s of a long chunk are kept by reference and end
+    /// the body (also after small chunks: in a flood, the end of one large
+    /// message and most of the next share a datagram, and the large part is
+    /// not copied). The socket shell passes the referenced part to the
+    /// kernel as a second buffer.
     fn pack(&mut self, max_body: usize, spare: &mut Vec<Vec<u8>>) -> Body {
         let want = max_body.min(self.queue_charge + CHUNK_HEADER_LEN);
         let mut head = match spare.pop() {
@@ -196,7 +194,11 @@ impl SendState {
             }
             None => Vec::with_capacity(want),
         };
-        while let Some(front) = self.queue.front_mut() {
+        loop {
+            let alone = self.queue.len() == 1;
+            let Some(front) = self.queue.front_mut() else {
+                break;
+            };
             let first = front.off == 0;
             let hdr = if first {
                 FIRST_CHUNK_HEADER_LEN
@@ -212,15 +214,26 @@ impl SendState {
             if !head.is_empty() && hdr + remaining > room && hdr + remaining <= max_body {
                 break;
             }
-            let take = remaining.min(room - hdr);
+            let mut take = remaining.min(room - hdr);
+            // A chunk of at least one MAC piece is referenced, not copied,
+            // and ends the body; the referenced part must be whole pieces
+            // (see [`MAC_PIECE`]), so the first `take % MAC_PIECE` bytes
+            // are copied into the head, or, for a message alone in the
+            // queue that goes on in the next datagram anyway, left for it.
+            let mut lead = take % MAC_PIECE;
+            if take < remaining && alone && take - lead >= MAC_PIECE {
+                take -= lead;
+                lead = 0;
+            }
+            let gather = take - lead >= MAC_PIECE;
             let last = take == remaining;
             let total = first.then_some(front.msg.len() as u32);
             let range = front.off..front.off + take;
             front.off += take;
-            let gather = head.is_empty() && take >= GATHER_MIN;
             let tail = if gather {
                 encode_chunk_head(&mut head, first, last, total, take);
-                front.msg.slice(range)
+                head.extend_from_slice(&front.msg[range.start..range.start + lead]);
+                front.msg.slice(range.start + lead..range.end)
             } else {
                 encode_chunk(&mut head, first, last, total, &front.msg[range]);
                 Bytes::new()

@@ -61,7 +61,7 @@
 //! ```text
 //! common header, 36 bytes, on every datagram:
 //!   0  2  magic "GX"
-//!   2  1  version = 2
+//!   2  1  version = 3
 //!   3  1  kind: bits 0-1 = 1 DATA | 2 ACK | 3 BYE;
 //!           bit 2 = HAS_ACK (a request-lane ACK block follows),
 //!           bit 3 = HAS_REPLY_ACK (a reply-lane ACK block follows),
@@ -71,8 +71,9 @@
 //!   4  8  job tag (public; derived from the job key, see Authentication)
 //!  12  4  source rank
 //!  16  4  destination rank (a datagram for another rank is dropped)
-//!  20 16  MAC: keyed BLAKE3 over bytes 0..20 and 36..end, fed whole chunks
-//!         first (see Auth); zero when auth is off
+//!  20 16  MAC: keyed BLAKE3 over bytes 0..20 and the BLAKE3 hashes of
+//!         36..end cut into 16 KiB pieces from the end (see Auth); zero
+//!         when auth is off
 //! ACK blocks, request lane's first (if HAS_ACK) then the reply lane's (if
 //! HAS_REPLY_ACK), each 5 + 8*n bytes:
 //!   +0 4  cum: low 32 bits of the lane's next sequence number expected (all below received)
@@ -101,8 +102,8 @@
 //! the wire. Two keys are derived from it with BLAKE3's key derivation
 //! ([`Auth`]): an 8-byte public *job tag*, carried in every datagram, and
 //! the *MAC key*. The MAC is keyed BLAKE3 over the whole datagram except
-//! its MAC field (header, ACK block, DATA header and body, in wire order),
-//! truncated to 128 bits; the sender computes it when a datagram is
+//! its MAC field (the header before it, then the hashes of the pieces the
+//! ACK blocks, DATA header and body are cut into), truncated to 128 bits; the sender computes it when a datagram is
 //! complete (`poll_transmit`, over the header buffer and the scatter-gather
 //! tail alike). [`Endpoint::handle_datagram`] checks, in this order, and
 //! drops at the first failure, counting it (see [`Stats`]):
@@ -180,7 +181,7 @@ pub mod wire;
 
 use std::time::Duration;
 
-pub use auth::{job_tag, key_from_text, Auth};
+pub use auth::{job_tag, key_from_text, Auth, MAC_PIECE};
 pub use endpoint::{Endpoint, KeepAll, Placer};
 pub use wire::{
     chunks, decode_datagram, encode_chunk, encode_datagram, expand_seq, AckInfo, Chunk, Chunks,

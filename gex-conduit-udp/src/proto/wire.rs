@@ -8,8 +8,9 @@
 /// First two bytes of every datagram.
 pub const MAGIC: [u8; 2] = *b"GX";
 /// Protocol version (third byte). 2: a job tag instead of the job key, and
-/// a message authentication code in the common header.
-pub const VERSION: u8 = 2;
+/// a message authentication code in the common header. 3: the MAC hashes
+/// the datagram in pieces (see `Auth`).
+pub const VERSION: u8 = 3;
 /// Offset of the job tag in the common header.
 pub const TAG_AT: usize = 4;
 /// Offset of the message authentication code in the common header.

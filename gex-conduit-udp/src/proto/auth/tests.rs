@@ -247,6 +247,38 @@ fn seal_over_two_parts_equals_one() {
     assert!(auth.verify(&whole));
 }
 
+proptest! {
+    /// Large datagrams (several MAC pieces) sealed as a head and a tail
+    /// split anywhere (a piece spanning the two buffers included) get the
+    /// MAC of the whole, which verifies; changing any byte breaks it.
+    #[test]
+    fn seal_of_large_datagrams_does_not_depend_on_the_split(
+        len in COMMON_HEADER_LEN..70_000usize,
+        split in 0.0f64..1.0,
+        seed in any::<u64>(),
+        flip in 0.0f64..1.0,
+    ) {
+        let auth = Auth::new(&cfg());
+        let mut whole: Vec<u8> = (0..len)
+            .map(|i| (seed.wrapping_mul(i as u64 + 1) >> 7) as u8)
+            .collect();
+        whole[MAC_AT..COMMON_HEADER_LEN].fill(0);
+        let at = COMMON_HEADER_LEN + ((len - COMMON_HEADER_LEN) as f64 * split) as usize;
+        let mut head = whole[..at].to_vec();
+        auth.seal(&mut head, &whole[at..]);
+        auth.seal(&mut whole, &[]);
+        prop_assert_eq!(&head[..], &whole[..at]);
+        prop_assert!(auth.verify(&whole));
+        // Any byte but those of the MAC field itself is covered.
+        let mut i = ((len as f64) * flip) as usize % len;
+        if (MAC_AT..COMMON_HEADER_LEN).contains(&i) {
+            i = 0;
+        }
+        whole[i] ^= 0x10;
+        prop_assert!(!auth.verify(&whole));
+    }
+}
+
 #[test]
 fn authentication_off_carries_no_mac_and_checks_none() {
     let off = cfg_with(0x42, false);
