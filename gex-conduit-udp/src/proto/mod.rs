@@ -71,9 +71,9 @@
 //!   4  8  job tag (public; derived from the job key, see Authentication)
 //!  12  4  source rank
 //!  16  4  destination rank (a datagram for another rank is dropped)
-//!  20 16  MAC: keyed BLAKE3 over bytes 0..20 and the BLAKE3 hashes of
-//!         36..end cut into 16 KiB pieces from the end (see Auth); zero
-//!         when auth is off
+//!  20 16  MAC: keyed SipHash-2-4-128 over the length, bytes 0..20 and
+//!         36..end cut into 16 KiB pieces from the end, long pieces by
+//!         their BLAKE3 hash (see Auth); zero when auth is off
 //! ACK blocks, request lane's first (if HAS_ACK) then the reply lane's (if
 //! HAS_REPLY_ACK), each 5 + 8*n bytes:
 //!   +0 4  cum: low 32 bits of the lane's next sequence number expected (all below received)
@@ -101,9 +101,10 @@
 //! The job's secret is a 256-bit key ([`Config::key`]) that never goes on
 //! the wire. Two keys are derived from it with BLAKE3's key derivation
 //! ([`Auth`]): an 8-byte public *job tag*, carried in every datagram, and
-//! the *MAC key*. The MAC is keyed BLAKE3 over the whole datagram except
-//! its MAC field (the header before it, then the hashes of the pieces the
-//! ACK blocks, DATA header and body are cut into), truncated to 128 bits; the sender computes it when a datagram is
+//! the *MAC key*. The MAC is keyed SipHash-2-4 with 128-bit output over
+//! the whole datagram except its MAC field (its length, the header before
+//! the field, then the pieces the ACK blocks, DATA header and body are cut
+//! into, long pieces by their BLAKE3 hash); the sender computes it when a datagram is
 //! complete (`poll_transmit`, over the header buffer and the scatter-gather
 //! tail alike). [`Endpoint::handle_datagram`] checks, in this order, and
 //! drops at the first failure, counting it (see [`Stats`]):

@@ -15,8 +15,8 @@ pub const VERSION: u8 = 3;
 pub const TAG_AT: usize = 4;
 /// Offset of the message authentication code in the common header.
 pub const MAC_AT: usize = 20;
-/// Length of the message authentication code (a keyed BLAKE3 truncated to
-/// 128 bits; see [`crate::proto::Auth`]).
+/// Length of the message authentication code (keyed SipHash-2-4 with
+/// 128-bit output; see [`crate::proto::Auth`]).
 pub const MAC_LEN: usize = 16;
 /// Length of the common header (magic, version, kind, job tag, source,
 /// destination, MAC).
