@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::layer::LayerAm;
-use gex_core::conduit::{AmSink, IncomingAm};
+use gex_conduit::{AmSink, IncomingAm};
 use gex_core::context::{hsls_held, HandlerScope};
 use gex_core::{CData, Ep};
 use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Result, AM_INDEX_BASE, AM_MAX_ARGS};

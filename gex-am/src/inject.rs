@@ -1,7 +1,7 @@
 //! Fixed-payload injection and payload-limit queries, shared by requests,
 //! replies and negotiated-payload commits.
 
-use gex_core::conduit::{AmLimits, Injected, OutgoingAm};
+use gex_conduit::{AmLimits, Injected, OutgoingAm};
 use gex_core::{segment_desc, Ep, Event, Lc, TmRef};
 use gex_types::{
     AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result, AM_INDEX_BASE, AM_MAX_ARGS,
@@ -227,15 +227,8 @@ pub(crate) fn send(
             dest_offset = resolve_long(call, d, dest_addr, payload.len(), flags)?;
         }
     }
-    let msg = OutgoingAm {
-        category: cat,
-        is_request,
-        handler,
-        args,
-        payload,
-        dest_offset,
-        dest_addr,
-    };
+    let msg =
+        OutgoingAm::new(cat, is_request, handler, args, payload).to_offset(dest_offset, dest_addr);
     match conduit.am_send(d.jobrank, &msg, flags.contains(Flags::IMMEDIATE), rt.sink())? {
         Injected::Sent => {
             // The payload was copied out at injection: locally complete.

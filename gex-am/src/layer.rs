@@ -8,7 +8,7 @@
 //! their arguments as untrusted: they arrive from another process, and
 //! over a network conduit possibly from a forger.)
 
-use gex_core::conduit::Injected;
+use gex_conduit::Injected;
 use gex_core::{Ep, Lc};
 use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result};
 

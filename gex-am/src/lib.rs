@@ -29,7 +29,7 @@ mod layer;
 mod npam;
 mod token;
 
-pub use gex_core::conduit::Injected;
+pub use gex_conduit::Injected;
 pub use handlers::{
     register_handlers, register_internal_handlers, registered_handler, AmMsg, HandlerEntry,
 };
@@ -220,7 +220,7 @@ impl<T: TmRef + ?Sized> AmRequest for T {}
 /// The least payload limits over every pair of ranks and every argument
 /// (`gex_AM_LUB{Request,Reply}{Medium,Long}`), in that order:
 /// (request medium, reply medium, request long, reply long).
-pub fn lub_limits() -> Result<gex_core::conduit::AmLimits> {
+pub fn lub_limits() -> Result<gex_conduit::AmLimits> {
     Ok(Runtime::require("gex_AM_LUBRequestMedium")?
         .conduit()
         .am_lub_limits())

@@ -42,7 +42,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
-use gex_core::conduit::{Injected, OutgoingAm};
+use gex_conduit::{Injected, OutgoingAm};
 use gex_core::{Completion, Runtime};
 use gex_types::{AmArg, AmCategory, AmIndex, Rank};
 
@@ -299,15 +299,7 @@ fn send_raw(
 ) {
     let e = &*ENGINE;
     let rt = rt();
-    let msg = OutgoingAm {
-        category: AmCategory::Medium,
-        is_request: true,
-        handler: H_COLL,
-        args: &args,
-        payload,
-        dest_offset: 0,
-        dest_addr: 0,
-    };
+    let msg = OutgoingAm::new(AmCategory::Medium, true, H_COLL, &args, payload);
     // Only handlers send with `immediate`, and they always pass the
     // completion that a deferred send must count against.
     let defer_to = match (mode, c) {
@@ -376,15 +368,7 @@ pub(crate) fn retry_deferred() -> usize {
             refused.push_back(d);
             continue;
         }
-        let msg = OutgoingAm {
-            category: AmCategory::Medium,
-            is_request: true,
-            handler: H_COLL,
-            args: &d.args,
-            payload: &d.payload,
-            dest_offset: 0,
-            dest_addr: 0,
-        };
+        let msg = OutgoingAm::new(AmCategory::Medium, true, H_COLL, &d.args, &d.payload);
         match rt.conduit().am_send(d.dest, &msg, true, rt.sink()) {
             Ok(Injected::Sent) => {
                 d.c.done();

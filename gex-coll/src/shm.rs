@@ -3,7 +3,7 @@
 //! shared-memory bypass).
 //!
 //! The lowest jobrank of each neighbourhood creates the object (a nameless
-//! memfd, `gex_core::shm`, called `gex-<job>-coll<jobrank>` in `/proc`),
+//! memfd, `gex_conduit::shm`, called `gex-<job>-coll<jobrank>` in `/proc`),
 //! the other members map it, every rank of the job agrees that they did,
 //! and the creators close its descriptor: a crash at any moment leaves
 //! nothing behind. Whether to use the areas is agreed by every rank of the job, so a

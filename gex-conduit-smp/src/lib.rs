@@ -10,7 +10,7 @@
 //! `NoOp`, any other polls until there is room (replies poll replies only,
 //! so request handlers never nest).
 //!
-//! Shared-memory objects have no names ([`gex_core::shm`]: memfds that
+//! Shared-memory objects have no names ([`gex_conduit::shm`]: memfds that
 //! peers open through `/proc/<pid>/fd`), so a crash at any moment leaks
 //! nothing.
 //!
@@ -23,8 +23,8 @@ mod transport;
 
 pub use transport::{hostname, SmpTransport, MAX_LONG, MAX_MEDIUM, RING_CAPACITY};
 
-use gex_core::bootstrap::Bootstrap;
-use gex_core::conduit::{
+use gex_bootstrap::Bootstrap;
+use gex_conduit::{
     send_or_progress, AmLimits, AmSink, Conduit, ConduitFactory, Injected, Layout, OutgoingAm,
     PollScope, SegmentDesc,
 };
@@ -68,12 +68,7 @@ impl SmpConduit {
         let t = SmpTransport::new(&boot, &all)?;
         Ok(SmpConduit {
             boot,
-            layout: Layout {
-                nbrhd: all.clone(),
-                host: all,
-                nbrhd_set: (1, 0),
-                host_set: (1, 0),
-            },
+            layout: Layout::new(all.clone(), all, (1, 0), (1, 0)),
             t,
         })
     }

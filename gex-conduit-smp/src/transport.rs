@@ -5,15 +5,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use gex_core::bootstrap::Bootstrap;
-use gex_core::conduit::{
-    AmLimits, AmSink, IncomingAm, Injected, OutgoingAm, PollScope, SegmentDesc,
-};
+use gex_bootstrap::Bootstrap;
+use gex_conduit::{AmLimits, AmSink, IncomingAm, Injected, OutgoingAm, PollScope, SegmentDesc};
 use gex_types::{AmArg, AmCategory, Error, Rank, Result, AM_MAX_ARGS};
 
 use crate::lock::SpinLock;
 use crate::ring::{self, align_up, ring_bytes, Consumer, Producer};
-use gex_core::shm;
+use gex_conduit::shm;
 
 /// Record bytes of each AM ring.
 pub const RING_CAPACITY: usize = 256 << 10;
@@ -171,7 +169,7 @@ impl SmpTransport {
 
         let qbytes = ring_offset(2 * m);
         // Create, publish the handle, map the members', agree, close: a
-        // crash at any step leaves nothing (see gex_core::shm).
+        // crash at any step leaves nothing (see gex_conduit::shm).
         let mine = shm::create(&queue_name(&job, me), qbytes);
         // One byte says which: 1 and the handle, or 0 and the error.
         let msg = match &mine {
@@ -272,12 +270,7 @@ impl SmpTransport {
 
     /// Payload limits between members.
     pub fn limits() -> AmLimits {
-        AmLimits {
-            max_request_medium: MAX_MEDIUM,
-            max_reply_medium: MAX_MEDIUM,
-            max_request_long: MAX_LONG,
-            max_reply_long: MAX_LONG,
-        }
+        AmLimits::new(MAX_MEDIUM, MAX_MEDIUM, MAX_LONG, MAX_LONG)
     }
 
     /// Drains up to a batch of messages from one inbound ring.
@@ -317,7 +310,7 @@ impl SmpTransport {
             let args = std::slice::from_raw_parts(start.add(AM_HEADER) as *const AmArg, nargs);
             let after = align_up(AM_HEADER + 4 * nargs);
             let category = AmCategory::from_u8(cat).unwrap_or_else(|| {
-                gex_core::fatal(&format!(
+                gex_bootstrap::fatal(&format!(
                     "corrupt AM record from rank {src}: category {cat}"
                 ))
             });
@@ -332,21 +325,15 @@ impl SmpTransport {
                         Some(base) if off + plen <= seg.map_or(0, |s| s.size) => {
                             (std::slice::from_raw_parts((base as *const u8).add(off), plen), dest)
                         }
-                        _ => gex_core::fatal(&format!(
+                        _ => gex_bootstrap::fatal(&format!(
                             "a Long AM from rank {src} targets offset {off:#x}+{plen} outside this rank's segment"
                         )),
                     }
                 }
             };
-            sink.deliver(&IncomingAm {
-                src,
-                category,
-                is_request,
-                handler,
-                args,
-                payload,
-                dest_addr,
-            });
+            sink.deliver(&IncomingAm::new(
+                src, category, is_request, handler, args, payload, dest_addr,
+            ));
         }
     }
 
@@ -478,7 +465,7 @@ impl SmpTransport {
 
     /// The largest segment this rank may attach.
     pub fn max_segment_size(&self) -> usize {
-        let page = gex_core::system::page_size();
+        let page = gex_conduit::page_size();
         let total = shm::shm_capacity().unwrap_or(1 << 30);
         let per_rank = total / self.members.len().max(1);
         per_rank / page * page
@@ -538,11 +525,7 @@ impl SmpTransport {
             } else {
                 None
             };
-            table.push(SegmentDesc {
-                owner_base,
-                local_base,
-                size: sz,
-            });
+            table.push(SegmentDesc::new(owner_base, local_base, sz));
         }
         let agreed = agree(boot, &open_err, "mapping peer segments", progress);
         let mine = mine.into_mapping();

@@ -51,13 +51,13 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use gex_conduit_smp::{hostname, SmpTransport};
-use gex_core::bootstrap::Bootstrap;
-use gex_core::conduit::{
+use gex_bootstrap::Bootstrap;
+use gex_conduit::stats::{ConduitStats, Counter, PeerCounters};
+use gex_conduit::{
     send_or_progress, AmLimits, AmSink, Conduit, ConduitFactory, IncomingAm, Injected, Layout,
     OutgoingAm, PollScope, SegmentDesc,
 };
-use gex_core::stats::{ConduitStats, Counter, PeerCounters};
+use gex_conduit_smp::{hostname, SmpTransport};
 use gex_types::{AmCategory, Error, Rank, Result};
 
 /// Largest Medium payload over UDP (fragmented by the protocol).
@@ -470,7 +470,7 @@ impl Link {
         }
         if let Some((peer, silent)) = dead {
             drop(guard);
-            gex_core::fatal(&format!(
+            gex_bootstrap::fatal(&format!(
                 "udp conduit: rank {peer} has not answered for {:.1} s (GEX_UDP_PEER_TIMEOUT); it is presumed dead",
                 silent.as_secs_f64()
             ));
@@ -575,7 +575,7 @@ const LINGER_MAX: Duration = Duration::from_secs(5);
 static LINKS: Mutex<Vec<std::sync::Weak<Link>>> = Mutex::new(Vec::new());
 
 extern "C" fn linger_at_exit() {
-    if gex_core::job_ending() {
+    if gex_bootstrap::job_ending() {
         return;
     }
     let links: Vec<Arc<Link>> = match LINKS.try_lock() {
@@ -680,7 +680,7 @@ pub const ENV_UDP_AUTH: &str = "GEX_UDP_AUTH";
 
 /// A key for a job of one rank (it has no peer to share it with).
 fn random_key() -> [u8; 32] {
-    gex_core::bootstrap::random_bytes::<32>()
+    gex_bootstrap::random_bytes::<32>()
 }
 
 /// The first non-loopback IPv4 address of this host's interfaces.
@@ -953,12 +953,7 @@ impl UdpConduit {
             idle_since: AtomicU64::new(0),
             epoch: Instant::now(),
             spin,
-            layout: Layout {
-                nbrhd,
-                host,
-                nbrhd_set,
-                host_set,
-            },
+            layout: Layout::new(nbrhd, host, nbrhd_set, host_set),
             me,
             smp,
             link: Arc::new(Link {
@@ -1010,12 +1005,12 @@ impl UdpConduit {
 
     fn limits() -> AmLimits {
         let s = SmpTransport::limits();
-        AmLimits {
-            max_request_medium: MAX_MEDIUM.min(s.max_request_medium),
-            max_reply_medium: MAX_MEDIUM.min(s.max_reply_medium),
-            max_request_long: MAX_LONG.min(s.max_request_long),
-            max_reply_long: MAX_LONG.min(s.max_reply_long),
-        }
+        AmLimits::new(
+            MAX_MEDIUM.min(s.max_request_medium),
+            MAX_MEDIUM.min(s.max_reply_medium),
+            MAX_LONG.min(s.max_request_long),
+            MAX_LONG.min(s.max_reply_long),
+        )
     }
 
     /// Network progress for a poll: waits for a datagram first when polls
@@ -1081,17 +1076,17 @@ impl UdpConduit {
             })
         };
         let Some((am, len)) = decoded else {
-            gex_core::fatal(&format!("udp conduit: malformed AM from rank {src}"));
+            gex_bootstrap::fatal(&format!("udp conduit: malformed AM from rank {src}"));
         };
         let mut payload = am.payload;
         if am.category == AmCategory::Long {
             let Some(&(base, size)) = self.link.segment.get() else {
-                gex_core::fatal(&format!(
+                gex_bootstrap::fatal(&format!(
                     "udp conduit: a Long AM from rank {src} arrived before this rank attached a segment"
                 ));
             };
             if am.dest_offset.checked_add(len).is_none_or(|e| e > size) {
-                gex_core::fatal(&format!(
+                gex_bootstrap::fatal(&format!(
                     "udp conduit: a Long AM from rank {src} targets [{:#x}, +{len}) outside this rank's segment of {size:#x} bytes",
                     am.dest_offset
                 ));
@@ -1107,15 +1102,15 @@ impl UdpConduit {
                 payload = std::slice::from_raw_parts(dst, len);
             }
         }
-        sink.deliver(&IncomingAm {
+        sink.deliver(&IncomingAm::new(
             src,
-            category: am.category,
-            is_request: am.is_request,
-            handler: am.handler,
-            args: &am.args[..am.nargs],
+            am.category,
+            am.is_request,
+            am.handler,
+            &am.args[..am.nargs],
             payload,
-            dest_addr: am.dest_addr,
-        });
+            am.dest_addr,
+        ));
     }
 
     /// The address peers send to.

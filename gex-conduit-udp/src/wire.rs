@@ -11,7 +11,7 @@
 //! | 4 × nargs | arguments (LE i32) |
 //! | len | payload |
 
-use gex_core::conduit::OutgoingAm;
+use gex_conduit::OutgoingAm;
 use gex_types::{AmArg, AmCategory, AmIndex, AM_MAX_ARGS};
 
 /// An AM decoded from a message; the payload borrows the message.
@@ -162,11 +162,10 @@ mod tests {
                       off: u32, dest: u64) {
             let category = AmCategory::from_u8(cat).unwrap();
             let payload = if category == AmCategory::Short { vec![] } else { payload };
-            let msg = OutgoingAm {
-                category, is_request: req, handler, args: &args, payload: &payload,
-                dest_offset: if category == AmCategory::Long { off as usize } else { 0 },
-                dest_addr: if category == AmCategory::Long { dest as usize } else { 0 },
-            };
+            let mut msg = OutgoingAm::new(category, req, handler, &args, &payload);
+            if category == AmCategory::Long {
+                msg = msg.to_offset(off as usize, dest as usize);
+            }
             let mut buf = Vec::new();
             encode(&msg, &mut buf);
             let am = decode(&buf).unwrap();
@@ -184,10 +183,8 @@ mod tests {
                       args in proptest::collection::vec(any::<i32>(), 0..=16),
                       len in 0usize..5000, off: u32, dest: u64) {
             let payload = vec![9u8; len];
-            let msg = OutgoingAm {
-                category: AmCategory::Long, is_request: true, handler, args: &args,
-                payload: &payload, dest_offset: off as usize, dest_addr: dest as usize,
-            };
+            let msg = OutgoingAm::new(AmCategory::Long, true, handler, &args, &payload)
+                .to_offset(off as usize, dest as usize);
             let mut buf = Vec::new();
             encode(&msg, &mut buf);
             let (start, plen, poff) = long_payload(&buf).unwrap();

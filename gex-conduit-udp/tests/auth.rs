@@ -16,14 +16,14 @@ use std::os::unix::net::UnixListener;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use gex_conduit_udp::proto::{self, wire as pw, Config, Endpoint};
-use gex_conduit_udp::{wire, UdpConduit};
-use gex_core::bootstrap::wire::{
+use gex_bootstrap::wire::{
     encode_exchange_result, parse_hello, read_frame, write_frame, Kind, ENV_CTRL, ENV_JOB_ID,
     ENV_KEY_FD, ENV_RANK, ENV_SIZE,
 };
-use gex_core::bootstrap::Bootstrap;
-use gex_core::conduit::{AmSink, Conduit, IncomingAm, OutgoingAm, PollScope};
+use gex_bootstrap::Bootstrap;
+use gex_conduit::{AmSink, Conduit, IncomingAm, OutgoingAm, PollScope};
+use gex_conduit_udp::proto::{self, wire as pw, Config, Endpoint};
+use gex_conduit_udp::{wire, UdpConduit};
 use gex_types::AmCategory;
 
 /// Bound on every wait.
@@ -48,15 +48,7 @@ impl AmSink for Recorder {
 fn am(handler: u8, args: &[i32], payload: &[u8]) -> Vec<u8> {
     let mut msg = Vec::new();
     wire::encode(
-        &OutgoingAm {
-            category: AmCategory::Medium,
-            is_request: true,
-            handler,
-            args,
-            payload,
-            dest_offset: 0,
-            dest_addr: 0,
-        },
+        &OutgoingAm::new(AmCategory::Medium, true, handler, args, payload),
         &mut msg,
     );
     msg

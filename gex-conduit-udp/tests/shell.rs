@@ -5,9 +5,9 @@ use std::net::UdpSocket;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use gex_bootstrap::Bootstrap;
+use gex_conduit::{AmSink, Conduit, IncomingAm, OutgoingAm, PollScope};
 use gex_conduit_udp::{proto, wire, UdpConduit};
-use gex_core::bootstrap::Bootstrap;
-use gex_core::conduit::{AmSink, Conduit, IncomingAm, OutgoingAm, PollScope};
 use gex_types::AmCategory;
 
 /// What a delivered AM carried: handler, arguments, payload.
@@ -38,15 +38,7 @@ fn datagrams(key: [u8; 32], handler: u8) -> Vec<Vec<u8>> {
     let mut msg = Vec::new();
     let payload = b"payload".to_vec();
     wire::encode(
-        &OutgoingAm {
-            category: AmCategory::Medium,
-            is_request: true,
-            handler,
-            args: &[7, 8],
-            payload: &payload,
-            dest_offset: 0,
-            dest_addr: 0,
-        },
+        &OutgoingAm::new(AmCategory::Medium, true, handler, &[7, 8], &payload),
         &mut msg,
     );
     let now = Instant::now();

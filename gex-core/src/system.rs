@@ -96,16 +96,7 @@ pub fn query_hidden_am_concurrency_level() -> i32 {
     0
 }
 
-/// The system page size (`GASNET_PAGESIZE`).
-pub fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
-    }
-}
+pub use gex_conduit::page_size;
 
 /// The largest segment this process may attach
 /// (`gasnet_getMaxLocalSegmentSize`).

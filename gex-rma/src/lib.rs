@@ -31,7 +31,7 @@ mod local;
 
 use std::sync::Arc;
 
-pub use gex_core::conduit::Injected;
+pub use gex_conduit::Injected;
 pub use gex_core::nbi;
 pub use gex_core::{Event, Lc};
 pub use local::{Dst, Src};

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crossbeam_channel::Sender;
-use gex_core::bootstrap::stream::Stream;
-use gex_core::bootstrap::wire::{read_frame, CtrlAddr};
+use gex_bootstrap::stream::Stream;
+use gex_bootstrap::wire::{read_frame, CtrlAddr};
 
 use crate::job::Event;
 

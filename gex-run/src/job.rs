@@ -18,8 +18,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-use gex_core::bootstrap::stream::{NoSigPipe, Stream};
-use gex_core::bootstrap::wire::{
+use gex_bootstrap::stream::{NoSigPipe, Stream};
+use gex_bootstrap::wire::{
     encode_exchange_result, keys_match, parse_hello, write_frame, CtrlAddr, Kind, ENV_CONDUIT,
     ENV_CTRL, ENV_HOST, ENV_HOSTS, ENV_JOB_ID, ENV_RANK, ENV_SIZE, EXIT_GRACE, MAX_FRAME,
 };
@@ -113,7 +113,7 @@ pub(crate) fn run_job(spec: &JobSpec) -> io::Result<JobOutcome> {
     // command line (spawn_rank hands it over through a pipe): network
     // conduits derive their datagram authentication key from it, and ranks
     // present it over TCP.
-    let job_key = gex_core::bootstrap::new_job_key();
+    let job_key = gex_bootstrap::new_job_key();
     let listen = match ctrl_kind {
         Ctrl::Unix => Listen::Inherited,
         Ctrl::Tcp => Listen::Tcp(
@@ -389,7 +389,7 @@ struct Coordinator {
     /// When spared ranks will be killed.
     grace: Option<Instant>,
     /// How long the others may run after a rank exited 0 (see
-    /// [`gex_core::bootstrap::wire::EXIT_GRACE`]).
+    /// [`gex_bootstrap::wire::EXIT_GRACE`]).
     exit_grace: Duration,
     /// The first rank that exited 0 while others ran, and when the job ends
     /// unless they have all exited by then.
@@ -949,7 +949,7 @@ fn fmt_secs(d: Duration) -> String {
 
 /// A fresh job identifier: 16 random hex digits.
 fn new_job_id() -> String {
-    gex_core::bootstrap::random_hex::<8>()
+    gex_bootstrap::random_hex::<8>()
 }
 
 /// Makes rank `rank`'s control connection: a socket pair whose launcher

@@ -2,7 +2,7 @@
 //!
 //! [`run`] starts the ranks of a job as processes, serves the start-up
 //! control plane they use (all-gather exchanges, barriers, exit; the wire
-//! format is [`gex_core::bootstrap::wire`]), forwards their output line by
+//! format is [`gex_bootstrap::wire`]), forwards their output line by
 //! line, and decides the job's exit code:
 //!
 //! * a rank's `Exit` frame ends the job with that code (the first one wins);
@@ -22,7 +22,7 @@
 //! Whatever the reason, when [`run`] returns no rank (nor anything a rank
 //! started in its process group) is left running, every rank has been
 //! reaped, every control connection is closed, and the job's shared memory
-//! (nameless: [`gex_core::shm`]) is gone with the last rank that mapped it.
+//! (nameless: [`gex_conduit::shm`]) is gone with the last rank that mapped it.
 //!
 //! Each rank runs in a process group of its own (so that ending a rank also
 //! ends what it started), gets the launcher's standard input only if it is
@@ -67,7 +67,7 @@
 //! If the launcher itself is SIGKILLed, the ranks die (a parent-death
 //! signal) and nothing remains: local ranks talk to the launcher over
 //! inherited socket pairs (no socket file, no address), and shared memory
-//! has no name (`gex_core::shm`), so the kernel frees it with its last
+//! has no name (`gex_conduit::shm`), so the kernel frees it with its last
 //! process. [`leftovers`] lists anything of a job still on the machine.
 //!
 //! Limits: a process that leaves its rank's
@@ -140,7 +140,7 @@ pub struct JobSpec {
     pub timeout: Option<Duration>,
     /// How long the other ranks may run after a rank exited with code 0
     /// before the job ends with that code; `None`:
-    /// [`gex_core::bootstrap::wire::EXIT_GRACE`] (2 s).
+    /// [`gex_bootstrap::wire::EXIT_GRACE`] (2 s).
     pub exit_grace: Option<Duration>,
     /// The conduit the ranks should use, passed as `GEX_CONDUIT`.
     pub conduit: String,

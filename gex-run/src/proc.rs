@@ -9,7 +9,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use gex_core::bootstrap::wire::{ENV_JOB_KEY, ENV_KEY_FD};
+use gex_bootstrap::wire::{ENV_JOB_KEY, ENV_KEY_FD};
 
 use crate::hosts::{shell_quote, Via};
 
@@ -96,7 +96,7 @@ pub(crate) struct RankCommand<'a> {
     /// Give this rank the launcher's standard input (else `/dev/null`).
     pub inherit_stdin: bool,
     /// The job key, handed over by [`spawn_rank`] through a pipe (see
-    /// [`gex_core::bootstrap::wire::ENV_KEY_FD`]), never in the environment.
+    /// [`gex_bootstrap::wire::ENV_KEY_FD`]), never in the environment.
     pub key: &'a str,
     /// Directly, or through a spawner.
     pub via: &'a Via,

@@ -11,12 +11,12 @@ use std::io::Write;
 use std::time::Duration;
 
 use common::{gone, wait_for_exit, PROMPT};
-use gex_core::bootstrap::stream::Stream;
-use gex_core::bootstrap::wire::{
+use gex_bootstrap::stream::Stream;
+use gex_bootstrap::wire::{
     decode_exchange_result, hello_body, hello_body_with_key, read_frame, write_frame, CtrlAddr,
     Kind, ENV_CTRL, ENV_JOB_ID, ENV_RANK, ENV_SIZE,
 };
-use gex_core::shm;
+use gex_conduit::shm;
 use gex_run::{run, Ctrl, JobOutcome, JobSpec, Output};
 
 const ROLE: &str = "GEX_RUN_TEST_ROLE";
@@ -80,7 +80,7 @@ impl Ctl {
 
     /// Says Hello as `rank` with the job key.
     fn hello(stream: &mut Stream, rank: u32) {
-        let key = gex_core::bootstrap::launcher_key()
+        let key = gex_bootstrap::launcher_key()
             .unwrap()
             .expect("a job key from the launcher");
         let body = hello_body_with_key(rank, std::process::id(), &key);
@@ -150,10 +150,10 @@ fn fake_rank() {
     let rank = env_u32(ENV_RANK);
     match role.as_str() {
         "key-hidden" => {
-            let key = gex_core::bootstrap::launcher_key()
+            let key = gex_bootstrap::launcher_key()
                 .unwrap()
                 .expect("a job key from the launcher");
-            let fd: i32 = std::env::var(gex_core::bootstrap::wire::ENV_KEY_FD)
+            let fd: i32 = std::env::var(gex_bootstrap::wire::ENV_KEY_FD)
                 .expect("GEX_KEY_FD")
                 .parse()
                 .unwrap();
@@ -247,7 +247,7 @@ fn fake_rank() {
             }
         }
         "shm" => {
-            // Shared memory as the conduits share it (gex_core::shm): rank
+            // Shared memory as the conduits share it (gex_conduit::shm): rank
             // 0 creates an object, rank 1 maps it through the handle, then
             // rank 0 is killed; nothing may remain anywhere.
             let mut ctl = Ctl::connect();
@@ -328,7 +328,7 @@ fn fake_rank() {
         }
         "watched" => {
             // A real rank's bootstrap: over TCP it watches its connection.
-            let boot = gex_core::bootstrap::Bootstrap::from_env().unwrap();
+            let boot = gex_bootstrap::Bootstrap::from_env().unwrap();
             let pids = boot
                 .exchange(&std::process::id().to_le_bytes(), &mut || {})
                 .unwrap();

@@ -59,13 +59,16 @@ const fn only(krate: &'static str, deps: &'static [&'static str]) -> Rule {
 ///
 /// The rules (DESIGN.md section 2):
 /// * arrows point down only: a layer names only the layers below it;
+/// * the control plane (gex-bootstrap) and the conduit interface
+///   (gex-conduit) sit under the object model: a conduit, or a runtime that
+///   embeds one, links neither gex-core nor a layer;
 /// * no layer names a conduit: a conduit is chosen at start-up among those
-///   compiled in, through the conduit SPI trait that gex-core defines;
-/// * conduits depend on gex-core (and the network conduits on
-///   gex-conduit-smp, whose neighbourhood bypass they embed), never on a layer
-///   above gex-core;
-/// * gex-run, the launcher, speaks the bootstrap control plane (gex-core) but
-///   links no conduit and no layer: it never moves data itself;
+///   compiled in, through the `Conduit` trait of gex-conduit;
+/// * conduits depend on gex-conduit and gex-bootstrap (and the network
+///   conduits on gex-conduit-smp, whose neighbourhood bypass they embed),
+///   never on gex-core or a layer;
+/// * gex-run, the launcher, speaks the control plane (gex-bootstrap) but
+///   links no conduit, no object model and no layer: it never moves data;
 /// * the facade `gex` re-exports everything a program may use, so it may name
 ///   any library crate, but not the launcher, the tests or the build tool;
 /// * gex-testsuite (test programs and benchmarks) may use anything except
@@ -76,35 +79,95 @@ const fn only(krate: &'static str, deps: &'static [&'static str]) -> Rule {
 pub const LAYER_TABLE: &[Rule] = &[
     // Plain types at the bottom of every graph.
     only("gex-types", &[]),
-    // Object model and conduit SPI.
-    only("gex-core", &["gex-types"]),
+    // The start-up control plane and job ending.
+    only("gex-bootstrap", &["gex-types"]),
+    // The conduit interface.
+    only("gex-conduit", &["gex-types", "gex-bootstrap"]),
+    // Object model.
+    only("gex-core", &["gex-types", "gex-bootstrap", "gex-conduit"]),
     // Layers, bottom to top.
-    only("gex-am", &["gex-types", "gex-core"]),
-    only("gex-rma", &["gex-types", "gex-core", "gex-am"]),
-    only("gex-vis", &["gex-types", "gex-core", "gex-am", "gex-rma"]),
+    only(
+        "gex-am",
+        &["gex-types", "gex-bootstrap", "gex-conduit", "gex-core"],
+    ),
+    only(
+        "gex-rma",
+        &[
+            "gex-types",
+            "gex-bootstrap",
+            "gex-conduit",
+            "gex-core",
+            "gex-am",
+        ],
+    ),
+    only(
+        "gex-vis",
+        &[
+            "gex-types",
+            "gex-bootstrap",
+            "gex-conduit",
+            "gex-core",
+            "gex-am",
+            "gex-rma",
+        ],
+    ),
     only(
         "gex-ratomic",
-        &["gex-types", "gex-core", "gex-am", "gex-rma"],
+        &[
+            "gex-types",
+            "gex-bootstrap",
+            "gex-conduit",
+            "gex-core",
+            "gex-am",
+            "gex-rma",
+        ],
     ),
-    only("gex-coll", &["gex-types", "gex-core", "gex-am", "gex-rma"]),
-    only("gex-mk", &["gex-types", "gex-core"]),
-    // Conduits: gex-core only; network conduits embed the smp bypass.
-    only("gex-conduit-smp", &["gex-types", "gex-core"]),
+    only(
+        "gex-coll",
+        &[
+            "gex-types",
+            "gex-bootstrap",
+            "gex-conduit",
+            "gex-core",
+            "gex-am",
+            "gex-rma",
+        ],
+    ),
+    only(
+        "gex-mk",
+        &["gex-types", "gex-bootstrap", "gex-conduit", "gex-core"],
+    ),
+    // Conduits: the conduit interface and the control plane only; network
+    // conduits embed the smp bypass.
+    only(
+        "gex-conduit-smp",
+        &["gex-types", "gex-bootstrap", "gex-conduit"],
+    ),
     only(
         "gex-conduit-udp",
-        &["gex-types", "gex-core", "gex-conduit-smp"],
+        &[
+            "gex-types",
+            "gex-bootstrap",
+            "gex-conduit",
+            "gex-conduit-smp",
+        ],
     ),
     only(
         "gex-conduit-ibv",
-        &["gex-types", "gex-core", "gex-conduit-smp"],
+        &[
+            "gex-types",
+            "gex-bootstrap",
+            "gex-conduit",
+            "gex-conduit-smp",
+        ],
     ),
     // Facade: every library crate, nothing that is a tool or a test.
     Rule {
         krate: "gex",
         allowed: Allowed::AnyExcept(&["gex-run", "gex-testsuite", "xtask"]),
     },
-    // Launcher: bootstrap control plane only, no conduit, no layer.
-    only("gex-run", &["gex-types", "gex-core"]),
+    // Launcher: the control plane only, no conduit, no layer.
+    only("gex-run", &["gex-types", "gex-bootstrap"]),
     // Multi-process test programs and benchmarks.
     Rule {
         krate: "gex-testsuite",
@@ -291,21 +354,36 @@ mod tests {
     fn full_allowed_graph() -> Vec<(&'static str, Vec<Dep<'static>>)> {
         vec![
             ("gex-types", vec![normal("bitflags_is_not_a_member")]),
-            ("gex-core", vec![normal("gex-types")]),
+            ("gex-bootstrap", vec![normal("gex-types")]),
+            (
+                "gex-conduit",
+                vec![normal("gex-types"), normal("gex-bootstrap")],
+            ),
+            (
+                "gex-core",
+                vec![
+                    normal("gex-types"),
+                    normal("gex-bootstrap"),
+                    normal("gex-conduit"),
+                ],
+            ),
             ("gex-am", vec![normal("gex-types"), normal("gex-core")]),
             ("gex-rma", vec![normal("gex-core"), normal("gex-am")]),
             ("gex-vis", vec![normal("gex-rma"), normal("gex-am")]),
             ("gex-ratomic", vec![normal("gex-rma")]),
             ("gex-coll", vec![normal("gex-am"), normal("gex-rma")]),
             ("gex-mk", vec![normal("gex-core")]),
-            ("gex-conduit-smp", vec![normal("gex-core")]),
+            (
+                "gex-conduit-smp",
+                vec![normal("gex-conduit"), normal("gex-bootstrap")],
+            ),
             (
                 "gex-conduit-udp",
-                vec![normal("gex-core"), normal("gex-conduit-smp")],
+                vec![normal("gex-conduit"), normal("gex-conduit-smp")],
             ),
             (
                 "gex-conduit-ibv",
-                vec![normal("gex-core"), normal("gex-conduit-smp")],
+                vec![normal("gex-conduit"), normal("gex-conduit-smp")],
             ),
             (
                 "gex",
@@ -318,7 +396,10 @@ mod tests {
                     normal("gex-conduit-udp"),
                 ],
             ),
-            ("gex-run", vec![normal("gex-core"), normal("gex-types")]),
+            (
+                "gex-run",
+                vec![normal("gex-bootstrap"), normal("gex-types")],
+            ),
             (
                 "gex-testsuite",
                 vec![normal("gex"), normal("gex-run"), normal("gex-conduit-smp")],
@@ -331,7 +412,7 @@ mod tests {
     fn allowed_graph_passes() {
         let report = run(&full_allowed_graph());
         assert!(report.passed(), "{:#?}", report.lines);
-        assert_eq!(report.lines.len(), 15);
+        assert_eq!(report.lines.len(), 17);
         assert!(report
             .lines
             .contains(&"gex-types: OK (no workspace deps)".to_string()));
@@ -365,9 +446,10 @@ mod tests {
         assert!(!report.passed());
         assert_eq!(report.violations, 1);
         assert!(
-            report
-                .lines
-                .contains(&"gex-core -> gex-am: not allowed (allowed: gex-types)".to_string()),
+            report.lines.contains(
+                &"gex-core -> gex-am: not allowed (allowed: gex-types, gex-bootstrap, gex-conduit)"
+                    .to_string()
+            ),
             "{:#?}",
             report.lines
         );
@@ -378,7 +460,7 @@ mod tests {
     fn layer_naming_a_conduit_fails() {
         let report = run(&[
             ("gex-core", vec![]),
-            ("gex-conduit-smp", vec![normal("gex-core")]),
+            ("gex-conduit-smp", vec![]),
             (
                 "gex-am",
                 vec![normal("gex-core"), normal("gex-conduit-smp")],
@@ -386,17 +468,25 @@ mod tests {
         ]);
         assert_eq!(report.violations, 1);
         assert!(report.lines.contains(
-            &"gex-am -> gex-conduit-smp: not allowed (allowed: gex-types, gex-core)".to_string()
+            &"gex-am -> gex-conduit-smp: not allowed (allowed: gex-types, gex-bootstrap, gex-conduit, gex-core)".to_string()
         ));
     }
 
     #[test]
-    fn conduit_on_a_layer_above_core_fails() {
+    fn conduit_on_the_object_model_or_a_layer_fails() {
         let report = run(&[
             ("gex-am", vec![]),
             ("gex-conduit-smp", vec![normal("gex-am")]),
         ]);
         assert_eq!(report.violations, 1);
+        let report = run(&[
+            ("gex-core", vec![]),
+            (
+                "gex-conduit-udp",
+                vec![normal("gex-conduit"), normal("gex-core")],
+            ),
+        ]);
+        assert_eq!(report.violations, 1, "{:#?}", report.lines);
     }
 
     #[test]
@@ -554,6 +644,8 @@ mod tests {
     fn no_layer_names_a_conduit_and_conduits_stay_low() {
         let layers = [
             "gex-types",
+            "gex-bootstrap",
+            "gex-conduit",
             "gex-core",
             "gex-am",
             "gex-rma",
@@ -576,10 +668,16 @@ mod tests {
             let Allowed::Only(list) = conduit.allowed else {
                 panic!("{} must have an explicit list", conduit.krate);
             };
-            assert!(list.contains(&"gex-core"));
+            assert!(list.contains(&"gex-conduit"));
             for dep in list {
                 assert!(
-                    ["gex-types", "gex-core", "gex-conduit-smp"].contains(dep),
+                    [
+                        "gex-types",
+                        "gex-bootstrap",
+                        "gex-conduit",
+                        "gex-conduit-smp"
+                    ]
+                    .contains(dep),
                     "{} -> {dep}",
                     conduit.krate
                 );

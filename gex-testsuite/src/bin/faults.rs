@@ -244,15 +244,7 @@ fn forge_reply(dest: u32, handler: u8, payload: &[u8], args: &[i32]) {
     } else {
         gex::AmCategory::Medium
     };
-    let msg = OutgoingAm {
-        category,
-        is_request: false,
-        handler,
-        args,
-        payload,
-        dest_offset: 0,
-        dest_addr: 0,
-    };
+    let msg = OutgoingAm::new(category, false, handler, args, payload);
     rt.conduit()
         .am_send(dest, &msg, false, rt.sink())
         .expect("a forged reply is still a well-formed message");

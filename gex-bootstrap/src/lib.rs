@@ -18,15 +18,19 @@
 //! The control plane is slow (a socket round trip through the launcher)
 //! and is only used while objects are created: client init, segment
 //! attach, team creation.
+//!
+//! This crate also ends jobs: [`exit`] (the whole job, with a code),
+//! [`fatal`] (a broken invariant, named with the rank) and [`job_ending`],
+//! which every layer and conduit may call without the object model.
 
 pub mod rendezvous;
 pub mod stream;
 pub mod wire;
 
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use gex_types::{Error, Rank, Result};
@@ -114,6 +118,14 @@ impl Bootstrap {
             job_key: None,
             conn: None,
         }
+        .joined()
+    }
+
+    /// Records this process's rank and control connection for [`exit`] and
+    /// [`fatal`] (the first joined control plane of the process counts).
+    fn joined(self) -> Bootstrap {
+        let _ = JOINED.set((self.rank, self.conn.clone()));
+        self
     }
 
     /// Joins the job described by the environment (see the module docs):
@@ -127,7 +139,7 @@ impl Bootstrap {
             return Bootstrap::from_launcher(&ctrl);
         }
         match rendezvous::detect()? {
-            Some(ext) if ext.size > 1 => rendezvous::join(&ext),
+            Some(ext) if ext.size > 1 => rendezvous::join(&ext).map(Bootstrap::joined),
             _ => Ok(Bootstrap::singleton()),
         }
     }
@@ -171,7 +183,8 @@ impl Bootstrap {
             job_id,
             job_key,
             conn: Some(shared),
-        })
+        }
+        .joined())
     }
 
     /// This process's rank in the job.
@@ -263,17 +276,66 @@ impl Bootstrap {
     /// launcher has recorded the code before this process exits. Frames
     /// of a collective in progress are dropped: the job is ending.
     pub fn request_exit(&self, code: i32) {
-        let Some(shared) = &self.conn else { return };
-        let Ok(_busy) = shared.begin(Kind::Exit, &code.to_le_bytes()) else {
-            return;
-        };
-        let deadline = Instant::now() + EXIT_ACK_TIMEOUT;
-        while Instant::now() < deadline {
-            match shared.lock().try_recv() {
-                // The job is ending anyway (another rank's exit came first).
-                Ok(Some((Kind::ExitAck | Kind::End, _))) | Err(_) => return,
-                Ok(_) => std::thread::yield_now(),
+        if let Some(shared) = &self.conn {
+            request_exit_on(shared, code);
+        }
+    }
+}
+
+/// The rank and control connection of the first control plane this process
+/// joined (see [`Bootstrap::joined`]).
+static JOINED: OnceLock<(Rank, Option<Arc<Shared>>)> = OnceLock::new();
+
+/// Set by [`exit`]: the whole job is ending.
+static JOB_ENDING: AtomicBool = AtomicBool::new(false);
+
+/// Whether [`exit`] was called: the whole job is ending, so exit hooks need
+/// not wait for peers (they are being ended too).
+pub fn job_ending() -> bool {
+    JOB_ENDING.load(Ordering::SeqCst)
+}
+
+/// Ends the whole job with `code` (`gasnet_exit`): every other rank is
+/// terminated by the launcher, and the job's exit code is `code`. May be
+/// called from any rank, any thread, at any time, even in handler context.
+pub fn exit(code: i32) -> ! {
+    JOB_ENDING.store(true, Ordering::SeqCst);
+    let _ = io::stdout().flush();
+    let _ = io::stderr().flush();
+    match JOINED.get() {
+        Some((_, Some(shared))) => request_exit_on(shared, code),
+        Some((_, None)) => {}
+        None => {
+            if let Ok(boot) = Bootstrap::from_env() {
+                boot.request_exit(code);
             }
+        }
+    }
+    std::process::exit(code)
+}
+
+/// Reports a fatal error (a broken invariant of the job, such as an AM for
+/// an unregistered handler) and ends the job with exit code 1.
+pub fn fatal(msg: &str) -> ! {
+    let who = JOINED
+        .get()
+        .map(|(r, _)| format!(" on rank {r}"))
+        .unwrap_or_default();
+    eprintln!("gex: fatal error{who}: {msg}");
+    exit(1)
+}
+
+/// [`Bootstrap::request_exit`] over `shared`.
+fn request_exit_on(shared: &Shared, code: i32) {
+    let Ok(_busy) = shared.begin(Kind::Exit, &code.to_le_bytes()) else {
+        return;
+    };
+    let deadline = Instant::now() + EXIT_ACK_TIMEOUT;
+    while Instant::now() < deadline {
+        match shared.lock().try_recv() {
+            // The job is ending anyway (another rank's exit came first).
+            Ok(Some((Kind::ExitAck | Kind::End, _))) | Err(_) => return,
+            Ok(_) => std::thread::yield_now(),
         }
     }
 }

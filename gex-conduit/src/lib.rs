@@ -1,22 +1,57 @@
-//! The conduit SPI: what a transport implements so the layers above can run
-//! on it.
+//! The conduit interface of gex: what a transport implements so that the
+//! layers above (gex-core's object model, gex-am, gex-rma, gex-coll, ...)
+//! run on it, and what a runtime needs to embed one.
 //!
-//! A conduit moves Active Messages between ranks, polls for arriving ones,
-//! creates and maps segments, and reports the job's neighbourhood layout.
-//! The layers above never name a conduit: the program (or the `gex` facade)
-//! hands a [`ConduitFactory`] to [`crate::Client::init_with`].
+//! This crate depends only on gex-types and the control plane
+//! (gex-bootstrap), so a conduit, or a program that drives one directly,
+//! links no object model.
 //!
-//! Network operations go through `dyn Conduit`. The neighbourhood fast path
-//! for RMA does not: a conduit that maps peers' segments reports the mapping
-//! in [`SegmentDesc::local_base`], and the RMA layer copies directly.
+//! # Writing a conduit
+//!
+//! A conduit is a [`Conduit`] (the transport, shared by every thread of the
+//! process) and a [`ConduitFactory`] (what a program names at start-up; the
+//! `gex` facade's `init` picks one by `--conduit`/`GEX_CONDUIT`). The
+//! factory gets the joined control plane ([`gex_bootstrap::Bootstrap`]:
+//! rank, size, an all-gather `exchange` and a `barrier` for start-up) and
+//! returns the transport. The transport then:
+//!
+//! * reports the job's [`Layout`] (which ranks share memory, which a host)
+//!   and its payload limits ([`AmLimits`], per peer and the least over the
+//!   job);
+//! * injects Active Messages ([`Conduit::am_send`] with an
+//!   [`OutgoingAm`]): the payload must be copied or sent before the call
+//!   returns; when resources are short it returns [`Injected::NoOp`] for an
+//!   `IMMEDIATE` send and otherwise makes progress until it can send
+//!   ([`send_or_progress`] is that loop);
+//! * delivers arrived messages to an [`AmSink`] when polled
+//!   ([`Conduit::poll`], with the [`PollScope`] the caller allows), one
+//!   [`IncomingAm`] each; a Long's payload is already in the bound segment;
+//! * creates and publishes segments ([`Conduit::attach_segment`], a
+//!   collective returning every rank's [`SegmentDesc`]); a conduit that maps
+//!   a peer's segment into this process says so in
+//!   [`SegmentDesc::local_base`], and the RMA layer then copies directly;
+//! * keeps counters for users ([`Conduit::stats`], [`stats`]).
+//!
+//! Everything a transport receives from the network or from another process
+//! is untrusted: check it before it touches state, never turn it into a
+//! pointer. [`shm`] shares memory between the ranks of a host without names
+//! in the file system, so a crash leaves nothing behind.
+//!
+//! Interface structs are `#[non_exhaustive]` and built with their `new`
+//! constructors, so that a field added later breaks no conduit.
+
+pub mod shm;
+pub mod stats;
 
 use gex_types::{AmArg, AmCategory, AmIndex, Rank, Result};
 
-use crate::bootstrap::Bootstrap;
+use gex_bootstrap::Bootstrap;
+
 use crate::stats::ConduitStats;
 
 /// Payload limits between this rank and one peer (or the least over all).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AmLimits {
     /// Largest Medium request payload.
     pub max_request_medium: usize,
@@ -29,6 +64,21 @@ pub struct AmLimits {
 }
 
 impl AmLimits {
+    /// The limits of Medium and Long requests and replies.
+    pub fn new(
+        max_request_medium: usize,
+        max_reply_medium: usize,
+        max_request_long: usize,
+        max_reply_long: usize,
+    ) -> AmLimits {
+        AmLimits {
+            max_request_medium,
+            max_reply_medium,
+            max_request_long,
+            max_reply_long,
+        }
+    }
+
     /// The element-wise minimum of two limit sets.
     pub fn min(self, o: AmLimits) -> AmLimits {
         AmLimits {
@@ -44,6 +94,7 @@ impl AmLimits {
 /// layer; for a Long, `dest_offset..dest_offset + payload.len()` lies inside
 /// the target's bound segment.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct OutgoingAm<'a> {
     /// Short, Medium or Long.
     pub category: AmCategory,
@@ -63,8 +114,41 @@ pub struct OutgoingAm<'a> {
     pub dest_addr: usize,
 }
 
+impl<'a> OutgoingAm<'a> {
+    /// A Short or Medium message (for a Long, add the destination with
+    /// [`OutgoingAm::to_offset`]).
+    pub fn new(
+        category: AmCategory,
+        is_request: bool,
+        handler: AmIndex,
+        args: &'a [AmArg],
+        payload: &'a [u8],
+    ) -> OutgoingAm<'a> {
+        OutgoingAm {
+            category,
+            is_request,
+            handler,
+            args,
+            payload,
+            dest_offset: 0,
+            dest_addr: 0,
+        }
+    }
+
+    /// This message with a Long's destination: `dest_offset` into the
+    /// target's bound segment, `dest_addr` as the initiator named it.
+    pub fn to_offset(self, dest_offset: usize, dest_addr: usize) -> OutgoingAm<'a> {
+        OutgoingAm {
+            dest_offset,
+            dest_addr,
+            ..self
+        }
+    }
+}
+
 /// An Active Message that arrived, as handed to the [`AmSink`].
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct IncomingAm<'a> {
     /// The sender's jobrank.
     pub src: Rank,
@@ -81,6 +165,30 @@ pub struct IncomingAm<'a> {
     pub payload: &'a [u8],
     /// Long only: the destination as the initiator named it.
     pub dest_addr: usize,
+}
+
+impl<'a> IncomingAm<'a> {
+    /// A message from `src`; `dest_addr` is a Long's destination as the
+    /// initiator named it (0 otherwise).
+    pub fn new(
+        src: Rank,
+        category: AmCategory,
+        is_request: bool,
+        handler: AmIndex,
+        args: &'a [AmArg],
+        payload: &'a [u8],
+        dest_addr: usize,
+    ) -> IncomingAm<'a> {
+        IncomingAm {
+            src,
+            category,
+            is_request,
+            handler,
+            args,
+            payload,
+            dest_addr,
+        }
+    }
 }
 
 /// Receives the messages a conduit's poll finds (the AM layer's dispatcher).
@@ -153,6 +261,7 @@ pub enum Injected {
 
 /// One rank's bound segment as seen from this process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SegmentDesc {
     /// Base address in the owner's address space.
     pub owner_base: usize,
@@ -162,9 +271,22 @@ pub struct SegmentDesc {
     pub size: usize,
 }
 
+impl SegmentDesc {
+    /// A segment of `size` bytes at `owner_base` in its owner, mapped here
+    /// at `local_base` if it is.
+    pub fn new(owner_base: usize, local_base: Option<usize>, size: usize) -> SegmentDesc {
+        SegmentDesc {
+            owner_base,
+            local_base,
+            size,
+        }
+    }
+}
+
 /// The job layout a conduit reports: which ranks share memory (nbrhd) and
 /// which share a host.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Layout {
     /// Jobranks of this process's neighbourhood, ascending.
     pub nbrhd: Vec<Rank>,
@@ -174,6 +296,24 @@ pub struct Layout {
     pub nbrhd_set: (Rank, Rank),
     /// Number of hosts and this process's one.
     pub host_set: (Rank, Rank),
+}
+
+impl Layout {
+    /// A layout: this process's neighbourhood and host (jobranks,
+    /// ascending), and (count, index) of neighbourhoods and of hosts.
+    pub fn new(
+        nbrhd: Vec<Rank>,
+        host: Vec<Rank>,
+        nbrhd_set: (Rank, Rank),
+        host_set: (Rank, Rank),
+    ) -> Layout {
+        Layout {
+            nbrhd,
+            host,
+            nbrhd_set,
+            host_set,
+        }
+    }
 }
 
 /// A transport.
@@ -220,7 +360,7 @@ pub trait Conduit: Send + Sync + 'static {
     /// base. Includes a barrier before returning.
     fn attach_segment(&self, size: usize, sink: &dyn AmSink) -> Result<Vec<SegmentDesc>>;
 
-    /// The counters this conduit keeps (see [`crate::stats`]); none by
+    /// The counters this conduit keeps (see [`stats`]); none by
     /// default.
     fn stats(&self) -> ConduitStats {
         ConduitStats::new(self.name())
@@ -233,4 +373,15 @@ pub trait ConduitFactory {
     fn name(&self) -> &'static str;
     /// Creates the transport over a joined control plane.
     fn create(&self, boot: Bootstrap) -> Result<Box<dyn Conduit>>;
+}
+
+/// The system page size (`GASNET_PAGESIZE`).
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
 }

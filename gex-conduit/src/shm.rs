@@ -152,7 +152,7 @@ fn os_err(what: &str, name: &str) -> Error {
 /// The memfd name of object `what` of job `job` (it appears only in
 /// `/proc/<pid>/fd` links, as `/memfd:<name> (deleted)`).
 pub fn object_name(job: &str, what: &str) -> String {
-    format!("{}{what}", crate::bootstrap::wire::shm_prefix(job))
+    format!("{}{what}", gex_bootstrap::wire::shm_prefix(job))
 }
 
 /// Creates an anonymous object named `name` (see [`object_name`]) of `len`
