@@ -43,6 +43,7 @@
 //! while the application does not poll; handlers still run only in polls).
 
 pub mod proto;
+pub mod rma;
 pub mod wire;
 
 use std::collections::VecDeque;
@@ -54,8 +55,8 @@ use std::time::{Duration, Instant};
 use gex_bootstrap::Bootstrap;
 use gex_conduit::stats::{ConduitStats, Counter, PeerCounters};
 use gex_conduit::{
-    send_or_progress, AmLimits, AmSink, Conduit, ConduitFactory, IncomingAm, Injected, Layout,
-    OutgoingAm, PollScope, SegmentDesc,
+    send_or_progress, AmLimits, AmSink, Conduit, ConduitFactory, GetDest, IncomingAm, Injected,
+    Layout, OpCompletion, OutgoingAm, PollScope, RmaCapability, SegmentDesc,
 };
 use gex_conduit_smp::{hostname, SmpTransport};
 use gex_types::{AmCategory, Error, Rank, Result};
@@ -659,6 +660,8 @@ pub struct UdpConduit {
     epoch: Instant,
     /// How long to spin before a poll may wait in the kernel.
     spin: Duration,
+    /// One-sided operations in flight (see [`rma`]).
+    ops: rma::Ops,
 }
 
 impl std::fmt::Debug for UdpConduit {
@@ -949,6 +952,7 @@ impl UdpConduit {
             })?),
         };
         let conduit = UdpConduit {
+            ops: rma::Ops::default(),
             idle_polls: AtomicU32::new(0),
             idle_since: AtomicU64::new(0),
             epoch: Instant::now(),
@@ -1067,6 +1071,9 @@ impl UdpConduit {
     }
 
     fn run(&self, src: Rank, m: &[u8], placed: bool, sink: &dyn AmSink) {
+        if wire::is_rma(m) {
+            return self.run_rma(src, m, placed, sink);
+        }
         let decoded = if placed {
             wire::decode_placed(m)
         } else {
@@ -1111,6 +1118,108 @@ impl UdpConduit {
             payload,
             am.dest_addr,
         ));
+    }
+
+    /// Sends a message of `len` bytes that `fill` encodes to `dest` over
+    /// UDP: requests on the request lane, replies (and one-sided answers)
+    /// on the reply lane, which never waits for capacity requests hold.
+    /// When the window or queue is full: `NoOp` if `immediate`, else
+    /// progress (replies only, for a reply) until it can send.
+    fn send_net(
+        &self,
+        dest: Rank,
+        is_request: bool,
+        len: usize,
+        immediate: bool,
+        sink: &dyn AmSink,
+        fill: impl Fn(&mut Vec<u8>),
+    ) -> Result<Injected> {
+        let lane = if is_request {
+            proto::Lane::Request
+        } else {
+            proto::Lane::Reply
+        };
+        send_or_progress(
+            immediate,
+            || {
+                let mut net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
+                let now = Instant::now();
+                // Encoded straight into the protocol's buffer.
+                if net.ep.send_with(dest, lane, len, now, &fill).is_err() {
+                    return Ok(Injected::NoOp);
+                }
+                net.flush(now);
+                Ok(Injected::Sent)
+            },
+            || {
+                self.poll(sink, PollScope::for_sender(is_request));
+            },
+        )
+    }
+
+    /// Handles a one-sided message from `src` (see [`rma`]): places or
+    /// answers a PUT or GET aimed at this rank's segment, or completes an
+    /// operation of this rank's that a PUT_ACK or GET_DATA answers.
+    /// Anything malformed, out of the segment or not matching an operation
+    /// in flight ends the job with a message.
+    fn run_rma(&self, src: Rank, m: &[u8], placed: bool, sink: &dyn AmSink) {
+        let bad = |what: &str| -> ! {
+            gex_bootstrap::fatal(&format!(
+                "udp conduit: a one-sided message from rank {src} {what}"
+            ))
+        };
+        let Some(r) = wire::decode_rma(m, placed) else {
+            bad("is malformed")
+        };
+        match r.kind {
+            wire::RMA_PUT | wire::RMA_GET => {
+                let Some(&(base, size)) = self.link.segment.get() else {
+                    bad("arrived before this rank attached a segment")
+                };
+                let len = if r.kind == wire::RMA_PUT {
+                    r.len
+                } else {
+                    r.want
+                };
+                if r.offset.checked_add(len).is_none_or(|e| e > size) {
+                    bad(&format!(
+                        "targets [{:#x}, +{len}) outside this rank's segment of {size:#x} bytes",
+                        r.offset
+                    ));
+                }
+                let at = (base + r.offset) as *mut u8;
+                self.ops.count_served();
+                if r.kind == wire::RMA_PUT {
+                    if !placed {
+                        // SAFETY: [offset, offset + len) lies inside this
+                        // rank's mapped segment (checked above); the
+                        // message is separate memory. Concurrent access to
+                        // the segment is the client's to order, as for any
+                        // put.
+                        unsafe { std::ptr::copy_nonoverlapping(r.payload.as_ptr(), at, len) };
+                    }
+                    let _ = self.send_net(src, false, wire::RMA_HEADER, false, sink, |out| {
+                        wire::encode_rma_append(wire::RMA_PUT_ACK, 0, r.op, 0, &[], out)
+                    });
+                } else {
+                    // SAFETY: as above, the range lies inside the mapped
+                    // segment; it is only read, into the message.
+                    let bytes = unsafe { std::slice::from_raw_parts(at as *const u8, len) };
+                    let _ = self.send_net(src, false, wire::RMA_HEADER + len, false, sink, |out| {
+                        wire::encode_rma_append(wire::RMA_GET_DATA, 0, r.op, 0, bytes, out)
+                    });
+                }
+            }
+            _ => match self.ops.take(r.op, src, r.kind, r.len) {
+                Ok(rma::Answered::Put(done)) => done.complete(),
+                Ok(rma::Answered::Get(mut dst, done)) => {
+                    dst.fill(r.payload);
+                    drop(dst);
+                    done.complete();
+                }
+                Err(why) => bad(&why),
+            },
+        }
     }
 
     /// The address peers send to.
@@ -1174,36 +1283,19 @@ impl Conduit for UdpConduit {
                 self.boot.size()
             )));
         }
+        if via_smp {
+            return send_or_progress(
+                immediate,
+                || self.smp.try_send(dest, msg),
+                || {
+                    self.poll(sink, scope);
+                },
+            );
+        }
         let len = wire::encoded_len(msg);
-        send_or_progress(
-            immediate,
-            || {
-                if via_smp {
-                    return self.smp.try_send(dest, msg);
-                }
-                let mut net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
-                let now = Instant::now();
-                // Encoded straight into the protocol's buffer.
-                // Replies on their own lane: they never wait for capacity
-                // that requests hold, and the receiver never refuses them.
-                let lane = if msg.is_request {
-                    proto::Lane::Request
-                } else {
-                    proto::Lane::Reply
-                };
-                let sent = net
-                    .ep
-                    .send_with(dest, lane, len, now, |out| wire::encode_append(msg, out));
-                if sent.is_err() {
-                    return Ok(Injected::NoOp);
-                }
-                net.flush(now);
-                Ok(Injected::Sent)
-            },
-            || {
-                self.poll(sink, scope);
-            },
-        )
+        self.send_net(dest, msg.is_request, len, immediate, sink, |out| {
+            wire::encode_append(msg, out)
+        })
     }
 
     fn poll(&self, sink: &dyn AmSink, scope: PollScope) -> usize {
@@ -1249,6 +1341,10 @@ impl Conduit for UdpConduit {
         Ok(table)
     }
 
+    fn rma(&self) -> Option<&dyn RmaCapability> {
+        Some(self)
+    }
+
     fn stats(&self) -> ConduitStats {
         let p = UdpConduit::stats(self);
         let mut st = ConduitStats::new("udp");
@@ -1273,6 +1369,9 @@ impl Conduit for UdpConduit {
             ("messages_delivered", p.messages_delivered),
             ("heartbeats_sent", p.heartbeats_sent),
             ("byes_received", p.byes_received),
+            ("rma_puts", self.ops.counts().0),
+            ("rma_gets", self.ops.counts().1),
+            ("rma_served", self.ops.counts().2),
         ]
         .into_iter()
         .map(|(name, value)| Counter::new(name, value))
@@ -1298,6 +1397,84 @@ impl Conduit for UdpConduit {
             })
             .collect();
         st
+    }
+}
+
+impl RmaCapability for UdpConduit {
+    /// Ranks outside this rank's neighbourhood (inside it, segments are
+    /// mapped and the RMA layer copies directly), once this rank has a
+    /// segment.
+    fn reaches(&self, peer: Rank) -> bool {
+        peer < self.boot.size() && !self.smp.contains(peer) && self.link.segment.get().is_some()
+    }
+
+    fn max_transfer(&self) -> usize {
+        rma::MAX_TRANSFER
+    }
+
+    fn put(
+        &self,
+        peer: Rank,
+        offset: usize,
+        src: &[u8],
+        done: Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        self.check_rma(peer, src.len())?;
+        let op = self.ops.insert_put(peer, done);
+        let sent = self.send_net(
+            peer,
+            true,
+            wire::RMA_HEADER + src.len(),
+            immediate,
+            sink,
+            |out| wire::encode_rma_append(wire::RMA_PUT, offset, op, 0, src, out),
+        );
+        if !matches!(sent, Ok(Injected::Sent)) {
+            self.ops.cancel(op);
+        }
+        sent
+    }
+
+    fn get(
+        &self,
+        peer: Rank,
+        offset: usize,
+        dst: GetDest,
+        done: Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        let want = dst.len();
+        self.check_rma(peer, want)?;
+        let op = self.ops.insert_get(peer, dst, done);
+        let sent = self.send_net(peer, true, wire::RMA_HEADER, immediate, sink, |out| {
+            wire::encode_rma_append(wire::RMA_GET, offset, op, want, &[], out)
+        });
+        if !matches!(sent, Ok(Injected::Sent)) {
+            self.ops.cancel(op);
+        }
+        sent
+    }
+}
+
+impl UdpConduit {
+    /// The preconditions of a one-sided start, as errors.
+    fn check_rma(&self, peer: Rank, len: usize) -> Result<()> {
+        if !RmaCapability::reaches(self, peer) {
+            return Err(Error::bad_arg(format!(
+                "udp conduit: rank {peer} is not reached by one-sided operations from rank {}",
+                self.me
+            )));
+        }
+        if len > rma::MAX_TRANSFER {
+            return Err(Error::bad_arg(format!(
+                "udp conduit: a one-sided transfer of {len} bytes is over the {}-byte limit",
+                rma::MAX_TRANSFER
+            )));
+        }
+        Ok(())
     }
 }
 

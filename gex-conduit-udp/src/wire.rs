@@ -10,6 +10,21 @@
 //! | 16 | Long only: destination offset in the target segment, destination as named (LE u64 each) |
 //! | 4 × nargs | arguments (LE i32) |
 //! | len | payload |
+//!
+//! One-sided operations (the conduit's RMA capability, handled by the
+//! receiving shell with no AM handler) use first bytes 3 to 6 and a fixed
+//! header of [`RMA_HEADER`] bytes:
+//!
+//! | bytes | field |
+//! | --- | --- |
+//! | 1 | kind: 3 PUT, 4 PUT_ACK, 5 GET, 6 GET_DATA |
+//! | 1 | 1 for PUT and GET (request lane), 0 for the answers |
+//! | 2 | 0 |
+//! | 4 | payload length (PUT, GET_DATA; else 0) (LE) |
+//! | 8 | offset in the target segment (PUT, GET; else 0) |
+//! | 8 | operation id at the initiator (slot and generation) |
+//! | 8 | GET: bytes wanted; else 0 |
+//! | len | payload |
 
 use gex_conduit::OutgoingAm;
 use gex_types::{AmArg, AmCategory, AmIndex, AM_MAX_ARGS};
@@ -71,10 +86,102 @@ pub fn encode_append(msg: &OutgoingAm<'_>, out: &mut Vec<u8>) {
     out.extend_from_slice(msg.payload);
 }
 
-/// Where the payload of a Long AM starts in its message, its length and
-/// its destination offset, if `first` (the message's first bytes) is a
-/// Long AM header and holds all of it.
+/// A one-sided put: data for the target's segment.
+pub const RMA_PUT: u8 = 3;
+/// A put's data is in the target segment.
+pub const RMA_PUT_ACK: u8 = 4;
+/// A one-sided get: bytes wanted from the target's segment.
+pub const RMA_GET: u8 = 5;
+/// A get's bytes.
+pub const RMA_GET_DATA: u8 = 6;
+/// Length of a one-sided message's header.
+pub const RMA_HEADER: usize = 32;
+
+/// A one-sided message decoded; the payload borrows the message (empty
+/// when it was placed in the segment as it arrived).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rma<'a> {
+    /// [`RMA_PUT`], [`RMA_PUT_ACK`], [`RMA_GET`] or [`RMA_GET_DATA`].
+    pub kind: u8,
+    /// Offset in the target segment (PUT, GET).
+    pub offset: usize,
+    /// The operation's id at the initiator.
+    pub op: u64,
+    /// GET: bytes wanted.
+    pub want: usize,
+    /// Declared payload length.
+    pub len: usize,
+    /// The payload (PUT, GET_DATA), unless placed.
+    pub payload: &'a [u8],
+}
+
+/// Whether a message is a one-sided one (by its first byte).
+pub fn is_rma(m: &[u8]) -> bool {
+    m.first()
+        .is_some_and(|&k| (RMA_PUT..=RMA_GET_DATA).contains(&k))
+}
+
+/// Appends a one-sided message to `out`.
+pub fn encode_rma_append(
+    kind: u8,
+    offset: usize,
+    op: u64,
+    want: usize,
+    payload: &[u8],
+    out: &mut Vec<u8>,
+) {
+    out.push(kind);
+    out.push(u8::from(kind == RMA_PUT || kind == RMA_GET));
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(offset as u64).to_le_bytes());
+    out.extend_from_slice(&op.to_le_bytes());
+    out.extend_from_slice(&(want as u64).to_le_bytes());
+    out.extend_from_slice(payload);
+}
+
+/// Decodes a one-sided message; with `placed`, `b` is its header alone
+/// (a PUT whose payload went into the segment as it arrived). `None` if
+/// malformed: a wrong kind, request byte or padding, a payload on a kind
+/// without one, or a length that disagrees.
+pub fn decode_rma(b: &[u8], placed: bool) -> Option<Rma<'_>> {
+    let kind = *b.first()?;
+    if !(RMA_PUT..=RMA_GET_DATA).contains(&kind)
+        || b.get(1..4)? != [u8::from(kind == RMA_PUT || kind == RMA_GET), 0, 0]
+    {
+        return None;
+    }
+    let word = |at: usize| Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?));
+    let len = u32::from_le_bytes(b.get(4..8)?.try_into().ok()?) as usize;
+    let (offset, op, want) = (word(8)?, word(16)?, word(24)?);
+    let with_payload = kind == RMA_PUT || kind == RMA_GET_DATA;
+    let payload = b.get(RMA_HEADER..)?;
+    let whole = if placed {
+        kind == RMA_PUT && payload.is_empty()
+    } else {
+        payload.len() == len
+    };
+    if !whole || (!with_payload && len != 0) || (kind != RMA_GET && want != 0) {
+        return None;
+    }
+    Some(Rma {
+        kind,
+        offset: usize::try_from(offset).ok()?,
+        op,
+        want: usize::try_from(want).ok()?,
+        len,
+        payload,
+    })
+}
+
+/// Where the payload of a Long AM or a one-sided PUT starts in its
+/// message, its length and its destination offset, if `first` (the
+/// message's first bytes) is such a header and holds all of it.
 pub fn long_payload(first: &[u8]) -> Option<(usize, usize, usize)> {
+    if *first.first()? == RMA_PUT {
+        let r = decode_rma(first.get(..RMA_HEADER)?, true)?;
+        return Some((RMA_HEADER, r.len, r.offset));
+    }
     if AmCategory::from_u8(*first.first()?)? != AmCategory::Long {
         return None;
     }
@@ -153,6 +260,46 @@ fn parse_header(b: &[u8]) -> Option<(Am<'static>, usize, usize)> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// One-sided messages round-trip; any other bytes decode to
+        /// nothing or to a message whose fields are what the bytes say,
+        /// never a panic.
+        #[test]
+        fn rma_messages_round_trip_and_garbage_never_panics(
+            kind in RMA_PUT..=RMA_GET_DATA,
+            offset in any::<u32>(),
+            op: u64,
+            want in any::<u32>(),
+            payload in proptest::collection::vec(any::<u8>(), 0..300),
+            garbage in proptest::collection::vec(any::<u8>(), 0..64),
+        ) {
+            let with_payload = kind == RMA_PUT || kind == RMA_GET_DATA;
+            let payload = if with_payload { payload } else { vec![] };
+            let want = if kind == RMA_GET { want as usize } else { 0 };
+            let mut buf = Vec::new();
+            encode_rma_append(kind, offset as usize, op, want, &payload, &mut buf);
+            prop_assert!(is_rma(&buf));
+            let r = decode_rma(&buf, false).unwrap();
+            prop_assert_eq!(
+                (r.kind, r.offset, r.op, r.want, r.len, r.payload),
+                (kind, offset as usize, op, want, payload.len(), &payload[..])
+            );
+            // Truncated or extended: rejected.
+            prop_assert!(decode_rma(&buf[..buf.len() - 1], false).is_none());
+            let mut longer = buf.clone();
+            longer.push(0);
+            prop_assert!(decode_rma(&longer, false).is_none());
+            // A PUT's header alone decodes as placed; nothing else does.
+            prop_assert_eq!(
+                decode_rma(&buf[..RMA_HEADER], true).is_some(),
+                kind == RMA_PUT
+            );
+            let _ = decode_rma(&garbage, false);
+            let _ = decode_rma(&garbage, true);
+            let _ = long_payload(&garbage);
+        }
+    }
 
     proptest! {
         #[test]

@@ -316,6 +316,124 @@ impl Layout {
     }
 }
 
+/// Signalled by a conduit when a one-sided operation it was given
+/// completes (gex-core's `Completion` implements it, so events and NBI
+/// counters wait on it).
+pub trait OpCompletion: Send + Sync {
+    /// The operation is complete: a put's data is in the target segment, a
+    /// get's bytes are in its destination. Called exactly once per
+    /// operation started, from whichever thread's poll saw it complete.
+    fn complete(&self);
+}
+
+/// Where a get's bytes go: `len` bytes at `ptr`, kept valid by the caller
+/// (or by `keep`, which the conduit drops after completing) until the
+/// operation completes.
+pub struct GetDest {
+    ptr: *mut u8,
+    len: usize,
+    _keep: Option<Box<dyn std::any::Any + Send>>,
+}
+
+// SAFETY: a GetDest is a destination the caller handed over for the
+// operation's lifetime (see `GetDest::new`); the conduit writes it from one
+// thread, once, before completing.
+unsafe impl Send for GetDest {}
+
+impl GetDest {
+    /// A destination of `len` bytes at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for writes of `len` bytes, and not read or
+    /// written by anyone else, until the operation it is given to
+    /// completes (or, if its start returns `NoOp` or an error, until then);
+    /// `keep`, if any, is dropped by the conduit after completion and may
+    /// own the memory.
+    pub unsafe fn new(
+        ptr: *mut u8,
+        len: usize,
+        keep: Option<Box<dyn std::any::Any + Send>>,
+    ) -> GetDest {
+        GetDest {
+            ptr,
+            len,
+            _keep: keep,
+        }
+    }
+
+    /// Bytes expected.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no byte is expected.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Writes the get's bytes; `bytes.len()` must be [`GetDest::len`].
+    ///
+    /// # Panics
+    /// If the length differs (a conduit checks arriving lengths first).
+    pub fn fill(&mut self, bytes: &[u8]) {
+        assert_eq!(bytes.len(), self.len, "GetDest::fill: wrong length");
+        // SAFETY: per `GetDest::new`, `ptr` is writable for `len` bytes and
+        // ours alone until completion; `bytes` is the conduit's own buffer.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr, self.len) };
+    }
+}
+
+impl std::fmt::Debug for GetDest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GetDest").field("len", &self.len).finish()
+    }
+}
+
+/// One-sided puts and gets a conduit offers besides Active Messages
+/// ([`Conduit::rma`]). The RMA layer chooses, per peer and once: a direct
+/// copy when the peer's segment is mapped here, else this capability if it
+/// [`reaches`](RmaCapability::reaches) the peer, else Active Messages.
+///
+/// Remote ranges are checked by the caller against the peer's
+/// [`SegmentDesc`]; a conduit checks what arrives from the network against
+/// its own segment again (never trusting the peer).
+pub trait RmaCapability: Send + Sync {
+    /// Whether puts and gets to `peer` can go this way.
+    fn reaches(&self, peer: Rank) -> bool;
+
+    /// The longest transfer one call takes (callers split longer ones).
+    fn max_transfer(&self) -> usize;
+
+    /// Starts a put of `src` to `peer`'s bound segment at `offset`. The
+    /// source is copied or sent before the call returns (local completion
+    /// at return); `done` completes once the bytes are in the target
+    /// segment. When resources are short: `NoOp` if `immediate` (nothing
+    /// started, `done` never called), else progress through `sink` as
+    /// [`Conduit::am_send`] does until it can start.
+    fn put(
+        &self,
+        peer: Rank,
+        offset: usize,
+        src: &[u8],
+        done: std::sync::Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected>;
+
+    /// Starts a get of `dst.len()` bytes from `peer`'s bound segment at
+    /// `offset` into `dst`; `done` completes once they are there.
+    /// Resources as for [`RmaCapability::put`].
+    fn get(
+        &self,
+        peer: Rank,
+        offset: usize,
+        dst: GetDest,
+        done: std::sync::Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected>;
+}
+
 /// A transport.
 ///
 /// Thread safety: every method may be called from any thread concurrently.
@@ -359,6 +477,12 @@ pub trait Conduit: Send + Sync + 'static {
     /// returns the table indexed by jobrank together with the local segment
     /// base. Includes a barrier before returning.
     fn attach_segment(&self, size: usize, sink: &dyn AmSink) -> Result<Vec<SegmentDesc>>;
+
+    /// The one-sided puts and gets this conduit offers, if any (see
+    /// [`RmaCapability`]); none by default.
+    fn rma(&self) -> Option<&dyn RmaCapability> {
+        None
+    }
 
     /// The counters this conduit keeps (see [`stats`]); none by
     /// default.

@@ -65,6 +65,13 @@ impl Completion {
     }
 }
 
+impl gex_conduit::OpCompletion for Completion {
+    /// A conduit's one-sided operation (one part) is done.
+    fn complete(&self) {
+        self.done();
+    }
+}
+
 /// A buffer that handlers fill in parts (disjoint ranges, possibly from
 /// several threads) and the thread that completes the event copies out.
 pub struct Staging {

@@ -13,9 +13,14 @@
 //!   the smp conduit), a transfer is a bounds check and a copy, inlined: no
 //!   dynamic dispatch, no allocation, no lock; it completes at initiation, so
 //!   NB calls return `Event::INVALID`;
-//! - to any other peer, the Active Message reference path ([`ampath`]),
-//!   which every conduit without native RMA uses. `GEX_RMA_FORCE_AM=1` in
+//! - to any other peer, the conduit's one-sided operations when it offers
+//!   them for that peer (`gex_conduit::RmaCapability`; the udp conduit
+//!   does), chosen once per peer;
+//! - otherwise the Active Message reference path ([`ampath`]), which every
+//!   conduit without one-sided operations uses. `GEX_RMA_FORCE_AM=1` in
 //!   the environment (or [`set_force_am`]) sends everything that way.
+//!
+//! [`route`] tells which a peer gets.
 //!
 //! Completion: every put copies its source out before returning (local
 //! completion at initiation, whatever `lc` asks). NB calls return an
@@ -28,6 +33,7 @@
 
 pub mod ampath;
 mod local;
+mod native;
 
 use std::sync::Arc;
 
@@ -51,6 +57,35 @@ pub fn set_force_am(on: bool) {
 /// Whether the AM reference path is forced.
 pub fn force_am() -> bool {
     !gex_core::direct_access()
+}
+
+/// How transfers between this process and a peer travel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// A copy through this process's mapping of the peer's segment.
+    Direct,
+    /// The conduit's one-sided operations (e.g. the udp conduit's, with no
+    /// AM handler at the target).
+    Conduit,
+    /// The Active Message reference path.
+    ActiveMessages,
+}
+
+/// The route transfers to `jobrank` take now (after segment attach; the
+/// choice between the conduit's capability and AMs is made once per peer,
+/// and `GEX_RMA_FORCE_AM=1` or [`set_force_am`] sends everything through
+/// AMs).
+pub fn route(ep: &Ep, jobrank: Rank) -> Route {
+    let mapped = segment_desc(ep.runtime(), jobrank).is_some_and(|d| d.local_base.is_some());
+    if force_am() {
+        Route::ActiveMessages
+    } else if mapped {
+        Route::Direct
+    } else if native::reaches(ep, jobrank) {
+        Route::Conduit
+    } else {
+        Route::ActiveMessages
+    }
 }
 
 /// The layer's set-up on every rank at client init: reads
@@ -791,7 +826,7 @@ fn put_am(
         _ => None,
     };
     let immediate = flags.contains(Flags::IMMEDIATE);
-    let Some(c) = ampath::put(ep, r.jobrank, r.off, sp, len, immediate, parent)? else {
+    let Some(c) = route_put(ep, r.jobrank, r.off, sp, len, immediate, parent)? else {
         return Ok(Started::NoOp);
     };
     local_complete(lc);
@@ -803,6 +838,42 @@ fn put_am(
         Mode::Nbi => Started::Done,
         Mode::Nb => Started::Pending(c),
     })
+}
+
+/// A put to a peer whose segment is not mapped here: through the
+/// conduit's one-sided capability when it reaches the peer (and the AM
+/// reference path is not forced), else through the reference path.
+fn route_put(
+    ep: &Ep,
+    jobrank: Rank,
+    off: usize,
+    src: *const u8,
+    len: usize,
+    immediate: bool,
+    parent: Option<Arc<Completion>>,
+) -> Result<Option<Arc<Completion>>> {
+    if !force_am() && native::reaches(ep, jobrank) {
+        native::put(ep, jobrank, off, src, len, immediate, parent)
+    } else {
+        ampath::put(ep, jobrank, off, src, len, immediate, parent)
+    }
+}
+
+/// A get, routed as [`route_put`].
+fn route_get(
+    ep: &Ep,
+    jobrank: Rank,
+    off: usize,
+    len: usize,
+    dst: GetDst,
+    immediate: bool,
+    parent: Option<Arc<Completion>>,
+) -> Result<Option<Arc<Completion>>> {
+    if !force_am() && native::reaches(ep, jobrank) {
+        native::get(ep, jobrank, off, len, dst, immediate, parent)
+    } else {
+        ampath::get(ep, jobrank, off, len, dst, immediate, parent)
+    }
 }
 
 fn wait_for(c: &Completion) {
@@ -934,7 +1005,7 @@ fn get_am<'d>(
         // The destination outlives the operation only if it is the segment.
         Mode::Nbi if into_segment => {
             let parent = Some(nbi::track(Ec::GET));
-            ampath::get(
+            route_get(
                 ep,
                 r.jobrank,
                 r.off,
@@ -946,7 +1017,7 @@ fn get_am<'d>(
         }
         Mode::Nb if !into_segment => {
             let staging = Staging::new(len);
-            let Some(c) = ampath::get(
+            let Some(c) = route_get(
                 ep,
                 r.jobrank,
                 r.off,
@@ -970,7 +1041,7 @@ fn get_am<'d>(
             return Ok(GetOut::Event(ev));
         }
         Mode::Nb => {
-            let Some(c) = ampath::get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)?
+            let Some(c) = route_get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)?
             else {
                 return Ok(GetOut::NoOp);
             };
@@ -978,7 +1049,7 @@ fn get_am<'d>(
         }
         Mode::Blocking | Mode::Nbi => {
             // Into a slice: the borrow ends with this call, so complete now.
-            let started = ampath::get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)?;
+            let started = route_get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)?;
             if let Some(c) = &started {
                 wait_for(c);
             }

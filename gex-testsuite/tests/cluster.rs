@@ -87,8 +87,14 @@ fn test_rma_am_path_1_to_4_ranks() {
 /// Runs `program` over the udp conduit with the shared-memory bypass off
 /// (every peer over UDP) on 2 to 4 ranks.
 fn passes_over_udp(program: &str, name: &str) {
+    passes_over_udp_env(program, name, &[("GEX_UDP_BYPASS", "0")], "");
+}
+
+/// [`passes_over_udp`] with the environment `env` and `suffix` after every
+/// rank's "all checks passed".
+fn passes_over_udp_env(program: &str, name: &str, env: &[(&str, &str)], suffix: &str) {
     for n in 2..=4 {
-        let out = launch_on("udp", program, n, &[], &[("GEX_UDP_BYPASS", "0")]);
+        let out = launch_on("udp", program, n, &[], env);
         assert!(
             !out.timed_out,
             "{name} -n {n} over udp timed out\n{}",
@@ -101,7 +107,7 @@ fn passes_over_udp(program: &str, name: &str) {
             report(&out)
         );
         for r in 0..n {
-            let line = format!("{name}: rank {r} of {n}: all checks passed");
+            let line = format!("{name}: rank {r} of {n}: all checks passed{suffix}");
             assert!(
                 out.stdout.contains(&line),
                 "{name} -n {n} over udp: no {line:?}\n{}",
@@ -151,9 +157,57 @@ fn test_core_over_udp_2_to_4_ranks() {
     passes_over_udp(TEST_CORE, "test-core");
 }
 
+/// test-rma over udp on its three routes: direct copies through the
+/// shared-memory bypass, the conduit's one-sided operations (bypass off),
+/// and the AM reference path (forced).
 #[test]
-fn test_rma_over_udp_2_to_4_ranks() {
-    passes_over_udp(TEST_RMA, "test-rma");
+fn test_rma_over_udp_on_three_routes_2_to_4_ranks() {
+    passes_over_udp_env(TEST_RMA, "test-rma", &[], " (direct path)");
+    passes_over_udp_env(
+        TEST_RMA,
+        "test-rma",
+        &[("GEX_UDP_BYPASS", "0"), ("GEX_STATS", "1")],
+        " (conduit path)",
+    );
+    passes_over_udp_env(
+        TEST_RMA,
+        "test-rma",
+        &[("GEX_UDP_BYPASS", "0"), ("GEX_RMA_FORCE_AM", "1")],
+        " (am path)",
+    );
+}
+
+/// With the bypass off, the one-sided route really carries the transfers:
+/// every rank starts puts and gets and serves its peers' (the conduit's
+/// counters), with no AM handler involved.
+#[test]
+fn udp_one_sided_route_moves_the_data() {
+    let out = launch_on(
+        "udp",
+        TEST_RMA,
+        3,
+        &[],
+        &[("GEX_UDP_BYPASS", "0"), ("GEX_STATS", "1")],
+    );
+    assert_eq!(out.code, 0, "{}", report(&out));
+    for r in 0..3 {
+        let head = format!("gex stats, rank {r}, conduit udp:");
+        let line = out
+            .stderr
+            .lines()
+            .find(|l| l.contains(&head))
+            .unwrap_or_else(|| panic!("no {head:?}\n{}", report(&out)));
+        for c in ["rma_puts=", "rma_gets=", "rma_served="] {
+            let v: u64 = line
+                .split(c)
+                .nth(1)
+                .and_then(|t| t.split_whitespace().next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("rank {r}: no {c} in {line:?}"));
+            assert!(v > 0, "rank {r}: {c}{v} in {line:?}");
+        }
+    }
+    check_cleanup(&out);
 }
 
 #[test]

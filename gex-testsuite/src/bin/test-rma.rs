@@ -140,7 +140,23 @@ fn main() {
     let job = Job::start("TEST_RMA", SEG);
     let (me, n) = (job.rank(), job.size());
     gex::system::set_verbose_errors(false);
-    let path = if gex::rma::force_am() { "am" } else { "direct" };
+    // The route to the other ranks (the same for all of them in the set-ups
+    // the tests run: one host, bypass on or off).
+    let routes: Vec<_> = (0..n)
+        .filter(|&r| r != me)
+        .map(|r| gex::rma::route(&job.ep, r))
+        .collect();
+    let path = if gex::rma::force_am() {
+        "am"
+    } else if routes.contains(&gex::rma::Route::Conduit) {
+        assert!(
+            routes.iter().all(|&r| r == gex::rma::Route::Conduit),
+            "mixed routes {routes:?}"
+        );
+        "conduit"
+    } else {
+        "direct"
+    };
     let floods = Arc::new(AtomicU64::new(0));
     let f = floods.clone();
     let mut table = [HandlerEntry::request(

@@ -1,0 +1,140 @@
+//! The conduit's one-sided route: puts and gets through the conduit's
+//! [`RmaCapability`] (the udp conduit's, for peers it reaches over the
+//! network), used for a peer whose segment is not mapped here when the
+//! conduit offers it. The choice is made once per peer ([`reaches`]).
+//!
+//! Transfers longer than the capability's `max_transfer` are split; the
+//! first part carries `IMMEDIATE` and the rest are started without it, so a
+//! no-op never leaves a transfer half done. Each part completes one part of
+//! the operation's [`Completion`].
+
+use std::sync::{Arc, OnceLock};
+
+use gex_conduit::{GetDest, Injected, OpCompletion, RmaCapability};
+use gex_core::{Completion, Ep, Staging};
+use gex_types::{Rank, Result};
+
+use crate::ampath::GetDst;
+
+/// Whether the conduit's one-sided route reaches each jobrank, decided at
+/// the first transfer that needs it (segments are attached by then).
+static ROUTES: OnceLock<Box<[bool]>> = OnceLock::new();
+
+/// Whether transfers to `jobrank` go through the conduit's capability.
+pub(crate) fn reaches(ep: &Ep, jobrank: Rank) -> bool {
+    let routes = ROUTES.get_or_init(|| {
+        let conduit = ep.runtime().conduit();
+        let size = ep.runtime().jobsize();
+        match conduit.rma() {
+            Some(r) => (0..size).map(|p| r.reaches(p)).collect(),
+            None => vec![false; size as usize].into_boxed_slice(),
+        }
+    });
+    routes.get(jobrank as usize).copied().unwrap_or(false)
+}
+
+fn capability(ep: &Ep) -> &dyn RmaCapability {
+    ep.runtime()
+        .conduit()
+        .rma()
+        .expect("`reaches` said the conduit has a one-sided capability")
+}
+
+/// Starts the parts of a transfer of `len` bytes with `start(at, part_len,
+/// immediate)`; as [`crate::ampath`]'s, returns `None` for a no-op (and
+/// undoes `parent`'s tracking), else the completion.
+fn start_parts(
+    len: usize,
+    max: usize,
+    immediate: bool,
+    parent: Option<Arc<Completion>>,
+    mut start: impl FnMut(usize, usize, Arc<dyn OpCompletion>, bool) -> Result<Injected>,
+) -> Result<Option<Arc<Completion>>> {
+    let parts = len.div_ceil(max).max(1);
+    let c = Completion::new(parts, parent.clone());
+    for i in 0..parts {
+        let at = i * max;
+        let n = max.min(len - at);
+        match start(at, n, c.clone(), immediate && i == 0) {
+            Ok(Injected::Sent) => {}
+            Ok(Injected::NoOp) => {
+                if let Some(p) = &parent {
+                    p.done(); // undo the caller's tracking
+                }
+                return Ok(None);
+            }
+            Err(e) => {
+                // Nothing waits for the parts never started.
+                for _ in i..parts {
+                    c.done();
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(Some(c))
+}
+
+/// Starts a put of `len` bytes from `src` to offset `off` of `jobrank`'s
+/// segment; as [`crate::ampath::put`].
+pub(crate) fn put(
+    ep: &Ep,
+    jobrank: Rank,
+    off: usize,
+    src: *const u8,
+    len: usize,
+    immediate: bool,
+    parent: Option<Arc<Completion>>,
+) -> Result<Option<Arc<Completion>>> {
+    let rma = capability(ep);
+    let sink = ep.runtime().sink();
+    start_parts(
+        len,
+        rma.max_transfer(),
+        immediate,
+        parent,
+        |at, n, done, imm| {
+            // SAFETY: `src` is valid for `len` bytes for the duration of the
+            // call (a borrowed slice or the local segment), and this part lies
+            // within it; the conduit copies or sends it before returning.
+            let part = unsafe { std::slice::from_raw_parts(src.add(at), n) };
+            rma.put(jobrank, off + at, part, done, imm, sink)
+        },
+    )
+}
+
+/// Starts a get of `len` bytes at offset `off` of `jobrank`'s segment
+/// into `dst`; as [`crate::ampath::get`].
+pub(crate) fn get(
+    ep: &Ep,
+    jobrank: Rank,
+    off: usize,
+    len: usize,
+    dst: GetDst,
+    immediate: bool,
+    parent: Option<Arc<Completion>>,
+) -> Result<Option<Arc<Completion>>> {
+    let rma = capability(ep);
+    let sink = ep.runtime().sink();
+    let (base, staging): (*mut u8, Option<Arc<Staging>>) = match dst {
+        GetDst::Raw(p) => (p, None),
+        GetDst::Staged(s) => (s.ptr(), Some(s)),
+    };
+    start_parts(
+        len,
+        rma.max_transfer(),
+        immediate,
+        parent,
+        |at, n, done, imm| {
+            let keep = staging
+                .clone()
+                .map(|s| Box::new(s) as Box<dyn std::any::Any + Send>);
+            // SAFETY: the caller's destination (a staging buffer kept alive by
+            // `keep`, the local segment, or a slice the caller waits on before
+            // its borrow ends) is valid for `len` bytes until the operation
+            // completes, and the parts are disjoint ranges of it.
+            let part = unsafe { GetDest::new(base.add(at), n, keep) };
+            rma.get(jobrank, off + at, part, done, imm, sink)
+        },
+    )
+}
