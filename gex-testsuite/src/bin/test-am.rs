@@ -290,7 +290,7 @@ fn register_all(job: &Job, c: &Arc<Counters>) {
                                 PrepareBuf::Client(&data, Lc::Now),
                                 data.len(),
                                 data.len() + 100,
-                                Flags::empty(),
+                                Flags::AM_PREPARE_LEAST_CLIENT,
                                 2,
                             )
                             .unwrap()
@@ -786,11 +786,18 @@ fn negotiated_payload(job: &Job, c: &Counters) {
     let before = c.npam.load(SeqCst);
     let mut expected = 0;
     for peer in 0..n {
-        for len in [16usize, 100, 1000, 4096] {
-            // Library buffer, Medium.
+        for (i, len) in [16usize, 100, 1000, 4096].into_iter().enumerate() {
+            // Library buffer, Medium. The AM_PREPARE_LEAST_* flags are for
+            // the Max queries; a Prepare ignores them (spec), either or both.
+            let least_flags = [
+                Flags::empty(),
+                Flags::AM_PREPARE_LEAST_ALLOC,
+                Flags::AM_PREPARE_LEAST_CLIENT,
+                Flags::AM_PREPARE_LEAST_ALLOC | Flags::AM_PREPARE_LEAST_CLIENT,
+            ][i];
             let mut sd = job
                 .tm
-                .prepare_request_medium(peer, PrepareBuf::Alloc, len, len + 5000, Flags::empty(), 2)
+                .prepare_request_medium(peer, PrepareBuf::Alloc, len, len + 5000, least_flags, 2)
                 .unwrap()
                 .unwrap();
             assert!(sd.size() >= len && sd.size() <= len + 5000);
