@@ -121,6 +121,20 @@ impl<'b> SrcDesc<'b> {
                 (Buf::Alloc(vec![0u128; size.div_ceil(16)]), size)
             }
         };
+        // IMMEDIATE: the no-op when the conduit could not take a message
+        // with `least` payload bytes now ("injection resources ... cannot
+        // be obtained"); checked before the interval opens.
+        if flags.contains(Flags::IMMEDIATE)
+            && !dest.ep.runtime().conduit().am_can_send(
+                dest.jobrank,
+                is_request,
+                category,
+                nargs as usize,
+                least,
+            )
+        {
+            return Ok(None);
+        }
         context::open_prepare(&call)?;
         Ok(Some(SrcDesc {
             dest,

@@ -411,11 +411,18 @@ impl SmpTransport {
 /// Total record length of `msg`.
 #[inline]
 fn record_len(msg: &OutgoingAm<'_>) -> usize {
-    let after = align_up(AM_HEADER + 4 * msg.args.len());
+    record_len_of(msg.category, msg.args.len(), msg.payload.len())
+}
+
+/// Total record length of an AM of `category` with `nargs` arguments and a
+/// `len`-byte payload (a Long's payload goes to the segment, not the ring).
+#[inline]
+fn record_len_of(category: AmCategory, nargs: usize, len: usize) -> usize {
+    let after = align_up(AM_HEADER + 4 * nargs);
     after
-        + match msg.category {
+        + match category {
             AmCategory::Short => 0,
-            AmCategory::Medium => msg.payload.len(),
+            AmCategory::Medium => len,
             AmCategory::Long => 16,
         }
 }
@@ -459,6 +466,34 @@ impl SmpTransport {
                 Err(e)
             }
         }
+    }
+
+    /// Whether [`SmpTransport::try_send`] of such an AM to member `dest`
+    /// would find room in its ring now (see `Conduit::am_can_send`).
+    pub fn can_send(
+        &self,
+        dest: Rank,
+        is_request: bool,
+        category: AmCategory,
+        nargs: usize,
+        len: usize,
+    ) -> bool {
+        let rings = if is_request {
+            &self.out_req
+        } else {
+            &self.out_rep
+        };
+        let Some(&idx) = self.local_of.get(dest as usize).filter(|&&i| i != u32::MAX) else {
+            return false;
+        };
+        if nargs > AM_MAX_ARGS
+            || (category == AmCategory::Medium && len > MAX_MEDIUM)
+            || (category == AmCategory::Long && len > MAX_LONG)
+        {
+            return false;
+        }
+        let body = record_len_of(category, nargs, len) - 8;
+        rings[idx as usize].lock().has_room(body)
     }
 
     /// Delivers arrived messages to `sink`; returns how many ran.

@@ -1211,6 +1211,30 @@ impl Conduit for UdpConduit {
         )
     }
 
+    fn am_can_send(
+        &self,
+        dest: Rank,
+        is_request: bool,
+        category: AmCategory,
+        nargs: usize,
+        len: usize,
+    ) -> bool {
+        if self.smp.contains(dest) {
+            return self.smp.can_send(dest, is_request, category, nargs, len);
+        }
+        if dest >= self.boot.size() {
+            return false;
+        }
+        let lane = if is_request {
+            proto::Lane::Request
+        } else {
+            proto::Lane::Reply
+        };
+        let net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
+        net.ep
+            .can_send_on(dest, lane, wire::encoded_len_of(category, nargs, len))
+    }
+
     fn poll(&self, sink: &dyn AmSink, scope: PollScope) -> usize {
         let mut ran = self.smp.poll(sink, scope);
         // Take the right to run handlers before receiving, so that a

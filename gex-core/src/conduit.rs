@@ -208,6 +208,25 @@ pub trait Conduit: Send + Sync + 'static {
         sink: &dyn AmSink,
     ) -> Result<Injected>;
 
+    /// Whether an AM of `category` with `nargs` arguments and a payload of
+    /// `len` bytes to `dest` could be injected now without waiting for
+    /// resources (queue or window space). A negotiated-payload Prepare with
+    /// `IMMEDIATE` asks this before it hands out a buffer, and returns the
+    /// no-op when the answer is no. It is a hint, not a reservation: another
+    /// thread may take the room first (the Commit then waits, as the spec
+    /// allows). The default, for a conduit that cannot tell, says yes.
+    fn am_can_send(
+        &self,
+        dest: Rank,
+        is_request: bool,
+        category: AmCategory,
+        nargs: usize,
+        len: usize,
+    ) -> bool {
+        let _ = (dest, is_request, category, nargs, len);
+        true
+    }
+
     /// Delivers arrived messages to `sink`; returns how many ran.
     fn poll(&self, sink: &dyn AmSink, scope: PollScope) -> usize;
 

@@ -724,6 +724,29 @@ fn immediate_full_queue(job: &Job, c: &Counters) {
         }
     }
     assert!(saw_noop, "IMMEDIATE never met backpressure");
+    // A negotiated-payload Prepare with IMMEDIATE is the no-op too while
+    // the queue cannot take `least` bytes, with either kind of buffer, and
+    // opens no Prepare interval (communication stays allowed).
+    let sd = job
+        .tm
+        .prepare_request_medium(peer, PrepareBuf::Alloc, 16, 64, Flags::IMMEDIATE, 0)
+        .unwrap();
+    assert!(sd.is_none(), "an IMMEDIATE Prepare ignored a full queue");
+    let small = [7u8; 64];
+    let sd = job
+        .tm
+        .prepare_request_long(
+            peer,
+            PrepareBuf::Client(&small, Lc::Now),
+            16,
+            64,
+            None,
+            Flags::IMMEDIATE,
+            2,
+        )
+        .unwrap();
+    assert!(sd.is_none(), "an IMMEDIATE Prepare (Long) ignored a full queue");
+    assert!(gex::context::check_may_communicate("test").is_ok());
     // The queue is full and nobody polls until everyone got here: an
     // IMMEDIATE Long must be a no-op that leaves the target memory alone.
     let probe = SEG - 4096;
@@ -779,6 +802,13 @@ fn immediate_full_queue(job: &Job, c: &Counters) {
         probe_bytes.iter().all(|&b| b == 0),
         "an IMMEDIATE no-op wrote target memory"
     );
+    // Drained: an IMMEDIATE Prepare now hands out a buffer (dropped: sends
+    // nothing).
+    let sd = job
+        .tm
+        .prepare_request_medium(peer, PrepareBuf::Alloc, 16, 64, Flags::IMMEDIATE, 0)
+        .unwrap();
+    drop(sd.expect("an IMMEDIATE Prepare on a drained queue is not a no-op"));
 }
 
 fn negotiated_payload(job: &Job, c: &Counters) {
