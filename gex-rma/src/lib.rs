@@ -486,6 +486,11 @@ pub trait Rma: TmRef {
 
     /// `gex_RMA_GetBlockingVal`: the `nbytes` (1 to 8) bytes at `src` as an
     /// integer in this machine's byte order, zero-extended.
+    ///
+    /// `IMMEDIATE` is accepted, as on every initiation call. The flag lets
+    /// a call return without communicating ("*may* return"), never obliges
+    /// it to, and this call's result has no no-op value: it always performs
+    /// the get, waiting for resources if it must.
     fn get_blocking_val(
         &self,
         rank: Rank,
@@ -494,11 +499,7 @@ pub trait Rma: TmRef {
         flags: Flags,
     ) -> Result<RmaValue> {
         value_bytes("gex_RMA_GetBlockingVal", 0, nbytes)?;
-        if flags.contains(Flags::IMMEDIATE) {
-            return Err(Error::bad_arg(
-                "gex_RMA_GetBlockingVal: IMMEDIATE is not allowed (a value get always completes)",
-            ));
-        }
+        let flags = flags - Flags::IMMEDIATE;
         let mut b = [0u8; 8];
         get_plain(
             self,

@@ -351,6 +351,12 @@ fn run_batch(job: &Job, b: &Batch, base: usize, model: &mut [u8]) {
                     .get_blocking_val(t, base + off, len, Flags::empty())
                     .unwrap();
                 assert_eq!(got, v, "value of {len} bytes");
+                // IMMEDIATE is allowed on every initiation call; this one
+                // has no no-op result, so it performs the get.
+                let got = tm
+                    .get_blocking_val(t, base + off, len, Flags::IMMEDIATE)
+                    .unwrap();
+                assert_eq!(got, v, "value of {len} bytes (IMMEDIATE)");
             }
         }
     }
