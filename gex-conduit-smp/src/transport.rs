@@ -324,6 +324,10 @@ impl SmpTransport {
             let (payload, dest_addr): (&[u8], usize) = match category {
                 AmCategory::Short => (&[], 0),
                 AmCategory::Medium => (std::slice::from_raw_parts(start.add(after), plen), 0),
+                AmCategory::Long if plen == 0 => {
+                    // Names no memory: dest_addr as sent, any value.
+                    (&[], (start.add(after + 8) as *const u64).read() as usize)
+                }
                 AmCategory::Long => {
                     let off = (start.add(after) as *const u64).read() as usize;
                     let dest = (start.add(after + 8) as *const u64).read() as usize;
@@ -379,6 +383,10 @@ impl SmpTransport {
                     start.add(after),
                     msg.payload.len(),
                 ),
+                AmCategory::Long if msg.payload.is_empty() => {
+                    (start.add(after) as *mut u64).write(0);
+                    (start.add(after + 8) as *mut u64).write(msg.dest_addr as u64);
+                }
                 AmCategory::Long => {
                     let seg = self
                         .segments

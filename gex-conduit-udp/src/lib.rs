@@ -1084,7 +1084,9 @@ impl UdpConduit {
             gex_core::fatal(&format!("udp conduit: malformed AM from rank {src}"));
         };
         let mut payload = am.payload;
-        if am.category == AmCategory::Long {
+        // A zero-byte Long names no memory (its dest_addr goes to the
+        // handler as sent, any value): nothing to check or place.
+        if am.category == AmCategory::Long && len > 0 {
             let Some(&(base, size)) = self.link.segment.get() else {
                 gex_core::fatal(&format!(
                     "udp conduit: a Long AM from rank {src} arrived before this rank attached a segment"

@@ -41,8 +41,11 @@ impl AmLimits {
 }
 
 /// An Active Message to inject. Arguments have been validated by the AM
-/// layer; for a Long, `dest_offset..dest_offset + payload.len()` lies inside
-/// the target's bound segment.
+/// layer; for a Long with a payload, `dest_offset..dest_offset +
+/// payload.len()` lies inside the target's bound segment. A zero-byte Long
+/// has `dest_offset` 0 and names no memory: the target need not have a
+/// segment, and its handler gets `dest_addr` (any value) and an empty
+/// payload.
 #[derive(Clone, Copy, Debug)]
 pub struct OutgoingAm<'a> {
     /// Short, Medium or Long.
