@@ -197,6 +197,15 @@ fn remote<T: TmRef + ?Sized>(
         return Err(bad_flags(call, flags));
     }
     let jobrank = tm.jobrank_of(rank)?;
+    if len == 0 {
+        // Zero bytes name no memory: any address will do, as in the
+        // reference implementation (the callers complete at once).
+        return Ok(Remote {
+            jobrank,
+            off: 0,
+            local: None,
+        });
+    }
     let rt = tm.ep().runtime();
     let Some(d) = segment_desc(rt, jobrank) else {
         return Err(out_of_segment(call, jobrank, addr, len, flags, rt));
@@ -760,6 +769,12 @@ fn put_general<T: TmRef + ?Sized>(
     if !matches!(lc, Lc::Now) {
         check_lc(call, &lc, matches!(mode, Mode::Nbi))?;
     }
+    if len == 0 {
+        // Nothing to copy from anywhere: complete at once, whatever the
+        // local and remote addresses.
+        local_complete(lc);
+        return Ok(Started::Done);
+    }
     let sp = local::src_ptr(call, tm.ep(), &src, flags)?;
     if let Some(p) = r.local {
         // SAFETY: `p..p+len` lies in the peer's mapped segment (checked by
@@ -905,6 +920,11 @@ fn get_general<'d, T: TmRef + ?Sized>(
 ) -> Result<GetOut<'d>> {
     let len = dst.len();
     let r = remote(call, tm, rank, src, len, flags)?;
+    if len == 0 {
+        // Nothing to copy to anywhere: complete at once, whatever the
+        // local and remote addresses.
+        return Ok(GetOut::Done);
+    }
     let dp = local::dst_ptr(call, tm.ep(), &mut dst, flags)?;
     if let Some(p) = r.local {
         // SAFETY: `p..p+len` lies in the peer's mapped segment (checked);
