@@ -1031,6 +1031,9 @@ fn teams(t: &T) {
     let rs = tm_destroy(row.clone(), Flags::empty()).unwrap();
     let size = tm_split_scratch_size(tm, Some(0), 0, Flags::TM_SCRATCH_SIZE_RECOMMENDED).unwrap();
     assert_eq!(rs, Some(Memvec::new(t.job.seg.addr() + SCRATCH, size)));
+    // The deprecated SIZE_MIN query answers a positive size no larger.
+    let min = tm_split_scratch_size(tm, Some(0), 0, Flags::TM_SCRATCH_SIZE_MIN).unwrap();
+    assert!(min > 0 && min <= size, "SIZE_MIN {min}, RECOMMENDED {size}");
     assert_eq!(tm_destroy(col, Flags::empty()).unwrap(), None);
     // Quiesced everywhere (a barrier on the parent), so GLOBALLY_QUIESCED.
     t.barrier(tm);
