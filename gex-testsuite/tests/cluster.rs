@@ -299,7 +299,11 @@ fn barrier_misuse_is_fatal() {
             "{mode}: {}",
             report(&out)
         );
-        assert!(!out.stderr.contains("returned:"), "{mode}: {}", report(&out));
+        assert!(
+            !out.stderr.contains("returned:"),
+            "{mode}: {}",
+            report(&out)
+        );
     }
     let out = launch_on(
         "udp",

@@ -580,7 +580,10 @@ fn register_all(job: &Job, c: &Arc<Counters>) {
             move |tok, msg| {
                 let seq = msg.arg(0);
                 c1.imm_reply_handled.fetch_add(1, SeqCst);
-                let data = payload(tag(me, IMM_REPLY_BYTES, false) ^ seq as u64, IMM_REPLY_BYTES);
+                let data = payload(
+                    tag(me, IMM_REPLY_BYTES, false) ^ seq as u64,
+                    IMM_REPLY_BYTES,
+                );
                 match tok
                     .reply_medium(H_REPLY_IMM_BACK, &data, Lc::Now, Flags::IMMEDIATE, &[seq])
                     .unwrap()
@@ -645,7 +648,15 @@ fn long_zero_bytes(job: &Job, c: &Counters) {
             let [lo, hi] = addr_args(dest);
             let r = job
                 .tm
-                .request_long(peer, H_LONG0, &[], dest, Lc::Now, flags, &[lo, hi, max as i32])
+                .request_long(
+                    peer,
+                    H_LONG0,
+                    &[],
+                    dest,
+                    Lc::Now,
+                    flags,
+                    &[lo, hi, max as i32],
+                )
                 .unwrap_or_else(|e| panic!("zero-byte Long to {dest:#x} ({flags:?}): {e}"));
             assert_eq!(r, Injected::Sent);
             sent += 1;
@@ -658,13 +669,22 @@ fn long_zero_bytes(job: &Job, c: &Counters) {
             .unwrap();
         let dest = usize::MAX - 3;
         let [lo, hi] = addr_args(dest);
-        sd.commit_long(H_LONG0, 0, dest, &[lo, hi, max as i32]).unwrap();
+        sd.commit_long(H_LONG0, 0, dest, &[lo, hi, max as i32])
+            .unwrap();
         sent += 1;
     }
     // A nonzero Long outside the segment is still an error.
     let e = job
         .tm
-        .request_long(me, H_LONG0, &[1], usize::MAX, Lc::Now, Flags::empty(), &[0, 0, 0])
+        .request_long(
+            me,
+            H_LONG0,
+            &[1],
+            usize::MAX,
+            Lc::Now,
+            Flags::empty(),
+            &[0, 0, 0],
+        )
         .unwrap_err();
     assert!(e.message().contains("outside"), "{e}");
     job.wait_for("the zero-byte Long replies", || {
@@ -696,7 +716,11 @@ fn immediate_reply(job: &Job, c: &Counters) {
         c.imm_reply_got.load(SeqCst) == sent
     });
     job.barrier();
-    assert_eq!(c.imm_reply_got.load(SeqCst), sent, "no-op replies sent nothing");
+    assert_eq!(
+        c.imm_reply_got.load(SeqCst),
+        sent,
+        "no-op replies sent nothing"
+    );
 }
 
 /// The owner address of `rank`'s segment.
@@ -950,7 +974,10 @@ fn immediate_full_queue(job: &Job, c: &Counters) {
             2,
         )
         .unwrap();
-    assert!(sd.is_none(), "an IMMEDIATE Prepare (Long) ignored a full queue");
+    assert!(
+        sd.is_none(),
+        "an IMMEDIATE Prepare (Long) ignored a full queue"
+    );
     assert!(gex::context::check_may_communicate("test").is_ok());
     // The queue is full and nobody polls until everyone got here: an
     // IMMEDIATE Long must be a no-op that leaves the target memory alone.

@@ -723,7 +723,10 @@ fn drop_under_hsl(job: &Job) {
         .request_short(job.rank(), H_DROP, Flags::empty(), &[])
         .expect("request to self");
     drop(Event::pending(c.clone()));
-    assert!(c.is_complete(), "a dropped pending event waits for completion");
+    assert!(
+        c.is_complete(),
+        "a dropped pending event waits for completion"
+    );
     assert_eq!(DROP_RAN.load(SeqCst), 2);
 }
 

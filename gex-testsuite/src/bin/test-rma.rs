@@ -397,7 +397,10 @@ fn completion_options(job: &Job, base: usize) {
         assert!(ev.test().unwrap(), "the GET leaf completed before its root");
     }
     leaf.wait().unwrap();
-    assert!(ev.test().unwrap(), "the GET leaf completed, its root did not");
+    assert!(
+        ev.test().unwrap(),
+        "the GET leaf completed, its root did not"
+    );
     let mut ev = tm.put_nb(peer, base, &d, Lc::Now, Flags::empty()).unwrap();
     let mut leaf = ev.query_leaf(Ec::PUT).unwrap();
     if leaf.test().unwrap() {
@@ -708,31 +711,78 @@ fn zero_bytes(job: &Job, segs: &[usize]) {
             let empty: &[u8] = &[];
             let mut none: [u8; 0] = [];
             let sent = Injected::Sent;
-            assert_eq!(tm.put_blocking(peer, addr, empty, flags).expect(&what), sent);
-            assert_eq!(tm.put_nbi(peer, addr, empty, Lc::Now, flags).expect(&what), sent);
-            assert!(tm.put_nb(peer, addr, empty, Lc::Now, flags).expect(&what).is_invalid());
-            let far = Src::SegOffset { offset: usize::MAX, len: 0 };
-            assert_eq!(tm.put_blocking(peer, addr, far, flags | self_off).expect(&what), sent);
-            assert_eq!(tm.get_blocking(&mut none[..], peer, addr, flags).expect(&what), sent);
-            assert_eq!(tm.get_nbi(&mut none[..], peer, addr, flags).expect(&what), sent);
-            assert!(tm.get_nb(&mut none[..], peer, addr, flags).expect(&what).is_invalid());
-            let far = Dst::SegOffset { offset: usize::MAX, len: 0 };
-            assert!(tm.get_nb(far, peer, addr, flags | self_off).expect(&what).is_invalid());
-            assert_eq!(tm.memset_blocking(peer, addr, 0xEE, 0, flags).expect(&what), sent);
-            assert!(tm.memset_nb(peer, addr, 0xEE, 0, flags).expect(&what).is_invalid());
+            assert_eq!(
+                tm.put_blocking(peer, addr, empty, flags).expect(&what),
+                sent
+            );
+            assert_eq!(
+                tm.put_nbi(peer, addr, empty, Lc::Now, flags).expect(&what),
+                sent
+            );
+            assert!(tm
+                .put_nb(peer, addr, empty, Lc::Now, flags)
+                .expect(&what)
+                .is_invalid());
+            let far = Src::SegOffset {
+                offset: usize::MAX,
+                len: 0,
+            };
+            assert_eq!(
+                tm.put_blocking(peer, addr, far, flags | self_off)
+                    .expect(&what),
+                sent
+            );
+            assert_eq!(
+                tm.get_blocking(&mut none[..], peer, addr, flags)
+                    .expect(&what),
+                sent
+            );
+            assert_eq!(
+                tm.get_nbi(&mut none[..], peer, addr, flags).expect(&what),
+                sent
+            );
+            assert!(tm
+                .get_nb(&mut none[..], peer, addr, flags)
+                .expect(&what)
+                .is_invalid());
+            let far = Dst::SegOffset {
+                offset: usize::MAX,
+                len: 0,
+            };
+            assert!(tm
+                .get_nb(far, peer, addr, flags | self_off)
+                .expect(&what)
+                .is_invalid());
+            assert_eq!(
+                tm.memset_blocking(peer, addr, 0xEE, 0, flags).expect(&what),
+                sent
+            );
+            assert!(tm
+                .memset_nb(peer, addr, 0xEE, 0, flags)
+                .expect(&what)
+                .is_invalid());
             // IMMEDIATE changes nothing: there is nothing to wait for.
             let imm = flags | Flags::IMMEDIATE;
             assert_eq!(tm.put_blocking(peer, addr, empty, imm).expect(&what), sent);
-            assert!(tm.get_nb(&mut none[..], peer, addr, imm).expect(&what).is_invalid());
+            assert!(tm
+                .get_nb(&mut none[..], peer, addr, imm)
+                .expect(&what)
+                .is_invalid());
         }
     }
     nbi::wait(Ec::ALL, Flags::empty()).unwrap();
     let empty: &[u8] = &[];
-    assert!(tm.put_blocking(n, 0, empty, Flags::empty()).is_err(), "rank {n}");
+    assert!(
+        tm.put_blocking(n, 0, empty, Flags::empty()).is_err(),
+        "rank {n}"
+    );
     job.barrier();
     let mut mine_after = vec![0u8; SEG];
     job.seg.read(0, &mut mine_after).unwrap();
-    assert!(mine_after == mine_before, "rank {me}: a zero-byte operation changed my segment");
+    assert!(
+        mine_after == mine_before,
+        "rank {me}: a zero-byte operation changed my segment"
+    );
 }
 
 /// `gasnet_memset` and `gasnet_memset_nb` into this rank's region of its
