@@ -6,8 +6,10 @@
 //! arguments checked in the handlers; Medium payloads of every interesting
 //! size up to the maximum; Long payloads at random segment offsets, checked
 //! where they land; IMMEDIATE against a full queue (nothing sent, target
-//! memory untouched); negotiated payload; token info; and the errors of
-//! calls made from handler context or under an HSL.
+//! memory untouched, and IMMEDIATE Prepares are no-ops); negotiated payload;
+//! token info; the errors of calls made from handler context or under an
+//! HSL; zero-byte Longs, whose handlers see `dest_addr` unchanged whatever
+//! it is; and IMMEDIATE replies meeting a full reply queue.
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;

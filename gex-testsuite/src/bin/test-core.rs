@@ -8,7 +8,9 @@
 //! bound-segment queries of every rank; segment contents seen through the
 //! local mappings of peers' segments; neighbourhood and host tables; client
 //! data on every object; system queries; handler-safe locks shared by
-//! threads and an AM handler; TM-pairs; events; polling.
+//! threads and an AM handler; TM-pairs; events; polling; a pending event
+//! dropped under an HSL (no poll); `block_until` refused in handler context
+//! and under an HSL; handler cdata.
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};

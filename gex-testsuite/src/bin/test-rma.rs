@@ -10,7 +10,8 @@
 //! its own segment and compares byte for byte. Then: lc options, leaf
 //! events, event arrays, futures, segment-offset addressing on both sides,
 //! and errors (out-of-segment ranges, bad ranks, bad flags) that must leave
-//! the target unchanged; GASNet-1 memset, blocking and NB, against a model.
+//! the target unchanged; GASNet-1 memset, blocking and NB, against a model;
+//! zero-byte transfers at any address, which complete at once.
 
 use std::future::Future;
 use std::pin::pin;
