@@ -223,7 +223,11 @@ pub(crate) fn send(
                 d.jobrank
             )));
         }
-        if cat == AmCategory::Long {
+        // A zero-byte Long touches no memory: its `dest_addr` goes to the
+        // handler unchanged whatever it is ("even for the degenerate case
+        // when nbytes==0", spec), so it is not checked against a segment,
+        // and the conduit gets offset 0.
+        if cat == AmCategory::Long && !payload.is_empty() {
             dest_offset = resolve_long(call, d, dest_addr, payload.len(), flags)?;
         }
     }

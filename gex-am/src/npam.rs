@@ -78,7 +78,12 @@ impl<'b> SrcDesc<'b> {
                 "{call}: nargs {nargs} exceeds {AM_MAX_ARGS}"
             )));
         }
-        check_flags(&call, category, flags, Flags::empty())?;
+        // The AM_PREPARE_LEAST_* flags are for the Max queries: "Ignored in
+        // gex_AM_Prepare{Request,Reply}{Medium,Long}() calls" (spec), so
+        // they are accepted and dropped here (the Commit would reject them).
+        let least_flags = Flags::AM_PREPARE_LEAST_CLIENT | Flags::AM_PREPARE_LEAST_ALLOC;
+        check_flags(&call, category, flags, least_flags)?;
+        let flags = flags - least_flags;
         if least > most {
             return Err(Error::bad_arg(format!(
                 "{call}: least_payload {least} exceeds most_payload {most}"
@@ -116,6 +121,20 @@ impl<'b> SrcDesc<'b> {
                 (Buf::Alloc(vec![0u128; size.div_ceil(16)]), size)
             }
         };
+        // IMMEDIATE: the no-op when the conduit could not take a message
+        // with `least` payload bytes now ("injection resources ... cannot
+        // be obtained"); checked before the interval opens.
+        if flags.contains(Flags::IMMEDIATE)
+            && !dest.ep.runtime().conduit().am_can_send(
+                dest.jobrank,
+                is_request,
+                category,
+                nargs as usize,
+                least,
+            )
+        {
+            return Ok(None);
+        }
         context::open_prepare(&call)?;
         Ok(Some(SrcDesc {
             dest,

@@ -139,7 +139,8 @@ fn check_flags(call: &str, flags: i32) -> Result<()> {
 
 /// Notifies the barrier (`gasnet_barrier_notify`): non-blocking. `flags`:
 /// 0 (named `id`), [`BARRIERFLAG_ANONYMOUS`], or [`BARRIERFLAG_MISMATCH`].
-/// A second notify before the wait is an error (a fatal one in the spec).
+/// A second notify before the wait is a fatal error, as the spec says: the
+/// job ends (`gex::fatal`) with a message naming the call.
 /// Collective over the job; one thread at a time, per the spec.
 pub fn barrier_notify(id: i32, flags: i32) -> Result<()> {
     const CALL: &str = "gasnet_barrier_notify";
@@ -147,9 +148,9 @@ pub fn barrier_notify(id: i32, flags: i32) -> Result<()> {
     check_flags(CALL, flags)?;
     let rt = Runtime::require(CALL)?;
     if PHASE.notified.load(Ordering::Relaxed) {
-        return Err(Error::bad_arg(format!(
+        gex_core::fatal(&format!(
             "{CALL}: called twice without a gasnet_barrier_wait (or successful try) in between"
-        )));
+        ));
     }
     let v = value(id, flags);
     PHASE.id.store(id, Ordering::Relaxed);
@@ -291,17 +292,19 @@ fn outcome(call: &str, n: &Notified, id: i32, flags: i32, merged: u64) -> Result
     Ok(())
 }
 
-/// The notify's arguments, or an error if there was none.
-fn notified(call: &str) -> Result<Notified> {
+/// The notify's arguments. A wait or try with no notify pending (none
+/// since the program began, or the last one already ended by a wait or a
+/// successful try) is a fatal error in the spec: the job ends.
+fn notified(call: &str) -> Notified {
     if !PHASE.notified.load(Ordering::Relaxed) {
-        return Err(Error::bad_arg(format!(
-            "{call}: no gasnet_barrier_notify precedes it"
-        )));
+        gex_core::fatal(&format!(
+            "{call}: no gasnet_barrier_notify precedes it (since the start or the last wait or successful try)"
+        ));
     }
-    Ok(Notified {
+    Notified {
         id: PHASE.id.load(Ordering::Relaxed),
         flags: PHASE.flags.load(Ordering::Relaxed),
-    })
+    }
 }
 
 /// Ends the barrier phase (after a wait or a successful try).
@@ -312,13 +315,13 @@ fn reset() {
 
 /// Waits for the barrier (`gasnet_barrier_wait`): returns once every rank
 /// has notified; `Err` of kind `BarrierMismatch` as the spec says (see the
-/// module docs). Calling it without a notify is an error.
+/// module docs). Calling it without a notify is a fatal error.
 pub fn barrier_wait(id: i32, flags: i32) -> Result<()> {
     const CALL: &str = "gasnet_barrier_wait";
     context::check_may_communicate(CALL)?;
     check_flags(CALL, flags)?;
     let rt = Runtime::require(CALL)?;
-    let n = notified(CALL)?;
+    let n = notified(CALL);
     let kind = kind_of(rt);
     let mut from = 0;
     let merged = match complete(kind, &mut from) {
@@ -349,7 +352,7 @@ pub fn barrier_try(id: i32, flags: i32) -> Result<()> {
     context::check_may_communicate(CALL)?;
     check_flags(CALL, flags)?;
     let rt = Runtime::require(CALL)?;
-    let n = notified(CALL)?;
+    let n = notified(CALL);
     let kind = kind_of(rt);
     rt.progress();
     let Some(merged) = complete(kind, &mut 0) else {

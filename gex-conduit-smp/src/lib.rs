@@ -28,7 +28,7 @@ use gex_conduit::{
     send_or_progress, AmLimits, AmSink, Conduit, ConduitFactory, Injected, Layout, OutgoingAm,
     PollScope, SegmentDesc,
 };
-use gex_types::{Error, Rank, Result};
+use gex_types::{AmCategory, Error, Rank, Result};
 
 /// Creates the smp conduit.
 #[derive(Clone, Copy, Debug, Default)]
@@ -111,6 +111,17 @@ impl Conduit for SmpConduit {
                 self.t.poll(sink, scope);
             },
         )
+    }
+
+    fn am_can_send(
+        &self,
+        dest: Rank,
+        is_request: bool,
+        category: AmCategory,
+        nargs: usize,
+        len: usize,
+    ) -> bool {
+        self.t.can_send(dest, is_request, category, nargs, len)
     }
 
     #[inline]

@@ -181,6 +181,22 @@ impl Producer {
         Some(unsafe { self.ring.data(at).add(REC_HEADER) })
     }
 
+    /// Whether [`Producer::reserve`] of a `body_len`-byte body would succeed
+    /// now (nothing is reserved).
+    pub fn has_room(&mut self, body_len: usize) -> bool {
+        let rec = align_up(REC_HEADER + body_len);
+        if rec > self.ring.capacity / 2 {
+            return false;
+        }
+        let cap = self.ring.capacity as u64;
+        let to_end = self.ring.capacity - self.ring.index(self.tail);
+        let need = (if rec > to_end { to_end + rec } else { rec } + ALIGN) as u64;
+        if cap - (self.tail - self.cached_head) < need {
+            self.cached_head = self.ring.head().load(Ordering::Acquire);
+        }
+        cap - (self.tail - self.cached_head) >= need
+    }
+
     /// Publishes the record reserved last (release: its bytes, and any other
     /// writes made before, such as a Long payload, are visible to the
     /// consumer that sees it).
@@ -387,10 +403,14 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, cap / 32 - 1, "one granule of slack");
+        assert!(!p.has_room(24), "has_room agrees with reserve");
         let r = c.peek().unwrap();
         c.release(r);
         assert!(p.reserve(24).is_none(), "not handed back before sync");
+        assert!(!p.has_room(24));
         c.sync();
+        assert!(p.has_room(24), "has_room sees the consumer's progress");
+        assert!(!p.has_room(cap), "larger than a record may be");
         assert!(p.reserve(24).is_some());
         p.cancel();
     }

@@ -317,6 +317,10 @@ impl SmpTransport {
             let (payload, dest_addr): (&[u8], usize) = match category {
                 AmCategory::Short => (&[], 0),
                 AmCategory::Medium => (std::slice::from_raw_parts(start.add(after), plen), 0),
+                AmCategory::Long if plen == 0 => {
+                    // Names no memory: dest_addr as sent, any value.
+                    (&[], (start.add(after + 8) as *const u64).read() as usize)
+                }
                 AmCategory::Long => {
                     let off = (start.add(after) as *const u64).read() as usize;
                     let dest = (start.add(after + 8) as *const u64).read() as usize;
@@ -366,6 +370,10 @@ impl SmpTransport {
                     start.add(after),
                     msg.payload.len(),
                 ),
+                AmCategory::Long if msg.payload.is_empty() => {
+                    (start.add(after) as *mut u64).write(0);
+                    (start.add(after + 8) as *mut u64).write(msg.dest_addr as u64);
+                }
                 AmCategory::Long => {
                     let seg = self
                         .segments
@@ -398,11 +406,18 @@ impl SmpTransport {
 /// Total record length of `msg`.
 #[inline]
 fn record_len(msg: &OutgoingAm<'_>) -> usize {
-    let after = align_up(AM_HEADER + 4 * msg.args.len());
+    record_len_of(msg.category, msg.args.len(), msg.payload.len())
+}
+
+/// Total record length of an AM of `category` with `nargs` arguments and a
+/// `len`-byte payload (a Long's payload goes to the segment, not the ring).
+#[inline]
+fn record_len_of(category: AmCategory, nargs: usize, len: usize) -> usize {
+    let after = align_up(AM_HEADER + 4 * nargs);
     after
-        + match msg.category {
+        + match category {
             AmCategory::Short => 0,
-            AmCategory::Medium => msg.payload.len(),
+            AmCategory::Medium => len,
             AmCategory::Long => 16,
         }
 }
@@ -446,6 +461,34 @@ impl SmpTransport {
                 Err(e)
             }
         }
+    }
+
+    /// Whether [`SmpTransport::try_send`] of such an AM to member `dest`
+    /// would find room in its ring now (see `Conduit::am_can_send`).
+    pub fn can_send(
+        &self,
+        dest: Rank,
+        is_request: bool,
+        category: AmCategory,
+        nargs: usize,
+        len: usize,
+    ) -> bool {
+        let rings = if is_request {
+            &self.out_req
+        } else {
+            &self.out_rep
+        };
+        let Some(&idx) = self.local_of.get(dest as usize).filter(|&&i| i != u32::MAX) else {
+            return false;
+        };
+        if nargs > AM_MAX_ARGS
+            || (category == AmCategory::Medium && len > MAX_MEDIUM)
+            || (category == AmCategory::Long && len > MAX_LONG)
+        {
+            return false;
+        }
+        let body = record_len_of(category, nargs, len) - 8;
+        rings[idx as usize].lock().has_room(body)
     }
 
     /// Delivers arrived messages to `sink`; returns how many ran.

@@ -1086,7 +1086,9 @@ impl UdpConduit {
             gex_bootstrap::fatal(&format!("udp conduit: malformed AM from rank {src}"));
         };
         let mut payload = am.payload;
-        if am.category == AmCategory::Long {
+        // A zero-byte Long names no memory (its dest_addr goes to the
+        // handler as sent, any value): nothing to check or place.
+        if am.category == AmCategory::Long && len > 0 {
             let Some(&(base, size)) = self.link.segment.get() else {
                 gex_bootstrap::fatal(&format!(
                     "udp conduit: a Long AM from rank {src} arrived before this rank attached a segment"
@@ -1296,6 +1298,30 @@ impl Conduit for UdpConduit {
         self.send_net(dest, msg.is_request, len, immediate, sink, |out| {
             wire::encode_append(msg, out)
         })
+    }
+
+    fn am_can_send(
+        &self,
+        dest: Rank,
+        is_request: bool,
+        category: AmCategory,
+        nargs: usize,
+        len: usize,
+    ) -> bool {
+        if self.smp.contains(dest) {
+            return self.smp.can_send(dest, is_request, category, nargs, len);
+        }
+        if dest >= self.boot.size() {
+            return false;
+        }
+        let lane = if is_request {
+            proto::Lane::Request
+        } else {
+            proto::Lane::Reply
+        };
+        let net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
+        net.ep
+            .can_send_on(dest, lane, wire::encoded_len_of(category, nargs, len))
     }
 
     fn poll(&self, sink: &dyn AmSink, scope: PollScope) -> usize {

@@ -61,12 +61,14 @@ pub fn encode(msg: &OutgoingAm<'_>, out: &mut Vec<u8>) {
 
 /// The length of `msg` encoded.
 pub fn encoded_len(msg: &OutgoingAm<'_>) -> usize {
-    let long = if msg.category == AmCategory::Long {
-        16
-    } else {
-        0
-    };
-    8 + long + 4 * msg.args.len() + msg.payload.len()
+    encoded_len_of(msg.category, msg.args.len(), msg.payload.len())
+}
+
+/// [`encoded_len`] of an AM of `category` with `nargs` arguments and a
+/// `len`-byte payload.
+pub fn encoded_len_of(category: AmCategory, nargs: usize, len: usize) -> usize {
+    let long = if category == AmCategory::Long { 16 } else { 0 };
+    8 + long + 4 * nargs + len
 }
 
 /// Appends the encoding of `msg` ([`encoded_len`] bytes) to `out`.

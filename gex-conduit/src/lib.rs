@@ -91,8 +91,11 @@ impl AmLimits {
 }
 
 /// An Active Message to inject. Arguments have been validated by the AM
-/// layer; for a Long, `dest_offset..dest_offset + payload.len()` lies inside
-/// the target's bound segment.
+/// layer; for a Long with a payload, `dest_offset..dest_offset +
+/// payload.len()` lies inside the target's bound segment. A zero-byte Long
+/// has `dest_offset` 0 and names no memory: the target need not have a
+/// segment, and its handler gets `dest_addr` (any value) and an empty
+/// payload.
 #[derive(Clone, Copy, Debug)]
 #[non_exhaustive]
 pub struct OutgoingAm<'a> {
@@ -465,6 +468,25 @@ pub trait Conduit: Send + Sync + 'static {
         immediate: bool,
         sink: &dyn AmSink,
     ) -> Result<Injected>;
+
+    /// Whether an AM of `category` with `nargs` arguments and a payload of
+    /// `len` bytes to `dest` could be injected now without waiting for
+    /// resources (queue or window space). A negotiated-payload Prepare with
+    /// `IMMEDIATE` asks this before it hands out a buffer, and returns the
+    /// no-op when the answer is no. It is a hint, not a reservation: another
+    /// thread may take the room first (the Commit then waits, as the spec
+    /// allows). The default, for a conduit that cannot tell, says yes.
+    fn am_can_send(
+        &self,
+        dest: Rank,
+        is_request: bool,
+        category: AmCategory,
+        nargs: usize,
+        len: usize,
+    ) -> bool {
+        let _ = (dest, is_request, category, nargs, len);
+        true
+    }
 
     /// Delivers arrived messages to `sink`; returns how many ran.
     fn poll(&self, sink: &dyn AmSink, scope: PollScope) -> usize;

@@ -4,8 +4,11 @@
 //! An [`Event`] is a handle on one operation's completion. It borrows the
 //! operation's local buffer for its lifetime `'a`, so the buffer cannot be
 //! reused or freed while the operation may still use it. Dropping an event
-//! that has not completed waits for it. Events also implement
-//! [`std::future::Future`].
+//! that has not completed waits for it, except in restricted context (AM
+//! handler, HSL held, open Prepare), where polling is not allowed: there the
+//! drop returns at once and the operation completes in the background
+//! (a staged get's data is then not copied into the released buffer).
+//! Events also implement [`std::future::Future`].
 //!
 //! Operations that complete at initiation return [`Event::INVALID`]; an
 //! `IMMEDIATE` initiation that did nothing returns [`Event::NO_OP`], which
@@ -286,19 +289,30 @@ impl<'a> Event<'a> {
     }
 
     /// The leaf event of category `ec` of this root event
-    /// (`gex_Event_QueryLeaf`). `ec` must be one category, not `ALL`. Local
-    /// completion happens at initiation for every operation of this
-    /// implementation (payloads are copied out before the call returns), so
-    /// the leaf is `INVALID`, which the spec allows for a leaf that already
-    /// happened.
+    /// (`gex_Event_QueryLeaf`). `ec` must be one category, not `ALL`.
+    ///
+    /// The spec lets a leaf be `INVALID` only when it "already happened".
+    /// Local completion (`Ec::LC`) happens at initiation for every
+    /// operation of this implementation (payloads are copied out before
+    /// the call returns), so that leaf is `INVALID`. Any other category
+    /// (`GET`, `PUT`, `AM`, `RMW`) of a root that is still pending is a
+    /// pending event on the root's own completion: it completes when the
+    /// root's operations do, never before. Every query of a root returns an
+    /// event on the same completion, as the spec's "the *same* event"
+    /// requires. A root that is `INVALID` or complete gives `INVALID`.
     pub fn query_leaf(&self, ec: Ec) -> Result<Event<'static>> {
-        if ec.bits().count_ones() != 1 {
+        if ec.bits().count_ones() != 1 || !Ec::ALL.contains(ec) {
             return Err(Error::bad_arg(format!(
                 "gex_Event_QueryLeaf: the category must be a single GEX_EC_* value, got {ec:?}"
             )));
         }
         self.check("gex_Event_QueryLeaf")?;
-        Ok(Event::INVALID)
+        match &self.state {
+            State::Pending { c, .. } if ec != Ec::LC && !c.is_complete() => {
+                Ok(Event::pending(c.clone()))
+            }
+            _ => Ok(Event::INVALID),
+        }
     }
 
     fn check_flags(call: &str, flags: Flags) -> Result<()> {
@@ -394,6 +408,19 @@ impl Drop for Event<'_> {
         // An operation may still use the borrowed buffer: wait for it.
         if let State::Pending { c, .. } = &self.state {
             if !c.is_complete() {
+                // Waiting polls, and polling is not allowed in restricted
+                // context (AM handler, HSL held, open Prepare): it would run
+                // handlers while a lock is held. Do not wait there: the
+                // operation finishes on its own completion record, which it
+                // shares; a staged get writes only its staging buffer and
+                // its copy-out is skipped, so nothing writes the borrowed
+                // buffer after this.
+                if !context::may_communicate() {
+                    crate::runtime::report(context::check_may_communicate(
+                        "drop of a pending gex::Event (not waited for: completes in the background)",
+                    ).unwrap_err());
+                    return;
+                }
                 if let Some(rt) = Runtime::get() {
                     let c = c.clone();
                     rt.spin_until(|| c.is_complete());
@@ -485,6 +512,30 @@ mod tests {
             assert!(ev.is_invalid());
         }
         assert_eq!(dst, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn leaves_of_a_pending_root_are_pending() {
+        let c = Completion::new(1, None);
+        let root = Event::pending(c.clone());
+        let mut leaves: Vec<_> = [Ec::GET, Ec::PUT, Ec::AM, Ec::RMW]
+            .into_iter()
+            .map(|ec| root.query_leaf(ec).unwrap())
+            .collect();
+        for leaf in &mut leaves {
+            assert!(!leaf.is_invalid() && !leaf.try_finish());
+        }
+        // Local completion happens at initiation here.
+        assert!(root.query_leaf(Ec::LC).unwrap().is_invalid());
+        assert!(root.query_leaf(Ec::GET | Ec::PUT).is_err());
+        assert!(root.query_leaf(Ec::ALL).is_err());
+        c.done();
+        for leaf in &mut leaves {
+            assert!(leaf.try_finish());
+        }
+        assert!(root.query_leaf(Ec::GET).unwrap().is_invalid());
+        assert!(Event::INVALID.query_leaf(Ec::PUT).unwrap().is_invalid());
+        assert!(Event::NO_OP.query_leaf(Ec::PUT).is_err());
     }
 
     #[test]

@@ -232,6 +232,15 @@ fn remote<T: TmRef + ?Sized>(
         return Err(bad_flags(call, flags));
     }
     let jobrank = tm.jobrank_of(rank)?;
+    if len == 0 {
+        // Zero bytes name no memory: any address will do, as in the
+        // reference implementation (the callers complete at once).
+        return Ok(Remote {
+            jobrank,
+            off: 0,
+            local: None,
+        });
+    }
     let rt = tm.ep().runtime();
     let Some(d) = segment_desc(rt, jobrank) else {
         return Err(out_of_segment(call, jobrank, addr, len, flags, rt));
@@ -521,6 +530,11 @@ pub trait Rma: TmRef {
 
     /// `gex_RMA_GetBlockingVal`: the `nbytes` (1 to 8) bytes at `src` as an
     /// integer in this machine's byte order, zero-extended.
+    ///
+    /// `IMMEDIATE` is accepted, as on every initiation call. The flag lets
+    /// a call return without communicating ("*may* return"), never obliges
+    /// it to, and this call's result has no no-op value: it always performs
+    /// the get, waiting for resources if it must.
     fn get_blocking_val(
         &self,
         rank: Rank,
@@ -529,11 +543,7 @@ pub trait Rma: TmRef {
         flags: Flags,
     ) -> Result<RmaValue> {
         value_bytes("gex_RMA_GetBlockingVal", 0, nbytes)?;
-        if flags.contains(Flags::IMMEDIATE) {
-            return Err(Error::bad_arg(
-                "gex_RMA_GetBlockingVal: IMMEDIATE is not allowed (a value get always completes)",
-            ));
-        }
+        let flags = flags - Flags::IMMEDIATE;
         let mut b = [0u8; 8];
         get_plain(
             self,
@@ -794,6 +804,12 @@ fn put_general<T: TmRef + ?Sized>(
     if !matches!(lc, Lc::Now) {
         check_lc(call, &lc, matches!(mode, Mode::Nbi))?;
     }
+    if len == 0 {
+        // Nothing to copy from anywhere: complete at once, whatever the
+        // local and remote addresses.
+        local_complete(lc);
+        return Ok(Started::Done);
+    }
     let sp = local::src_ptr(call, tm.ep(), &src, flags)?;
     if let Some(p) = r.local {
         // SAFETY: `p..p+len` lies in the peer's mapped segment (checked by
@@ -975,6 +991,11 @@ fn get_general<'d, T: TmRef + ?Sized>(
 ) -> Result<GetOut<'d>> {
     let len = dst.len();
     let r = remote(call, tm, rank, src, len, flags)?;
+    if len == 0 {
+        // Nothing to copy to anywhere: complete at once, whatever the
+        // local and remote addresses.
+        return Ok(GetOut::Done);
+    }
     let dp = local::dst_ptr(call, tm.ep(), &mut dst, flags)?;
     if let Some(p) = r.local {
         // SAFETY: `p..p+len` lies in the peer's mapped segment (checked);

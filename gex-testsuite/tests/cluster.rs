@@ -323,6 +323,60 @@ fn forged_replies_to_rma_handlers_are_fatal_not_a_signal() {
     }
 }
 
+/// GASNet-1 barrier misuse is a fatal error in the spec: the job dies with
+/// code 1 and a message naming the call, on the smp and udp conduits and an
+/// odd rank count.
+#[test]
+fn barrier_misuse_is_fatal() {
+    for (mode, announce, message) in [
+        (
+            "barrier-double-notify",
+            "notifying twice",
+            "gasnet_barrier_notify: called twice",
+        ),
+        (
+            "barrier-wait-unnotified",
+            "waiting without a notify",
+            "gasnet_barrier_wait: no gasnet_barrier_notify precedes it",
+        ),
+        (
+            "barrier-try-unnotified",
+            "trying without a notify",
+            "gasnet_barrier_try: no gasnet_barrier_notify precedes it",
+        ),
+    ] {
+        let out = fault(mode, 3, announce);
+        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+        assert!(
+            out.stderr
+                .contains(&format!("fatal error on rank 2: {message}")),
+            "{mode}: {}",
+            report(&out)
+        );
+        assert!(
+            !out.stderr.contains("returned:"),
+            "{mode}: {}",
+            report(&out)
+        );
+    }
+    let out = launch_on(
+        "udp",
+        TEST_FAULTS,
+        3,
+        &["barrier-double-notify"],
+        &[("GEX_UDP_BYPASS", "0")],
+    );
+    assert!(!out.timed_out, "udp: {}", report(&out));
+    assert_eq!(out.code, 1, "udp: {}", report(&out));
+    assert!(
+        out.stderr
+            .contains("fatal error on rank 2: gasnet_barrier_notify: called twice"),
+        "udp: {}",
+        report(&out)
+    );
+    check_cleanup(&out);
+}
+
 #[test]
 fn fault_silent_udp_peer_is_declared_dead() {
     let out = launch_on(

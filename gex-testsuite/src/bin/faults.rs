@@ -16,6 +16,9 @@
 //! | `exit0-in-barrier` | rank 0 calls `gex::exit(0)` from a handler run while it waits in a barrier | 0 |
 //! | `forge-put-ack` | the last rank forges, through the conduit interface (client calls cannot name the reserved indices), a reply to gex-rma's put acknowledgement handler at rank 0 with arbitrary arguments | 1, a fatal message naming the handler |
 //! | `forge-get-data` | the same with gex-rma's get data handler and a payload | 1, likewise |
+//! | `barrier-double-notify` | the last rank calls `gasnet_barrier_notify` twice; the others wait forever | 1, a fatal message naming the call |
+//! | `barrier-wait-unnotified` | the last rank calls `gasnet_barrier_wait` with no notify | 1, likewise |
+//! | `barrier-try-unnotified` | the last rank calls `gasnet_barrier_try` with no notify | 1, likewise |
 //! | `early-exit0` | rank 1 returns from `main` (code 0) while rank 0 waits for its reply to an AM; the others wait forever | 0, after the exit grace |
 //! | `early-exit3` | as `early-exit0`, but rank 1 exits with code 3 | 3 |
 //! | `startup` | writes `GEX_JOB_ID` to `$GEX_LEAK_DIR/<rank>`, then starts (init, segment, handlers, barrier) and returns: the job the launcher-kill test kills at random moments | 0 |
@@ -39,6 +42,9 @@ const MODES: &[&str] = &[
     "forge-put-ack",
     "forge-get-data",
     "stopped-in-barrier",
+    "barrier-double-notify",
+    "barrier-wait-unnotified",
+    "barrier-try-unnotified",
 ];
 
 /// A handler every rank registers, so the AM layer is installed everywhere.
@@ -172,6 +178,31 @@ fn main() {
             loop {
                 job.barrier();
             }
+        }
+        "barrier-double-notify" | "barrier-wait-unnotified" | "barrier-try-unnotified" => {
+            use gex::coll::{barrier_notify, barrier_try, barrier_wait, BARRIERFLAG_ANONYMOUS};
+            if me == last {
+                match mode.as_str() {
+                    "barrier-double-notify" => {
+                        barrier_notify(1, 0).expect("the first notify");
+                        say("notifying twice");
+                        let r = barrier_notify(1, 0);
+                        panic!("a second gasnet_barrier_notify returned: {r:?}");
+                    }
+                    "barrier-wait-unnotified" => {
+                        say("waiting without a notify");
+                        let r = barrier_wait(0, BARRIERFLAG_ANONYMOUS);
+                        panic!("gasnet_barrier_wait without a notify returned: {r:?}");
+                    }
+                    _ => {
+                        say("trying without a notify");
+                        let r = barrier_try(0, BARRIERFLAG_ANONYMOUS);
+                        panic!("gasnet_barrier_try without a notify returned: {r:?}");
+                    }
+                }
+            }
+            say("waiting forever");
+            wait_forever()
         }
         "silent-peer" => {
             if me == last && n > 1 {

@@ -6,8 +6,10 @@
 //! arguments checked in the handlers; Medium payloads of every interesting
 //! size up to the maximum; Long payloads at random segment offsets, checked
 //! where they land; IMMEDIATE against a full queue (nothing sent, target
-//! memory untouched); negotiated payload; token info; and the errors of
-//! calls made from handler context or under an HSL.
+//! memory untouched, and IMMEDIATE Prepares are no-ops); negotiated payload;
+//! token info; the errors of calls made from handler context or under an
+//! HSL; zero-byte Longs, whose handlers see `dest_addr` unchanged whatever
+//! it is; and IMMEDIATE replies meeting a full reply queue.
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
@@ -27,6 +29,23 @@ const H_VIOLATE: u8 = 184;
 const H_VIOLATE_REPLY: u8 = 185;
 const H_OFFSET: u8 = 186;
 const H_RESERVED: u8 = 187;
+const H_LONG0: u8 = 188;
+const H_REPLY_IMM: u8 = 189;
+const H_REPLY_IMM_BACK: u8 = 190;
+
+/// Payload of each IMMEDIATE Medium reply in `immediate_reply`: four fill
+/// the smp reply ring (256 KiB), so a burst of them meets backpressure.
+const IMM_REPLY_BYTES: usize = 60_000;
+/// Requests in the `immediate_reply` burst.
+const IMM_REPLY_BURST: u64 = 16;
+
+/// An address split into two handler arguments, and back.
+fn addr_args(a: usize) -> [i32; 2] {
+    [a as u32 as i32, (a as u64 >> 32) as u32 as i32]
+}
+fn args_addr(lo: i32, hi: i32) -> usize {
+    (u64::from(lo as u32) | (u64::from(hi as u32) << 32)) as usize
+}
 
 fn cat_flag(c: AmCategory) -> Flags {
     match c {
@@ -55,6 +74,14 @@ struct Counters {
     violations_checked: AtomicU64,
     reply_violation_checked: AtomicU64,
     reserved_reply_checked: AtomicU64,
+    /// Zero-byte Long replies checked, and requests whose reply was sent.
+    long0: AtomicU64,
+    /// IMMEDIATE replies: requests handled, replies sent, no-ops, and
+    /// replies received (payload checked).
+    imm_reply_handled: AtomicU64,
+    imm_reply_sent: AtomicU64,
+    imm_reply_noop: AtomicU64,
+    imm_reply_got: AtomicU64,
 }
 
 /// Offset of the region of `seg` where source `src`'s requests land (first
@@ -80,6 +107,11 @@ fn main() {
         violations_checked: AtomicU64::new(0),
         reply_violation_checked: AtomicU64::new(0),
         reserved_reply_checked: AtomicU64::new(0),
+        long0: AtomicU64::new(0),
+        imm_reply_handled: AtomicU64::new(0),
+        imm_reply_sent: AtomicU64::new(0),
+        imm_reply_noop: AtomicU64::new(0),
+        imm_reply_got: AtomicU64::new(0),
     });
     register_all(&job, &c);
     job.barrier();
@@ -101,6 +133,10 @@ fn main() {
     violations(&job, &c);
     job.barrier();
     limits(&job);
+    job.barrier();
+    long_zero_bytes(&job, &c);
+    job.barrier();
+    immediate_reply(&job, &c);
     job.barrier();
     println!("test-am: rank {me} of {n}: all checks passed");
 }
@@ -197,11 +233,15 @@ fn register_all(job: &Job, c: &Arc<Counters>) {
                         );
                     }
                     if cat == AmCategory::Long {
-                        assert_eq!(
-                            msg.payload().as_ptr() as usize,
-                            msg.dest_addr(),
-                            "Long payload lands at dest_addr"
-                        );
+                        // (A zero-byte Long's payload is an empty slice that
+                        // names no memory; its dest_addr is checked below.)
+                        if len > 0 {
+                            assert_eq!(
+                                msg.payload().as_ptr() as usize,
+                                msg.dest_addr(),
+                                "Long payload lands at dest_addr"
+                            );
+                        }
                         let (off, r) = region(n, src);
                         let at = msg.dest_addr() - seg_base;
                         if is_req {
@@ -290,7 +330,7 @@ fn register_all(job: &Job, c: &Arc<Counters>) {
                                 PrepareBuf::Client(&data, Lc::Now),
                                 data.len(),
                                 data.len() + 100,
-                                Flags::empty(),
+                                Flags::AM_PREPARE_LEAST_CLIENT,
                                 2,
                             )
                             .unwrap()
@@ -491,7 +531,198 @@ fn register_all(job: &Job, c: &Arc<Counters>) {
             },
         ));
     }
+    {
+        // Zero-byte Longs: dest_addr reaches the handler exactly as the
+        // sender named it, whatever it is (spec: "even for the degenerate
+        // case when nbytes==0"). Requests also check Token_MaxReplyLong
+        // against the limit the sender computed (limits are symmetric).
+        let c = c.clone();
+        table.push(HandlerEntry::req_rep(
+            H_LONG0,
+            Flags::AM_LONG,
+            3,
+            move |tok, msg| {
+                assert!(msg.payload().is_empty(), "a zero-byte Long has no payload");
+                let want = args_addr(msg.arg(0), msg.arg(1));
+                assert_eq!(msg.dest_addr(), want, "dest_addr of a zero-byte Long");
+                match tok {
+                    Token::Request(t) => {
+                        let max = t.max_reply_long(LcOpt::Now, Flags::empty(), 3).unwrap();
+                        assert_eq!(max, msg.arg(2) as usize, "gex_Token_MaxReplyLong");
+                        let ev_max = t.max_reply_long(LcOpt::Event, Flags::empty(), 0).unwrap();
+                        assert!(ev_max >= 512, "{ev_max}");
+                        let e = t
+                            .max_reply_long(LcOpt::Group, Flags::empty(), 0)
+                            .unwrap_err();
+                        assert!(e.message().contains("GROUP"), "{e}");
+                        assert!(t.max_reply_long(LcOpt::Now, Flags::empty(), 17).is_err());
+                        let back = !want;
+                        let [lo, hi] = addr_args(back);
+                        let r = t
+                            .reply_long(H_LONG0, &[], back, Lc::Now, Flags::empty(), &[lo, hi, 0])
+                            .unwrap();
+                        assert!(r.is_sent());
+                    }
+                    Token::Reply(_) => {
+                        c.long0.fetch_add(1, SeqCst);
+                    }
+                }
+            },
+        ));
+    }
+    {
+        // Replies with IMMEDIATE: a burst of requests to self is handled in
+        // one poll, each replying with a large Medium, so the reply queue
+        // fills and some replies are no-ops that hand the token back.
+        let c1 = c.clone();
+        table.push(HandlerEntry::request(
+            H_REPLY_IMM,
+            Flags::AM_SHORT,
+            1,
+            move |tok, msg| {
+                let seq = msg.arg(0);
+                c1.imm_reply_handled.fetch_add(1, SeqCst);
+                let data = payload(
+                    tag(me, IMM_REPLY_BYTES, false) ^ seq as u64,
+                    IMM_REPLY_BYTES,
+                );
+                match tok
+                    .reply_medium(H_REPLY_IMM_BACK, &data, Lc::Now, Flags::IMMEDIATE, &[seq])
+                    .unwrap()
+                {
+                    gex::am::Replied::Sent => {
+                        c1.imm_reply_sent.fetch_add(1, SeqCst);
+                    }
+                    gex::am::Replied::NoOp(t) => {
+                        // The token is handed back intact.
+                        assert_eq!(t.src_rank(), me);
+                        assert!(t.info().is_req);
+                        c1.imm_reply_noop.fetch_add(1, SeqCst);
+                    }
+                }
+            },
+        ));
+        let c = c.clone();
+        table.push(HandlerEntry::reply(
+            H_REPLY_IMM_BACK,
+            Flags::AM_MEDIUM,
+            1,
+            move |tok, msg| {
+                let seq = msg.arg(0);
+                assert_eq!(tok.src_rank(), me);
+                check_payload(
+                    "IMMEDIATE reply",
+                    tag(me, IMM_REPLY_BYTES, false) ^ seq as u64,
+                    msg.payload(),
+                );
+                c.imm_reply_got.fetch_add(1, SeqCst);
+            },
+        ));
+    }
     register_handlers(&job.ep, &mut table).expect("register test handlers");
+}
+
+/// Zero-byte Long requests (and their zero-byte Long replies) with
+/// destinations inside, at the end of, past and far from every segment,
+/// by address and by offset: each handler sees `dest_addr` unchanged.
+fn long_zero_bytes(job: &Job, c: &Counters) {
+    let (me, n) = (job.rank(), job.size());
+    let before = c.long0.load(SeqCst);
+    let mut sent = 0;
+    for peer in 0..n {
+        let base = t_seg(peer);
+        let max = job
+            .tm
+            .max_reply_long(peer, LcOpt::Now, Flags::empty(), 3)
+            .unwrap();
+        let cases = [
+            (base, Flags::empty()),
+            (base + SEG, Flags::empty()),
+            (base + SEG + 12_345, Flags::empty()),
+            (base.wrapping_sub(1), Flags::empty()),
+            (0, Flags::empty()),
+            (1, Flags::empty()),
+            (usize::MAX, Flags::empty()),
+            (SEG, Flags::PEER_SEG_OFFSET),
+            (usize::MAX - 7, Flags::PEER_SEG_OFFSET),
+        ];
+        for (dest, flags) in cases {
+            let [lo, hi] = addr_args(dest);
+            let r = job
+                .tm
+                .request_long(
+                    peer,
+                    H_LONG0,
+                    &[],
+                    dest,
+                    Lc::Now,
+                    flags,
+                    &[lo, hi, max as i32],
+                )
+                .unwrap_or_else(|e| panic!("zero-byte Long to {dest:#x} ({flags:?}): {e}"));
+            assert_eq!(r, Injected::Sent);
+            sent += 1;
+        }
+        // Negotiated payload too: a zero-byte commit anywhere.
+        let sd = job
+            .tm
+            .prepare_request_long(peer, PrepareBuf::Alloc, 0, 0, None, Flags::empty(), 3)
+            .unwrap()
+            .unwrap();
+        let dest = usize::MAX - 3;
+        let [lo, hi] = addr_args(dest);
+        sd.commit_long(H_LONG0, 0, dest, &[lo, hi, max as i32])
+            .unwrap();
+        sent += 1;
+    }
+    // A nonzero Long outside the segment is still an error.
+    let e = job
+        .tm
+        .request_long(
+            me,
+            H_LONG0,
+            &[1],
+            usize::MAX,
+            Lc::Now,
+            Flags::empty(),
+            &[0, 0, 0],
+        )
+        .unwrap_err();
+    assert!(e.message().contains("outside"), "{e}");
+    job.wait_for("the zero-byte Long replies", || {
+        c.long0.load(SeqCst) == before + sent
+    });
+}
+
+/// `Replied::NoOp` from an IMMEDIATE reply: see H_REPLY_IMM. Every reply
+/// sent arrives with its payload intact, and the no-ops sent nothing.
+fn immediate_reply(job: &Job, c: &Counters) {
+    let me = job.rank();
+    for seq in 0..IMM_REPLY_BURST {
+        let r = job
+            .tm
+            .request_short(me, H_REPLY_IMM, Flags::empty(), &[seq as i32])
+            .unwrap();
+        assert_eq!(r, Injected::Sent);
+    }
+    job.wait_for("the IMMEDIATE-reply requests", || {
+        c.imm_reply_handled.load(SeqCst) == IMM_REPLY_BURST
+    });
+    let sent = c.imm_reply_sent.load(SeqCst);
+    assert_eq!(sent + c.imm_reply_noop.load(SeqCst), IMM_REPLY_BURST);
+    assert!(
+        c.imm_reply_noop.load(SeqCst) > 0,
+        "no IMMEDIATE reply met a full reply queue ({sent} sent)"
+    );
+    job.wait_for("the IMMEDIATE replies", || {
+        c.imm_reply_got.load(SeqCst) == sent
+    });
+    job.barrier();
+    assert_eq!(
+        c.imm_reply_got.load(SeqCst),
+        sent,
+        "no-op replies sent nothing"
+    );
 }
 
 /// The owner address of `rank`'s segment.
@@ -724,6 +955,32 @@ fn immediate_full_queue(job: &Job, c: &Counters) {
         }
     }
     assert!(saw_noop, "IMMEDIATE never met backpressure");
+    // A negotiated-payload Prepare with IMMEDIATE is the no-op too while
+    // the queue cannot take `least` bytes, with either kind of buffer, and
+    // opens no Prepare interval (communication stays allowed).
+    let sd = job
+        .tm
+        .prepare_request_medium(peer, PrepareBuf::Alloc, 16, 64, Flags::IMMEDIATE, 0)
+        .unwrap();
+    assert!(sd.is_none(), "an IMMEDIATE Prepare ignored a full queue");
+    let small = [7u8; 64];
+    let sd = job
+        .tm
+        .prepare_request_long(
+            peer,
+            PrepareBuf::Client(&small, Lc::Now),
+            16,
+            64,
+            None,
+            Flags::IMMEDIATE,
+            2,
+        )
+        .unwrap();
+    assert!(
+        sd.is_none(),
+        "an IMMEDIATE Prepare (Long) ignored a full queue"
+    );
+    assert!(gex::context::check_may_communicate("test").is_ok());
     // The queue is full and nobody polls until everyone got here: an
     // IMMEDIATE Long must be a no-op that leaves the target memory alone.
     let probe = SEG - 4096;
@@ -779,6 +1036,13 @@ fn immediate_full_queue(job: &Job, c: &Counters) {
         probe_bytes.iter().all(|&b| b == 0),
         "an IMMEDIATE no-op wrote target memory"
     );
+    // Drained: an IMMEDIATE Prepare now hands out a buffer (dropped: sends
+    // nothing).
+    let sd = job
+        .tm
+        .prepare_request_medium(peer, PrepareBuf::Alloc, 16, 64, Flags::IMMEDIATE, 0)
+        .unwrap();
+    drop(sd.expect("an IMMEDIATE Prepare on a drained queue is not a no-op"));
 }
 
 fn negotiated_payload(job: &Job, c: &Counters) {
@@ -786,11 +1050,18 @@ fn negotiated_payload(job: &Job, c: &Counters) {
     let before = c.npam.load(SeqCst);
     let mut expected = 0;
     for peer in 0..n {
-        for len in [16usize, 100, 1000, 4096] {
-            // Library buffer, Medium.
+        for (i, len) in [16usize, 100, 1000, 4096].into_iter().enumerate() {
+            // Library buffer, Medium. The AM_PREPARE_LEAST_* flags are for
+            // the Max queries; a Prepare ignores them (spec), either or both.
+            let least_flags = [
+                Flags::empty(),
+                Flags::AM_PREPARE_LEAST_ALLOC,
+                Flags::AM_PREPARE_LEAST_CLIENT,
+                Flags::AM_PREPARE_LEAST_ALLOC | Flags::AM_PREPARE_LEAST_CLIENT,
+            ][i];
             let mut sd = job
                 .tm
-                .prepare_request_medium(peer, PrepareBuf::Alloc, len, len + 5000, Flags::empty(), 2)
+                .prepare_request_medium(peer, PrepareBuf::Alloc, len, len + 5000, least_flags, 2)
                 .unwrap()
                 .unwrap();
             assert!(sd.size() >= len && sd.size() <= len + 5000);

@@ -8,10 +8,12 @@
 //! bound-segment queries of every rank; segment contents seen through the
 //! local mappings of peers' segments; neighbourhood and host tables; client
 //! data on every object; system queries; handler-safe locks shared by
-//! threads and an AM handler; TM-pairs; events; polling.
+//! threads and an AM handler; TM-pairs; events; polling; a pending event
+//! dropped under an HSL (no poll); `block_until` refused in handler context
+//! and under an HSL; handler cdata.
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use gex::am::{register_handlers, AmRequest, HandlerEntry, Injected};
 use gex::system::{self, Position};
@@ -22,6 +24,23 @@ use gex_testsuite::{check_payload, payload, Job};
 const H_HSL: u8 = 200;
 /// Handler: counts requests sent through a TM-pair, per source.
 const H_PAIR: u8 = 201;
+/// Handler: completes the event dropped under an HSL (see `drop_under_hsl`).
+const H_DROP: u8 = 202;
+/// Handler: checks its cdata and that waiting is refused in handler context.
+const H_RESTRICT: u8 = 203;
+
+/// The completion the H_DROP handler marks done.
+static DROP_C: Mutex<Option<Arc<gex_core::Completion>>> = Mutex::new(None);
+/// H_DROP runs, and the most HSLs its thread held while it ran.
+static DROP_RAN: AtomicU64 = AtomicU64::new(0);
+static DROP_HSLS: AtomicU64 = AtomicU64::new(0);
+/// H_RESTRICT runs that passed every check.
+static RESTRICT_OK: AtomicU64 = AtomicU64::new(0);
+
+/// The cdata rank `r` registers with H_RESTRICT.
+fn handler_cdata(r: u32) -> String {
+    format!("H_RESTRICT cdata of rank {r}")
+}
 
 /// AMs every rank sends to every rank in the HSL phase.
 const HSL_AMS: u64 = 100;
@@ -73,6 +92,10 @@ fn main() {
     hsl_threads_and_ams(&job, &hsl, &hsl_ams);
     job.barrier();
     tm_pairs(&job, &pair_ams);
+    job.barrier();
+    drop_under_hsl(&job);
+    job.barrier();
+    restricted_waits(&job);
     job.barrier();
     conduit_stats(&job);
     println!("test-core: rank {me} of {n}: all checks passed");
@@ -623,9 +646,113 @@ fn register(
             .with_name("pair-count"),
         );
     }
+    table.push(
+        HandlerEntry::request(H_DROP, Flags::AM_SHORT, 0, |_tok, _msg| {
+            DROP_HSLS.fetch_max(u64::from(gex::context::hsls_held()), SeqCst);
+            DROP_RAN.fetch_add(1, SeqCst);
+            if let Some(c) = DROP_C.lock().unwrap().take() {
+                c.done();
+            }
+        })
+        .with_name("drop-complete"),
+    );
+    let me = job.rank();
+    let cdata: CData = Arc::new(handler_cdata(me));
+    table.push(
+        HandlerEntry::request(H_RESTRICT, Flags::AM_SHORT, 1, move |tok, msg| {
+            assert_eq!(msg.arg(0) as u32, tok.src_rank());
+            // The handler's own registration data (gex_AM_RegisterHandlers'
+            // cdata, through gex_Token_Info).
+            let info = tok.info();
+            let got = info.entry.cdata().expect("handler cdata");
+            assert_eq!(got.downcast_ref::<String>(), Some(&handler_cdata(me)));
+            assert_eq!(info.entry.name(), Some("restricted-waits"));
+            // GASNET_BLOCKUNTIL is not allowed in handler context, nor under
+            // an HSL taken there; the condition is never evaluated.
+            let e = gex::block_until(|| panic!("evaluated in a handler"))
+                .expect_err("block_until in handler context");
+            assert!(e.message().contains("handler"), "{e}");
+            let h: Hsl = Hsl::new(());
+            {
+                let _g = h.lock();
+                let e = gex::block_until(|| panic!("evaluated under an HSL"))
+                    .expect_err("block_until under an HSL in a handler");
+                assert!(e.message().contains("GASNET_BLOCKUNTIL"), "{e}");
+            }
+            RESTRICT_OK.fetch_add(1, SeqCst);
+        })
+        .with_name("restricted-waits")
+        .with_cdata(cdata),
+    );
     register_handlers(&job.ep, &mut table).expect("register handlers");
     assert_eq!(table[0].index, H_HSL);
     assert_eq!(table[1].index, H_PAIR);
+    assert_eq!(table[2].index, H_DROP);
+    assert_eq!(table[3].index, H_RESTRICT);
+}
+
+/// Dropping a pending event under an HSL must not poll (that would run
+/// handlers while the lock is held): the drop returns at once and the
+/// operation completes later. The event's completion is marked done by a
+/// handler of a request this rank sends itself, which runs only when this
+/// rank polls.
+fn drop_under_hsl(job: &Job) {
+    let c = gex_core::Completion::new(1, None);
+    *DROP_C.lock().unwrap() = Some(c.clone());
+    let ev = Event::pending(c.clone());
+    let r = job
+        .tm
+        .request_short(job.rank(), H_DROP, Flags::empty(), &[])
+        .expect("request to self");
+    assert_eq!(r, Injected::Sent);
+    let hsl: Hsl = Hsl::new(());
+    {
+        let _g = hsl.lock();
+        drop(ev);
+        assert_eq!(
+            DROP_HSLS.load(SeqCst),
+            0,
+            "dropping a pending event under an HSL ran a handler under the lock"
+        );
+    }
+    job.wait_for("the H_DROP handler", || DROP_RAN.load(SeqCst) == 1);
+    assert!(c.is_complete());
+    assert_eq!(DROP_HSLS.load(SeqCst), 0);
+    // Outside restricted context a dropped pending event still waits.
+    let c = gex_core::Completion::new(1, None);
+    *DROP_C.lock().unwrap() = Some(c.clone());
+    job.tm
+        .request_short(job.rank(), H_DROP, Flags::empty(), &[])
+        .expect("request to self");
+    drop(Event::pending(c.clone()));
+    assert!(
+        c.is_complete(),
+        "a dropped pending event waits for completion"
+    );
+    assert_eq!(DROP_RAN.load(SeqCst), 2);
+}
+
+/// `gex::block_until` from a handler (of every peer's request) and under an
+/// HSL in ordinary code is refused without evaluating the condition; the
+/// handlers also check their registration's cdata.
+fn restricted_waits(job: &Job) {
+    let (me, n) = (job.rank(), job.size());
+    let hsl: Hsl = Hsl::new(());
+    {
+        let _g = hsl.lock();
+        let e = gex::block_until(|| panic!("evaluated under an HSL"))
+            .expect_err("block_until under an HSL");
+        assert!(e.message().contains("handler-safe lock"), "{e}");
+    }
+    for peer in 0..n {
+        job.tm
+            .request_short(peer, H_RESTRICT, Flags::empty(), &[me as i32])
+            .expect("request");
+    }
+    job.wait_for("the H_RESTRICT handlers", || {
+        RESTRICT_OK.load(SeqCst) == u64::from(n)
+    });
+    gex::block_until(|| RESTRICT_OK.load(SeqCst) == u64::from(n)).expect("block_until");
 }
 
 /// The HSL on one thread and across two: counting, restriction, try_lock.

@@ -10,7 +10,8 @@
 //! its own segment and compares byte for byte. Then: lc options, leaf
 //! events, event arrays, futures, segment-offset addressing on both sides,
 //! and errors (out-of-segment ranges, bad ranks, bad flags) that must leave
-//! the target unchanged; GASNet-1 memset, blocking and NB, against a model.
+//! the target unchanged; GASNet-1 memset, blocking and NB, against a model;
+//! zero-byte transfers at any address, which complete at once.
 
 use std::future::Future;
 use std::pin::pin;
@@ -220,6 +221,8 @@ fn main() {
     job.barrier();
     memsets(&job, &segs, reg);
     job.barrier();
+    zero_bytes(&job, &segs);
+    job.barrier();
     if gex::rma::force_am() {
         immediate_noop(&job, &floods, my_region((me + 1) % n));
     }
@@ -367,6 +370,12 @@ fn run_batch(job: &Job, b: &Batch, base: usize, model: &mut [u8]) {
                     .get_blocking_val(t, base + off, len, Flags::empty())
                     .unwrap();
                 assert_eq!(got, v, "value of {len} bytes");
+                // IMMEDIATE is allowed on every initiation call; this one
+                // has no no-op result, so it performs the get.
+                let got = tm
+                    .get_blocking_val(t, base + off, len, Flags::IMMEDIATE)
+                    .unwrap();
+                assert_eq!(got, v, "value of {len} bytes (IMMEDIATE)");
             }
         }
     }
@@ -394,6 +403,27 @@ fn completion_options(job: &Job, base: usize) {
     assert!(leaf.test().unwrap());
     assert!(ev.query_leaf(Ec::ALL).is_err());
     assert!(ev.query_leaf(Ec::empty()).is_err());
+    ev.wait().unwrap();
+    // The GET leaf of a pending get may not claim a completion the root has
+    // not reached (on the AM path the root stays pending until this rank
+    // polls for the reply).
+    let mut buf = vec![0u8; 100_000];
+    let mut ev = tm.get_nb(&mut buf, peer, base, Flags::empty()).unwrap();
+    let mut leaf = ev.query_leaf(Ec::GET).unwrap();
+    if leaf.test().unwrap() {
+        assert!(ev.test().unwrap(), "the GET leaf completed before its root");
+    }
+    leaf.wait().unwrap();
+    assert!(
+        ev.test().unwrap(),
+        "the GET leaf completed, its root did not"
+    );
+    let mut ev = tm.put_nb(peer, base, &d, Lc::Now, Flags::empty()).unwrap();
+    let mut leaf = ev.query_leaf(Ec::PUT).unwrap();
+    if leaf.test().unwrap() {
+        assert!(ev.test().unwrap(), "the PUT leaf completed before its root");
+    }
+    leaf.wait().unwrap();
     ev.wait().unwrap();
     // NO_OP may not be synchronised.
     let mut evs = [Event::NO_OP];
@@ -667,6 +697,109 @@ fn immediate_noop(job: &Job, floods: &AtomicU64, base: usize) {
         .get_blocking(&mut got, peer, base + 4096, Flags::empty())
         .unwrap();
     assert_eq!(got, before, "an IMMEDIATE no-op wrote the target");
+}
+
+/// Zero-byte puts, gets and memsets name no memory: they complete at once
+/// (Sent, or an `INVALID` event) whatever the remote and local addresses
+/// (inside, past or far from the segments, by address or by offset), and
+/// leave every segment unchanged. A bad rank is still an error.
+fn zero_bytes(job: &Job, segs: &[usize]) {
+    let (me, n) = (job.rank(), job.size());
+    let tm = &job.tm;
+    let mut mine_before = vec![0u8; SEG];
+    job.seg.read(0, &mut mine_before).unwrap();
+    job.barrier();
+    let off = Flags::PEER_SEG_OFFSET;
+    let self_off = Flags::SELF_SEG_OFFSET;
+    for peer in 0..n {
+        let base = segs[peer as usize];
+        let cases = [
+            (base, Flags::empty()),
+            (base + SEG, Flags::empty()),
+            (base + 3 * SEG, Flags::empty()),
+            (base.wrapping_sub(1), Flags::empty()),
+            (0, Flags::empty()),
+            (usize::MAX, Flags::empty()),
+            (SEG + 1, off),
+            (usize::MAX, off),
+        ];
+        for (addr, flags) in cases {
+            let what = format!("zero bytes at {addr:#x} of rank {peer} ({flags:?})");
+            let empty: &[u8] = &[];
+            let mut none: [u8; 0] = [];
+            let sent = Injected::Sent;
+            assert_eq!(
+                tm.put_blocking(peer, addr, empty, flags).expect(&what),
+                sent
+            );
+            assert_eq!(
+                tm.put_nbi(peer, addr, empty, Lc::Now, flags).expect(&what),
+                sent
+            );
+            assert!(tm
+                .put_nb(peer, addr, empty, Lc::Now, flags)
+                .expect(&what)
+                .is_invalid());
+            let far = Src::SegOffset {
+                offset: usize::MAX,
+                len: 0,
+            };
+            assert_eq!(
+                tm.put_blocking(peer, addr, far, flags | self_off)
+                    .expect(&what),
+                sent
+            );
+            assert_eq!(
+                tm.get_blocking(&mut none[..], peer, addr, flags)
+                    .expect(&what),
+                sent
+            );
+            assert_eq!(
+                tm.get_nbi(&mut none[..], peer, addr, flags).expect(&what),
+                sent
+            );
+            assert!(tm
+                .get_nb(&mut none[..], peer, addr, flags)
+                .expect(&what)
+                .is_invalid());
+            let far = Dst::SegOffset {
+                offset: usize::MAX,
+                len: 0,
+            };
+            assert!(tm
+                .get_nb(far, peer, addr, flags | self_off)
+                .expect(&what)
+                .is_invalid());
+            assert_eq!(
+                tm.memset_blocking(peer, addr, 0xEE, 0, flags).expect(&what),
+                sent
+            );
+            assert!(tm
+                .memset_nb(peer, addr, 0xEE, 0, flags)
+                .expect(&what)
+                .is_invalid());
+            // IMMEDIATE changes nothing: there is nothing to wait for.
+            let imm = flags | Flags::IMMEDIATE;
+            assert_eq!(tm.put_blocking(peer, addr, empty, imm).expect(&what), sent);
+            assert!(tm
+                .get_nb(&mut none[..], peer, addr, imm)
+                .expect(&what)
+                .is_invalid());
+        }
+    }
+    nbi::wait(Ec::ALL, Flags::empty()).unwrap();
+    let empty: &[u8] = &[];
+    assert!(
+        tm.put_blocking(n, 0, empty, Flags::empty()).is_err(),
+        "rank {n}"
+    );
+    job.barrier();
+    let mut mine_after = vec![0u8; SEG];
+    job.seg.read(0, &mut mine_after).unwrap();
+    assert!(
+        mine_after == mine_before,
+        "rank {me}: a zero-byte operation changed my segment"
+    );
 }
 
 /// `gasnet_memset` and `gasnet_memset_nb` into this rank's region of its
