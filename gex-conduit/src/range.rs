@@ -155,7 +155,10 @@ impl fmt::Display for RangeError {
                 "{range} is outside the local segment [{base:#x}, +{size:#x}) of rank {rank}"
             ),
             (None, false) => write!(f, "rank {rank} has no bound segment for {range}"),
-            (None, true) => write!(f, "this rank ({rank}) has no bound segment for {range}"),
+            (None, true) => write!(
+                f,
+                "rank {rank} (this rank) has no bound segment for {range}"
+            ),
         }
     }
 }
@@ -287,7 +290,7 @@ mod tests {
         );
         assert_eq!(
             e.local().to_string(),
-            "this rank (9) has no bound segment for range [0x40, +8)"
+            "rank 9 (this rank) has no bound segment for range [0x40, +8)"
         );
     }
 
