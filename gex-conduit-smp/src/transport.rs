@@ -398,6 +398,7 @@ impl SmpTransport {
 /// lies in this process, given `me`'s segment (`None` before attach). The
 /// range was written by another process: it is checked here, before it
 /// becomes a pointer, by the one range check ([`SegmentDesc::offset_of`]).
+#[inline]
 fn arrived_long(
     seg: Option<SegmentDesc>,
     me: Rank,
