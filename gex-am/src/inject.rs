@@ -116,9 +116,10 @@ fn limit_of(l: AmLimits, cat: AmCategory, is_request: bool) -> usize {
     }
 }
 
-/// The offset into `jobrank`'s segment of a Long destination, checked
-/// (the one range check, [`gex_conduit::SegmentDesc::offset_of`]; a Long of zero bytes
-/// still needs a bound segment and an address inside it or at its end).
+/// The offset into `jobrank`'s segment of a Long destination, checked by
+/// the one range check ([`gex_conduit::SegmentDesc::offset_of`]; a Long of
+/// zero bytes still needs a bound segment and an address inside it or at
+/// its end).
 /// `call` names the API in error messages only (built on the error path).
 fn resolve_long(
     call: impl Fn() -> String,

@@ -247,7 +247,6 @@ fn layer() -> Result<&'static LayerAm> {
     })
 }
 
-/// The local segment as (base, size), for the target side of the handlers.
 /// Where `[off, +len)` of this rank's segment is in this process, for a
 /// request from `src`: the range comes from the network, so one outside
 /// the segment is a fatal error naming the sender, `what` and the range.
