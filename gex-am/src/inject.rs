@@ -1,7 +1,7 @@
 //! Fixed-payload injection and payload-limit queries, shared by requests,
 //! replies and negotiated-payload commits.
 
-use gex_conduit::{AmLimits, Injected, OutgoingAm};
+use gex_conduit::{AmLimits, Injected, OutgoingAm, ZeroLen};
 use gex_core::{segment_desc, Ep, Event, Lc, TmRef};
 use gex_types::{
     AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result, AM_INDEX_BASE, AM_MAX_ARGS,
@@ -116,7 +116,10 @@ fn limit_of(l: AmLimits, cat: AmCategory, is_request: bool) -> usize {
     }
 }
 
-/// The offset into `jobrank`'s segment of a Long destination, checked.
+/// The offset into `jobrank`'s segment of a Long destination, checked by
+/// the one range check ([`gex_conduit::SegmentDesc::offset_of`]; a Long of
+/// zero bytes still needs a bound segment and an address inside it or at
+/// its end).
 /// `call` names the API in error messages only (built on the error path).
 fn resolve_long(
     call: impl Fn() -> String,
@@ -125,32 +128,10 @@ fn resolve_long(
     len: usize,
     flags: Flags,
 ) -> Result<usize> {
-    let rt = d.ep.runtime();
-    let seg = segment_desc(rt, d.jobrank)
-        .filter(|s| s.size > 0)
-        .ok_or_else(|| {
-            Error::bad_arg(format!(
-                "{}: rank {} has no bound segment for a Long payload",
-                call(),
-                d.jobrank
-            ))
-        })?;
-    let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
-        Some(dest_addr)
-    } else {
-        dest_addr.checked_sub(seg.owner_base)
-    };
-    match off {
-        Some(o) if o.checked_add(len).is_some_and(|e| e <= seg.size) => Ok(o),
-        _ => Err(Error::bad_arg(format!(
-            "{}: destination [{dest_addr:#x}, +{len}){} is outside rank {}'s segment [{:#x}, +{:#x})",
-            call(),
-            if flags.contains(Flags::PEER_SEG_OFFSET) { " (offset)" } else { "" },
-            d.jobrank,
-            seg.owner_base,
-            seg.size
-        ))),
-    }
+    let seg = segment_desc(d.ep.runtime(), d.jobrank).unwrap_or_default();
+    let is_offset = flags.contains(Flags::PEER_SEG_OFFSET);
+    seg.offset_of(d.jobrank, dest_addr, len, is_offset, ZeroLen::InSegment)
+        .map_err(|e| Error::bad_arg(format!("{}: {}", call(), e.named("destination"))))
 }
 
 /// Handler index 0 is never registered, and `[1, AM_INDEX_BASE)` belongs

@@ -189,7 +189,7 @@ impl<'a> Cx<'a> {
 
 /// Fails loudly if a chunk does not fit its message.
 pub(crate) fn check_range(tag: u32, offset: usize, total: usize, len: usize) {
-    if offset.checked_add(len).is_none_or(|e| e > total) {
+    if !gex_conduit::fits(offset, len, total) {
         gex_core::fatal(&format!(
             "gex-coll: chunk [{offset}, +{len}) of message {tag} exceeds its length {total}"
         ));

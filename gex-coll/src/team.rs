@@ -307,24 +307,8 @@ fn check_scratch(
     if len == 0 {
         return Err(format!("{call}: the scratch size must be non-zero"));
     }
-    let off = if flags.contains(Flags::SCRATCH_SEG_OFFSET) {
-        Some(addr)
-    } else {
-        addr.checked_sub(seg.addr())
-    };
-    match off {
-        Some(o) if o.checked_add(len).is_some_and(|e| e <= seg.size()) => Ok(o),
-        _ => Err(format!(
-            "{call}: scratch [{addr:#x}, +{len}){} is outside the bound segment [{:#x}, +{:#x})",
-            if flags.contains(Flags::SCRATCH_SEG_OFFSET) {
-                " (offset)"
-            } else {
-                ""
-            },
-            seg.addr(),
-            seg.size()
-        )),
-    }
+    seg.offset_of(addr, len, flags.contains(Flags::SCRATCH_SEG_OFFSET))
+        .map_err(|e| format!("{call}: {}", e.named("scratch")))
 }
 
 const SPLIT_REC: usize = 1 + 1 + 1 + 4 + 4 + 8 + 8;

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use gex_bootstrap::Bootstrap;
-use gex_conduit::{AmLimits, AmSink, IncomingAm, Injected, OutgoingAm, PollScope, SegmentDesc};
+use gex_conduit::{
+    AmLimits, AmSink, IncomingAm, Injected, OutgoingAm, PollScope, SegmentDesc, ZeroLen,
+};
 use gex_types::{AmArg, AmCategory, Error, Rank, Result, AM_MAX_ARGS};
 
 use crate::lock::SpinLock;
@@ -325,12 +327,10 @@ impl SmpTransport {
                     let off = (start.add(after) as *const u64).read() as usize;
                     let dest = (start.add(after + 8) as *const u64).read() as usize;
                     let seg = self.segments.get().map(|s| s.table[self.me as usize]);
-                    match seg.and_then(|s| s.local_base) {
-                        Some(base) if off + plen <= seg.map_or(0, |s| s.size) => {
-                            (std::slice::from_raw_parts((base as *const u8).add(off), plen), dest)
-                        }
-                        _ => gex_bootstrap::fatal(&format!(
-                            "a Long AM from rank {src} targets offset {off:#x}+{plen} outside this rank's segment"
+                    match arrived_long(seg, self.me, off, plen) {
+                        Ok(at) => (std::slice::from_raw_parts(at as *const u8, plen), dest),
+                        Err(e) => gex_bootstrap::fatal(&format!(
+                            "smp conduit: a Long AM from rank {src}: {e}"
                         )),
                     }
                 }
@@ -375,18 +375,17 @@ impl SmpTransport {
                     (start.add(after + 8) as *mut u64).write(msg.dest_addr as u64);
                 }
                 AmCategory::Long => {
-                    let seg = self
-                        .segments
-                        .get()
-                        .map(|s| s.table[dest as usize])
-                        .filter(|s| msg.dest_offset + msg.payload.len() <= s.size);
-                    let Some(base) = seg.and_then(|s| s.local_base) else {
+                    let seg = self.segments.get().map(|s| s.table[dest as usize]);
+                    let seg = seg.filter(|s| s.local_base.is_some()).unwrap_or_default();
+                    let (len, is_offset) = (msg.payload.len(), true);
+                    if let Err(e) =
+                        seg.offset_of(dest, msg.dest_offset, len, is_offset, ZeroLen::InSegment)
+                    {
                         return Err(Error::bad_arg(format!(
-                            "Long AM to rank {dest}: no mapped segment covers offset {:#x}+{}",
-                            msg.dest_offset,
-                            msg.payload.len()
+                            "smp conduit: Long AM to rank {dest}: no mapped segment covers it: {e}"
                         )));
-                    };
+                    }
+                    let base = seg.local_base.unwrap_or(0);
                     // `copy` (memmove) rather than copy_nonoverlapping: the
                     // source may itself lie in a mapped segment.
                     std::ptr::copy(
@@ -401,6 +400,25 @@ impl SmpTransport {
         }
         Ok(())
     }
+}
+
+/// Where the payload `[off, +len)` of a Long that arrived at rank `me`
+/// lies in this process, given `me`'s segment (`None` before attach). The
+/// range was written by another process: it is checked here, before it
+/// becomes a pointer, by the one range check ([`SegmentDesc::offset_of`]).
+#[inline]
+fn arrived_long(
+    seg: Option<SegmentDesc>,
+    me: Rank,
+    off: usize,
+    len: usize,
+) -> std::result::Result<usize, String> {
+    // This rank's own segment is always mapped here; an unmapped one is
+    // treated as none.
+    let seg = seg.filter(|s| s.local_base.is_some()).unwrap_or_default();
+    seg.offset_of(me, off, len, true, ZeroLen::InSegment)
+        .map(|o| seg.local_base.unwrap_or(0) + o)
+        .map_err(|e| e.local().to_string())
 }
 
 /// Total record length of `msg`.
@@ -581,5 +599,38 @@ impl SmpTransport {
             })
             .map_err(|_| Error::bad_arg("gex_Segment_Attach: a segment is already attached"))?;
         Ok(table)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Long's range comes from another process: a hostile one is an
+    /// error, never a wrap (an offset near `usize::MAX` plus the length
+    /// used to wrap below the segment's size and pass) nor a panic.
+    #[test]
+    fn an_arrived_long_outside_the_segment_is_refused() {
+        let base = 0x7f00_0000_0000usize;
+        let seg = Some(SegmentDesc::new(0x1000, Some(base), 0x1000));
+        assert_eq!(arrived_long(seg, 2, 0, 0x1000), Ok(base));
+        assert_eq!(arrived_long(seg, 2, 0xff8, 8), Ok(base + 0xff8));
+        assert_eq!(arrived_long(seg, 2, 0x1000, 0), Ok(base + 0x1000));
+        for (off, len) in [
+            (0xff9, 8),
+            (0x1001, 0),
+            (usize::MAX, 1),
+            (usize::MAX - 7, 16),
+            (usize::MAX - 0xfff, 0x1001),
+            (0, usize::MAX),
+        ] {
+            let e = arrived_long(seg, 2, off, len).unwrap_err();
+            assert!(
+                e.contains(&format!("[{off:#x}, +{len})")) && e.contains("rank 2"),
+                "{e}"
+            );
+        }
+        let e = arrived_long(None, 2, 0, 8).unwrap_err();
+        assert!(e.contains("rank 2"), "{e}");
     }
 }

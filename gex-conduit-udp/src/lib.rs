@@ -56,7 +56,7 @@ use gex_bootstrap::Bootstrap;
 use gex_conduit::stats::{ConduitStats, Counter, PeerCounters};
 use gex_conduit::{
     send_or_progress, AmLimits, AmSink, Conduit, ConduitFactory, GetDest, IncomingAm, Injected,
-    Layout, OpCompletion, OutgoingAm, PollScope, RmaCapability, SegmentDesc,
+    Layout, OpCompletion, OutgoingAm, PollScope, RmaCapability, SegmentDesc, ZeroLen,
 };
 use gex_conduit_smp::{hostname, SmpTransport};
 use gex_types::{AmCategory, Error, Rank, Result};
@@ -345,7 +345,7 @@ impl proto::Placer for SegmentPlacer {
     fn split(&mut self, _peer: u32, first: &[u8], total: usize) -> Option<(usize, u64)> {
         let (base, size) = self.0?;
         let (start, len, off) = wire::long_payload(first)?;
-        let in_segment = off.checked_add(len).is_some_and(|end| end <= size);
+        let in_segment = gex_conduit::fits(off, len, size);
         (start.checked_add(len) == Some(total) && in_segment)
             .then_some((start, (base + off) as u64))
     }
@@ -1094,13 +1094,16 @@ impl UdpConduit {
                     "udp conduit: a Long AM from rank {src} arrived before this rank attached a segment"
                 ));
             };
-            if am.dest_offset.checked_add(len).is_none_or(|e| e > size) {
-                gex_bootstrap::fatal(&format!(
-                    "udp conduit: a Long AM from rank {src} targets [{:#x}, +{len}) outside this rank's segment of {size:#x} bytes",
-                    am.dest_offset
-                ));
-            }
-            let dst = (base + am.dest_offset) as *mut u8;
+            let seg = SegmentDesc::new(base, Some(base), size);
+            let off = seg
+                .offset_of(self.me, am.dest_offset, len, true, ZeroLen::InSegment)
+                .unwrap_or_else(|e| {
+                    gex_bootstrap::fatal(&format!(
+                        "udp conduit: a Long AM from rank {src}: {}",
+                        e.local()
+                    ))
+                });
+            let dst = (base + off) as *mut u8;
             // SAFETY: the range is inside this rank's mapped segment
             // (checked above); the message buffer is separate memory, and a
             // placed payload is already there.
@@ -1183,7 +1186,7 @@ impl UdpConduit {
                 } else {
                     r.want
                 };
-                if r.offset.checked_add(len).is_none_or(|e| e > size) {
+                if !gex_conduit::fits(r.offset, len, size) {
                     bad(&format!(
                         "targets [{:#x}, +{len}) outside this rank's segment of {size:#x} bytes",
                         r.offset

@@ -32,6 +32,10 @@
 //!   [`SegmentDesc::local_base`], and the RMA layer then copies directly;
 //! * keeps counters for users ([`Conduit::stats`], [`stats`]).
 //!
+//! A range in a segment (an arriving Long's destination, say) is checked
+//! with [`SegmentDesc::offset_of`], the one range check of gex (see
+//! [`range`]): overflow-safe, and its error names rank, range and segment.
+//!
 //! Everything a transport receives from the network or from another process
 //! is untrusted: check it before it touches state, never turn it into a
 //! pointer. [`shm`] shares memory between the ranks of a host without names
@@ -40,8 +44,11 @@
 //! Interface structs are `#[non_exhaustive]` and built with their `new`
 //! constructors, so that a field added later breaks no conduit.
 
+pub mod range;
 pub mod shm;
 pub mod stats;
+
+pub use range::{fits, RangeError, ZeroLen};
 
 use gex_types::{AmArg, AmCategory, AmIndex, Rank, Result};
 
@@ -262,8 +269,10 @@ pub enum Injected {
     NoOp,
 }
 
-/// One rank's bound segment as seen from this process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One rank's bound segment as seen from this process. The default (size
+/// 0) stands for a rank with no bound segment. [`SegmentDesc::offset_of`]
+/// is the range check every layer and conduit uses (see [`range`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SegmentDesc {
     /// Base address in the owner's address space.

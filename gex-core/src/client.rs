@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use gex_types::{valid_client_name, EpIndex, EpLocation, Error, Flags, Rank, Result, RANK_INVALID};
 
 use crate::bootstrap::Bootstrap;
-use crate::conduit::{ConduitFactory, SegmentDesc};
+use crate::conduit::{ConduitFactory, RangeError, SegmentDesc, ZeroLen};
 use crate::context;
 use crate::runtime::{report, Runtime};
 use crate::system;
@@ -713,13 +713,30 @@ impl Segment {
     }
 
     fn check(&self, offset: usize, len: usize) -> Result<()> {
-        match offset.checked_add(len) {
-            Some(end) if end <= self.0.size => Ok(()),
-            _ => Err(Error::bad_arg(format!(
-                "range [{offset:#x}, +{len}) is outside the local segment of {} bytes",
-                self.0.size
-            ))),
-        }
+        self.offset_of(offset, len, true)
+            .map(|_| ())
+            .map_err(|e| Error::bad_arg(e.to_string()))
+    }
+
+    /// This segment as a descriptor (owner and local base are the same).
+    pub fn desc(&self) -> SegmentDesc {
+        SegmentDesc::new(self.0.base, Some(self.0.base), self.0.size)
+    }
+
+    /// The offset of `[addr, +len)` in this segment (an offset already if
+    /// `is_offset`), by the one range check ([`SegmentDesc::offset_of`],
+    /// an empty range inside or at the end); the error names this rank's
+    /// local segment.
+    pub fn offset_of(
+        &self,
+        addr: usize,
+        len: usize,
+        is_offset: bool,
+    ) -> std::result::Result<usize, RangeError> {
+        let me = self.0.client.0.rt.jobrank();
+        self.desc()
+            .offset_of(me, addr, len, is_offset, ZeroLen::InSegment)
+            .map_err(RangeError::local)
     }
 }
 

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use gex_am::{register_internal_handlers, HandlerEntry, Injected, LayerAm};
+use gex_conduit::ZeroLen;
 use gex_core::{Completion, Ep, Lc, Runtime, Staging};
 use gex_types::{AmArg, AmIndex, Error, Flags, Rank, Result};
 
@@ -246,13 +247,20 @@ fn layer() -> Result<&'static LayerAm> {
     })
 }
 
-/// The local segment as (base, size), for the target side of the handlers.
-fn local_segment() -> (usize, usize) {
+/// Where `[off, +len)` of this rank's segment is in this process, for a
+/// request from `src`: the range comes from the network, so one outside
+/// the segment is a fatal error naming the sender, `what` and the range.
+fn local_range(what: &str, src: Rank, off: usize, len: usize) -> usize {
     let rt = Runtime::get().expect("an AM arrived, so the client exists");
+    let me = rt.jobrank();
     let d = rt
         .segments()
-        .expect("RMA AMs only target attached segments")[rt.jobrank() as usize];
-    (d.local_base.expect("the local segment is mapped"), d.size)
+        .expect("RMA AMs only target attached segments")[me as usize];
+    let base = d.local_base.expect("the local segment is mapped");
+    match d.offset_of(me, off, len, true, ZeroLen::InSegment) {
+        Ok(off) => base + off,
+        Err(e) => gex_core::fatal(&format!("{what} from rank {src}: {}", e.local())),
+    }
 }
 
 /// Registers the reference path's handlers on `ep`. Runs on every rank at
@@ -284,18 +292,12 @@ pub fn register(ep: &Ep) -> Result<()> {
         HandlerEntry::request(H_GET, Flags::AM_SHORT, 6, |tok, msg| {
             let a = msg.args();
             let (off, len) = (join(a[0], a[1]), a[2] as u32 as usize);
-            let (base, size) = local_segment();
-            if off.checked_add(len).is_none_or(|e| e > size) {
-                gex_core::fatal(&format!(
-                    "RMA get from rank {} for [{off:#x}, +{len}) outside this rank's segment of {size:#x} bytes",
-                    tok.src_rank()
-                ));
-            }
-            // SAFETY: the range is inside the local segment (checked); the
+            let at = local_range("RMA get", tok.src_rank(), off, len);
+            // SAFETY: the range is inside the local segment (`local_range`); the
             // bytes are only copied into the reply. A peer writing them at
             // the same time races with this get in the client's program, as
             // with any RMA.
-            let data = unsafe { std::slice::from_raw_parts((base + off) as *const u8, len) };
+            let data = unsafe { std::slice::from_raw_parts(at as *const u8, len) };
             tok.reply_medium(H_GET_DATA, data, Lc::Now, Flags::empty(), &a[3..6])
                 .expect("RMA get reply");
         })
@@ -340,17 +342,11 @@ pub fn register(ep: &Ep) -> Result<()> {
         HandlerEntry::request(H_MEMSET, Flags::AM_SHORT, 7, |tok, msg| {
             let a = msg.args();
             let (off, len, val) = (join(a[0], a[1]), join(a[2], a[3]), a[4] as u8);
-            let (base, size) = local_segment();
-            if off.checked_add(len).is_none_or(|e| e > size) {
-                gex_core::fatal(&format!(
-                    "RMA memset from rank {} for [{off:#x}, +{len}) outside this rank's segment of {size:#x} bytes",
-                    tok.src_rank()
-                ));
-            }
-            // SAFETY: the range is inside the local segment (checked). A
+            let at = local_range("RMA memset", tok.src_rank(), off, len);
+            // SAFETY: the range is inside the local segment (`local_range`). A
             // peer accessing it at the same time races with this memset in
             // the client's program, as with any RMA.
-            unsafe { std::ptr::write_bytes((base + off) as *mut u8, val, len) };
+            unsafe { std::ptr::write_bytes(at as *mut u8, val, len) };
             tok.reply_short(H_PUT_ACK, Flags::empty(), &[a[5], a[6], 0])
                 .expect("RMA memset acknowledgement");
         })

@@ -42,6 +42,7 @@ pub use gex_core::nbi;
 pub use gex_core::{Event, Lc};
 pub use local::{Dst, Src};
 
+use gex_conduit::{RangeError, ZeroLen};
 use gex_core::{context, segment_desc, Completion, Ep, Runtime, Staging, TmRef};
 use gex_types::{Ec, Error, Flags, Rank, Result, RmaValue};
 
@@ -179,28 +180,8 @@ fn bad_flags(call: &str, flags: Flags) -> Error {
 
 #[cold]
 #[inline(never)]
-fn out_of_segment(
-    call: &str,
-    jobrank: Rank,
-    addr: usize,
-    len: usize,
-    flags: Flags,
-    rt: &Runtime,
-) -> Error {
-    let what = if flags.contains(Flags::PEER_SEG_OFFSET) {
-        "offset range"
-    } else {
-        "range"
-    };
-    match segment_desc(rt, jobrank) {
-        Some(d) if d.size > 0 => Error::bad_arg(format!(
-            "{call}: {what} [{addr:#x}, +{len}) is outside rank {jobrank}'s segment [{:#x}, +{:#x}); nothing was transferred",
-            d.owner_base, d.size
-        )),
-        _ => Error::bad_arg(format!(
-            "{call}: rank {jobrank} has no bound segment (attach one first); nothing was transferred"
-        )),
-    }
+fn out_of_segment(call: &str, e: RangeError) -> Error {
+    Error::bad_arg(format!("{call}: {e}; nothing was transferred"))
 }
 
 #[cold]
@@ -242,17 +223,11 @@ fn remote<T: TmRef + ?Sized>(
         });
     }
     let rt = tm.ep().runtime();
-    let Some(d) = segment_desc(rt, jobrank) else {
-        return Err(out_of_segment(call, jobrank, addr, len, flags, rt));
-    };
-    let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
-        addr
-    } else {
-        addr.wrapping_sub(d.owner_base)
-    };
-    if off > d.size || len > d.size - off {
-        return Err(out_of_segment(call, jobrank, addr, len, flags, rt));
-    }
+    let d = segment_desc(rt, jobrank).unwrap_or_default();
+    let is_offset = flags.contains(Flags::PEER_SEG_OFFSET);
+    let off = d
+        .offset_of(jobrank, addr, len, is_offset, ZeroLen::InSegment)
+        .map_err(|e| out_of_segment(call, e))?;
     // Direct access when the fast table says so (mapped here, and the
     // reference path not forced).
     let t = gex_core::fast_segments();

@@ -118,16 +118,11 @@ pub(crate) fn seg_ptr(
             "{call}: SELF_SEG_OFFSET, but no segment is bound locally"
         ))
     })?;
-    match offset.checked_add(len) {
-        Some(end) if end <= seg.size() => {
-            // SAFETY: offset <= size, so the pointer stays in the mapping.
-            Ok(unsafe { seg.as_ptr().add(offset) })
-        }
-        _ => Err(Error::bad_arg(format!(
-            "{call}: local range [{offset:#x}, +{len}) is outside the local segment of {:#x} bytes",
-            seg.size()
-        ))),
-    }
+    let off = seg
+        .offset_of(offset, len, true)
+        .map_err(|e| Error::bad_arg(format!("{call}: {}", e.named("local"))))?;
+    // SAFETY: off <= size (checked), so the pointer stays in the mapping.
+    Ok(unsafe { seg.as_ptr().add(off) })
 }
 
 /// The start of a put's source: checks that SELF_SEG_OFFSET is given

@@ -1223,7 +1223,7 @@ fn created_teams(t: &T) {
         Flags::TM_SYMMETRIC_SCRATCH | Flags::SCRATCH_SEG_OFFSET,
     )
     .unwrap_err();
-    assert!(e.message().contains("outside the bound segment"), "{e}");
+    assert!(e.message().contains("outside the local segment"), "{e}");
     tm_destroy(rev, Flags::empty()).unwrap();
 }
 
