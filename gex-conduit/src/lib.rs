@@ -32,6 +32,20 @@
 //!   [`SegmentDesc::local_base`], and the RMA layer then copies directly;
 //! * keeps counters for users ([`Conduit::stats`], [`stats`]).
 //!
+//! Besides Active Messages a conduit may offer one-sided operations, each
+//! optional and declared per peer:
+//!
+//! * puts and gets ([`Conduit::rma`], an [`RmaCapability`]): the RMA layer
+//!   uses them for the peers they reach, instead of its AM reference path;
+//!   completion comes back through [`OpCompletion`], a get's destination
+//!   is a [`GetDest`] (see the udp conduit's `rma` module for one);
+//! * remote atomics for the (type, operation) pairs it declares
+//!   ([`Conduit::atomics`], an [`AtomicCapability`]), for the remote
+//!   atomics layer;
+//! * whatever it needs to address a peer's segment remotely (an RDMA
+//!   registration key) travels in [`SegmentDesc::remote_key`], published
+//!   with the segment table at attach.
+//!
 //! A range in a segment (an arriving Long's destination, say) is checked
 //! with [`SegmentDesc::offset_of`], the one range check of gex (see
 //! [`range`]): overflow-safe, and its error names rank, range and segment.
@@ -281,17 +295,27 @@ pub struct SegmentDesc {
     pub local_base: Option<usize>,
     /// Length in bytes (0: the rank has no bound segment).
     pub size: usize,
+    /// What the conduit needs to address this segment remotely (an RDMA
+    /// transport's remote key of the owner's registration), published with
+    /// the segment; 0 for a conduit that needs none.
+    pub remote_key: u64,
 }
 
 impl SegmentDesc {
     /// A segment of `size` bytes at `owner_base` in its owner, mapped here
-    /// at `local_base` if it is.
+    /// at `local_base` if it is, with no remote key.
     pub fn new(owner_base: usize, local_base: Option<usize>, size: usize) -> SegmentDesc {
         SegmentDesc {
             owner_base,
             local_base,
             size,
+            remote_key: 0,
         }
+    }
+
+    /// This descriptor with the transport's `remote_key` for the segment.
+    pub fn with_remote_key(self, remote_key: u64) -> SegmentDesc {
+        SegmentDesc { remote_key, ..self }
     }
 }
 
@@ -446,6 +470,40 @@ pub trait RmaCapability: Send + Sync {
     ) -> Result<Injected>;
 }
 
+/// Remote atomic operations a conduit performs itself (a NIC's atomics),
+/// for the (type, operation) pairs it declares
+/// ([`Conduit::atomics`]). The remote-atomics layer asks
+/// [`AtomicCapability::supports`] when an atomic domain is created, and
+/// uses the capability for a domain only if it supports every operation of
+/// the domain on every peer the domain reaches, so that CPU atomics and
+/// transport atomics never act on the same word.
+pub trait AtomicCapability: Send + Sync {
+    /// Whether atomics to `peer` can go this way.
+    fn reaches(&self, peer: Rank) -> bool;
+
+    /// Whether `op` on `dt` is supported.
+    fn supports(&self, dt: gex_types::Dt, op: gex_types::Op) -> bool;
+
+    /// Starts `op` on the `dt` at `offset` in `peer`'s bound segment with
+    /// the operands the operation takes (as bits of `dt`, low-order
+    /// bytes), writing the fetched value (if the operation fetches) to
+    /// `result` before `done` completes. Resources as for
+    /// [`RmaCapability::put`].
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        &self,
+        peer: Rank,
+        offset: usize,
+        dt: gex_types::Dt,
+        op: gex_types::Op,
+        operands: [u64; 2],
+        result: Option<GetDest>,
+        done: std::sync::Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected>;
+}
+
 /// A transport.
 ///
 /// Thread safety: every method may be called from any thread concurrently.
@@ -515,6 +573,13 @@ pub trait Conduit: Send + Sync + 'static {
         None
     }
 
+    /// The remote atomics this conduit performs itself, if any (see
+    /// [`AtomicCapability`]); none by default (the remote-atomics layer
+    /// then uses CPU atomics or Active Messages).
+    fn atomics(&self) -> Option<&dyn AtomicCapability> {
+        None
+    }
+
     /// The counters this conduit keeps (see [`stats`]); none by
     /// default.
     fn stats(&self) -> ConduitStats {
@@ -538,5 +603,50 @@ pub fn page_size() -> usize {
         p as usize
     } else {
         4096
+    }
+}
+
+#[cfg(test)]
+mod interface_tests {
+    use super::*;
+
+    #[test]
+    fn descriptors_are_built_through_constructors() {
+        let d = SegmentDesc::new(0x1000, Some(0x7000), 4096);
+        assert_eq!(
+            (d.owner_base, d.local_base, d.size, d.remote_key),
+            (0x1000, Some(0x7000), 4096, 0)
+        );
+        let k = d.with_remote_key(0xfeed);
+        assert_eq!((k.owner_base, k.size, k.remote_key), (0x1000, 4096, 0xfeed));
+        let m = OutgoingAm::new(AmCategory::Long, true, 200, &[1, 2], b"abc").to_offset(16, 0x1010);
+        assert_eq!(
+            (m.dest_offset, m.dest_addr, m.payload),
+            (16, 0x1010, &b"abc"[..])
+        );
+        let short = OutgoingAm::new(AmCategory::Short, false, 201, &[], &[]);
+        assert_eq!((short.dest_offset, short.dest_addr), (0, 0));
+        let l = AmLimits::new(1, 2, 3, 4).min(AmLimits::new(4, 3, 2, 1));
+        assert_eq!(l, AmLimits::new(1, 2, 2, 1));
+    }
+
+    #[test]
+    fn get_dest_writes_exactly_its_range() {
+        let mut buf = [0u8; 8];
+        // SAFETY: `buf` outlives `d`, and nothing else touches it meanwhile.
+        let mut d = unsafe { GetDest::new(buf.as_mut_ptr().wrapping_add(2), 4, None) };
+        assert_eq!(d.len(), 4);
+        d.fill(&[1, 2, 3, 4]);
+        drop(d);
+        assert_eq!(buf, [0, 0, 1, 2, 3, 4, 0, 0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "wrong length")]
+    fn get_dest_refuses_another_length() {
+        let mut buf = [0u8; 4];
+        // SAFETY: as above.
+        let mut d = unsafe { GetDest::new(buf.as_mut_ptr(), 4, None) };
+        d.fill(&[1, 2, 3]);
     }
 }
