@@ -141,18 +141,25 @@ fn main() {
     let job = Job::start("TEST_RMA", SEG);
     let (me, n) = (job.rank(), job.size());
     gex::system::set_verbose_errors(false);
-    // The route to the other ranks (the same for all of them in the set-ups
-    // the tests run: one host, bypass on or off).
+    // The routes to the other ranks: direct copies to the ranks whose
+    // segment is mapped here, the conduit's one-sided operations to the
+    // others (udp reaches every rank off this host, or every rank with its
+    // bypass off); the AM reference path only when forced. Ranks on two
+    // hosts see both of the first two.
     let routes: Vec<_> = (0..n)
         .filter(|&r| r != me)
         .map(|r| gex::rma::route(&job.ep, r))
         .collect();
     let path = if gex::rma::force_am() {
+        assert!(
+            routes.iter().all(|&r| r == gex::rma::Route::ActiveMessages),
+            "forced, yet routes {routes:?}"
+        );
         "am"
     } else if routes.contains(&gex::rma::Route::Conduit) {
         assert!(
-            routes.iter().all(|&r| r == gex::rma::Route::Conduit),
-            "mixed routes {routes:?}"
+            !routes.contains(&gex::rma::Route::ActiveMessages),
+            "routes {routes:?}: the conduit offers one-sided operations"
         );
         "conduit"
     } else {
