@@ -17,11 +17,15 @@ use gex_types::{Rank, Result};
 use crate::ampath::GetDst;
 
 /// Whether the conduit's one-sided route reaches each jobrank, decided at
-/// the first transfer that needs it (segments are attached by then).
+/// the first transfer (or [`crate::route`] query) after segment attach.
 static ROUTES: OnceLock<Box<[bool]>> = OnceLock::new();
 
 /// Whether transfers to `jobrank` go through the conduit's capability.
+/// Before segments are attached nothing is decided (and nothing reaches).
 pub(crate) fn reaches(ep: &Ep, jobrank: Rank) -> bool {
+    if gex_core::segment_table().is_none() {
+        return false;
+    }
     let routes = ROUTES.get_or_init(|| {
         let conduit = ep.runtime().conduit();
         let size = ep.runtime().jobsize();
