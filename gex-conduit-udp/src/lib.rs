@@ -1376,6 +1376,7 @@ impl Conduit for UdpConduit {
 
     fn stats(&self) -> ConduitStats {
         let p = UdpConduit::stats(self);
+        let (rma_puts, rma_gets, rma_served) = self.ops.counts();
         let mut st = ConduitStats::new("udp");
         st.counters = [
             ("datagrams_sent", p.datagrams_sent),
@@ -1398,9 +1399,9 @@ impl Conduit for UdpConduit {
             ("messages_delivered", p.messages_delivered),
             ("heartbeats_sent", p.heartbeats_sent),
             ("byes_received", p.byes_received),
-            ("rma_puts", self.ops.counts().0),
-            ("rma_gets", self.ops.counts().1),
-            ("rma_served", self.ops.counts().2),
+            ("rma_puts", rma_puts),
+            ("rma_gets", rma_gets),
+            ("rma_served", rma_served),
         ]
         .into_iter()
         .map(|(name, value)| Counter::new(name, value))
