@@ -52,11 +52,12 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use gex_bootstrap::Bootstrap;
 use gex_conduit::stats::{ConduitStats, Counter, PeerCounters};
 use gex_conduit::{
     send_or_progress, AmLimits, AmSink, Conduit, ConduitFactory, GetDest, IncomingAm, Injected,
-    Layout, OpCompletion, OutgoingAm, PollScope, RmaCapability, SegmentDesc, ZeroLen,
+    Layout, OpCompletion, OutgoingAm, PollScope, PutSource, RmaCapability, SegmentDesc, ZeroLen,
 };
 use gex_conduit_smp::{hostname, SmpTransport};
 use gex_types::{AmCategory, Error, Rank, Result};
@@ -66,6 +67,11 @@ pub const MAX_MEDIUM: usize = 64 << 10;
 /// Largest Long payload over UDP (fragmented by the protocol).
 pub const MAX_LONG: usize = 1 << 20;
 /// Datagrams received per poll before handlers run.
+/// Puts of this many bytes or more are sent from the client's source
+/// ([`gex_conduit::PutSource`]) instead of a copy: one MAC piece, the
+/// least the protocol sends by reference (shorter chunks are copied into
+/// the datagram anyway).
+const ZERO_COPY_MIN: usize = proto::MAC_PIECE;
 const RECV_BATCH: usize = 64;
 /// Messages delivered per poll.
 const DELIVER_BATCH: usize = 64;
@@ -334,15 +340,25 @@ fn send_nowait(fd: std::os::fd::RawFd, head: &[u8], tail: &[u8], to: Option<&Raw
     unsafe { libc::sendmsg(fd, &msg, libc::MSG_DONTWAIT) };
 }
 
-/// Puts the payload of a Long AM that spans several datagrams straight
-/// into this rank's segment as its datagrams arrive, instead of into the
-/// message buffer (from which the handler's delivery would copy it again).
-/// Holds this rank's segment (base, size), if attached. A message whose
-/// range is outside the segment is kept whole, so that delivery reports it.
-struct SegmentPlacer(Option<(usize, usize)>);
+/// Puts the payload of a Long AM or a one-sided PUT that spans several
+/// datagrams straight into this rank's segment as its datagrams arrive,
+/// and that of a GET_DATA into its get's destination, instead of into the
+/// message buffer (from which delivery would copy it again). Holds this
+/// rank's segment (base, size), if attached, and the operations in
+/// flight. A message whose range is outside the segment, or a GET_DATA
+/// that matches no get in flight from its sender, is kept whole, so that
+/// delivery reports it.
+struct SegmentPlacer<'a>(Option<(usize, usize)>, &'a rma::Ops);
 
-impl proto::Placer for SegmentPlacer {
-    fn split(&mut self, _peer: u32, first: &[u8], total: usize) -> Option<(usize, u64)> {
+impl proto::Placer for SegmentPlacer<'_> {
+    fn split(&mut self, peer: u32, first: &[u8], total: usize) -> Option<(usize, u64)> {
+        if first.first() == Some(&wire::RMA_GET_DATA) {
+            let r = wire::decode_rma(first.get(..wire::RMA_HEADER)?, true)?;
+            return (r.len.checked_add(wire::RMA_HEADER) == Some(total)
+                && r.op < rma::GET_TOKEN
+                && self.1.begin_placing(r.op, peer, r.len))
+            .then_some((wire::RMA_HEADER, rma::GET_TOKEN | r.op));
+        }
         let (base, size) = self.0?;
         let (start, len, off) = wire::long_payload(first)?;
         let in_segment = gex_conduit::fits(off, len, size);
@@ -351,6 +367,13 @@ impl proto::Placer for SegmentPlacer {
     }
 
     fn write(&mut self, token: u64, at: usize, bytes: &[u8]) {
+        if token & rma::GET_TOKEN != 0 {
+            // Checked against the get's destination again there; a get no
+            // longer in flight takes nothing (its message is then reported
+            // as not matching at delivery).
+            self.1.place(token & !rma::GET_TOKEN, at, bytes);
+            return;
+        }
         // SAFETY: `split` accepted the message only if its payload range
         // [off, off + len) lies in the segment, `token` is base + off, and
         // the protocol writes at most `total - split = len` bytes in all,
@@ -380,6 +403,9 @@ struct Link {
     /// This rank's segment (base, size) once attached: where Long payloads
     /// land.
     segment: OnceLock<(usize, usize)>,
+    /// The one-sided operations this rank started and not yet saw
+    /// answered (gets are placed from here as their data arrives).
+    ops: rma::Ops,
     /// The inbox's length as of its last change, readable without the
     /// lock (a poll with nothing to deliver then takes no lock).
     inbox_len: AtomicUsize,
@@ -438,7 +464,7 @@ impl Link {
             wait = false;
             let now = *clock.get_or_insert_with(Instant::now);
             let (ep, rx) = (&mut net.ep, &net.rx);
-            let mut placer = SegmentPlacer(self.segment.get().copied());
+            let mut placer = SegmentPlacer(self.segment.get().copied(), &self.ops);
             ep.handle_datagram_placed(&rx[..len], now, !full, &mut placer);
             received += 1;
             // Complete messages go to their handlers before the next
@@ -660,8 +686,6 @@ pub struct UdpConduit {
     epoch: Instant,
     /// How long to spin before a poll may wait in the kernel.
     spin: Duration,
-    /// One-sided operations in flight (see [`rma`]).
-    ops: rma::Ops,
 }
 
 impl std::fmt::Debug for UdpConduit {
@@ -952,7 +976,6 @@ impl UdpConduit {
             })?),
         };
         let conduit = UdpConduit {
-            ops: rma::Ops::default(),
             idle_polls: AtomicU32::new(0),
             idle_since: AtomicU64::new(0),
             epoch: Instant::now(),
@@ -976,6 +999,7 @@ impl UdpConduit {
                 }),
                 inbox: Mutex::new(VecDeque::new()),
                 segment: OnceLock::new(),
+                ops: rma::Ops::default(),
                 inbox_len: AtomicUsize::new(0),
                 inbox_bytes: AtomicUsize::new(0),
                 stop: AtomicBool::new(false),
@@ -1162,6 +1186,43 @@ impl UdpConduit {
         )
     }
 
+    /// A message of `head` followed by `body` to `dest` over UDP, both
+    /// kept by reference until acknowledged; lanes and backpressure as
+    /// [`UdpConduit::send_net`].
+    fn send_net_parts(
+        &self,
+        dest: Rank,
+        is_request: bool,
+        head: Bytes,
+        body: Bytes,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        send_or_progress(
+            immediate,
+            || {
+                let mut net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
+                let now = Instant::now();
+                let lane = if is_request {
+                    proto::Lane::Request
+                } else {
+                    proto::Lane::Reply
+                };
+                let sent = net
+                    .ep
+                    .send_parts(dest, lane, head.clone(), body.clone(), now);
+                if sent.is_err() {
+                    return Ok(Injected::NoOp);
+                }
+                net.flush(now);
+                Ok(Injected::Sent)
+            },
+            || {
+                self.poll(sink, PollScope::for_sender(is_request));
+            },
+        )
+    }
+
     /// Handles a one-sided message from `src` (see [`rma`]): places or
     /// answers a PUT or GET aimed at this rank's segment, or completes an
     /// operation of this rank's that a PUT_ACK or GET_DATA answers.
@@ -1193,7 +1254,7 @@ impl UdpConduit {
                     ));
                 }
                 let at = (base + r.offset) as *mut u8;
-                self.ops.count_served();
+                self.link.ops.count_served();
                 if r.kind == wire::RMA_PUT {
                     if !placed {
                         // SAFETY: [offset, offset + len) lies inside this
@@ -1206,6 +1267,24 @@ impl UdpConduit {
                     let _ = self.send_net(src, false, wire::RMA_HEADER, false, sink, |out| {
                         wire::encode_rma_append(wire::RMA_PUT_ACK, 0, r.op, 0, &[], out)
                     });
+                } else if len >= ZERO_COPY_MIN {
+                    // Sent from the segment, not copied into the message.
+                    let mut head = Vec::with_capacity(wire::RMA_HEADER);
+                    wire::encode_rma_header(wire::RMA_GET_DATA, 0, r.op, 0, len, &mut head);
+                    // SAFETY: the range lies inside this rank's segment
+                    // (checked above), which stays mapped for the life of
+                    // the process; it is only read. A get of memory that is
+                    // written meanwhile returns whichever bytes were read,
+                    // as for any get.
+                    let body = unsafe { PutSource::borrowed(at, len) };
+                    let _ = self.send_net_parts(
+                        src,
+                        false,
+                        head.into(),
+                        Bytes::from_owner(body),
+                        false,
+                        sink,
+                    );
                 } else {
                     // SAFETY: as above, the range lies inside the mapped
                     // segment; it is only read, into the message.
@@ -1215,10 +1294,12 @@ impl UdpConduit {
                     });
                 }
             }
-            _ => match self.ops.take(r.op, src, r.kind, r.len) {
+            _ => match self.link.ops.take(r.op, src, r.kind, r.len, placed) {
                 Ok(rma::Answered::Put(done)) => done.complete(),
                 Ok(rma::Answered::Get(mut dst, done)) => {
-                    dst.fill(r.payload);
+                    if !placed {
+                        dst.fill(r.payload);
+                    }
                     drop(dst);
                     done.complete();
                 }
@@ -1376,7 +1457,7 @@ impl Conduit for UdpConduit {
 
     fn stats(&self) -> ConduitStats {
         let p = UdpConduit::stats(self);
-        let (rma_puts, rma_gets, rma_served) = self.ops.counts();
+        let (rma_puts, rma_gets, rma_served) = self.link.ops.counts();
         let mut st = ConduitStats::new("udp");
         st.counters = [
             ("datagrams_sent", p.datagrams_sent),
@@ -1442,27 +1523,41 @@ impl RmaCapability for UdpConduit {
         rma::MAX_TRANSFER
     }
 
+    /// A source of [`ZERO_COPY_MIN`] bytes or more is sent from where it
+    /// is: the protocol keeps it by reference until the datagrams that
+    /// carry it are acknowledged, and then drops it (local completion).
+    /// Shorter ones are copied into the message (local completion at
+    /// return).
     fn put(
         &self,
         peer: Rank,
         offset: usize,
-        src: &[u8],
+        src: PutSource,
         done: Arc<dyn OpCompletion>,
         immediate: bool,
         sink: &dyn AmSink,
     ) -> Result<Injected> {
-        self.check_rma(peer, src.len())?;
-        let op = self.ops.insert_put(peer, done);
-        let sent = self.send_net(
-            peer,
-            true,
-            wire::RMA_HEADER + src.len(),
-            immediate,
-            sink,
-            |out| wire::encode_rma_append(wire::RMA_PUT, offset, op, 0, src, out),
-        );
+        let len = src.len();
+        self.check_rma(peer, len)?;
+        let op = self.link.ops.insert_put(peer, done);
+        let sent = if len >= ZERO_COPY_MIN {
+            let mut head = Vec::with_capacity(wire::RMA_HEADER);
+            wire::encode_rma_header(wire::RMA_PUT, offset, op, 0, len, &mut head);
+            self.send_net_parts(
+                peer,
+                true,
+                head.into(),
+                Bytes::from_owner(src),
+                immediate,
+                sink,
+            )
+        } else {
+            self.send_net(peer, true, wire::RMA_HEADER + len, immediate, sink, |out| {
+                wire::encode_rma_append(wire::RMA_PUT, offset, op, 0, src.as_slice(), out)
+            })
+        };
         if !matches!(sent, Ok(Injected::Sent)) {
-            self.ops.cancel(op);
+            self.link.ops.cancel(op);
         }
         sent
     }
@@ -1478,12 +1573,12 @@ impl RmaCapability for UdpConduit {
     ) -> Result<Injected> {
         let want = dst.len();
         self.check_rma(peer, want)?;
-        let op = self.ops.insert_get(peer, dst, done);
+        let op = self.link.ops.insert_get(peer, dst, done);
         let sent = self.send_net(peer, true, wire::RMA_HEADER, immediate, sink, |out| {
             wire::encode_rma_append(wire::RMA_GET, offset, op, want, &[], out)
         });
         if !matches!(sent, Ok(Injected::Sent)) {
-            self.ops.cancel(op);
+            self.link.ops.cancel(op);
         }
         sent
     }

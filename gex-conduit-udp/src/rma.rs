@@ -27,6 +27,10 @@ use gex_types::Rank;
 /// in the inbox, which holds at most 64 MiB.
 pub const MAX_TRANSFER: usize = 1 << 20;
 
+/// Marks a placing token as a get's operation id (ids stay below 2^63);
+/// without it the token is a segment address (see the shell's placer).
+pub const GET_TOKEN: u64 = 1 << 63;
+
 /// What an operation in flight waits for.
 enum Pending {
     /// A put: its PUT_ACK.
@@ -34,11 +38,14 @@ enum Pending {
         peer: Rank,
         done: Arc<dyn OpCompletion>,
     },
-    /// A get: its GET_DATA, written into `dst`.
+    /// A get: its GET_DATA, written into `dst`, by the receiving shell as
+    /// the datagrams arrive once `placing` (see [`Ops::begin_placing`]),
+    /// else from the whole message.
     Get {
         peer: Rank,
         dst: GetDest,
         done: Arc<dyn OpCompletion>,
+        placing: bool,
     },
 }
 
@@ -86,7 +93,8 @@ impl Ops {
             }
         };
         let s = &mut t.slots[slot as usize];
-        s.generation = s.generation.wrapping_add(1);
+        // 31 bits of generation: ids stay below 2^63 (see [`GET_TOKEN`]).
+        s.generation = s.generation.wrapping_add(1) & 0x7fff_ffff;
         s.op = Some(op);
         (u64::from(s.generation) << 32) | u64::from(slot)
     }
@@ -100,7 +108,12 @@ impl Ops {
     /// Starts tracking a get from `peer` into `dst`; its id.
     pub fn insert_get(&self, peer: Rank, dst: GetDest, done: Arc<dyn OpCompletion>) -> u64 {
         self.gets.fetch_add(1, Ordering::Relaxed);
-        self.insert(Pending::Get { peer, dst, done })
+        self.insert(Pending::Get {
+            peer,
+            dst,
+            done,
+            placing: false,
+        })
     }
 
     /// Counts a PUT or GET served for a peer.
@@ -116,6 +129,46 @@ impl Ops {
             self.gets.load(Ordering::Relaxed),
             self.served.load(Ordering::Relaxed),
         )
+    }
+
+    /// The get `id` in flight from `from` for `len` bytes, if there is one
+    /// not being placed already: from now on the shell writes its GET_DATA
+    /// payload into the destination as it arrives ([`Ops::place`]).
+    pub fn begin_placing(&self, id: u64, from: Rank, len: usize) -> bool {
+        let mut t = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        match Self::slot_of(&mut t, id) {
+            Some(Pending::Get {
+                peer, dst, placing, ..
+            }) if *peer == from && dst.len() == len && !*placing => {
+                *placing = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Writes `bytes` at `at` into the destination of the get `id` being
+    /// placed; false (nothing written) if it is no longer in flight or
+    /// the range is outside it.
+    pub fn place(&self, id: u64, at: usize, bytes: &[u8]) -> bool {
+        let mut t = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        match Self::slot_of(&mut t, id) {
+            Some(Pending::Get {
+                dst, placing: true, ..
+            }) if gex_conduit::fits(at, bytes.len(), dst.len()) => {
+                dst.fill_at(at, bytes);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn slot_of(t: &mut Table, id: u64) -> Option<&mut Pending> {
+        let s = t.slots.get_mut(id as u32 as usize)?;
+        if s.generation != (id >> 32) as u32 {
+            return None;
+        }
+        s.op.as_mut()
     }
 
     /// Forgets an operation that was not started after all (an
@@ -135,8 +188,16 @@ impl Ops {
     /// [`crate::wire::RMA_GET_DATA`]) carrying `len` bytes; a description
     /// of what is wrong if the answer does not match an operation in
     /// flight (unknown or stale id, another peer, another kind, another
-    /// length).
-    pub fn take(&self, id: u64, from: Rank, kind: u8, len: usize) -> Result<Answered, String> {
+    /// length, or a GET_DATA `placed` in the destination for a get that
+    /// was not being placed, or the reverse).
+    pub fn take(
+        &self,
+        id: u64,
+        from: Rank,
+        kind: u8,
+        len: usize,
+        placed: bool,
+    ) -> Result<Answered, String> {
         let mut t = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let slot = id as u32;
         let generation = (id >> 32) as u32;
@@ -156,10 +217,15 @@ impl Ops {
                 ))
             }
             Some(Pending::Put { peer, .. }) => {
-                *peer == from && kind == crate::wire::RMA_PUT_ACK && len == 0
+                *peer == from && kind == crate::wire::RMA_PUT_ACK && len == 0 && !placed
             }
-            Some(Pending::Get { peer, dst, .. }) => {
-                *peer == from && kind == crate::wire::RMA_GET_DATA && len == dst.len()
+            Some(Pending::Get {
+                peer, dst, placing, ..
+            }) => {
+                *peer == from
+                    && kind == crate::wire::RMA_GET_DATA
+                    && len == dst.len()
+                    && *placing == placed
             }
         };
         if !matches {
@@ -199,17 +265,17 @@ mod tests {
         let dst = unsafe { GetDest::new(buf.as_mut_ptr(), 4, None) };
         let get = ops.insert_get(3, dst, done.clone());
         // Wrong peer, kind, length; unknown slot; then the right answers.
-        assert!(ops.take(put, 3, RMA_PUT_ACK, 0).is_err());
-        assert!(ops.take(put, 2, RMA_GET_DATA, 0).is_err());
-        assert!(ops.take(get, 3, RMA_GET_DATA, 5).is_err());
-        assert!(ops.take(99, 2, RMA_PUT_ACK, 0).is_err());
+        assert!(ops.take(put, 3, RMA_PUT_ACK, 0, false).is_err());
+        assert!(ops.take(put, 2, RMA_GET_DATA, 0, false).is_err());
+        assert!(ops.take(get, 3, RMA_GET_DATA, 5, false).is_err());
+        assert!(ops.take(99, 2, RMA_PUT_ACK, 0, false).is_err());
         assert!(matches!(
-            ops.take(put, 2, RMA_PUT_ACK, 0),
+            ops.take(put, 2, RMA_PUT_ACK, 0, false),
             Ok(Answered::Put(_))
         ));
         // Replayed: the slot is free now.
-        assert!(ops.take(put, 2, RMA_PUT_ACK, 0).is_err());
-        let Ok(Answered::Get(mut d, _)) = ops.take(get, 3, RMA_GET_DATA, 4) else {
+        assert!(ops.take(put, 2, RMA_PUT_ACK, 0, false).is_err());
+        let Ok(Answered::Get(mut d, _)) = ops.take(get, 3, RMA_GET_DATA, 4, false) else {
             panic!("the get's answer must match");
         };
         d.fill(&[1, 2, 3, 4]);
@@ -218,8 +284,8 @@ mod tests {
         let again = ops.insert_put(3, done);
         assert_eq!(again as u32, get as u32);
         assert_ne!(again, get);
-        assert!(ops.take(get, 3, RMA_GET_DATA, 4).is_err());
+        assert!(ops.take(get, 3, RMA_GET_DATA, 4, false).is_err());
         ops.cancel(again);
-        assert!(ops.take(again, 3, RMA_PUT_ACK, 0).is_err());
+        assert!(ops.take(again, 3, RMA_PUT_ACK, 0, false).is_err());
     }
 }

@@ -132,18 +132,32 @@ pub fn encode_rma_append(
     payload: &[u8],
     out: &mut Vec<u8>,
 ) {
-    out.push(kind);
-    out.push(u8::from(kind == RMA_PUT || kind == RMA_GET));
-    out.extend_from_slice(&[0, 0]);
-    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&(offset as u64).to_le_bytes());
-    out.extend_from_slice(&op.to_le_bytes());
-    out.extend_from_slice(&(want as u64).to_le_bytes());
+    encode_rma_header(kind, offset, op, want, payload.len(), out);
     out.extend_from_slice(payload);
 }
 
+/// Appends the header of a one-sided message whose `len` payload bytes
+/// follow separately (a put sent from the client's source).
+pub fn encode_rma_header(
+    kind: u8,
+    offset: usize,
+    op: u64,
+    want: usize,
+    len: usize,
+    out: &mut Vec<u8>,
+) {
+    out.push(kind);
+    out.push(u8::from(kind == RMA_PUT || kind == RMA_GET));
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(&(len as u32).to_le_bytes());
+    out.extend_from_slice(&(offset as u64).to_le_bytes());
+    out.extend_from_slice(&op.to_le_bytes());
+    out.extend_from_slice(&(want as u64).to_le_bytes());
+}
+
 /// Decodes a one-sided message; with `placed`, `b` is its header alone
-/// (a PUT whose payload went into the segment as it arrived). `None` if
+/// (a PUT whose payload went into the segment as it arrived, or a
+/// GET_DATA whose payload went into the get's destination). `None` if
 /// malformed: a wrong kind, request byte or padding, a payload on a kind
 /// without one, or a length that disagrees.
 pub fn decode_rma(b: &[u8], placed: bool) -> Option<Rma<'_>> {
@@ -159,7 +173,7 @@ pub fn decode_rma(b: &[u8], placed: bool) -> Option<Rma<'_>> {
     let with_payload = kind == RMA_PUT || kind == RMA_GET_DATA;
     let payload = b.get(RMA_HEADER..)?;
     let whole = if placed {
-        kind == RMA_PUT && payload.is_empty()
+        with_payload && payload.is_empty()
     } else {
         payload.len() == len
     };
@@ -292,10 +306,11 @@ mod tests {
             let mut longer = buf.clone();
             longer.push(0);
             prop_assert!(decode_rma(&longer, false).is_none());
-            // A PUT's header alone decodes as placed; nothing else does.
+            // A PUT's or GET_DATA's header alone decodes as placed;
+            // nothing else does.
             prop_assert_eq!(
                 decode_rma(&buf[..RMA_HEADER], true).is_some(),
-                kind == RMA_PUT
+                kind == RMA_PUT || kind == RMA_GET_DATA
             );
             let _ = decode_rma(&garbage, false);
             let _ = decode_rma(&garbage, true);

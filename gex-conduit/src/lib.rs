@@ -39,6 +39,12 @@
 //!   uses them for the peers they reach, instead of its AM reference path;
 //!   completion comes back through [`OpCompletion`], a get's destination
 //!   is a [`GetDest`] (see the udp conduit's `rma` module for one);
+//! * a put's source is a [`PutSource`], which the conduit may keep after
+//!   the call and read later (zero-copy): local completion is when it
+//!   drops it, and the RMA layer reports that as the client's `lc` event,
+//!   `Lc::Defer`, `Lc::Group` or NBI completion. Active Message payloads
+//!   are borrowed for the call only ([`OutgoingAm`]: copied or sent before
+//!   [`Conduit::am_send`] returns);
 //! * remote atomics for the (type, operation) pairs it declares
 //!   ([`Conduit::atomics`], an [`AtomicCapability`]), for the remote
 //!   atomics layer;
@@ -407,6 +413,24 @@ impl GetDest {
         self.len == 0
     }
 
+    /// Writes `bytes` at `at` (a part of the get's bytes arriving on its
+    /// own).
+    ///
+    /// # Panics
+    /// If the range is not inside the destination.
+    pub fn fill_at(&mut self, at: usize, bytes: &[u8]) {
+        assert!(
+            fits(at, bytes.len(), self.len),
+            "GetDest::fill_at: [{at}, +{}) is outside {} bytes",
+            bytes.len(),
+            self.len
+        );
+        // SAFETY: per `GetDest::new`, `ptr` is writable for `len` bytes and
+        // ours alone until completion; the range lies inside (checked);
+        // `bytes` is the conduit's own buffer.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(at), bytes.len()) };
+    }
+
     /// Writes the get's bytes; `bytes.len()` must be [`GetDest::len`].
     ///
     /// # Panics
@@ -422,6 +446,118 @@ impl GetDest {
 impl std::fmt::Debug for GetDest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GetDest").field("len", &self.len).finish()
+    }
+}
+
+/// The source of a put handed to a conduit, which may keep it after the
+/// call returns and read it until it no longer needs it (zero-copy, as
+/// RDMA hardware does): **dropping the `PutSource` is the put's local
+/// completion**. A conduit that copies the bytes before returning drops it
+/// there (local completion at initiation); one that sends from it keeps it
+/// (in a retransmission queue, a posted work request) and drops it when
+/// the transport is done with it, at the latest before it signals the
+/// operation's [`OpCompletion`]. It is also dropped when the start returns
+/// `NoOp` or an error. The RMA layer turns the drop into the `lc` event,
+/// `Lc::Defer`, `Lc::Group` or NBI completion the client asked for.
+pub struct PutSource {
+    ptr: *const u8,
+    len: usize,
+    /// Owns the bytes when the source is a copy or an owned buffer.
+    _owner: Option<Box<dyn std::any::Any + Send>>,
+    /// Told when the source is dropped.
+    lc: Option<std::sync::Arc<dyn OpCompletion>>,
+}
+
+// SAFETY: the bytes are valid and unmodified until the source is dropped
+// (see `PutSource::borrowed`) or owned by `_owner`, which is `Send`; they
+// are only read, from whichever thread holds the source.
+unsafe impl Send for PutSource {}
+// SAFETY: as above; `&PutSource` only reads the bytes.
+unsafe impl Sync for PutSource {}
+
+impl PutSource {
+    /// A source of `len` bytes at `ptr`, not copied.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads of `len` bytes until the `PutSource`
+    /// is dropped, and the caller must not free them before then (a
+    /// client that modifies them meanwhile gets whichever bytes the
+    /// transport read, as the spec says of a source modified before local
+    /// completion; the memory is never written through this type).
+    pub unsafe fn borrowed(ptr: *const u8, len: usize) -> PutSource {
+        PutSource {
+            ptr,
+            len,
+            _owner: None,
+            lc: None,
+        }
+    }
+
+    /// A source owning `bytes` (nothing to wait for before reusing the
+    /// caller's buffer: local completion for the client is at once).
+    pub fn owned(bytes: Vec<u8>) -> PutSource {
+        let bytes = bytes.into_boxed_slice();
+        PutSource {
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
+            _owner: Some(Box::new(bytes)),
+            lc: None,
+        }
+    }
+
+    /// A copy of `bytes`.
+    pub fn copy_of(bytes: &[u8]) -> PutSource {
+        PutSource::owned(bytes.to_vec())
+    }
+
+    /// The same source, telling `lc` when it is dropped (replacing any
+    /// earlier one).
+    pub fn on_release(mut self, lc: std::sync::Arc<dyn OpCompletion>) -> PutSource {
+        self.lc = Some(lc);
+        self
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: per `borrowed`, or owned by `_owner`: readable for `len`
+        // bytes while `self` lives.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// Bytes to put.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there is no byte to put.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl AsRef<[u8]> for PutSource {
+    fn as_ref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl Drop for PutSource {
+    fn drop(&mut self) {
+        if let Some(lc) = self.lc.take() {
+            lc.complete();
+        }
+    }
+}
+
+impl std::fmt::Debug for PutSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PutSource")
+            .field("len", &self.len)
+            .field("owned", &self._owner.is_some())
+            .finish()
     }
 }
 
@@ -441,16 +577,17 @@ pub trait RmaCapability: Send + Sync {
     fn max_transfer(&self) -> usize;
 
     /// Starts a put of `src` to `peer`'s bound segment at `offset`. The
-    /// source is copied or sent before the call returns (local completion
-    /// at return); `done` completes once the bytes are in the target
+    /// conduit may keep `src` and read it after returning; it drops it
+    /// (local completion) once it no longer reads it, and before it
+    /// completes `done`, which it does once the bytes are in the target
     /// segment. When resources are short: `NoOp` if `immediate` (nothing
-    /// started, `done` never called), else progress through `sink` as
-    /// [`Conduit::am_send`] does until it can start.
+    /// started, `src` dropped, `done` never called), else progress through
+    /// `sink` as [`Conduit::am_send`] does until it can start.
     fn put(
         &self,
         peer: Rank,
         offset: usize,
-        src: &[u8],
+        src: PutSource,
         done: std::sync::Arc<dyn OpCompletion>,
         immediate: bool,
         sink: &dyn AmSink,

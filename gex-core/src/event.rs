@@ -142,6 +142,9 @@ enum State {
     Pending {
         c: Arc<Completion>,
         copy: Option<CopyOut>,
+        /// Local completion tracked apart from `c` (which includes it), for
+        /// the LC leaf.
+        lc: Option<Arc<Completion>>,
     },
 }
 
@@ -175,7 +178,24 @@ impl Event<'static> {
     /// A pending event completed through `c`.
     pub fn pending(c: Arc<Completion>) -> Event<'static> {
         Event {
-            state: State::Pending { c, copy: None },
+            state: State::Pending {
+                c,
+                copy: None,
+                lc: None,
+            },
+            _borrow: PhantomData,
+        }
+    }
+
+    /// A pending event completed through `c`, whose local completion
+    /// (`Ec::LC` leaf) is `lc`; `c` must not complete before `lc`.
+    pub fn pending_with_lc(c: Arc<Completion>, lc: Arc<Completion>) -> Event<'static> {
+        Event {
+            state: State::Pending {
+                c,
+                copy: None,
+                lc: Some(lc),
+            },
             _borrow: PhantomData,
         }
     }
@@ -212,6 +232,7 @@ impl<'a> Event<'a> {
                     dst: dst.as_mut_ptr(),
                     len: dst.len(),
                 }),
+                lc: None,
             },
             _borrow: PhantomData,
         }
@@ -292,9 +313,10 @@ impl<'a> Event<'a> {
     /// (`gex_Event_QueryLeaf`). `ec` must be one category, not `ALL`.
     ///
     /// The spec lets a leaf be `INVALID` only when it "already happened".
-    /// Local completion (`Ec::LC`) happens at initiation for every
-    /// operation of this implementation (payloads are copied out before
-    /// the call returns), so that leaf is `INVALID`. Any other category
+    /// The local completion leaf (`Ec::LC`) is pending while a conduit
+    /// still reads the source of a put (zero-copy; the root was made with
+    /// [`Event::pending_with_lc`]), and `INVALID` otherwise: every other
+    /// operation copies its payload out before the call returns. Any other category
     /// (`GET`, `PUT`, `AM`, `RMW`) of a root that is still pending is a
     /// pending event on the root's own completion: it completes when the
     /// root's operations do, never before. Every query of a root returns an
@@ -310,6 +332,9 @@ impl<'a> Event<'a> {
         match &self.state {
             State::Pending { c, .. } if ec != Ec::LC && !c.is_complete() => {
                 Ok(Event::pending(c.clone()))
+            }
+            State::Pending { lc: Some(l), .. } if ec == Ec::LC && !l.is_complete() => {
+                Ok(Event::pending(l.clone()))
             }
             _ => Ok(Event::INVALID),
         }

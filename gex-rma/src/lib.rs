@@ -22,8 +22,16 @@
 //!
 //! [`route`] tells which a peer gets.
 //!
-//! Completion: every put copies its source out before returning (local
-//! completion at initiation, whatever `lc` asks). NB calls return an
+//! Completion: a put on the direct or AM route copies its source out
+//! before returning (local completion at initiation, whatever `lc` asks).
+//! On the conduit's one-sided route the conduit may send from the source
+//! itself and release it later (zero-copy): a blocking put hands it the
+//! caller's memory and returns after both completions; a source in the
+//! local segment (`Src::SegOffset`) under `Lc::Defer`, `Lc::Group` or a
+//! leaf event is sent from the segment, and local completion is reported
+//! there (the leaf event, `nbi::wait(Ec::LC, ..)`, the root event's LC
+//! leaf; the root event and NBI PUT completion include it); every other
+//! source is copied at initiation. NB calls return an
 //! [`Event`] that borrows the destination of a get until it completes. NBI
 //! calls are tracked per thread by category (`gex_core::nbi`). An NBI get
 //! into a slice on the reference path completes before returning: its
@@ -47,6 +55,7 @@ use gex_core::{context, segment_desc, Completion, Ep, Runtime, Staging, TmRef};
 use gex_types::{Ec, Error, Flags, Rank, Result, RmaValue};
 
 use ampath::GetDst;
+use native::Hold;
 
 /// Sends every transfer of this process through the AM reference path
 /// (`true`), or lets mapped peers use direct copies (`false`, the default
@@ -338,8 +347,11 @@ enum Started {
     Done,
     /// `IMMEDIATE` and nothing was done.
     NoOp,
-    /// In flight on the reference path.
+    /// In flight.
     Pending(Arc<Completion>),
+    /// In flight, with local completion tracked apart (the root event's
+    /// LC leaf).
+    PendingLc(Arc<Completion>, Arc<Completion>),
 }
 
 impl Started {
@@ -354,8 +366,9 @@ impl Started {
         match self {
             Started::Done => Event::INVALID,
             Started::NoOp => Event::NO_OP,
-            Started::Pending(c) if c.is_complete() => Event::INVALID,
+            Started::Pending(c) | Started::PendingLc(c, _) if c.is_complete() => Event::INVALID,
             Started::Pending(c) => Event::pending(c),
+            Started::PendingLc(c, lc) => Event::pending_with_lc(c, lc),
         }
     }
 }
@@ -794,16 +807,21 @@ fn put_general<T: TmRef + ?Sized>(
         local_complete(lc);
         return Ok(Started::Done);
     }
-    put_am(tm.ep(), r, sp, len, lc, flags, mode)
+    put_am(tm.ep(), r, sp, len, src_in_segment, lc, flags, mode)
 }
 
-/// The reference-path part of a put, out of line.
+/// The part of a put to a peer whose segment is not mapped here, out of
+/// line: through the conduit's one-sided capability when it reaches the
+/// peer (and the AM reference path is not forced), else through the
+/// reference path.
+#[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn put_am(
     ep: &Ep,
     r: Remote,
     sp: *const u8,
     len: usize,
+    src_in_segment: bool,
     lc: Lc<'_>,
     flags: Flags,
     mode: Mode,
@@ -817,7 +835,10 @@ fn put_am(
         _ => None,
     };
     let immediate = flags.contains(Flags::IMMEDIATE);
-    let Some(c) = route_put(ep, r.jobrank, r.off, sp, len, immediate, parent)? else {
+    if !force_am() && native::reaches(ep, r.jobrank) {
+        return put_native(ep, r, sp, len, src_in_segment, lc, immediate, parent, mode);
+    }
+    let Some(c) = ampath::put(ep, r.jobrank, r.off, sp, len, immediate, parent)? else {
         return Ok(Started::NoOp);
     };
     local_complete(lc);
@@ -831,26 +852,82 @@ fn put_am(
     })
 }
 
-/// A put to a peer whose segment is not mapped here: through the
-/// conduit's one-sided capability when it reaches the peer (and the AM
-/// reference path is not forced), else through the reference path.
-fn route_put(
+/// A put through the conduit's one-sided capability, which may keep
+/// reading the source after the call (zero-copy). The conduit is given
+/// the caller's memory when that stays valid and unmodified until local
+/// completion: a blocking put (it waits for it), or a source in the local
+/// segment under `Lc::Defer`, `Lc::Group` or a leaf event (segment memory
+/// lives as long as the process, and the spec forbids modifying a source
+/// before local completion). Any other source is copied at initiation
+/// (`Lc::Now`, or a borrowed slice whose borrow ends with the call).
+#[allow(clippy::too_many_arguments)]
+fn put_native(
     ep: &Ep,
-    jobrank: Rank,
-    off: usize,
-    src: *const u8,
+    r: Remote,
+    sp: *const u8,
     len: usize,
+    src_in_segment: bool,
+    lc: Lc<'_>,
     immediate: bool,
     parent: Option<Arc<Completion>>,
-) -> Result<Option<Arc<Completion>>> {
-    if !force_am() && native::reaches(ep, jobrank) {
-        native::put(ep, jobrank, off, src, len, immediate, parent)
-    } else {
-        ampath::put(ep, jobrank, off, src, len, immediate, parent)
+    mode: Mode,
+) -> Result<Started> {
+    let hold = match (&mode, &lc) {
+        (Mode::Blocking, _) => Hold::Borrow,
+        (_, Lc::Now) => Hold::Copy,
+        _ if src_in_segment => Hold::Borrow,
+        _ => Hold::Copy,
+    };
+    // Local completion tracked apart from the operation's when the client
+    // can observe it: a leaf event, the NBI LC category, or the root
+    // event's LC leaf.
+    let lc_done = match (&lc, hold, &mode) {
+        (_, Hold::Copy, _) | (_, _, Mode::Blocking) => None,
+        (Lc::Group, _, _) => Some(Completion::new(
+            native::max_parts(ep, len),
+            Some(nbi::track(Ec::LC)),
+        )),
+        (Lc::Event(_), _, _) | (_, _, Mode::Nb) => {
+            Some(Completion::new(native::max_parts(ep, len), None))
+        }
+        _ => None,
+    };
+    let Some(c) = native::put(
+        ep,
+        r.jobrank,
+        r.off,
+        sp,
+        len,
+        hold,
+        immediate,
+        parent,
+        lc_done.clone(),
+    )?
+    else {
+        return Ok(Started::NoOp);
+    };
+    if let Lc::Event(e) = lc {
+        *e = match &lc_done {
+            Some(l) if !l.is_complete() => Event::pending(l.clone()),
+            _ => Event::INVALID,
+        };
     }
+    Ok(match mode {
+        Mode::Blocking => {
+            wait_for(&c);
+            Started::Done
+        }
+        Mode::Nbi => Started::Done,
+        Mode::Nb => match lc_done {
+            Some(l) => Started::PendingLc(c, l),
+            None => Started::Pending(c),
+        },
+    })
 }
 
-/// A get, routed as [`route_put`].
+/// A get to a peer whose segment is not mapped here: through the
+/// conduit's one-sided capability when it reaches the peer (and the AM
+/// reference path is not forced), else through the reference path.
 fn route_get(
     ep: &Ep,
     jobrank: Rank,

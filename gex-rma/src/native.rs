@@ -10,7 +10,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use gex_conduit::{GetDest, Injected, OpCompletion, RmaCapability};
+use gex_conduit::{GetDest, Injected, OpCompletion, PutSource, RmaCapability};
 use gex_core::{Completion, Ep, Staging};
 use gex_types::{Rank, Result};
 
@@ -79,32 +79,109 @@ fn start_parts(
     Ok(Some(c))
 }
 
+/// Whether a put hands the conduit the caller's memory or a copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hold {
+    /// A copy: the caller's source is free again when the call returns.
+    Copy,
+    /// The caller's memory, which stays valid and unmodified until local
+    /// completion (the caller waits for it, or it is segment memory).
+    Borrow,
+}
+
+/// Told when a put part's source is released by the conduit: one part of
+/// the operation's completion (which waits for every source as well as
+/// every remote completion) and one of the separate local completion, if
+/// the caller tracks it.
+struct Release {
+    root: Arc<Completion>,
+    lc: Option<Arc<Completion>>,
+}
+
+impl OpCompletion for Release {
+    fn complete(&self) {
+        if let Some(lc) = &self.lc {
+            lc.done();
+        }
+        self.root.done();
+    }
+}
+
 /// Starts a put of `len` bytes from `src` to offset `off` of `jobrank`'s
-/// segment; as [`crate::ampath::put`].
+/// segment; as [`crate::ampath::put`], with local completion apart:
+/// the returned completion (reporting to `parent`) waits for the data in
+/// the target segment and for the conduit to release every source;
+/// `lc`, if given, is a completion of one part per
+/// [`parts`](max_parts) that the releases complete (it is completed here
+/// for a no-op or an error as well).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn put(
     ep: &Ep,
     jobrank: Rank,
     off: usize,
     src: *const u8,
     len: usize,
+    hold: Hold,
     immediate: bool,
     parent: Option<Arc<Completion>>,
+    lc: Option<Arc<Completion>>,
 ) -> Result<Option<Arc<Completion>>> {
     let rma = capability(ep);
     let sink = ep.runtime().sink();
-    start_parts(
-        len,
-        rma.max_transfer(),
-        immediate,
-        parent,
-        |at, n, done, imm| {
-            // SAFETY: `src` is valid for `len` bytes for the duration of the
-            // call (a borrowed slice or the local segment), and this part lies
-            // within it; the conduit copies or sends it before returning.
-            let part = unsafe { std::slice::from_raw_parts(src.add(at), n) };
-            rma.put(jobrank, off + at, part, done, imm, sink)
-        },
-    )
+    let max = rma.max_transfer();
+    let parts = len.div_ceil(max).max(1);
+    // Two parts each: the remote completion and the source's release.
+    let c = Completion::new(2 * parts, parent);
+    let release: Arc<dyn OpCompletion> = Arc::new(Release {
+        root: c.clone(),
+        lc: lc.clone(),
+    });
+    for i in 0..parts {
+        let at = i * max;
+        let n = max.min(len - at);
+        // SAFETY: `src` is valid for `len` bytes for the call, and this part
+        // lies within it. With `Hold::Borrow` the caller keeps it valid and
+        // unmodified until the release (it waits for the returned
+        // completion, or the source is in the local segment, which lives
+        // as long as the process); otherwise it is copied here.
+        let part = unsafe {
+            match hold {
+                Hold::Copy => PutSource::copy_of(std::slice::from_raw_parts(src.add(at), n)),
+                Hold::Borrow => PutSource::borrowed(src.add(at), n),
+            }
+        }
+        .on_release(release.clone());
+        let started = rma.put(
+            jobrank,
+            off + at,
+            part,
+            c.clone(),
+            immediate && i == 0,
+            sink,
+        );
+        if !matches!(started, Ok(Injected::Sent)) {
+            // This part's source was released and its remote completion
+            // will never come; the parts after it never started. Complete
+            // it all, so that `parent` and `lc` (NBI counters, access
+            // regions) are not left waiting.
+            c.done();
+            for _ in i + 1..parts {
+                release.complete();
+                c.done();
+            }
+            return match started {
+                Ok(_) => Ok(None),
+                Err(e) => Err(e),
+            };
+        }
+    }
+    Ok(Some(c))
+}
+
+/// How many parts a put of `len` bytes to `jobrank` is split into (the
+/// size of its local completion).
+pub(crate) fn max_parts(ep: &Ep, len: usize) -> usize {
+    len.div_ceil(capability(ep).max_transfer()).max(1)
 }
 
 /// Starts a get of `len` bytes at offset `off` of `jobrank`'s segment

@@ -6,7 +6,7 @@ mod common;
 use std::io::ErrorKind;
 use std::time::Duration;
 
-use common::{gone, sh, PROMPT};
+use common::{gone, sh, wait_for_exit, PROMPT};
 use gex_run::{run, JobSpec, Output};
 
 #[test]
@@ -48,7 +48,10 @@ sleep 30 & echo "sleeper $!"; wait"#;
     assert!(out.pids.iter().all(|&p| gone(p)), "{out:?}");
     for line in out.stdout.lines() {
         let pid: u32 = line.strip_prefix("sleeper ").unwrap().parse().unwrap();
-        assert!(gone(pid), "sleep {pid} outlived the job");
+        // SIGKILL of its process group is sent, not yet acted on,
+        // when the job returns: wait (bounded) for it to take effect.
+        let ended = wait_for_exit(pid).unwrap_or_else(|| gone(pid));
+        assert!(ended, "sleep {pid} outlived the job by {PROMPT:?}");
     }
 }
 

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::wire::{
-    chunks, decode_datagram, encode_chunk, encode_chunk_head, encode_data_head, encode_datagram,
-    expand_seq, has_preamble, AckInfo, DataInfo, Datagram, Kind, Lane, CHUNK_HEADER_LEN,
+    chunks, decode_datagram, encode_chunk_head, encode_data_head, encode_datagram, expand_seq,
+    has_preamble, AckInfo, DataInfo, Datagram, Kind, Lane, CHUNK_HEADER_LEN,
     FIRST_CHUNK_HEADER_LEN, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MAX_SACK_WORDS, MIN_DATAGRAM,
 };
 use super::{Auth, Backpressure, Config, PeerStats, Stats, MAC_PIECE};
@@ -59,12 +59,43 @@ struct Sent {
     lost: bool,
 }
 
-/// A message waiting to be packed.
+/// A message waiting to be packed: `head` then `body` (two parts, so that
+/// a header can go before a payload the sender keeps by reference, as a
+/// one-sided put's; most messages are all `body`).
 #[derive(Debug)]
 struct Pending {
-    msg: Bytes,
+    head: Bytes,
+    body: Bytes,
     /// Bytes already packed into DATA bodies.
     off: usize,
+}
+
+impl Pending {
+    fn len(&self) -> usize {
+        self.head.len() + self.body.len()
+    }
+
+    /// Appends the message bytes `range` to `out`.
+    fn copy_range(&self, range: std::ops::Range<usize>, out: &mut Vec<u8>) {
+        let h = self.head.len();
+        if range.start < h {
+            out.extend_from_slice(&self.head[range.start..range.end.min(h)]);
+        }
+        if range.end > h {
+            out.extend_from_slice(&self.body[range.start.max(h) - h..range.end - h]);
+        }
+    }
+
+    /// The message bytes `range` by reference; they must lie in one part.
+    fn slice(&self, range: std::ops::Range<usize>) -> Bytes {
+        let h = self.head.len();
+        if range.end <= h {
+            self.head.slice(range)
+        } else {
+            assert!(range.start >= h, "a referenced range spans both parts");
+            self.body.slice(range.start - h..range.end - h)
+        }
+    }
 }
 
 /// Toward one peer.
@@ -205,7 +236,7 @@ impl SendState {
             } else {
                 CHUNK_HEADER_LEN
             };
-            let remaining = front.msg.len() - front.off;
+            let remaining = front.len() - front.off;
             let room = max_body - head.len();
             if room < hdr + remaining.min(1) {
                 break;
@@ -225,21 +256,28 @@ impl SendState {
                 take -= lead;
                 lead = 0;
             }
-            let gather = take - lead >= MAC_PIECE;
+            // The referenced part lies in one of the message's parts: a
+            // lead that would end inside the head part grows by whole
+            // pieces.
+            let (start, split) = (front.off, front.head.len());
+            if start + lead < split && start + take > split {
+                lead += (split - start - lead).div_ceil(MAC_PIECE) * MAC_PIECE;
+            }
+            let gather = take >= lead + MAC_PIECE;
             let last = take == remaining;
-            let total = first.then_some(front.msg.len() as u32);
-            let range = front.off..front.off + take;
+            let total = first.then_some(front.len() as u32);
+            let range = start..start + take;
             front.off += take;
+            encode_chunk_head(&mut head, first, last, total, take);
             let tail = if gather {
-                encode_chunk_head(&mut head, first, last, total, take);
-                head.extend_from_slice(&front.msg[range.start..range.start + lead]);
-                front.msg.slice(range.start + lead..range.end)
+                front.copy_range(range.start..range.start + lead, &mut head);
+                front.slice(range.start + lead..range.end)
             } else {
-                encode_chunk(&mut head, first, last, total, &front.msg[range]);
+                front.copy_range(range, &mut head);
                 Bytes::new()
             };
             if last {
-                self.queue_charge -= front.msg.len() + FIRST_CHUNK_HEADER_LEN;
+                self.queue_charge -= front.len() + FIRST_CHUNK_HEADER_LEN;
                 self.queue.pop_front();
             }
             if gather {
@@ -549,19 +587,50 @@ impl Endpoint {
         if !self.can_send_on(peer, lane, msg.len()) {
             return Err(Backpressure);
         }
+        self.enqueue(
+            peer,
+            lane,
+            Bytes::new(),
+            Bytes::from(std::mem::take(msg)),
+            now,
+        );
+        Ok(())
+    }
+
+    /// [`Endpoint::send_owned`] of the message `head` followed by `body`,
+    /// both kept by reference (not copied) until the datagrams that carry
+    /// them are acknowledged: a payload the caller wants sent zero-copy.
+    ///
+    /// # Panics
+    /// As [`Endpoint::send`].
+    pub fn send_parts(
+        &mut self,
+        peer: u32,
+        lane: Lane,
+        head: Bytes,
+        body: Bytes,
+        now: Instant,
+    ) -> Result<(), Backpressure> {
+        let len = head.len() + body.len();
+        self.check_send(peer, len);
+        if !self.can_send_on(peer, lane, len) {
+            return Err(Backpressure);
+        }
+        self.enqueue(peer, lane, head, body, now);
+        Ok(())
+    }
+
+    fn enqueue(&mut self, peer: u32, lane: Lane, head: Bytes, body: Bytes, now: Instant) {
         let snd = &mut self.peers[peer as usize].snd[lane.index()];
         if snd.idle() {
             snd.outstanding_since = Some(now);
         }
+        let msg = Pending { head, body, off: 0 };
         snd.queue_charge += msg.len() + FIRST_CHUNK_HEADER_LEN;
-        snd.queue.push_back(Pending {
-            msg: Bytes::from(std::mem::take(msg)),
-            off: 0,
-        });
+        snd.queue.push_back(msg);
         self.stats.messages_sent += 1;
         self.peers[peer as usize].counts.messages_sent += 1;
         self.mark_ready(peer);
-        Ok(())
     }
 
     /// Sends a message of exactly `len` bytes that `fill` appends to the

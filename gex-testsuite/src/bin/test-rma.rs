@@ -11,7 +11,9 @@
 //! events, event arrays, futures, segment-offset addressing on both sides,
 //! and errors (out-of-segment ranges, bad ranks, bad flags) that must leave
 //! the target unchanged; GASNet-1 memset, blocking and NB, against a model;
-//! zero-byte transfers at any address, which complete at once.
+//! zero-byte transfers at any address, which complete at once; puts whose
+//! source the conduit keeps reading after the call (zero-copy), with local
+//! completion reported as each lc option says.
 
 use std::future::Future;
 use std::pin::pin;
@@ -229,6 +231,8 @@ fn main() {
     memsets(&job, &segs, reg);
     job.barrier();
     zero_bytes(&job, &segs);
+    job.barrier();
+    held_sources(&job, reg);
     job.barrier();
     if gex::rma::force_am() {
         immediate_noop(&job, &floods, my_region((me + 1) % n));
@@ -875,4 +879,113 @@ fn memsets(job: &Job, segs: &[usize], reg: usize) {
         .get_blocking(&mut tail, t, end - 2, Flags::empty())
         .unwrap();
     assert_ne!(tail, [0x77; 2], "a refused memset set bytes");
+}
+
+/// Puts whose source the conduit may keep reading after the call returns:
+/// from the local segment under a leaf event, `Lc::Defer` (NB and NBI),
+/// `Lc::Group` (with and without an access region), and blocking puts
+/// from a slice. Each source is rewritten as soon as local completion is
+/// reported and put again: both versions must arrive intact. On the
+/// conduit's route without a progress thread, a large segment source is
+/// still held when the call returns (zero-copy: a copy would have
+/// completed locally at once).
+fn held_sources(job: &Job, reg: usize) {
+    const LEN: usize = 200_000;
+    let tm = &job.tm;
+    let (me, n) = (job.rank(), job.size());
+    let peer = (me + 1) % n;
+    let mine = me as usize * reg;
+    let src_at = SEG - SCRATCH + (256 << 10);
+    let flags = Flags::SELF_SEG_OFFSET | Flags::PEER_SEG_OFFSET;
+    let src = Src::SegOffset {
+        offset: src_at,
+        len: LEN,
+    };
+    let held = gex::rma::route(&job.ep, peer) == gex::rma::Route::Conduit
+        && std::env::var("GEX_UDP_PROGRESS_THREAD").map_or(true, |v| v != "1");
+    let check = |at: usize, want: &[u8], what: &str| {
+        let mut got = vec![0u8; want.len()];
+        tm.get_blocking(&mut got, peer, mine + at, Flags::PEER_SEG_OFFSET)
+            .unwrap();
+        verify(what, &got, want);
+    };
+    let mut seed = u64::from(me) * 1000 + 500;
+    let mut next = || {
+        seed += 1;
+        let pat = fill(seed, LEN);
+        job.seg.write(src_at, &pat).unwrap();
+        pat
+    };
+
+    // NB, local completion through a leaf event.
+    for round in 0..2 {
+        let pat = next();
+        let mut leaf = Event::default();
+        let ev = tm
+            .put_nb(peer, mine, src, Lc::Event(&mut leaf), flags)
+            .unwrap();
+        if held {
+            assert!(
+                !leaf.is_invalid(),
+                "the conduit copied a {LEN}-byte segment source (leaf event)"
+            );
+        }
+        leaf.wait().unwrap();
+        // The source is free: overwrite it before the put completes.
+        if round == 0 {
+            job.seg.write(src_at, &vec![0xee; LEN]).unwrap();
+        }
+        ev.wait().unwrap();
+        check(0, &pat, "held NB put (leaf event)");
+    }
+
+    // NB with DEFER: the root's LC leaf, and the root includes it.
+    let pat = next();
+    let ev = tm.put_nb(peer, mine, src, Lc::Defer, flags).unwrap();
+    let mut lc = ev.query_leaf(Ec::LC).unwrap();
+    if held {
+        assert!(!lc.is_invalid(), "the LC leaf of a held put is pending");
+    }
+    ev.wait().unwrap();
+    assert!(lc.test().unwrap(), "root complete, its LC leaf is not");
+    check(0, &pat, "held NB put (DEFER)");
+
+    // NBI with GROUP: local completion under Ec::LC, then the put.
+    let pat = next();
+    tm.put_nbi(peer, mine + LEN, src, Lc::Group, flags).unwrap();
+    if held {
+        assert!(
+            !nbi::test(Ec::LC, Flags::empty()).unwrap(),
+            "the LC category of a held NBI put is pending"
+        );
+    }
+    nbi::wait(Ec::LC, Flags::empty()).unwrap();
+    job.seg.write(src_at, &vec![0xdd; LEN]).unwrap();
+    nbi::wait(Ec::PUT, Flags::empty()).unwrap();
+    check(LEN, &pat, "held NBI put (GROUP)");
+
+    // NBI with DEFER: PUT completion includes local completion.
+    let pat = next();
+    tm.put_nbi(peer, mine, src, Lc::Defer, flags).unwrap();
+    nbi::wait(Ec::PUT, Flags::empty()).unwrap();
+    assert!(nbi::test(Ec::ALL, Flags::empty()).unwrap());
+    check(0, &pat, "held NBI put (DEFER)");
+
+    // GROUP inside an access region: the region's event covers both.
+    let pat = next();
+    nbi::begin_access_region(Flags::empty()).unwrap();
+    tm.put_nbi(peer, mine, src, Lc::Group, flags).unwrap();
+    nbi::end_access_region(Flags::empty())
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert!(nbi::test(Ec::ALL, Flags::empty()).unwrap());
+    check(0, &pat, "held NBI put in an access region");
+
+    // Blocking from a slice: sent from the slice, returns after both
+    // completions.
+    let big = fill(seed + 77, 3 * LEN);
+    tm.put_blocking(peer, mine, &big, Flags::PEER_SEG_OFFSET)
+        .unwrap();
+    check(0, &big, "blocking put from a slice");
 }

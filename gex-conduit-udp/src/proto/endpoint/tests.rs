@@ -1,5 +1,5 @@
 use super::*;
-use crate::proto::wire::{AckInfo, Datagram, Kind};
+use crate::proto::wire::{encode_chunk, AckInfo, Datagram, Kind};
 
 fn cfg() -> Config {
     Config {
@@ -697,4 +697,67 @@ fn keepalive_heartbeats_death_and_bye() {
     assert!(a.has_departed(2));
     assert_eq!(a.stats().byes_received, 2, "sent twice");
     assert_eq!(a.dead_peer(now + timeout * 10).map(|(p, _)| p), Some(1));
+}
+
+/// A message body kept by reference that records when the protocol lets
+/// go of it.
+struct Watched(Vec<u8>, std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl AsRef<[u8]> for Watched {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        self.1.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// Messages of a head and a body kept by reference (a one-sided put's
+    /// header and the client's source), between other messages and split
+    /// at any length: they arrive whole and in order, and the body is let
+    /// go once everything is acknowledged, not before the last datagram
+    /// carrying it was sent.
+    #[test]
+    fn two_part_messages_arrive_whole_and_release_the_body(
+        before in 0usize..3000,
+        head_len in 0usize..100,
+        body_len in 0usize..300_000,
+        after in 0usize..70_000,
+        max_datagram in proptest::prop_oneof![proptest::strategy::Just(1472usize), proptest::strategy::Just(9000), proptest::strategy::Just(65_507)],
+    ) {
+        let t0 = Instant::now();
+        let c = Config { max_datagram, ..cfg() };
+        let mut a = Endpoint::new(0, 2, c.clone());
+        let mut b = Endpoint::new(1, 2, c);
+        let pattern = |n: usize, k: u32| (0..n as u32).map(|i| (i.wrapping_mul(k) >> 3) as u8).collect::<Vec<u8>>();
+        let first = pattern(before, 7);
+        let head = pattern(head_len, 13);
+        let body = pattern(body_len, 31);
+        let last = pattern(after, 5);
+        let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let owned = Bytes::from_owner(Watched(body.clone(), released.clone()));
+        a.send(1, &first, t0).unwrap();
+        a.send_parts(1, Lane::Request, Bytes::from(head.clone()), owned, t0).unwrap();
+        proptest::prop_assert!(!released.load(std::sync::atomic::Ordering::SeqCst), "released while queued");
+        // The last message waits for room in the queue if it must.
+        let now = if a.send(1, &last, t0).is_err() {
+            let now = settle(&mut a, &mut b, t0);
+            a.send(1, &last, now).unwrap();
+            now
+        } else {
+            t0
+        };
+        settle(&mut a, &mut b, now);
+        let mut whole = head.clone();
+        whole.extend_from_slice(&body);
+        proptest::prop_assert_eq!(messages(&mut b), vec![(0, first), (0, whole), (0, last)]);
+        proptest::prop_assert!(released.load(std::sync::atomic::Ordering::SeqCst), "the body is still held");
+        proptest::prop_assert!(a.is_idle(1));
+    }
 }
