@@ -25,6 +25,7 @@
 
 pub mod rendezvous;
 pub mod stream;
+pub mod vars;
 pub mod wire;
 
 use std::io::{self, Read, Write};

@@ -249,6 +249,12 @@ impl Client {
             ))));
         }
         let boot = Bootstrap::from_env().map_err(report)?;
+        if boot.rank() == 0 {
+            // Misspelt settings would be ignored silently otherwise.
+            for w in gex_bootstrap::vars::warnings() {
+                eprintln!("{w}");
+            }
+        }
         // Before the conduit registers its own exit hooks (a udp rank
         // lingers to get its last datagrams acknowledged), so that the
         // summary, printed by the hook registered first and so run last,

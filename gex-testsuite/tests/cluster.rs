@@ -124,6 +124,42 @@ fn test_am_over_udp_2_to_4_ranks() {
 }
 
 /// `GEX_STATS=1`: every rank prints its conduit's counters at exit.
+/// A misspelt variable is named in a warning, once (rank 0, whose lines
+/// the launcher prefixes with `[0]`), with the
+/// variable it most likely means, and the job runs; a value that does not
+/// parse ends init with an error naming the variable.
+#[test]
+fn unknown_variables_warn_and_bad_values_fail_naming_them() {
+    let out = launch_on(
+        "udp",
+        TEST_CORE,
+        3,
+        &[],
+        &[("GEX_UDP_BYPAS", "0"), ("GEX_STATS", "0")],
+    );
+    assert_eq!(out.code, 0, "{}", report(&out));
+    let warned: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("GEX_UDP_BYPAS "))
+        .collect();
+    assert_eq!(
+        warned,
+        ["[0] gex: warning: GEX_UDP_BYPAS is not a gex variable (did you mean GEX_UDP_BYPASS?); ignored"],
+        "{}",
+        report(&out)
+    );
+    check_cleanup(&out);
+    let out = launch_on("udp", TEST_CORE, 2, &[], &[("GEX_UDP_MTU", "abc")]);
+    assert_ne!(out.code, 0, "{}", report(&out));
+    assert!(
+        out.stderr.contains("GEX_UDP_MTU=\"abc\""),
+        "the error names the variable: {}",
+        report(&out)
+    );
+    check_cleanup(&out);
+}
+
 #[test]
 fn gex_stats_prints_every_ranks_counters_at_exit() {
     for (conduit, n) in [("udp", 3), ("smp", 2)] {

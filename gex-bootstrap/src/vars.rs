@@ -1,0 +1,352 @@
+//! Every `GEX_*` environment variable gex reads, in one table: its
+//! default and its meaning (the README's table of variables is checked
+//! against it by a test), and the check at init that warns, once, on rank
+//! 0, about a `GEX_*` variable that gex does not know: a misspelling would
+//! otherwise be silently ignored.
+
+/// Who sets a variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetBy {
+    /// The user (or a test) may set it.
+    User,
+    /// A launcher sets it for the ranks it starts (`gex-run`, or a
+    /// rendezvous helper); users set it only to launch ranks by hand.
+    Launcher,
+    /// gex's own tests set it for the programs they run.
+    Test,
+}
+
+/// One environment variable.
+#[derive(Clone, Copy, Debug)]
+pub struct Var {
+    /// Its name.
+    pub name: &'static str,
+    /// Its default, in words.
+    pub default: &'static str,
+    /// What it does.
+    pub meaning: &'static str,
+    /// Who sets it.
+    pub set_by: SetBy,
+}
+
+const fn user(name: &'static str, default: &'static str, meaning: &'static str) -> Var {
+    Var {
+        name,
+        default,
+        meaning,
+        set_by: SetBy::User,
+    }
+}
+
+const fn launcher(name: &'static str, default: &'static str, meaning: &'static str) -> Var {
+    Var {
+        name,
+        default,
+        meaning,
+        set_by: SetBy::Launcher,
+    }
+}
+
+const fn test(name: &'static str, default: &'static str, meaning: &'static str) -> Var {
+    Var {
+        name,
+        default,
+        meaning,
+        set_by: SetBy::Test,
+    }
+}
+
+/// Every variable gex reads, in the README's order.
+pub const VARS: &[Var] = &[
+    user(
+        "GEX_CONDUIT",
+        "smp",
+        "The conduit a program started without `--conduit` uses (`smp` or `udp`).",
+    ),
+    user(
+        "GEX_STATS",
+        "off",
+        "`1`: every rank prints its conduit's counters at exit.",
+    ),
+    user(
+        "GEX_RMA_FORCE_AM",
+        "off",
+        "`1`: every put and get goes through the Active Message reference path.",
+    ),
+    user(
+        "GEX_COLL_FORCE_AM",
+        "off",
+        "`1`: collectives move data with Active Messages even within a neighbourhood.",
+    ),
+    user(
+        "GEX_COLL_FORCE_DEFER",
+        "off",
+        "`1`: collective handlers defer every message they forward to the progress hook.",
+    ),
+    user(
+        "GEX_UDP_BYPASS",
+        "on",
+        "`0`: the udp conduit sends to ranks on the same host over UDP too, instead of shared memory.",
+    ),
+    user(
+        "GEX_UDP_AUTH",
+        "on",
+        "`0`: udp datagrams carry no MAC (a trusted network only; every rank must agree).",
+    ),
+    user(
+        "GEX_UDP_MTU",
+        "65507 on one host, else 1472",
+        "Largest udp datagram in bytes, 512 to 65507.",
+    ),
+    user(
+        "GEX_UDP_WINDOW",
+        "sized to the receive buffers",
+        "Datagrams in flight per peer and lane.",
+    ),
+    user(
+        "GEX_UDP_ADDR",
+        "127.0.0.1 on one host, else the first non-loopback IPv4 address",
+        "The IP address a udp rank binds and publishes.",
+    ),
+    user(
+        "GEX_UDP_PEER_TIMEOUT",
+        "30 (seconds)",
+        "A peer silent this long (no datagram, no heartbeat) ends the job.",
+    ),
+    user(
+        "GEX_UDP_PROGRESS_THREAD",
+        "off",
+        "`1`: a thread per udp rank receives and acknowledges datagrams while the program computes.",
+    ),
+    user(
+        "GEX_UDP_SPIN_US",
+        "200",
+        "Microseconds an idle udp poll spins before it may wait in the kernel.",
+    ),
+    user(
+        "GEX_UDP_INBOX_LIMIT",
+        "65536",
+        "Complete messages waiting for handlers beyond which a udp rank refuses new requests.",
+    ),
+    user(
+        "GEX_RENDEZVOUS",
+        "unset",
+        "`HOST:PORT` where ranks started by `mpirun`/`srun` meet (rank 0 listens there).",
+    ),
+    user(
+        "GEX_RENDEZVOUS_TIMEOUT",
+        "60 (seconds)",
+        "How long ranks wait for each other at a rendezvous.",
+    ),
+    user(
+        "GEX_RUN_TIMEOUT",
+        "none",
+        "`gex-run`: end the job (exit code 124) after this many seconds.",
+    ),
+    user(
+        "GEX_TEST_WAIT_SECS",
+        "60",
+        "Test programs: the bound on every wait of theirs.",
+    ),
+    user(
+        "GEX_LEAK_KILLS",
+        "20",
+        "The launcher-kill test: how many jobs it kills at random moments.",
+    ),
+    user(
+        "GEX_LEAK_SEED",
+        "random (printed)",
+        "The launcher-kill test: the seed of its kill moments, to replay a run.",
+    ),
+    user(
+        "GEX_JOB_KEY",
+        "a fresh random key per job",
+        "The job's secret as hex text, for ranks started by hand or at a rendezvous.",
+    ),
+    launcher("GEX_RANK", "set by the launcher", "This process's rank."),
+    launcher("GEX_SIZE", "set by the launcher", "Ranks in the job."),
+    launcher(
+        "GEX_CTRL",
+        "set by the launcher",
+        "Where a rank reaches the control plane (`fd:N` or `tcp:IP:PORT`).",
+    ),
+    launcher(
+        "GEX_JOB_ID",
+        "set by the launcher",
+        "The job's identifier.",
+    ),
+    launcher(
+        "GEX_KEY_FD",
+        "set by the launcher",
+        "A descriptor the job key is read from (then closed).",
+    ),
+    launcher(
+        "GEX_HOST",
+        "the machine's host name",
+        "The host a rank counts as being on (ranks of one host share memory).",
+    ),
+    launcher(
+        "GEX_HOSTS",
+        "set by the launcher or the rendezvous",
+        "How many distinct hosts the job spans (the udp conduit picks its address and datagram size from it).",
+    ),
+    test(
+        "GEX_LEAK_DIR",
+        "unset",
+        "Where the fault-injection program records its job's identifier.",
+    ),
+    test(
+        "GEX_LEAK_ROLE",
+        "unset",
+        "The launcher-kill test's role for the process it starts.",
+    ),
+    test(
+        "GEX_LEAK_MARK",
+        "unset",
+        "The launcher-kill test's marker for the jobs it starts.",
+    ),
+    test(
+        "GEX_FAKE_HOST",
+        "unset",
+        "The host a spawned rank pretends to be on (multi-host tests on one machine).",
+    ),
+    test(
+        "GEX_RUN_TEST_ROLE",
+        "unset",
+        "gex-run's tests: the role a fake rank plays.",
+    ),
+    test(
+        "GEX_RUN_TEST_CODE",
+        "unset",
+        "gex-run's tests: the exit code a fake rank returns.",
+    ),
+];
+
+/// Whether `name` is a variable gex reads.
+pub fn is_known(name: &str) -> bool {
+    VARS.iter().any(|v| v.name == name)
+}
+
+/// The `GEX_*` names among `names` that gex does not read, each with the
+/// known name it most likely misspells (if one is close), in input order.
+pub fn unknown<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+) -> Vec<(&'a str, Option<&'static str>)> {
+    names
+        .into_iter()
+        .filter(|n| n.starts_with("GEX_") && !is_known(n))
+        .map(|n| (n, closest(n)))
+        .collect()
+}
+
+/// The known name within edit distance 2 of `name`, the nearest first.
+fn closest(name: &str) -> Option<&'static str> {
+    VARS.iter()
+        .map(|v| (distance(name, v.name), v.name))
+        .filter(|&(d, _)| d <= 2)
+        .min()
+        .map(|(_, n)| n)
+}
+
+/// Levenshtein distance (names are short).
+fn distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, &x) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &y) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(x != y))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The warning for each unknown `GEX_*` variable of this process's
+/// environment (see [`unknown`]).
+pub fn warnings() -> Vec<String> {
+    let names: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .collect();
+    unknown(names.iter().map(String::as_str))
+        .into_iter()
+        .map(|(n, near)| match near {
+            Some(k) => {
+                format!("gex: warning: {n} is not a gex variable (did you mean {k}?); ignored")
+            }
+            None => format!("gex: warning: {n} is not a gex variable; ignored"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn misspellings_are_named_with_the_likely_variable() {
+        let got = unknown([
+            "GEX_UDP_BYPAS",
+            "GEX_UDP_BYPASS",
+            "PATH",
+            "GEX_FROB",
+            "GEX_STAT",
+        ]);
+        assert_eq!(
+            got,
+            vec![
+                ("GEX_UDP_BYPAS", Some("GEX_UDP_BYPASS")),
+                ("GEX_FROB", None),
+                ("GEX_STAT", Some("GEX_STATS")),
+            ]
+        );
+    }
+
+    #[test]
+    fn names_are_unique_and_well_formed() {
+        for (i, v) in VARS.iter().enumerate() {
+            assert!(v.name.starts_with("GEX_"), "{}", v.name);
+            assert!(
+                VARS[..i].iter().all(|w| w.name != v.name),
+                "{} twice",
+                v.name
+            );
+            assert!(!v.default.is_empty() && !v.meaning.is_empty());
+        }
+        assert_eq!(distance("kitten", "sitting"), 3);
+    }
+
+    /// The README's table of variables lists exactly these, in this order,
+    /// with these defaults and meanings.
+    #[test]
+    fn the_readme_table_matches() {
+        let readme = include_str!("../../README.md");
+        let rows: Vec<&str> = readme
+            .lines()
+            .filter(|l| l.starts_with("| `GEX_"))
+            .collect();
+        let want: Vec<String> = VARS.iter().map(readme_row).collect();
+        assert_eq!(
+            rows,
+            want,
+            "README.md's table of variables differs from gex_bootstrap::vars::VARS; the rows should read:\n{}",
+            want.join("\n")
+        );
+    }
+
+    fn readme_row(v: &Var) -> String {
+        format!(
+            "| `{}` | {} | {} | {} |",
+            v.name,
+            v.default,
+            match v.set_by {
+                SetBy::User => "user",
+                SetBy::Launcher => "launcher",
+                SetBy::Test => "tests",
+            },
+            v.meaning
+        )
+    }
+}
