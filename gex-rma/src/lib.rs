@@ -351,7 +351,9 @@ enum Started {
     Pending(Arc<Completion>),
     /// In flight, with local completion tracked apart (the root event's
     /// LC leaf).
-    PendingLc(Arc<Completion>, Arc<Completion>),
+    /// (Boxed: keeps `Started` two words, as the inlined direct route
+    /// returns it.)
+    PendingLc(Box<(Arc<Completion>, Arc<Completion>)>),
 }
 
 impl Started {
@@ -366,9 +368,10 @@ impl Started {
         match self {
             Started::Done => Event::INVALID,
             Started::NoOp => Event::NO_OP,
-            Started::Pending(c) | Started::PendingLc(c, _) if c.is_complete() => Event::INVALID,
+            Started::Pending(c) if c.is_complete() => Event::INVALID,
             Started::Pending(c) => Event::pending(c),
-            Started::PendingLc(c, lc) => Event::pending_with_lc(c, lc),
+            Started::PendingLc(b) if b.0.is_complete() => Event::INVALID,
+            Started::PendingLc(b) => Event::pending_with_lc(b.0, b.1),
         }
     }
 }
@@ -919,7 +922,7 @@ fn put_native(
         }
         Mode::Nbi => Started::Done,
         Mode::Nb => match lc_done {
-            Some(l) => Started::PendingLc(c, l),
+            Some(l) => Started::PendingLc(Box::new((c, l))),
             None => Started::Pending(c),
         },
     })
