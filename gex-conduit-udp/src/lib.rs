@@ -1163,27 +1163,10 @@ impl UdpConduit {
         sink: &dyn AmSink,
         fill: impl Fn(&mut Vec<u8>),
     ) -> Result<Injected> {
-        let lane = if is_request {
-            proto::Lane::Request
-        } else {
-            proto::Lane::Reply
-        };
-        send_or_progress(
-            immediate,
-            || {
-                let mut net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
-                let now = Instant::now();
-                // Encoded straight into the protocol's buffer.
-                if net.ep.send_with(dest, lane, len, now, &fill).is_err() {
-                    return Ok(Injected::NoOp);
-                }
-                net.flush(now);
-                Ok(Injected::Sent)
-            },
-            || {
-                self.poll(sink, PollScope::for_sender(is_request));
-            },
-        )
+        // Encoded straight into the protocol's buffer.
+        self.send_net_by(is_request, immediate, sink, |ep, lane, now| {
+            ep.send_with(dest, lane, len, now, &fill)
+        })
     }
 
     /// A message of `head` followed by `body` to `dest` over UDP, both
@@ -1198,20 +1181,35 @@ impl UdpConduit {
         immediate: bool,
         sink: &dyn AmSink,
     ) -> Result<Injected> {
+        self.send_net_by(is_request, immediate, sink, |ep, lane, now| {
+            ep.send_parts(dest, lane, head.clone(), body.clone(), now)
+        })
+    }
+
+    /// The injection loop of [`UdpConduit::send_net`] around one attempt
+    /// to queue the message (`send`), under the protocol lock.
+    fn send_net_by(
+        &self,
+        is_request: bool,
+        immediate: bool,
+        sink: &dyn AmSink,
+        send: impl Fn(
+            &mut proto::Endpoint,
+            proto::Lane,
+            Instant,
+        ) -> std::result::Result<(), proto::Backpressure>,
+    ) -> Result<Injected> {
+        let lane = if is_request {
+            proto::Lane::Request
+        } else {
+            proto::Lane::Reply
+        };
         send_or_progress(
             immediate,
             || {
                 let mut net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
                 let now = Instant::now();
-                let lane = if is_request {
-                    proto::Lane::Request
-                } else {
-                    proto::Lane::Reply
-                };
-                let sent = net
-                    .ep
-                    .send_parts(dest, lane, head.clone(), body.clone(), now);
-                if sent.is_err() {
+                if send(&mut net.ep, lane, now).is_err() {
                     return Ok(Injected::NoOp);
                 }
                 net.flush(now);

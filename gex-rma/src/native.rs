@@ -129,7 +129,7 @@ pub(crate) fn put(
     let rma = capability(ep);
     let sink = ep.runtime().sink();
     let max = rma.max_transfer();
-    let parts = len.div_ceil(max).max(1);
+    let parts = max_parts(ep, len);
     // Two parts each: the remote completion and the source's release.
     let c = Completion::new(2 * parts, parent);
     let release: Arc<dyn OpCompletion> = Arc::new(Release {
