@@ -23,7 +23,9 @@
 //! [`fatal`] (a broken invariant, named with the rank) and [`job_ending`],
 //! which every layer and conduit may call without the object model.
 
+pub mod coord;
 pub mod rendezvous;
+pub mod serve;
 pub mod stream;
 pub mod vars;
 pub mod wire;
@@ -38,6 +40,28 @@ use gex_types::{Error, Rank, Result};
 
 use stream::Stream;
 use wire::{CtrlAddr, Kind};
+
+/// Bound on each step of the handshake with the control plane.
+const HANDSHAKE_WAIT: Duration = Duration::from_secs(60);
+
+/// Reads and writes a stream; writes never raise SIGPIPE.
+struct NoSigPipeRw<'a>(&'a mut Stream);
+
+impl Read for NoSigPipeRw<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl Write for NoSigPipeRw<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        stream::NoSigPipe(&*self.0).write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
 
 /// How long a rank waits for the launcher to acknowledge an exit request.
 const EXIT_ACK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -358,12 +382,28 @@ static EXITING: AtomicBool = AtomicBool::new(false);
 impl Shared {
     /// Sends `Hello` on a new connection and wraps it.
     fn hello(stream: Stream, rank: Rank, key: Option<&str>, server: Server) -> Result<Arc<Shared>> {
-        let body = match key {
-            Some(k) => wire::hello_body_with_key(rank, std::process::id(), k),
-            None => wire::hello_body(rank, std::process::id()),
+        let mut stream = stream;
+        let shake = |s: &mut Stream| -> io::Result<()> {
+            s.set_nonblocking(false)?;
+            s.set_read_timeout(Some(HANDSHAKE_WAIT))?;
+            s.set_write_timeout(Some(HANDSHAKE_WAIT))?;
+            wire::rank_handshake(
+                &mut NoSigPipeRw(s),
+                rank,
+                std::process::id(),
+                key,
+                random_bytes(),
+            )?;
+            s.set_read_timeout(None)?;
+            s.set_write_timeout(None)?;
+            s.set_nonblocking(true)
         };
-        wire::write_frame(&mut stream::NoSigPipe(&stream), Kind::Hello, &body).map_err(io_err)?;
-        stream.set_nonblocking(true).map_err(io_err)?;
+        shake(&mut stream).map_err(|e| {
+            Error::resource(format!(
+                "rank {rank} could not join the job's control plane ({}): {e}",
+                server.name()
+            ))
+        })?;
         Ok(Arc::new(Shared {
             conn: Mutex::new(Conn {
                 stream,

@@ -69,16 +69,16 @@
 //! reports 0. Shared memory needs no cleanup after a crash: it has no
 //! name (`crate::shm`), so the kernel frees it with its last process.
 
-use std::collections::BTreeMap;
-use std::io::{self, Read};
+use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::os::fd::AsRawFd;
 use std::sync::{Arc, Condvar, Mutex, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
 use gex_types::{Error, Rank, Result};
 
-use super::stream::{send_all_nosignal, Stream};
+use super::coord::{Config, Coordinator, Mode};
+use super::serve::{serve, Host};
+use super::stream::Stream;
 use super::wire::{self, Kind};
 use super::{env_var, Bootstrap, Server, Shared, EXITING};
 
@@ -195,7 +195,7 @@ pub(super) fn join(ext: &ExternalLauncher) -> Result<Bootstrap> {
         let listener = listen(addr)
             .map_err(|e| Error::resource(format!("rank 0 cannot listen at {rdv}: {e}")))?;
         let local = listener.local_addr().map_err(super::io_err)?;
-        let status = Coordinator::start(listener, size as usize, key_env.clone())?;
+        let status = start_coordinator(listener, size as usize, key_env.clone())?;
         let mut to = local;
         if to.ip().is_unspecified() {
             to.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
@@ -505,563 +505,77 @@ impl Status {
     }
 }
 
-/// Why a rank left the job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Left {
-    /// It sent `Exit` (gex::exit).
-    Exit,
-    /// It sent `Bye` with this code (any other exit).
-    Bye(i32),
-    /// Its connection closed without either.
-    Lost,
-}
-
-#[derive(Default)]
-struct RankState {
-    peer: Option<usize>,
-    /// `Exchange` frames sent: the next one joins that round.
-    contributed: usize,
-    left: Option<Left>,
-    closed: bool,
-}
-
-struct Peer {
-    stream: TcpStream,
-    addr: String,
-    inbuf: Vec<u8>,
-    out: Vec<u8>,
-    rank: Option<usize>,
-}
-
-struct Coordinator {
-    listener: TcpListener,
-    key: Option<Vec<u8>>,
-    peers: Vec<Option<Peer>>,
-    ranks: Vec<RankState>,
-    rounds: BTreeMap<usize, Vec<Option<Vec<u8>>>>,
-    completed: usize,
-    ending: Option<(Instant, String)>,
-    /// The grace after the job started to end has passed and the remaining
-    /// ranks were disconnected.
-    grace_over: bool,
-    /// The first rank that exited 0 while others ran, and when the job ends
-    /// unless they have all left by then ([`wire::EXIT_GRACE`]).
-    early_exit: Option<(usize, Instant)>,
+/// Rank 0's coordinator as [`serve`] sees it: it prints, and tells the
+/// exit hook how far the job is.
+struct RendezvousHost {
     status: Arc<Status>,
+    published: (bool, Option<Instant>),
 }
 
-impl Coordinator {
-    /// Starts serving the control plane on `listener` from a thread.
-    fn start(listener: TcpListener, size: usize, key: Option<String>) -> Result<Arc<Status>> {
-        listener.set_nonblocking(true).map_err(super::io_err)?;
-        let status = Arc::new(Status {
-            inner: Mutex::new(StatusInner::default()),
-            changed: Condvar::new(),
-        });
-        let mut co = Coordinator {
-            listener,
-            key: key.map(String::into_bytes),
-            peers: Vec::new(),
-            ranks: (0..size).map(|_| RankState::default()).collect(),
-            rounds: BTreeMap::new(),
-            completed: 0,
-            ending: None,
-            grace_over: false,
-            early_exit: None,
-            status: status.clone(),
-        };
-        std::thread::Builder::new()
-            .name("gex-rendezvous".into())
-            .spawn(move || co.run())
-            .map_err(|e| Error::resource(format!("cannot start the rendezvous thread: {e}")))?;
-        Ok(status)
+impl Host for RendezvousHost {
+    fn message(&mut self, msg: &str) {
+        warn(msg);
     }
 
-    fn run(&mut self) {
-        loop {
-            let mut fds = vec![libc::pollfd {
-                fd: self.listener.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            }];
-            let mut which = Vec::new();
-            for (i, p) in self.peers.iter().enumerate() {
-                if let Some(p) = p {
-                    let mut events = libc::POLLIN;
-                    if !p.out.is_empty() {
-                        events |= libc::POLLOUT;
-                    }
-                    fds.push(libc::pollfd {
-                        fd: p.stream.as_raw_fd(),
-                        events,
-                        revents: 0,
-                    });
-                    which.push(i);
-                }
-            }
-            let deadline = match (&self.ending, self.early_exit) {
-                (Some((t, _)), _) if !self.grace_over => Some(*t + GRACE),
-                (None, Some((_, t))) => Some(t),
-                _ => None,
-            };
-            let timeout_ms = match deadline {
-                Some(t) => {
-                    let left = t.saturating_duration_since(Instant::now());
-                    // Rounded up, so that the wake-up is not early.
-                    (left.as_millis() + 1).min(60_000) as libc::c_int
-                }
-                None => -1,
-            };
-            // SAFETY: `fds` is a valid array of fds.len() pollfds whose
-            // descriptors are owned by `self` for the whole call.
-            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    // Cannot happen with valid arguments; do not spin.
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                continue;
-            }
-            if fds[0].revents != 0 {
-                self.accept();
-            }
-            for (k, &i) in which.iter().enumerate() {
-                let rev = fds[k + 1].revents;
-                if rev & libc::POLLOUT != 0 {
-                    self.flush(i);
-                }
-                if rev & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
-                    self.read(i);
-                }
-            }
-            if let (None, Some((first, t))) = (&self.ending, self.early_exit) {
-                if Instant::now() >= t {
-                    self.on_early_exit(first);
-                }
-            }
-            if let Some((t, _)) = &self.ending {
-                if !self.grace_over && t.elapsed() >= GRACE {
-                    self.grace_over = true;
-                    self.disconnect_all_but_rank0();
-                }
-            }
-            self.publish();
-        }
-    }
+    /// Never asked: at a rendezvous ranks are ended with `End` frames.
+    fn kill(&mut self, _rank: u32) {}
 
-    fn accept(&mut self) {
-        loop {
-            match self.listener.accept() {
-                Ok((stream, addr)) => {
-                    if stream.set_nonblocking(true).is_err() {
-                        continue;
-                    }
-                    let _ = stream.set_nodelay(true);
-                    let peer = Peer {
-                        stream,
-                        addr: addr.to_string(),
-                        inbuf: Vec::new(),
-                        out: Vec::new(),
-                        rank: None,
-                    };
-                    match self.peers.iter().position(Option::is_none) {
-                        Some(i) => self.peers[i] = Some(peer),
-                        None => self.peers.push(Some(peer)),
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // WouldBlock: no more for now; other errors (a connection
-                // reset before it was accepted, no descriptors left) are
-                // the client's to notice.
-                Err(_) => return,
-            }
-        }
-    }
-
-    /// Reads what peer `i` sent, handles its complete frames, and closes it
-    /// on end of file or error.
-    fn read(&mut self, i: usize) {
-        let mut eof = false;
-        {
-            let Some(p) = self.peers[i].as_mut() else {
-                return;
-            };
-            let mut buf = [0u8; 8192];
-            loop {
-                match p.stream.read(&mut buf) {
-                    Ok(0) => {
-                        eof = true;
-                        break;
-                    }
-                    Ok(n) => p.inbuf.extend_from_slice(&buf[..n]),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(_) => {
-                        eof = true;
-                        break;
-                    }
-                }
-            }
-        }
-        loop {
-            let Some(p) = self.peers[i].as_mut() else {
-                return;
-            };
-            if p.inbuf.len() < 4 {
-                break;
-            }
-            let len = u32::from_le_bytes([p.inbuf[0], p.inbuf[1], p.inbuf[2], p.inbuf[3]]) as usize;
-            if len == 0 || len > wire::MAX_FRAME {
-                return self.bad_frame(i, format!("bad control frame length {len}"));
-            }
-            if p.inbuf.len() < 4 + len {
-                break;
-            }
-            let frame: Vec<u8> = p.inbuf.drain(..4 + len).collect();
-            match wire::read_frame(&mut &frame[..]) {
-                Ok((kind, body)) => self.on_frame(i, kind, body),
-                Err(e) => return self.bad_frame(i, e.to_string()),
-            }
-        }
-        if eof {
-            self.close(i);
-        }
-    }
-
-    fn bad_frame(&mut self, i: usize, e: String) {
-        let Some(p) = &self.peers[i] else { return };
-        match p.rank {
-            Some(r) => self.fatal(format!("malformed control frame from rank {r}: {e}")),
-            None => warn(&format!(
-                "dropped a connection from {}: malformed control frame: {e}",
-                p.addr
-            )),
-        }
-        self.close(i);
-    }
-
-    /// Writes as much of peer `i`'s queued output as the socket takes.
-    fn flush(&mut self, i: usize) {
-        let Some(p) = self.peers[i].as_mut() else {
-            return;
-        };
-        while !p.out.is_empty() {
-            // SAFETY: `p.out` is valid for reads of its length; the
-            // descriptor belongs to `p.stream`.
-            let n = unsafe {
-                libc::send(
-                    p.stream.as_raw_fd(),
-                    p.out.as_ptr().cast(),
-                    p.out.len(),
-                    libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
-                )
-            };
-            if n > 0 {
-                p.out.drain(..n as usize);
-                continue;
-            }
-            let e = io::Error::last_os_error();
-            match e.kind() {
-                io::ErrorKind::Interrupted => continue,
-                io::ErrorKind::WouldBlock => return,
-                // The peer is gone; reading will tell.
-                _ => {
-                    p.out.clear();
-                    return;
-                }
-            }
-        }
-    }
-
-    fn send(&mut self, rank: usize, kind: Kind, body: &[u8]) {
-        let Some(i) = self.ranks[rank].peer else {
-            return;
-        };
-        let Some(p) = self.peers[i].as_mut() else {
-            return;
-        };
-        let mut frame = Vec::with_capacity(5 + body.len());
-        if wire::write_frame(&mut frame, kind, body).is_ok() {
-            p.out.extend_from_slice(&frame);
-        }
-        self.flush(i);
-    }
-
-    /// Closes connection `i`; a rank whose connection closes without
-    /// having said how it ends has died.
-    fn close(&mut self, i: usize) {
-        let Some(p) = self.peers[i].take() else {
-            return;
-        };
-        if let Some(out) = (!p.out.is_empty()).then_some(&p.out) {
-            // Last chance for a queued End or Abort (best effort).
-            let _ = p.stream.set_nonblocking(false);
-            let _ = p.stream.set_write_timeout(Some(Duration::from_millis(100)));
-            let _ = send_all_nosignal(p.stream.as_raw_fd(), out);
-        }
-        let Some(r) = p.rank else { return };
-        self.ranks[r].closed = true;
-        self.ranks[r].peer = None;
-        if self.ranks[r].left.is_none() {
-            self.ranks[r].left = Some(Left::Lost);
-            self.end(
-                1,
-                format!(
-                    "rank {r} lost its connection to the rendezvous without exiting (killed by a \
-                     signal?)"
-                ),
-                &[],
-            );
-        } else {
-            self.check_stuck(Some(r));
-        }
-    }
-
-    fn disconnect_all_but_rank0(&mut self) {
-        for i in 0..self.peers.len() {
-            if self.peers[i].as_ref().is_some_and(|p| p.rank != Some(0)) {
-                self.close(i);
-            }
-        }
-    }
-
-    fn publish(&self) {
-        let others_gone = self.ranks.iter().skip(1).all(|r| r.closed);
-        let ending_since = self.ending.as_ref().map(|(t, _)| *t);
-        let st = &self.status;
-        let g = st.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let changed = g.others_gone != others_gone || g.ending_since != ending_since;
-        drop(g);
-        if changed {
-            st.update(|s| {
-                s.others_gone = others_gone;
-                s.ending_since = ending_since;
+    fn observe(&mut self, co: &Coordinator) -> bool {
+        let now = (co.others_gone(), co.ending_since());
+        if now != self.published {
+            self.published = now;
+            self.status.update(|s| {
+                s.others_gone = now.0;
+                s.ending_since = now.1;
             });
         }
+        // Serves until the process exits.
+        false
     }
+}
 
-    /// The exit grace after rank `first` exited 0 has passed: ranks that
-    /// still run end with its code, 0, as `gex-run` ends them.
-    fn on_early_exit(&mut self, first: usize) {
-        let running: Vec<usize> = (0..self.ranks.len())
-            .filter(|&r| self.ranks[r].left.is_none())
-            .collect();
-        if running.is_empty() {
-            return;
-        }
-        let msg = format!(
-            "rank {first} exited with code 0 while ranks {running:?} still ran {} ms later; a \
-             rank's exit ends the job",
-            wire::EXIT_GRACE.as_millis()
-        );
-        warn(&msg);
-        self.end(0, msg, &[]);
-    }
-
-    fn fatal(&mut self, msg: String) {
-        if self.ending.is_none() {
-            warn(&msg);
-        }
-        self.end(1, msg, &[]);
-    }
-
-    /// Ends the job (once): every connected rank except those in `spare`
-    /// and those that already left gets `End` with `code`.
-    fn end(&mut self, code: i32, reason: String, spare: &[usize]) {
-        if self.ending.is_some() {
-            return;
-        }
-        let body = wire::code_body(code, &reason);
-        self.ending = Some((Instant::now(), reason));
-        for r in 0..self.ranks.len() {
-            if !spare.contains(&r) && self.ranks[r].left.is_none() {
-                self.send(r, Kind::End, &body);
-            }
-        }
-    }
-
-    fn on_frame(&mut self, i: usize, kind: Kind, body: Vec<u8>) {
-        let Some(p) = &self.peers[i] else { return };
-        let Some(r) = p.rank else {
-            if kind == Kind::Hello {
-                return self.on_hello(i, &body);
-            }
-            let addr = p.addr.clone();
-            warn(&format!(
-                "dropped a connection from {addr}: its first frame was {kind:?}, not Hello"
+/// Starts serving the control plane on `listener` from a thread of its
+/// own, running the coordinator ([`crate::coord`]) under a one-thread
+/// tokio runtime.
+fn start_coordinator(
+    listener: TcpListener,
+    size: usize,
+    key: Option<String>,
+) -> Result<Arc<Status>> {
+    let err = |e: io::Error| Error::resource(format!("cannot start the rendezvous: {e}"));
+    listener.set_nonblocking(true).map_err(err)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(err)?;
+    let listener = {
+        let _in_rt = rt.enter();
+        tokio::net::TcpListener::from_std(listener).map_err(err)?
+    };
+    let status = Arc::new(Status {
+        inner: Mutex::new(StatusInner::default()),
+        changed: Condvar::new(),
+    });
+    let mut host = RendezvousHost {
+        status: status.clone(),
+        published: (false, None),
+    };
+    std::thread::Builder::new()
+        .name("gex-rendezvous".into())
+        .spawn(move || {
+            let mut co = Coordinator::new(Config::new(size, Mode::Rendezvous, key), Instant::now());
+            // No inputs: ranks say themselves how they end.
+            let (_, inputs) = tokio::sync::mpsc::unbounded_channel();
+            rt.block_on(serve(
+                &mut co,
+                Some(listener),
+                Vec::new(),
+                inputs,
+                &mut host,
             ));
-            return self.close(i);
-        };
-        match kind {
-            Kind::Exchange if self.ending.is_some() => {
-                let why = format!(
-                    "the job is ending: {}",
-                    self.ending.as_ref().map_or("", |(_, s)| s.as_str())
-                );
-                self.send(r, Kind::Abort, why.as_bytes());
-            }
-            Kind::Exchange => self.on_exchange(r, body),
-            Kind::Exit => {
-                let code = wire::parse_code_body(&body).map_or(1, |(c, _)| c);
-                self.send(r, Kind::ExitAck, &[]);
-                if self.ranks[r].left.is_none() {
-                    self.ranks[r].left = Some(Left::Exit);
-                }
-                self.end(code, format!("rank {r} called exit with code {code}"), &[r]);
-            }
-            Kind::Bye => {
-                let code = wire::parse_code_body(&body).map_or(1, |(c, _)| c);
-                if self.ranks[r].left.is_some() {
-                    return;
-                }
-                self.ranks[r].left = Some(Left::Bye(code));
-                if code != 0 {
-                    self.end(code, format!("rank {r} exited with code {code}"), &[r]);
-                } else {
-                    self.check_stuck(Some(r));
-                    let running = self.ranks.iter().any(|s| s.left.is_none());
-                    if self.ending.is_none() && self.early_exit.is_none() && running {
-                        self.early_exit = Some((r, Instant::now() + wire::EXIT_GRACE));
-                    }
-                }
-            }
-            Kind::Hello => self.fatal(format!("rank {r} sent Hello twice")),
-            other => self.fatal(format!(
-                "rank {r} sent a {other:?} frame, which only the coordinator sends"
-            )),
-        }
-    }
-
-    fn on_hello(&mut self, i: usize, body: &[u8]) {
-        let Some(addr) = self.peers[i].as_ref().map(|p| p.addr.clone()) else {
-            return;
-        };
-        let Some(hello) = wire::parse_hello(body) else {
-            warn(&format!(
-                "dropped a connection from {addr}: malformed Hello"
-            ));
-            return self.close(i);
-        };
-        if let Some(key) = &self.key {
-            if !hello
-                .key
-                .as_deref()
-                .is_some_and(|k| wire::keys_match(k, key))
-            {
-                warn(&format!(
-                    "rejected a connection from {addr} (as rank {}): wrong or missing job key",
-                    hello.rank
-                ));
-                // Tell it why (a rank started without GEX_JOB_KEY would
-                // otherwise only see its connection close).
-                let why = format!(
-                    "the rendezvous rejected this process: rank 0 has {} set, and this \
-                     process presented another key or none",
-                    wire::ENV_JOB_KEY
-                );
-                if let Some(p) = self.peers[i].as_mut() {
-                    let _ = wire::write_frame(&mut p.out, Kind::Abort, why.as_bytes());
-                }
-                return self.close(i);
-            }
-        }
-        let n = self.ranks.len();
-        let r = hello.rank as usize;
-        if r >= n {
-            self.fatal(format!(
-                "a process at {addr} said Hello as rank {r}, but the job has {n} ranks"
-            ));
-            return self.close(i);
-        }
-        if self.ranks[r].peer.is_some() || self.ranks[r].closed {
-            self.fatal(format!(
-                "rank {r} said Hello twice (the second from {addr})"
-            ));
-            return self.close(i);
-        }
-        if let Some(p) = self.peers[i].as_mut() {
-            p.rank = Some(r);
-        }
-        self.ranks[r].peer = Some(i);
-        if let Some((_, reason)) = &self.ending {
-            let body = wire::code_body(1, reason);
-            self.send(r, Kind::End, &body);
-        }
-    }
-
-    fn on_exchange(&mut self, rank: usize, body: Vec<u8>) {
-        let n = self.ranks.len();
-        let k = self.ranks[rank].contributed;
-        self.ranks[rank].contributed += 1;
-        let round = self.rounds.entry(k).or_insert_with(|| vec![None; n]);
-        round[rank] = Some(body);
-        if round.iter().all(Option::is_some) {
-            // Rounds complete in order: every rank contributed to k, hence
-            // to every earlier round.
-            let parts: Vec<Vec<u8>> = self
-                .rounds
-                .remove(&k)
-                .unwrap_or_default()
-                .into_iter()
-                .flatten()
-                .collect();
-            self.completed = k + 1;
-            let result = wire::encode_exchange_result(&parts);
-            if result.len() >= wire::MAX_FRAME {
-                return self.fatal(format!(
-                    "the result of start-up exchange round {k} is {} bytes, over the control \
-                     plane's {}-byte frame limit",
-                    result.len(),
-                    wire::MAX_FRAME
-                ));
-            }
-            for r in 0..n {
-                self.send(r, Kind::ExchangeResult, &result);
-            }
-        }
-        self.check_stuck(None);
-    }
-
-    /// Ends the job if an open exchange round can never complete because a
-    /// rank left without joining it; the waiting ranks get `Abort` (their
-    /// collective fails), the others `End`.
-    fn check_stuck(&mut self, trigger: Option<usize>) {
-        if self.ending.is_some() {
-            return;
-        }
-        let gone_before = |k: usize| -> Vec<usize> {
-            (0..self.ranks.len())
-                .filter(|&r| self.ranks[r].left.is_some() && self.ranks[r].contributed <= k)
-                .collect()
-        };
-        let Some(gone) = self
-            .rounds
-            .keys()
-            .map(|&k| gone_before(k))
-            .find(|g| !g.is_empty())
-        else {
-            return;
-        };
-        let waiting: Vec<usize> = (0..self.ranks.len())
-            .filter(|&r| self.ranks[r].left.is_none() && self.ranks[r].contributed > self.completed)
-            .collect();
-        if waiting.is_empty() {
-            return;
-        }
-        let culprit = trigger.filter(|t| gone.contains(t)).unwrap_or(gone[0]);
-        let abort = format!(
-            "a start-up collective cannot complete: rank {culprit} exited without joining it"
-        );
-        for &r in &waiting {
-            self.send(r, Kind::Abort, abort.as_bytes());
-        }
-        self.end(
-            1,
-            format!("rank {culprit} exited while ranks {waiting:?} wait in a start-up collective"),
-            &waiting,
-        );
-    }
+        })
+        .map_err(err)?;
+    Ok(status)
 }
 
 fn warn(msg: &str) {

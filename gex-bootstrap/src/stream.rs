@@ -52,6 +52,14 @@ impl Stream {
         }
     }
 
+    /// See [`UnixStream::set_read_timeout`].
+    pub fn set_read_timeout(&self, t: Option<std::time::Duration>) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.set_read_timeout(t),
+            Stream::Tcp(s) => s.set_read_timeout(t),
+        }
+    }
+
     /// See [`UnixStream::try_clone`].
     pub fn try_clone(&self) -> io::Result<Stream> {
         Ok(match self {

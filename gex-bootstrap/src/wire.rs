@@ -129,9 +129,11 @@ pub fn shm_prefix(job_id: &str) -> String {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Kind {
-    /// rank -> launcher, first frame: `rank: u32, pid: u32`, optionally
-    /// followed by the job key (from [`ENV_KEY_FD`], or [`ENV_JOB_KEY`]) as text. Over TCP the
-    /// launcher only accepts a `Hello` with the right key.
+    /// rank -> coordinator, the rank's first frame, the answer to
+    /// [`Kind::Challenge`]: `rank: u32, pid: u32, nonce: [u8; 16]`, then,
+    /// when the challenge asked for one, `proof: [u8; 32]`
+    /// ([`hello_proof`]: a MAC over both nonces, the rank and the pid under
+    /// a key derived from the job key; the key itself never travels).
     Hello = 1,
     /// rank -> launcher: this rank's contribution to the next all-gather
     /// (any bytes; empty for a barrier). Rounds are implicit: the k-th
@@ -156,6 +158,15 @@ pub enum Kind {
     /// (followed by a UTF-8 reason): the rank's process exits with that
     /// code at once.
     End = 8,
+    /// coordinator -> rank, the first frame on every connection:
+    /// `version: u8` ([`HANDSHAKE_VERSION`]), `flags: u8` (bit 0: a proof
+    /// of the job key is required), `nonce: [u8; 16]` (fresh for this
+    /// connection, so that a recorded `Hello` is worth nothing).
+    Challenge = 9,
+    /// coordinator -> rank: the `Hello` was accepted; body: the
+    /// coordinator's own proof ([`welcome_proof`]) when a key is in use,
+    /// else empty. From here on the connection carries the frames above.
+    Welcome = 10,
 }
 
 impl Kind {
@@ -170,6 +181,8 @@ impl Kind {
             6 => Kind::Abort,
             7 => Kind::Bye,
             8 => Kind::End,
+            9 => Kind::Challenge,
+            10 => Kind::Welcome,
             _ => return None,
         })
     }
@@ -189,10 +202,15 @@ pub fn write_frame(w: &mut impl Write, kind: Kind, body: &[u8]) -> io::Result<()
 
 /// Reads one frame (blocking).
 pub fn read_frame(r: &mut impl Read) -> io::Result<(Kind, Vec<u8>)> {
+    read_frame_max(r, MAX_FRAME)
+}
+
+/// Reads one frame of at most `max` bytes (blocking).
+pub fn read_frame_max(r: &mut impl Read, max: usize) -> io::Result<(Kind, Vec<u8>)> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len)?;
     let len = u32::from_le_bytes(len) as usize;
-    if len == 0 || len > MAX_FRAME {
+    if len == 0 || len > max {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!("bad control frame length {len}"),
@@ -210,18 +228,46 @@ pub fn read_frame(r: &mut impl Read) -> io::Result<(Kind, Vec<u8>)> {
     Ok((kind, body))
 }
 
-/// Encodes a `Hello` body.
-pub fn hello_body(rank: u32, pid: u32) -> Vec<u8> {
-    let mut b = rank.to_le_bytes().to_vec();
-    b.extend_from_slice(&pid.to_le_bytes());
+/// Largest frame a coordinator reads from a connection that has not
+/// authenticated yet (a `Hello` is 57 bytes): a stranger cannot make it
+/// buffer more than this.
+pub const PRE_AUTH_MAX_FRAME: usize = 128;
+
+/// The handshake's version byte in [`Kind::Challenge`].
+pub const HANDSHAKE_VERSION: u8 = 1;
+
+/// Length of the handshake nonces.
+pub const NONCE_LEN: usize = 16;
+
+/// Length of a handshake proof.
+pub const PROOF_LEN: usize = 32;
+
+/// A decoded [`Kind::Challenge`] body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Challenge {
+    /// Whether the `Hello` must carry a proof of the job key.
+    pub key_required: bool,
+    /// The coordinator's nonce for this connection.
+    pub nonce: [u8; NONCE_LEN],
+}
+
+/// Encodes a [`Kind::Challenge`] body.
+pub fn challenge_body(c: &Challenge) -> Vec<u8> {
+    let mut b = vec![HANDSHAKE_VERSION, u8::from(c.key_required)];
+    b.extend_from_slice(&c.nonce);
     b
 }
 
-/// Encodes a `Hello` body that proves knowledge of the job key.
-pub fn hello_body_with_key(rank: u32, pid: u32, key: &str) -> Vec<u8> {
-    let mut b = hello_body(rank, pid);
-    b.extend_from_slice(key.as_bytes());
-    b
+/// Decodes a [`Kind::Challenge`] body (`None`: malformed or another
+/// version).
+pub fn parse_challenge(body: &[u8]) -> Option<Challenge> {
+    if body.len() != 2 + NONCE_LEN || body[0] != HANDSHAKE_VERSION || body[1] > 1 {
+        return None;
+    }
+    Some(Challenge {
+        key_required: body[1] == 1,
+        nonce: body[2..].try_into().ok()?,
+    })
 }
 
 /// A decoded `Hello` body.
@@ -231,25 +277,137 @@ pub struct Hello {
     pub rank: u32,
     /// Its process id (on its host).
     pub pid: u32,
-    /// The job key it presented, if any.
-    pub key: Option<Vec<u8>>,
+    /// The rank's nonce.
+    pub nonce: [u8; NONCE_LEN],
+    /// Its proof of the job key ([`hello_proof`]), if it sent one.
+    pub proof: Option<[u8; PROOF_LEN]>,
+}
+
+/// Encodes a `Hello` body.
+pub fn hello_body(h: &Hello) -> Vec<u8> {
+    let mut b = h.rank.to_le_bytes().to_vec();
+    b.extend_from_slice(&h.pid.to_le_bytes());
+    b.extend_from_slice(&h.nonce);
+    if let Some(p) = &h.proof {
+        b.extend_from_slice(p);
+    }
+    b
 }
 
 /// Decodes a `Hello` body.
 pub fn parse_hello(body: &[u8]) -> Option<Hello> {
-    if body.len() < 8 || body.len() > 8 + 256 {
+    const BASE: usize = 8 + NONCE_LEN;
+    if body.len() != BASE && body.len() != BASE + PROOF_LEN {
         return None;
     }
     Some(Hello {
         rank: u32::from_le_bytes(body[0..4].try_into().ok()?),
         pid: u32::from_le_bytes(body[4..8].try_into().ok()?),
-        key: (body.len() > 8).then(|| body[8..].to_vec()),
+        nonce: body[8..BASE].try_into().ok()?,
+        proof: if body.len() > BASE {
+            Some(body[BASE..].try_into().ok()?)
+        } else {
+            None
+        },
     })
+}
+
+/// What both proofs of a handshake cover: the two nonces, the rank and the
+/// pid the rank claimed.
+fn transcript(server: &[u8; NONCE_LEN], hello: &Hello) -> Vec<u8> {
+    let mut t = Vec::with_capacity(2 * NONCE_LEN + 8);
+    t.extend_from_slice(server);
+    t.extend_from_slice(&hello.nonce);
+    t.extend_from_slice(&hello.rank.to_le_bytes());
+    t.extend_from_slice(&hello.pid.to_le_bytes());
+    t
+}
+
+fn proof(context: &str, key: &str, server: &[u8; NONCE_LEN], hello: &Hello) -> [u8; PROOF_LEN] {
+    let k = blake3::derive_key(context, key.as_bytes());
+    *blake3::keyed_hash(&k, &transcript(server, hello)).as_bytes()
+}
+
+/// The rank's proof that it knows `key`, for the coordinator's nonce
+/// `server` and the rest of `hello` (its `proof` field is ignored).
+pub fn hello_proof(key: &str, server: &[u8; NONCE_LEN], hello: &Hello) -> [u8; PROOF_LEN] {
+    proof("gex control plane 2026 hello v1", key, server, hello)
+}
+
+/// The coordinator's proof that it knows `key` too, sent in
+/// [`Kind::Welcome`] (another derived key: a rank's proof cannot be
+/// reflected back as the coordinator's).
+pub fn welcome_proof(key: &str, server: &[u8; NONCE_LEN], hello: &Hello) -> [u8; PROOF_LEN] {
+    proof("gex control plane 2026 welcome v1", key, server, hello)
 }
 
 /// Compares two keys in time independent of where they differ.
 pub fn keys_match(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The rank side of the handshake, on a blocking stream: reads the
+/// [`Kind::Challenge`], sends the `Hello` for `rank` (with a proof when
+/// asked, which needs `key`), and reads the [`Kind::Welcome`], checking the
+/// coordinator's proof. An `Abort` instead is an error carrying its text.
+pub fn rank_handshake<S: Read + Write>(
+    stream: &mut S,
+    rank: u32,
+    pid: u32,
+    key: Option<&str>,
+    nonce: [u8; NONCE_LEN],
+) -> io::Result<()> {
+    let bad = |what: String| io::Error::new(io::ErrorKind::InvalidData, what);
+    let (kind, body) = read_frame_max(stream, PRE_AUTH_MAX_FRAME)?;
+    let ch = match kind {
+        Kind::Challenge => parse_challenge(&body).ok_or_else(|| {
+            bad("the control plane's challenge is malformed (another gex version?)".into())
+        })?,
+        Kind::Abort => return Err(bad(String::from_utf8_lossy(&body).into_owned())),
+        k => {
+            return Err(bad(format!(
+                "the control plane sent {k:?} before its challenge"
+            )))
+        }
+    };
+    let mut hello = Hello {
+        rank,
+        pid,
+        nonce,
+        proof: None,
+    };
+    if ch.key_required {
+        let key = key.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "the control plane requires the job key, and this process has none",
+            )
+        })?;
+        hello.proof = Some(hello_proof(key, &ch.nonce, &hello));
+    }
+    write_frame(stream, Kind::Hello, &hello_body(&hello))?;
+    let (kind, body) = read_frame(stream)?;
+    match kind {
+        Kind::Welcome => {}
+        Kind::Abort | Kind::End => {
+            let text = match kind {
+                Kind::End => parse_code_body(&body).map(|(_, r)| r).unwrap_or_default(),
+                _ => String::from_utf8_lossy(&body).into_owned(),
+            };
+            return Err(io::Error::new(io::ErrorKind::PermissionDenied, text));
+        }
+        k => return Err(bad(format!("the control plane answered Hello with {k:?}"))),
+    }
+    if let (true, Some(key)) = (ch.key_required, key) {
+        let want = welcome_proof(key, &ch.nonce, &hello);
+        if !keys_match(&body, &want) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "the control plane did not prove that it knows the job key",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Encodes an `Exit`, `Bye` or `End` body: the code, then an optional
@@ -267,11 +425,12 @@ pub fn parse_code_body(body: &[u8]) -> Option<(i32, String)> {
 }
 
 /// Encodes an `ExchangeResult` body from every rank's contribution.
-pub fn encode_exchange_result(parts: &[Vec<u8>]) -> Vec<u8> {
-    let total: usize = parts.iter().map(|p| p.len() + 4).sum();
+pub fn encode_exchange_result<P: AsRef<[u8]>>(parts: &[P]) -> Vec<u8> {
+    let total: usize = parts.iter().map(|p| p.as_ref().len() + 4).sum();
     let mut b = Vec::with_capacity(4 + total);
     b.extend_from_slice(&(parts.len() as u32).to_le_bytes());
     for p in parts {
+        let p = p.as_ref();
         b.extend_from_slice(&(p.len() as u32).to_le_bytes());
         b.extend_from_slice(p);
     }
@@ -314,12 +473,39 @@ mod tests {
 
     #[test]
     fn hello_with_and_without_key() {
-        let h = parse_hello(&hello_body(3, 42)).unwrap();
-        assert_eq!((h.rank, h.pid, h.key), (3, 42, None));
-        let h = parse_hello(&hello_body_with_key(1, 7, "00ff")).unwrap();
-        assert_eq!((h.rank, h.pid), (1, 7));
-        assert_eq!(h.key.as_deref(), Some(&b"00ff"[..]));
+        let mut h = Hello {
+            rank: 3,
+            pid: 42,
+            nonce: [5; NONCE_LEN],
+            proof: None,
+        };
+        assert_eq!(parse_hello(&hello_body(&h)), Some(h.clone()));
+        let server = [6; NONCE_LEN];
+        h.proof = Some(hello_proof("k", &server, &h));
+        assert_eq!(parse_hello(&hello_body(&h)), Some(h.clone()));
         assert!(parse_hello(&[1, 2, 3]).is_none());
+        assert!(parse_hello(&hello_body(&h)[..30]).is_none());
+        // Proofs depend on the key, both nonces, the rank and the pid, and
+        // the two directions differ.
+        let p = hello_proof("k", &server, &h);
+        assert_ne!(p, hello_proof("K", &server, &h));
+        assert_ne!(p, hello_proof("k", &[7; NONCE_LEN], &h));
+        assert_ne!(p, welcome_proof("k", &server, &h));
+        for change in [
+            |h: &mut Hello| h.rank += 1,
+            |h: &mut Hello| h.pid += 1,
+            |h: &mut Hello| h.nonce[0] ^= 1,
+        ] {
+            let mut other = h.clone();
+            change(&mut other);
+            assert_ne!(p, hello_proof("k", &server, &other));
+        }
+        let c = Challenge {
+            key_required: true,
+            nonce: server,
+        };
+        assert_eq!(parse_challenge(&challenge_body(&c)), Some(c));
+        assert!(parse_challenge(&[2, 1]).is_none());
         assert!(keys_match(b"abc", b"abc"));
         assert!(!keys_match(b"abc", b"abd"));
         assert!(!keys_match(b"abc", b"ab"));

@@ -17,8 +17,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use gex_bootstrap::wire::{
-    encode_exchange_result, parse_hello, read_frame, write_frame, Kind, ENV_CTRL, ENV_JOB_ID,
-    ENV_KEY_FD, ENV_RANK, ENV_SIZE,
+    self as bw, encode_exchange_result, parse_hello, read_frame, write_frame, Challenge, Kind,
+    ENV_CTRL, ENV_JOB_ID, ENV_KEY_FD, ENV_RANK, ENV_SIZE,
 };
 use gex_bootstrap::Bootstrap;
 use gex_conduit::{AmSink, Conduit, IncomingAm, OutgoingAm, PollScope};
@@ -69,15 +69,22 @@ fn drain(ep: &mut Endpoint, now: Instant) -> Vec<Vec<u8>> {
 /// with everything else rank 0 says.
 fn serve_control_plane(listener: UnixListener, key: String, rank1: SocketAddr) {
     let (mut conn, _) = listener.accept().expect("rank 0 connects");
+    let ch = Challenge {
+        key_required: true,
+        nonce: [9; bw::NONCE_LEN],
+    };
+    write_frame(&mut conn, Kind::Challenge, &bw::challenge_body(&ch)).unwrap();
     let (kind, body) = read_frame(&mut conn).expect("Hello");
     assert_eq!(kind, Kind::Hello);
     let hello = parse_hello(&body).expect("a Hello");
     assert_eq!(hello.rank, 0);
     assert_eq!(
-        hello.key.as_deref(),
-        Some(key.as_bytes()),
-        "the key from GEX_KEY_FD"
+        hello.proof,
+        Some(bw::hello_proof(&key, &ch.nonce, &hello)),
+        "a proof of the key from GEX_KEY_FD"
     );
+    let welcome = bw::welcome_proof(&key, &ch.nonce, &hello);
+    write_frame(&mut conn, Kind::Welcome, &welcome).unwrap();
     while let Ok((kind, mine)) = read_frame(&mut conn) {
         if kind != Kind::Exchange {
             continue;

@@ -2,8 +2,10 @@
 //!
 //! [`run`] starts the ranks of a job as processes, serves the start-up
 //! control plane they use (all-gather exchanges, barriers, exit; the wire
-//! format is [`gex_bootstrap::wire`]), forwards their output line by
-//! line, and decides the job's exit code:
+//! format is [`gex_bootstrap::wire`], the coordinator
+//! [`gex_bootstrap::coord`], shared with the rendezvous rank 0 serves under
+//! srun or mpirun), forwards their output line by line, and decides the
+//! job's exit code:
 //!
 //! * a rank's `Exit` frame ends the job with that code (the first one wins);
 //! * a rank that exits non-zero or dies from a signal ends the job with that
@@ -55,10 +57,12 @@
 //!
 //! Ranks on other machines cannot reach a Unix socket: [`Ctrl::Tcp`] (the
 //! default when some rank is started through ssh) serves the control plane
-//! over TCP; there a connection must say `Hello` with the job key (which
-//! only the ranks have) or it is dropped, and strangers that connect do not
-//! end the job. A rank reached over TCP ends itself when the launcher
-//! closes its connection.
+//! over TCP. On every connection, a rank must prove that it knows the job
+//! key (which only the ranks have) in its first small frame, answering a
+//! fresh challenge, or the connection is dropped: strangers that connect,
+//! however many, do not end the job nor make the launcher hold their data
+//! ([`gex_bootstrap::coord`] has the rules). A rank reached over TCP ends
+//! itself when the launcher closes its connection.
 //!
 //! What is local only: the launcher tracks the processes it started (for
 //! ssh, the local `ssh` client), so when a job ends, remote ranks end when
@@ -78,7 +82,6 @@
 //! The `gex-run` binary is a thin command-line front end over [`run`]; it
 //! also reads the `GEX_RUN_TIMEOUT` variable (the library does not).
 
-mod ctrl;
 mod hosts;
 mod job;
 mod leftovers;

@@ -1,17 +1,25 @@
 //! Forwarding the ranks' stdout/stderr, one whole line at a time.
+//!
+//! A task per pipe reads lines (on the job's runtime); one writer thread
+//! writes them, so that a launcher whose own output is slow to drain holds
+//! up only the ranks' output (through a bounded queue), never the control
+//! plane.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
-use crossbeam_channel::Sender;
-
-use crate::job::Event;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+use tokio::sync::mpsc;
 
 /// Longest line forwarded in one piece; a longer one is cut into pieces of
 /// this size, each forwarded as a line of its own (so one rank printing a
 /// huge blob without newlines cannot make the launcher buffer all of it).
 const MAX_LINE: u64 = 64 * 1024;
+
+/// Lines queued for the writer thread before readers wait.
+const QUEUE: usize = 1024;
 
 /// Where lines go. Every write is one whole line under a lock, so lines
 /// from different ranks (and the launcher's own messages) never interleave.
@@ -53,30 +61,42 @@ impl Sink {
     }
 }
 
-/// Copies `pipe` to `sink` line by line until end of file, then reports
-/// [`Event::OutputDone`]. With `label`, each line is prefixed `[rank] `.
-///
-/// Runs on a thread of its own; `progress` counts forwarded lines so the
-/// coordinator can tell a slow drain from a stuck one.
-pub(crate) fn forward(
-    pipe: impl Read,
-    rank: u32,
-    label: bool,
-    sink: Sink,
+/// The queue to the writer thread: (to stderr?, the line).
+pub(crate) type Lines = mpsc::Sender<(bool, Vec<u8>)>;
+
+/// Starts the writer thread for `out` and `err`; it ends when every
+/// sender of the returned queue is dropped.
+pub(crate) fn writer(out: Sink, err: Sink) -> io::Result<(Lines, JoinHandle<()>)> {
+    let (tx, mut rx) = mpsc::channel::<(bool, Vec<u8>)>(QUEUE);
+    let t = std::thread::Builder::new()
+        .name("gex-run-output".into())
+        .spawn(move || {
+            while let Some((is_err, line)) = rx.blocking_recv() {
+                if is_err { &err } else { &out }.write_line(&line);
+            }
+        })?;
+    Ok((tx, t))
+}
+
+/// Copies `pipe` to the writer line by line until end of file. With a
+/// `prefix` (`[rank] `), each line starts with it. `progress` counts
+/// forwarded lines so the launcher can tell a slow drain from a stuck one.
+pub(crate) async fn forward(
+    pipe: impl AsyncRead + Unpin,
+    prefix: Option<String>,
+    is_err: bool,
+    lines: Lines,
     progress: Arc<AtomicU64>,
-    events: Sender<Event>,
 ) {
-    let prefix = if label {
-        format!("[{rank}] ").into_bytes()
-    } else {
-        Vec::new()
-    };
+    let prefix = prefix.unwrap_or_default().into_bytes();
     let mut reader = BufReader::with_capacity(MAX_LINE as usize, pipe);
-    let mut line = Vec::new();
     loop {
-        line.clear();
-        line.extend_from_slice(&prefix);
-        match reader.by_ref().take(MAX_LINE).read_until(b'\n', &mut line) {
+        let mut line = prefix.clone();
+        match (&mut reader)
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut line)
+            .await
+        {
             Ok(0) => break,
             Ok(_) => {
                 // A last line without a newline (or a cut long line) still
@@ -84,7 +104,9 @@ pub(crate) fn forward(
                 if line.last() != Some(&b'\n') {
                     line.push(b'\n');
                 }
-                sink.write_line(&line);
+                if lines.send((is_err, line)).await.is_err() {
+                    break;
+                }
                 progress.fetch_add(1, Ordering::Relaxed);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -92,7 +114,6 @@ pub(crate) fn forward(
             Err(_) => break,
         }
     }
-    let _ = events.send(Event::OutputDone { rank });
 }
 
 #[cfg(test)]
@@ -101,17 +122,21 @@ mod tests {
 
     fn run_forward(input: &[u8], label: bool) -> String {
         let buf = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = crossbeam_channel::unbounded();
-        forward(
+        let (lines, writer) = writer(Sink::Buffer(buf.clone()), Sink::Stderr).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let progress = Arc::new(AtomicU64::new(0));
+        rt.block_on(forward(
             input,
-            7,
-            label,
-            Sink::Buffer(buf.clone()),
-            Arc::new(AtomicU64::new(0)),
-            tx,
-        );
-        assert!(matches!(rx.try_recv(), Ok(Event::OutputDone { rank: 7 })));
+            label.then(|| "[7] ".to_string()),
+            false,
+            lines,
+            progress.clone(),
+        ));
+        writer.join().unwrap();
         let s = buf.lock().unwrap().clone();
+        assert_eq!(progress.load(Ordering::Relaxed) as usize, s.lines().count());
         s
     }
 

@@ -14,23 +14,7 @@ use gex_bootstrap::wire::{ENV_JOB_KEY, ENV_KEY_FD};
 use crate::hosts::{shell_quote, Via};
 
 /// How a rank process ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Status {
-    /// It called `exit` (or returned from `main`) with this code.
-    Code(i32),
-    /// A signal ended it.
-    Signal(i32),
-}
-
-impl Status {
-    /// The shell convention for a job code: the exit code, or 128 + signal.
-    pub(crate) fn job_code(self) -> i32 {
-        match self {
-            Status::Code(c) => c,
-            Status::Signal(s) => 128 + s,
-        }
-    }
-}
+pub(crate) use gex_bootstrap::coord::Ended as Status;
 
 /// Finds `program` the way `execvp` would: a name with a `/` is used as is,
 /// a bare name is searched in `path` (the `PATH` the ranks will see).
@@ -325,44 +309,6 @@ pub(crate) fn kill_rank(pid: u32) {
     }
 }
 
-/// The conventional name of signal `sig` (`SIGKILL`), or `SIG?` if unknown.
-pub(crate) fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGTRAP => "SIGTRAP",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGUSR1 => "SIGUSR1",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGUSR2 => "SIGUSR2",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGSTKFLT => "SIGSTKFLT",
-        libc::SIGCHLD => "SIGCHLD",
-        libc::SIGCONT => "SIGCONT",
-        libc::SIGSTOP => "SIGSTOP",
-        libc::SIGTSTP => "SIGTSTP",
-        libc::SIGTTIN => "SIGTTIN",
-        libc::SIGTTOU => "SIGTTOU",
-        libc::SIGURG => "SIGURG",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGXFSZ => "SIGXFSZ",
-        libc::SIGVTALRM => "SIGVTALRM",
-        libc::SIGPROF => "SIGPROF",
-        libc::SIGWINCH => "SIGWINCH",
-        libc::SIGIO => "SIGIO",
-        libc::SIGPWR => "SIGPWR",
-        libc::SIGSYS => "SIGSYS",
-        _ => "SIG?",
-    }
-}
-
 /// Whether the launcher's standard input is a terminal.
 pub(crate) fn stdin_is_terminal() -> bool {
     use std::io::IsTerminal;
@@ -452,13 +398,5 @@ mod tests {
                 0
             )
         );
-    }
-
-    #[test]
-    fn job_codes_follow_the_shell_convention() {
-        assert_eq!(Status::Code(3).job_code(), 3);
-        assert_eq!(Status::Signal(9).job_code(), 137);
-        assert_eq!(signal_name(libc::SIGKILL), "SIGKILL");
-        assert_eq!(signal_name(1000), "SIG?");
     }
 }

@@ -2,16 +2,15 @@
 //!
 //! The handler only records the signal and writes its number to a
 //! self-pipe (both async-signal-safe). A watcher thread reads the pipe and
-//! forwards [`Event::Signal`] to every job running in this process, whose
+//! forwards [`Input::Signal`] to every job running in this process, whose
 //! coordinator then ends the job like any other failure.
 
 use std::io;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use crossbeam_channel::Sender;
-
-use crate::job::Event;
+use gex_bootstrap::serve::Input;
+use tokio::sync::mpsc::UnboundedSender;
 
 /// Write end of the self-pipe, or -1 before installation.
 static PIPE_WR: AtomicI32 = AtomicI32::new(-1);
@@ -19,7 +18,7 @@ static PIPE_WR: AtomicI32 = AtomicI32::new(-1);
 /// signal arrived ends at once.
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
 /// Jobs to tell, by registration id.
-static JOBS: Mutex<Vec<(u64, Sender<Event>)>> = Mutex::new(Vec::new());
+static JOBS: Mutex<Vec<(u64, UnboundedSender<Input>)>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 static INSTALLED: OnceLock<io::Result<()>> = OnceLock::new();
 
@@ -88,7 +87,7 @@ fn watch(rd: libc::c_int) {
         if n == 1 {
             let jobs = JOBS.lock().unwrap_or_else(|p| p.into_inner());
             for (_, tx) in jobs.iter() {
-                let _ = tx.send(Event::Signal(i32::from(byte)));
+                let _ = tx.send(Input::Signal(i32::from(byte)));
             }
         } else if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
             continue;
@@ -103,7 +102,7 @@ pub(crate) struct Subscription(u64);
 
 /// Subscribes a job. Returns the subscription and, if a signal already
 /// arrived before (so the job must end at once), that signal.
-pub(crate) fn subscribe(tx: Sender<Event>) -> (Subscription, Option<i32>) {
+pub(crate) fn subscribe(tx: UnboundedSender<Input>) -> (Subscription, Option<i32>) {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     JOBS.lock()
         .unwrap_or_else(|p| p.into_inner())

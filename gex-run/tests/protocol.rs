@@ -13,8 +13,8 @@ use std::time::Duration;
 use common::{gone, wait_for_exit, PROMPT};
 use gex_bootstrap::stream::Stream;
 use gex_bootstrap::wire::{
-    decode_exchange_result, hello_body, hello_body_with_key, read_frame, write_frame, CtrlAddr,
-    Kind, ENV_CTRL, ENV_JOB_ID, ENV_RANK, ENV_SIZE,
+    self, decode_exchange_result, hello_body, parse_challenge, read_frame, write_frame, CtrlAddr,
+    Hello, Kind, ENV_CTRL, ENV_JOB_ID, ENV_RANK, ENV_SIZE,
 };
 use gex_conduit::shm;
 use gex_run::{run, Ctrl, JobOutcome, JobSpec, Output};
@@ -78,20 +78,25 @@ impl Ctl {
         Stream::connect(&addr).unwrap()
     }
 
-    /// Says Hello as `rank` with the job key.
-    fn hello(stream: &mut Stream, rank: u32) {
+    /// Joins as `rank` with the job key (the whole handshake).
+    fn hello(stream: &mut Stream, rank: u32) -> std::io::Result<()> {
         let key = gex_bootstrap::launcher_key()
             .unwrap()
             .expect("a job key from the launcher");
-        let body = hello_body_with_key(rank, std::process::id(), &key);
-        write_frame(stream, Kind::Hello, &body).unwrap();
+        Ctl::hello_with(stream, rank, &key)
     }
 
-    /// Connects and says Hello as this process's `GEX_RANK`.
+    /// Joins as `rank`, proving `key`.
+    fn hello_with(stream: &mut Stream, rank: u32, key: &str) -> std::io::Result<()> {
+        let nonce = gex_bootstrap::random_bytes();
+        wire::rank_handshake(stream, rank, std::process::id(), Some(key), nonce)
+    }
+
+    /// Connects and joins as this process's `GEX_RANK`.
     fn connect() -> Ctl {
         let mut stream = Ctl::connect_raw();
         let rank = env_u32(ENV_RANK);
-        Ctl::hello(&mut stream, rank);
+        Ctl::hello(&mut stream, rank).unwrap();
         Ctl {
             stream,
             rank,
@@ -276,53 +281,111 @@ fn fake_rank() {
                 let mut ctl = Ctl::connect();
                 // len = 1, kind = 99: no such kind.
                 ctl.stream.write_all(&[1, 0, 0, 0, 99]).unwrap();
+                // The coordinator tells why and closes this rank's
+                // connection; the job goes on until the rank ends.
+                match read_frame(&mut ctl.stream) {
+                    Ok((Kind::Abort, why)) => {
+                        println!("rank 0 dropped: {}", String::from_utf8_lossy(&why))
+                    }
+                    other => println!("rank 0 got {other:?}"),
+                }
+                std::io::stdout().flush().unwrap();
+                std::process::exit(1)
             }
             hang()
         }
-        "other-rank" => {
+        "other-rank" | "bad-rank" => {
             if rank == 0 {
                 let mut s = Ctl::connect_raw();
-                Ctl::hello(&mut s, 1);
-            }
-            hang()
-        }
-        "bad-rank" => {
-            if rank == 0 {
-                let mut s = Ctl::connect_raw();
-                Ctl::hello(&mut s, 7);
+                let claim = if role == "other-rank" { 1 } else { 7 };
+                match Ctl::hello(&mut s, claim) {
+                    Ok(()) => println!("rank 0 joined as {claim}"),
+                    Err(e) => println!("rank 0 refused: {e}"),
+                }
+                std::io::stdout().flush().unwrap();
+                std::process::exit(1)
             }
             hang()
         }
         "no-key" => {
-            // Without the key: fine over the Unix socket, dropped over TCP.
+            // A Hello without the proof is refused on either transport.
             let mut s = Ctl::connect_raw();
-            write_frame(&mut s, Kind::Hello, &hello_body(rank, std::process::id())).unwrap();
-            let mut ctl = Ctl {
-                stream: s,
+            let (kind, body) = read_frame(&mut s).unwrap();
+            assert_eq!(kind, Kind::Challenge);
+            assert!(parse_challenge(&body).unwrap().key_required);
+            let hello = Hello {
                 rank,
-                size: env_u32(ENV_SIZE),
+                pid: std::process::id(),
+                nonce: [7; 16],
+                proof: None,
             };
-            let r = ctl.exchange(b"x");
-            println!("rank {rank} exchange without key: {}", r.is_ok());
+            write_frame(&mut s, Kind::Hello, &hello_body(&hello)).unwrap();
+            let refused = match read_frame(&mut s) {
+                Ok((Kind::Abort, why)) => String::from_utf8(why).unwrap(),
+                other => format!("not refused: {other:?}"),
+            };
+            println!("rank {rank} without key: {refused}");
             std::process::exit(0)
         }
         "strangers" => {
             // Rank 0 first plays strangers: one hangs up before Hello, one
-            // sends garbage, one presents a wrong key. Over TCP none of
-            // them may end the job.
+            // sends garbage, one proves a wrong key, one replays a Hello
+            // recorded from another connection. Over TCP none of them may
+            // end the job, nor take a rank's place.
             if rank == 0 {
                 drop(Ctl::connect_raw());
                 Ctl::connect_raw().write_all(&[1, 0, 0, 0, 99]).unwrap();
                 let mut s = Ctl::connect_raw();
-                let body = hello_body_with_key(0, std::process::id(), "0123456789abcdef");
-                write_frame(&mut s, Kind::Hello, &body).unwrap();
-                // The launcher closes that connection without answering.
-                let mut buf = [0u8; 1];
-                assert_eq!(std::io::Read::read(&mut s, &mut buf).unwrap_or(0), 0);
+                let e = Ctl::hello_with(&mut s, 0, "0123456789abcdef").unwrap_err();
+                assert!(e.to_string().contains("wrong proof"), "{e}");
+                // A genuine Hello for another connection's challenge,
+                // replayed on this one.
+                let key = gex_bootstrap::launcher_key().unwrap().unwrap();
+                let mut recorded = Ctl::connect_raw();
+                let (_, body) = read_frame(&mut recorded).unwrap();
+                let theirs = parse_challenge(&body).unwrap();
+                let mut hello = Hello {
+                    rank: 0,
+                    pid: 1,
+                    nonce: [1; 16],
+                    proof: None,
+                };
+                hello.proof = Some(wire::hello_proof(&key, &theirs.nonce, &hello));
+                let mut replay = Ctl::connect_raw();
+                let _ = read_frame(&mut replay).unwrap();
+                write_frame(&mut replay, Kind::Hello, &hello_body(&hello)).unwrap();
+                let (kind, _) = read_frame(&mut replay).unwrap();
+                assert_eq!(kind, Kind::Abort, "a replayed Hello was accepted");
+                drop(recorded);
             }
             let mut ctl = Ctl::connect();
             let got = ctl.exchange(&payload(0, rank)).unwrap();
             assert_eq!(got.len(), ctl.size as usize);
+            println!("rank {rank} exchanges ok");
+            std::process::exit(0)
+        }
+        "siege" => {
+            // Every rank joins; ranks 1 and 2 wait in the first exchange
+            // while rank 0 besieges the control port: 2,000 idle
+            // connections, and 10 that announce 64 MiB frames and send
+            // them. Then the job carries on.
+            let mut ctl = Ctl::connect();
+            if rank == 0 {
+                let launcher = std::os::unix::process::parent_id();
+                let rest = status_kib(launcher, "VmRSS");
+                let t = std::time::Instant::now();
+                let (conns, open) = siege();
+                let took = t.elapsed().as_secs_f64();
+                let got = ctl.exchange(&payload(0, rank)).unwrap();
+                assert_eq!(got.len(), 3);
+                let peak = status_kib(launcher, "VmHWM");
+                println!("rank 0 idle {open} rest {rest} KiB peak {peak} KiB ({took:.2} s)");
+                drop(conns);
+            } else {
+                ctl.exchange(&payload(0, rank)).unwrap();
+            }
+            let got = ctl.exchange(&payload(1, rank)).unwrap();
+            assert_eq!(got[2], payload(1, 2));
             println!("rank {rank} exchanges ok");
             std::process::exit(0)
         }
@@ -344,6 +407,107 @@ fn fake_rank() {
         }
         other => panic!("unknown role {other}"),
     }
+}
+
+/// A line of `/proc/<pid>/status` in KiB (`VmRSS`, `VmHWM`).
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{field}:")))
+        .unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Opens 2,000 idle connections to the control port (returned, with the
+/// count of those the coordinator still holds open) and 10 that announce
+/// a 64 MiB frame before any Hello and then send it.
+fn siege() -> (Vec<std::net::TcpStream>, usize) {
+    let lim = libc::rlimit {
+        rlim_cur: 4096,
+        rlim_max: 4096,
+    };
+    // SAFETY: setrlimit only reads `lim`.
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
+    let CtrlAddr::Tcp(addr) = CtrlAddr::parse(&std::env::var(ENV_CTRL).unwrap()).unwrap() else {
+        panic!("the siege needs the TCP control plane");
+    };
+    let mut idle = Vec::new();
+    for _ in 0..2000 {
+        idle.push(std::net::TcpStream::connect(addr).unwrap());
+    }
+    let big: Vec<std::thread::JoinHandle<()>> = (0..10)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut s = std::net::TcpStream::connect(addr).unwrap();
+                let len = 64u32 << 20;
+                let mut head = len.to_le_bytes().to_vec();
+                head.push(Kind::Exchange as u8);
+                let chunk = vec![0x5a; 1 << 20];
+                // The coordinator drops the connection at the header: the
+                // writes fail (reset, broken pipe) long before 64 MiB.
+                if s.write_all(&head).is_ok() {
+                    for _ in 0..64 {
+                        if s.write_all(&chunk).is_err() {
+                            break;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in big {
+        t.join().unwrap();
+    }
+    // How many idle ones the coordinator still holds open (it drops the
+    // oldest beyond its bound): a peek that does not block.
+    let open = idle
+        .iter()
+        .filter(|s| {
+            s.set_nonblocking(true).unwrap();
+            let mut b = [0u8; 64];
+            // Open and silent after the challenge: WouldBlock.
+            let _ = std::io::Read::read(&mut &**s, &mut b);
+            matches!(std::io::Read::read(&mut &**s, &mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+        })
+        .count();
+    (idle, open)
+}
+
+#[test]
+fn a_siege_of_the_control_port_leaves_the_job_and_the_memory_alone() {
+    let out = run(&fake_job_on(Ctrl::Tcp, 3, "siege")).unwrap();
+    assert_eq!(out.code, 0, "{out:?}");
+    let lines = rank_lines(&out);
+    let report = lines
+        .iter()
+        .find(|l| l.starts_with("rank 0 idle"))
+        .unwrap_or_else(|| panic!("{out:?}"));
+    let f: Vec<u64> = report
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let (open, rest, peak) = (f[1], f[2], f[3]);
+    // The launcher is this test process: its peak memory stays within
+    // 64 MiB of what it used before the siege.
+    eprintln!("{report}");
+    assert!(peak < rest + 64 * 1024, "rest {rest} KiB, peak {peak} KiB");
+    // Unauthenticated connections are bounded.
+    assert!(
+        open <= gex_bootstrap::coord::MAX_PENDING as u64,
+        "{open} still open"
+    );
+    assert!(
+        out.stderr
+            .contains("connections were waiting to authenticate"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        lines.iter().filter(|l| l.ends_with("exchanges ok")).count(),
+        3,
+        "{out:?}"
+    );
 }
 
 #[test]
@@ -397,33 +561,25 @@ fn exit_zero_is_the_job_code_whatever_the_rank_exits_with() {
 }
 
 #[test]
-fn a_hello_without_the_key_is_accepted_on_the_unix_socket_only() {
-    let out = run(&fake_job_on(Ctrl::Unix, 2, "no-key")).unwrap();
-    assert_eq!(out.code, 0, "{out:?}");
-    let mut lines = rank_lines(&out);
-    lines.sort();
-    assert_eq!(
-        lines,
-        [
-            "rank 0 exchange without key: true",
-            "rank 1 exchange without key: true"
-        ]
-    );
-
-    // Over TCP the connection is dropped: the rank's exchange fails (end
-    // of file instead of a frame: the fake rank panics) and the job fails.
-    let out = run(&fake_job_on(Ctrl::Tcp, 2, "no-key")).unwrap();
-    assert_ne!(out.code, 0, "{out:?}");
-    assert!(
-        out.stderr
-            .contains("gex-run: dropped a control connection from 127.0.0.1:"),
-        "{out:?}"
-    );
-    assert!(
-        out.stderr.contains("its Hello carried no job key"),
-        "{out:?}"
-    );
-    assert!(out.elapsed < PROMPT, "{out:?}");
+fn a_hello_without_the_key_is_refused_on_both_transports() {
+    for ctrl in CTRLS {
+        let out = run(&fake_job_on(ctrl, 2, "no-key")).unwrap();
+        assert_eq!(out.code, 0, "{ctrl:?}: {out:?}");
+        let lines = rank_lines(&out);
+        assert_eq!(lines.len(), 2, "{ctrl:?}: {out:?}");
+        for l in lines {
+            assert!(
+                l.contains("carried no proof of the job key"),
+                "{ctrl:?}: {l}"
+            );
+        }
+        assert!(
+            out.stderr
+                .contains("gex-run: dropped a control connection from "),
+            "{out:?}"
+        );
+        assert!(out.elapsed < PROMPT, "{out:?}");
+    }
 }
 
 #[test]
@@ -433,16 +589,12 @@ fn strangers_on_the_tcp_control_port_do_not_end_the_job() {
     let mut lines = rank_lines(&out);
     lines.sort();
     assert_eq!(lines, ["rank 0 exchanges ok", "rank 1 exchanges ok"]);
-    assert!(
-        out.stderr.contains("unknown control frame kind 99"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("its Hello carried a wrong job key"),
-        "{}",
-        out.stderr
-    );
+    for msg in [
+        "its first frame was not a control frame",
+        "carried a wrong proof of the job key",
+    ] {
+        assert!(out.stderr.contains(msg), "{msg}: {}", out.stderr);
+    }
 }
 
 #[test]
@@ -512,27 +664,27 @@ fn shared_memory_of_a_killed_job_leaves_nothing() {
     assert!(out.elapsed < PROMPT, "{out:?}");
 }
 
+/// A rank that breaks the protocol is dropped with `message` (printed by
+/// the launcher and told to the rank), and then ends the job by exiting 1.
 fn assert_protocol_error(ctrl: Ctrl, role: &str, message: &str) {
     let out = run(&fake_job_on(ctrl, 2, role)).unwrap();
     assert_eq!(out.code, 1, "{ctrl:?}: {out:?}");
+    assert!(out.stderr.contains(message), "{ctrl:?}: {out:?}");
+    let told = rank_lines(&out);
     assert!(
-        out.stderr.contains(&format!("gex-run: {message}")),
+        told.iter().any(|l| l.contains(message)),
         "{ctrl:?}: {out:?}"
     );
-    assert!(out.reason.contains(message), "{ctrl:?}: {out:?}");
+    assert_eq!(out.reason, "rank 0 exited with code 1", "{ctrl:?}: {out:?}");
     assert!(out.elapsed < PROMPT, "{ctrl:?}: {out:?}");
 }
 
 #[test]
-fn a_malformed_frame_ends_the_job() {
+fn a_malformed_frame_drops_the_rank() {
     // From a rank that said Hello (with the key): an error on either
-    // transport.
+    // transport, for that connection.
     for ctrl in CTRLS {
-        assert_protocol_error(
-            ctrl,
-            "malformed",
-            "malformed control frame from rank 0: unknown control frame kind 99",
-        );
+        assert_protocol_error(ctrl, "malformed", "rank 0 sent an unknown frame kind");
     }
 }
 
@@ -543,17 +695,17 @@ fn an_inherited_connection_speaks_only_for_its_rank() {
     assert_protocol_error(
         Ctrl::Unix,
         "other-rank",
-        "a process said Hello as rank 1 on the control connection of rank 0",
+        "it said Hello as rank 1 on the socket made for rank 0",
     );
 }
 
 #[test]
-fn hello_with_a_rank_outside_the_job_ends_it() {
+fn hello_with_a_rank_outside_the_job_is_refused() {
     for ctrl in CTRLS {
         assert_protocol_error(
             ctrl,
             "bad-rank",
-            "a process said Hello as rank 7, but the job has 2 ranks",
+            "it said Hello as rank 7, but the job has 2 ranks",
         );
     }
 }
