@@ -305,13 +305,13 @@ fn resolve(rdv: &str) -> Result<SocketAddr> {
 /// be a name for the host that resolves elsewhere), the port on every
 /// interface.
 fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
-    match TcpListener::bind(addr) {
+    match super::serve::bind_tcp(addr) {
         Err(e) if e.kind() == io::ErrorKind::AddrNotAvailable => {
             let any: SocketAddr = match addr {
                 SocketAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, addr.port()).into(),
                 SocketAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, addr.port()).into(),
             };
-            TcpListener::bind(any)
+            super::serve::bind_tcp(any)
         }
         r => r,
     }

@@ -229,6 +229,20 @@ async fn sleep_until(t: Option<tokio::time::Instant>) {
     }
 }
 
+/// Binds a TCP listener for the control plane with a long accept queue
+/// (1024): ranks connecting at once, and strangers, must not overflow it
+/// (an overflow costs a connecting rank a SYN retransmission, a second).
+pub fn bind_tcp(addr: std::net::SocketAddr) -> io::Result<std::net::TcpListener> {
+    let l = std::net::TcpListener::bind(addr)?;
+    // SAFETY: listen on a socket this function owns; calling it again on a
+    // listening socket only changes the length of its accept queue.
+    if unsafe { libc::listen(std::os::fd::AsRawFd::as_raw_fd(&l), 1024) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    l.set_nonblocking(true)?;
+    Ok(l)
+}
+
 fn out_of_descriptors(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
 }

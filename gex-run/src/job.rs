@@ -395,8 +395,7 @@ fn tcp_listener(spec: &JobSpec) -> io::Result<(tokio::net::TcpListener, CtrlAddr
     let at = spec
         .ctrl_addr
         .unwrap_or_else(|| (Ipv4Addr::UNSPECIFIED, 0).into());
-    let l = std::net::TcpListener::bind(at)?;
-    l.set_nonblocking(true)?;
+    let l = gex_bootstrap::serve::bind_tcp(at)?;
     let mut advertised = l.local_addr()?;
     if advertised.ip().is_unspecified() {
         let ip = hosts::first_ipv4().unwrap_or(Ipv4Addr::LOCALHOST);
