@@ -393,7 +393,7 @@ impl Coordinator {
             .map(|(id, _)| *id);
         match oldest {
             Some(old) => {
-                self.drop_stranger(old, why);
+                self.drop_waiting(old, why);
                 true
             }
             None => false,
@@ -402,6 +402,16 @@ impl Coordinator {
 
     /// Drops a connection that did not authenticate.
     fn drop_stranger(&mut self, conn: ConnId, why: &str) {
+        self.drop_unauthenticated(conn, why, "");
+    }
+
+    /// Drops a connection that did nothing wrong but waited too long, or
+    /// too many waited: a rank may connect again ([`wire::RETRY_PREFIX`]).
+    fn drop_waiting(&mut self, conn: ConnId, why: &str) {
+        self.drop_unauthenticated(conn, why, wire::RETRY_PREFIX);
+    }
+
+    fn drop_unauthenticated(&mut self, conn: ConnId, why: &str, prefix: &str) {
         let Some(c) = self.conns.remove(&conn) else {
             return;
         };
@@ -419,7 +429,7 @@ impl Coordinator {
         }
         // Telling a stranger why reveals nothing secret, and tells a rank
         // that was misconfigured what to fix.
-        let abort = format!("the control plane dropped this connection: {why}");
+        let abort = format!("{prefix}the control plane dropped this connection: {why}");
         self.send(conn, Kind::Abort, abort.into_bytes());
         self.actions.push(Action::Close { conn });
     }
@@ -766,7 +776,7 @@ impl Coordinator {
             .collect();
         for conn in expired {
             let secs = self.cfg.handshake_timeout.as_secs_f64();
-            self.drop_stranger(conn, &format!("it did not authenticate within {secs} s"));
+            self.drop_waiting(conn, &format!("it did not authenticate within {secs} s"));
         }
         if self.ending.is_none() && self.deadline.is_some_and(|d| now >= d) {
             let secs = self.cfg.timeout.map(fmt_secs).unwrap_or_default();
@@ -1170,6 +1180,10 @@ mod tests {
         let acts = co.take_actions();
         // The oldest network connections went; the inherited one stays.
         assert_eq!(closes(&acts), [0, 1, 2, 3, 4, 5]);
+        // They did nothing wrong: they are told to try again.
+        for (_, why) in sends(&acts, Kind::Abort) {
+            assert!(why.starts_with(wire::RETRY_PREFIX.as_bytes()));
+        }
         assert_eq!(co.pending(), 5);
         assert!(acts
             .iter()

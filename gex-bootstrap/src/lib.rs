@@ -398,12 +398,40 @@ impl Shared {
             s.set_write_timeout(None)?;
             s.set_nonblocking(true)
         };
-        shake(&mut stream).map_err(|e| {
-            Error::resource(format!(
-                "rank {rank} could not join the job's control plane ({}): {e}",
-                server.name()
-            ))
-        })?;
+        // Over TCP, a connection the coordinator dropped while it waited
+        // (too many strangers were waiting with it) is made again, until
+        // the handshake's bound.
+        let peer = match &stream {
+            Stream::Tcp(s) => s.peer_addr().ok(),
+            Stream::Unix(_) => None,
+        };
+        let deadline = Instant::now() + HANDSHAKE_WAIT;
+        let mut pause = Duration::from_millis(10);
+        loop {
+            let e = match shake(&mut stream) {
+                Ok(()) => break,
+                Err(e) => e,
+            };
+            let again = matches!(
+                e.kind(),
+                io::ErrorKind::ConnectionAborted
+                    | io::ErrorKind::ConnectionReset
+                    | io::ErrorKind::UnexpectedEof
+                    | io::ErrorKind::BrokenPipe
+            );
+            let Some(peer) = peer.filter(|_| again && Instant::now() + pause < deadline) else {
+                return Err(Error::resource(format!(
+                    "rank {rank} could not join the job's control plane ({}): {e}",
+                    server.name()
+                )));
+            };
+            // A bounded back-off before trying again, not a synchronisation.
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(250));
+            if let Ok(s) = std::net::TcpStream::connect(peer).and_then(Stream::tcp) {
+                stream = s;
+            }
+        }
         Ok(Arc::new(Shared {
             conn: Mutex::new(Conn {
                 stream,

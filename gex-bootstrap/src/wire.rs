@@ -346,6 +346,23 @@ pub fn keys_match(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// How an `Abort` that drops a connection during the handshake starts when
+/// the connection did nothing wrong (the coordinator had too many waiting,
+/// or it took too long): the rank may connect again.
+pub const RETRY_PREFIX: &str = "try again: ";
+
+/// The error for an `Abort` during the handshake: `ConnectionAborted` when
+/// it says to try again ([`RETRY_PREFIX`]), else `PermissionDenied`.
+fn refused(body: &[u8]) -> io::Error {
+    let text = String::from_utf8_lossy(body).into_owned();
+    let kind = if text.starts_with(RETRY_PREFIX) {
+        io::ErrorKind::ConnectionAborted
+    } else {
+        io::ErrorKind::PermissionDenied
+    };
+    io::Error::new(kind, text)
+}
+
 /// The rank side of the handshake, on a blocking stream: reads the
 /// [`Kind::Challenge`], sends the `Hello` for `rank` (with a proof when
 /// asked, which needs `key`), and reads the [`Kind::Welcome`], checking the
@@ -363,7 +380,7 @@ pub fn rank_handshake<S: Read + Write>(
         Kind::Challenge => parse_challenge(&body).ok_or_else(|| {
             bad("the control plane's challenge is malformed (another gex version?)".into())
         })?,
-        Kind::Abort => return Err(bad(String::from_utf8_lossy(&body).into_owned())),
+        Kind::Abort => return Err(refused(&body)),
         k => {
             return Err(bad(format!(
                 "the control plane sent {k:?} before its challenge"
@@ -389,11 +406,9 @@ pub fn rank_handshake<S: Read + Write>(
     let (kind, body) = read_frame(stream)?;
     match kind {
         Kind::Welcome => {}
-        Kind::Abort | Kind::End => {
-            let text = match kind {
-                Kind::End => parse_code_body(&body).map(|(_, r)| r).unwrap_or_default(),
-                _ => String::from_utf8_lossy(&body).into_owned(),
-            };
+        Kind::Abort => return Err(refused(&body)),
+        Kind::End => {
+            let text = parse_code_body(&body).map(|(_, r)| r).unwrap_or_default();
             return Err(io::Error::new(io::ErrorKind::PermissionDenied, text));
         }
         k => return Err(bad(format!("the control plane answered Hello with {k:?}"))),

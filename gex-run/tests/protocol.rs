@@ -370,6 +370,8 @@ fn fake_rank() {
             // connections, and 10 that announce 64 MiB frames and send
             // them. Then the job carries on.
             let mut ctl = Ctl::connect();
+            // Everyone has joined: the job runs.
+            ctl.exchange(b"joined").unwrap();
             if rank == 0 {
                 let launcher = std::os::unix::process::parent_id();
                 let rest = status_kib(launcher, "VmRSS");
