@@ -24,6 +24,11 @@ commands:
                                run gex-testsuite's `bench-*` programs (or the
                                named ones) under gex-run with N ranks (default 2)
                                on conduit C (smp or udp; default smp)
+  bench-startup [--ranks N,N,...] [--reps R]
+                               job start-up times by rank count (default
+                               2,8,32,128; median of R runs, default 3):
+                               gex-run on smp and udp, and an empty MPI
+                               program under mpirun when mpicc is installed
   fmt-check                    cargo fmt --all --check
   lint                         cargo clippy --workspace --all-targets -- -D warnings
   ci                           fmt-check, lint, test, test-cluster --max-ranks 4
@@ -66,6 +71,10 @@ pub enum Command {
         /// `--conduit` for gex-run (smp when absent).
         conduit: Option<String>,
         names: Vec<String>,
+    },
+    BenchStartup {
+        ranks: Vec<u32>,
+        reps: u32,
     },
     FmtCheck,
     Lint,
@@ -116,6 +125,25 @@ where
                 max_ranks,
                 conduits,
             })
+        }
+        "bench-startup" => {
+            let mut ranks = vec![2, 8, 32, 128];
+            let mut reps = 3;
+            while let Some(arg) = args.next() {
+                if let Some(v) = args.value_of(&arg, &["--ranks"])? {
+                    ranks = v
+                        .split(',')
+                        .map(|r| rank_count("--ranks", r))
+                        .collect::<Result<_, _>>()?;
+                } else if let Some(v) = args.value_of(&arg, &["--reps"])? {
+                    reps = rank_count("--reps", &v)?;
+                } else if is_help(&arg) {
+                    return Ok(Command::Help);
+                } else {
+                    return Err(unexpected("bench-startup", &arg));
+                }
+            }
+            Command::BenchStartup { ranks, reps }
         }
         "demo" => {
             let mut ranks = DEFAULT_DEMO_RANKS;
@@ -394,5 +422,25 @@ mod tests {
         );
         assert!(p(&["bench", "--release"]).is_err());
         assert!(p(&["bench", "-n", "none"]).is_err());
+    }
+
+    #[test]
+    fn bench_startup() {
+        assert_eq!(
+            p(&["bench-startup"]),
+            Ok(Command::BenchStartup {
+                ranks: vec![2, 8, 32, 128],
+                reps: 3
+            })
+        );
+        assert_eq!(
+            p(&["bench-startup", "--ranks", "3,5", "--reps", "1"]),
+            Ok(Command::BenchStartup {
+                ranks: vec![3, 5],
+                reps: 1
+            })
+        );
+        assert!(p(&["bench-startup", "--ranks", "3,x"]).is_err());
+        assert!(p(&["bench-startup", "--bogus"]).is_err());
     }
 }

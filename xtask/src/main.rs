@@ -5,6 +5,7 @@ mod cli;
 mod cluster;
 mod layers;
 mod meta;
+mod startup;
 
 use std::cell::OnceCell;
 use std::env;
@@ -112,6 +113,7 @@ impl Ctx {
                 conduit,
                 names,
             } => self.bench(*ranks, conduit.as_deref(), names),
+            C::BenchStartup { ranks, reps } => self.bench_startup(ranks, *reps),
             C::FmtCheck => self.fmt_check(),
             C::Lint => self.lint(),
             C::Ci => self.ci(),
@@ -502,6 +504,23 @@ impl Ctx {
         } else {
             Err(format!("benchmarks failed: {}", failed.join(", ")).into())
         }
+    }
+
+    fn bench_startup(&self, ranks: &[u32], reps: u32) -> Result {
+        self.require_launcher()?;
+        self.run(&mut self.cargo(&[
+            "build",
+            "--release",
+            "-p",
+            LAUNCHER,
+            "-p",
+            TESTSUITE,
+            "--bins",
+        ]))?;
+        let release = self.release_dir()?;
+        let workspace = meta::workspace_root(self.metadata()?)
+            .ok_or_else(|| "cargo metadata has no workspace root".to_string())?;
+        startup::run(&workspace, &release, ranks, reps.max(1)).map_err(Into::into)
     }
 
     fn fmt_check(&self) -> Result {
