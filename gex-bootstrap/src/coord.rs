@@ -18,7 +18,8 @@
 //!   job not yet taken (and, on a rank's inherited connection, that rank).
 //!   Anything else drops that connection, never the job: a stranger cannot
 //!   end it. At most `max_pending` connections may be unauthenticated at
-//!   once (a new one evicts the oldest), and each has `handshake_timeout`.
+//!   once (a new one evicts the oldest), and each has `handshake_timeout`
+//!   (a rank's inherited socket has neither limit: nobody else holds it).
 //! * **Exchange.** The k-th `Exchange` of every rank belongs to round k; a
 //!   round completes when every rank contributed, and its result (one
 //!   buffer, shared) goes to every rank: N frames in, N out.
@@ -195,6 +196,13 @@ struct ConnState {
 }
 
 impl ConnState {
+    /// From the network and not authenticated (a rank's own inherited
+    /// socket is no stranger: only it holds the other end, and a program
+    /// that is not a gex rank may never speak on it).
+    fn is_stranger(&self) -> bool {
+        self.rank.is_none() && matches!(self.origin, Origin::Network { .. })
+    }
+
     fn peer(&self) -> String {
         match &self.origin {
             Origin::Inherited { rank } => format!("rank {rank}'s own socket"),
@@ -295,7 +303,7 @@ impl Coordinator {
         let handshake = self
             .conns
             .values()
-            .filter(|c| c.rank.is_none())
+            .filter(|c| c.is_stranger())
             .map(|c| c.since + self.cfg.handshake_timeout)
             .min();
         [
@@ -346,11 +354,7 @@ impl Coordinator {
         nonce: [u8; NONCE_LEN],
         now: Instant,
     ) {
-        let strangers = self
-            .conns
-            .values()
-            .filter(|c| c.rank.is_none() && matches!(c.origin, Origin::Network { .. }))
-            .count();
+        let strangers = self.conns.values().filter(|c| c.is_stranger()).count();
         if matches!(origin, Origin::Network { .. }) && strangers >= self.cfg.max_pending {
             let n = self.cfg.max_pending;
             self.evict(&format!(
@@ -388,7 +392,7 @@ impl Coordinator {
         let oldest = self
             .conns
             .iter()
-            .filter(|(_, c)| c.rank.is_none() && matches!(c.origin, Origin::Network { .. }))
+            .filter(|(_, c)| c.is_stranger())
             .min_by_key(|(id, c)| (c.since, **id))
             .map(|(id, _)| *id);
         match oldest {
@@ -771,7 +775,7 @@ impl Coordinator {
         let expired: Vec<ConnId> = self
             .conns
             .iter()
-            .filter(|(_, c)| c.rank.is_none() && now >= c.since + self.cfg.handshake_timeout)
+            .filter(|(_, c)| c.is_stranger() && now >= c.since + self.cfg.handshake_timeout)
             .map(|(id, _)| *id)
             .collect();
         for conn in expired {
@@ -1190,14 +1194,15 @@ mod tests {
             .any(|a| matches!(a, Action::Message(m) if m.contains("4 connections were waiting"))));
         assert!(co.evict_oldest_pending(now));
         assert_eq!(closes(&co.take_actions()), [6]);
-        // The handshake deadline drops the rest, the inherited one too.
+        // The handshake deadline drops the rest, but not a rank's own
+        // socket (the program may not be a gex rank at all).
         let late = now + HANDSHAKE_TIMEOUT + Duration::from_secs(1);
         assert!(co.next_deadline().unwrap() <= late);
         co.tick(late);
         let mut closed = closes(&co.take_actions());
         closed.sort();
-        assert_eq!(closed, [7, 8, 9, 100]);
-        assert_eq!(co.pending(), 0);
+        assert_eq!(closed, [7, 8, 9]);
+        assert_eq!(co.pending(), 1);
         assert!(co.outcome().is_none());
     }
 
