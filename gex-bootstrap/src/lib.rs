@@ -48,6 +48,8 @@ pub struct Bootstrap {
     size: Rank,
     job_id: String,
     job_key: Option<String>,
+    /// Distinct hosts the job spans, when known (see [`Bootstrap::hosts`]).
+    hosts: Option<u32>,
     conn: Option<Arc<Shared>>,
 }
 
@@ -95,6 +97,7 @@ impl std::fmt::Debug for Bootstrap {
             .field("rank", &self.rank)
             .field("size", &self.size)
             .field("job_id", &self.job_id)
+            .field("hosts", &self.hosts)
             .field("server", &self.conn.as_ref().map(|s| s.server))
             .finish()
     }
@@ -102,6 +105,13 @@ impl std::fmt::Debug for Bootstrap {
 
 fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// `GEX_HOSTS`, as the launcher (or a user starting ranks by hand) set it.
+fn hosts_from_env() -> Result<Option<u32>> {
+    vars::Lookup::env().parse(wire::ENV_HOSTS, "a number of hosts, at least 1", |&h: &u32| {
+        h >= 1
+    })
 }
 
 fn io_err(e: io::Error) -> Error {
@@ -117,6 +127,7 @@ impl Bootstrap {
             size: 1,
             job_id,
             job_key: None,
+            hosts: Some(1),
             conn: None,
         }
         .joined()
@@ -169,6 +180,7 @@ impl Bootstrap {
         let job_id = env_var(wire::ENV_JOB_ID)
             .ok_or_else(|| Error::not_init(format!("{} is not set", wire::ENV_JOB_ID)))?;
         let job_key = launcher_key()?;
+        let hosts = hosts_from_env()?;
         let stream = Stream::connect(&addr)
             .map_err(|e| Error::resource(format!("cannot reach the launcher at {ctrl}: {e}")))?;
         let tcp = stream.is_tcp();
@@ -183,6 +195,7 @@ impl Bootstrap {
             size,
             job_id,
             job_key,
+            hosts,
             conn: Some(shared),
         }
         .joined())
@@ -210,6 +223,16 @@ impl Bootstrap {
     /// singleton.
     pub fn job_key(&self) -> Option<&str> {
         self.job_key.as_deref()
+    }
+
+    /// How many distinct hosts the job spans, when this process knows:
+    /// `GEX_HOSTS` from `gex-run` (which places ranks on hosts), the number
+    /// of host names the ranks reported when they met at a rendezvous
+    /// (unless `GEX_HOSTS` was set), 1 for a singleton. Network conduits
+    /// choose their address and datagram size from it (one host: loopback
+    /// and the largest datagrams).
+    pub fn hosts(&self) -> Option<u32> {
+        self.hosts
     }
 
     /// Whether a launcher (`gex-run`, or rank 0 at a rendezvous) serves this

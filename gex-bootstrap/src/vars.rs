@@ -3,6 +3,15 @@
 //! against it by a test), and the check at init that warns, once, on rank
 //! 0, about a `GEX_*` variable that gex does not know: a misspelling would
 //! otherwise be silently ignored.
+//!
+//! Layers and conduits do not read variables where they use them: each has
+//! a settings struct (`gex_conduit_udp::UdpSettings`,
+//! `gex_core::ClientSettings`, `gex_rma::RmaSettings`,
+//! `gex_coll::CollSettings`) whose `from_env` reads its variables through a
+//! [`Lookup`] once, at init, and whose `Default` is the table's default.
+//! An embedding runtime builds the structs in code instead.
+
+use gex_types::{Error, Result};
 
 /// Who sets a variable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,6 +234,102 @@ pub const VARS: &[Var] = &[
 /// Whether `name` is a variable gex reads.
 pub fn is_known(name: &str) -> bool {
     VARS.iter().any(|v| v.name == name)
+}
+
+/// The table's entry for `name`.
+pub fn var(name: &str) -> Option<&'static Var> {
+    VARS.iter().find(|v| v.name == name)
+}
+
+/// Where settings structs read their variables from: this process's
+/// environment ([`Lookup::env`], what `from_env` constructors use), a
+/// list of pairs ([`Lookup::pairs`], for tests), or any function
+/// ([`Lookup::func`], for an embedder that keeps its configuration
+/// elsewhere). An empty value counts as unset.
+///
+/// Each layer and conduit parses its own variables with
+/// [`Lookup::flag`] and [`Lookup::parse`], so that a value that does not
+/// parse is an error naming the variable and the value.
+#[derive(Clone, Copy)]
+pub struct Lookup<'a>(Src<'a>);
+
+#[derive(Clone, Copy)]
+enum Src<'a> {
+    Env,
+    Pairs(&'a [(&'a str, &'a str)]),
+    Func(&'a dyn Fn(&str) -> Option<String>),
+}
+
+impl std::fmt::Debug for Lookup<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Src::Env => f.write_str("Lookup::env()"),
+            Src::Pairs(p) => f.debug_tuple("Lookup::pairs").field(&p).finish(),
+            Src::Func(_) => f.write_str("Lookup::func(..)"),
+        }
+    }
+}
+
+impl<'a> Lookup<'a> {
+    /// This process's environment.
+    pub fn env() -> Lookup<'static> {
+        Lookup(Src::Env)
+    }
+
+    /// The values in `pairs` (name, value); every other variable is unset.
+    pub fn pairs(pairs: &'a [(&'a str, &'a str)]) -> Lookup<'a> {
+        Lookup(Src::Pairs(pairs))
+    }
+
+    /// The values `f` returns.
+    pub fn func(f: &'a dyn Fn(&str) -> Option<String>) -> Lookup<'a> {
+        Lookup(Src::Func(f))
+    }
+
+    /// The value of `name`, `None` when unset or empty. `name` must be in
+    /// [`VARS`] (checked in debug builds), so that the table stays the one
+    /// list of what gex reads.
+    pub fn value(&self, name: &str) -> Option<String> {
+        debug_assert!(is_known(name), "{name} is not in gex_bootstrap::vars::VARS");
+        let v = match self.0 {
+            Src::Env => std::env::var(name).ok(),
+            Src::Pairs(p) => p.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()),
+            Src::Func(f) => f(name),
+        };
+        v.filter(|v| !v.is_empty())
+    }
+
+    /// A switch: `1` is on, `0` off, unset (or empty) `default`; anything
+    /// else is an error naming the variable and its value.
+    pub fn flag(&self, name: &str, default: bool) -> Result<bool> {
+        match self.value(name).as_deref() {
+            None => Ok(default),
+            Some("1") => Ok(true),
+            Some("0") => Ok(false),
+            Some(v) => Err(Error::bad_arg(format!(
+                "{name}={v:?}: expected 0 (off) or 1 (on; default {})",
+                if default { "on" } else { "off" }
+            ))),
+        }
+    }
+
+    /// A value parsed as `T` (surrounding blanks ignored) and accepted by
+    /// `ok`, `None` when unset; otherwise an error naming the variable, its
+    /// value and what was `expected`.
+    pub fn parse<T: std::str::FromStr>(
+        &self,
+        name: &str,
+        expected: &str,
+        ok: impl Fn(&T) -> bool,
+    ) -> Result<Option<T>> {
+        let Some(v) = self.value(name) else {
+            return Ok(None);
+        };
+        match v.trim().parse::<T>() {
+            Ok(t) if ok(&t) => Ok(Some(t)),
+            _ => Err(Error::bad_arg(format!("{name}={v:?}: expected {expected}"))),
+        }
+    }
 }
 
 /// The `GEX_*` names among `names` that gex does not read, each with the
