@@ -303,7 +303,6 @@ fn send_raw(
     mode: Mode,
     c: Option<&Arc<Completion>>,
 ) {
-    let e = &*ENGINE;
     let rt = rt();
     let msg = OutgoingAm::new(AmCategory::Medium, true, H_COLL, &args, payload);
     // Only handlers send with `immediate`, and they always pass the
