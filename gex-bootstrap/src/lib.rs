@@ -109,9 +109,15 @@ fn env_var(name: &str) -> Option<String> {
 
 /// `GEX_HOSTS`, as the launcher (or a user starting ranks by hand) set it.
 fn hosts_from_env() -> Result<Option<u32>> {
-    vars::Lookup::env().parse(wire::ENV_HOSTS, "a number of hosts, at least 1", |&h: &u32| {
-        h >= 1
-    })
+    hosts_from(vars::Lookup::env())
+}
+
+fn hosts_from(vars: vars::Lookup<'_>) -> Result<Option<u32>> {
+    vars.parse(
+        wire::ENV_HOSTS,
+        "a number of hosts, at least 1",
+        |&h: &u32| h >= 1,
+    )
 }
 
 fn io_err(e: io::Error) -> Error {
@@ -699,3 +705,22 @@ impl Conn {
 
 #[cfg(test)]
 mod key_tests;
+
+#[cfg(test)]
+mod hosts_tests {
+    use super::{hosts_from, vars::Lookup, Bootstrap};
+
+    #[test]
+    fn the_host_count_comes_from_gex_hosts_or_is_one_for_a_singleton() {
+        assert_eq!(Bootstrap::singleton().hosts(), Some(1));
+        assert_eq!(hosts_from(Lookup::pairs(&[])).unwrap(), None);
+        assert_eq!(
+            hosts_from(Lookup::pairs(&[("GEX_HOSTS", "3")])).unwrap(),
+            Some(3)
+        );
+        for bad in ["0", "two", "-1"] {
+            let e = hosts_from(Lookup::pairs(&[("GEX_HOSTS", bad)])).unwrap_err();
+            assert!(e.message().contains(&format!("GEX_HOSTS={bad:?}")), "{e}");
+        }
+    }
+}

@@ -293,7 +293,10 @@ impl<'a> Lookup<'a> {
         debug_assert!(is_known(name), "{name} is not in gex_bootstrap::vars::VARS");
         let v = match self.0 {
             Src::Env => std::env::var(name).ok(),
-            Src::Pairs(p) => p.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string()),
+            Src::Pairs(p) => p
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string()),
             Src::Func(f) => f(name),
         };
         v.filter(|v| !v.is_empty())
@@ -407,6 +410,49 @@ mod tests {
                 ("GEX_STAT", Some("GEX_STATS")),
             ]
         );
+    }
+
+    #[test]
+    fn lookups_read_flags_and_numbers_strictly() {
+        let pairs = [
+            ("GEX_STATS", "1"),
+            ("GEX_RMA_FORCE_AM", "0"),
+            ("GEX_COLL_FORCE_AM", ""),
+            ("GEX_UDP_MTU", " 1500 "),
+            ("GEX_UDP_WINDOW", "x"),
+        ];
+        let l = Lookup::pairs(&pairs);
+        assert!(l.flag("GEX_STATS", false).unwrap());
+        assert!(!l.flag("GEX_RMA_FORCE_AM", true).unwrap());
+        // Empty and unset are the default.
+        assert!(l.flag("GEX_COLL_FORCE_AM", true).unwrap());
+        assert!(!l.flag("GEX_COLL_FORCE_DEFER", false).unwrap());
+        assert_eq!(l.value("GEX_COLL_FORCE_AM"), None);
+        assert_eq!(
+            l.parse::<usize>("GEX_UDP_MTU", "bytes", |_| true).unwrap(),
+            Some(1500)
+        );
+        assert_eq!(
+            l.parse::<usize>("GEX_UDP_SPIN_US", "us", |_| true).unwrap(),
+            None
+        );
+        let e = l.parse::<usize>("GEX_UDP_MTU", "100 or less", |&m| m <= 100);
+        assert_eq!(
+            e.unwrap_err().message(),
+            "GEX_UDP_MTU=\" 1500 \": expected 100 or less"
+        );
+        let e = l.parse::<usize>("GEX_UDP_WINDOW", "a count", |_| true);
+        assert!(e.unwrap_err().message().contains("GEX_UDP_WINDOW=\"x\""));
+        let bad = [("GEX_STATS", "true")];
+        let e = Lookup::pairs(&bad).flag("GEX_STATS", false).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "GEX_STATS=\"true\": expected 0 (off) or 1 (on; default off)"
+        );
+        let f = |name: &str| (name == "GEX_STATS").then(|| "1".to_string());
+        assert!(Lookup::func(&f).flag("GEX_STATS", false).unwrap());
+        assert_eq!(var("GEX_UDP_MTU").unwrap().name, "GEX_UDP_MTU");
+        assert!(var("GEX_NOPE").is_none());
     }
 
     #[test]

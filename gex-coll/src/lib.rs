@@ -131,3 +131,24 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
 fn progress_hook() -> usize {
     engine::retry_deferred() + shmbar::progress()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::CollSettings;
+    use gex_core::bootstrap::vars::{var, Lookup};
+
+    #[test]
+    fn coll_settings_from_variables() {
+        let read = |pairs: &[(&str, &str)]| CollSettings::from_lookup(Lookup::pairs(pairs));
+        assert_eq!(read(&[]).unwrap(), CollSettings::default());
+        let s = read(&[("GEX_COLL_FORCE_AM", "1"), ("GEX_COLL_FORCE_DEFER", "1")]).unwrap();
+        assert!(s.force_am && s.force_defer);
+        for v in ["GEX_COLL_FORCE_AM", "GEX_COLL_FORCE_DEFER"] {
+            let e = read(&[(v, "on")]).unwrap_err();
+            assert!(e.message().contains(&format!("{v}=\"on\"")), "{e}");
+            assert_eq!(var(v).unwrap().default, "off");
+        }
+        let d = CollSettings::default();
+        assert!(!d.force_am && !d.force_defer);
+    }
+}

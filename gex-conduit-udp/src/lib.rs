@@ -278,7 +278,11 @@ impl UdpSettings {
             )))
         };
         if let Some(m) = self.mtu.filter(|m| !MTU_RANGE.contains(m)) {
-            return bad("mtu", "GEX_UDP_MTU", format!("= {m}: expected 512 to 65507"));
+            return bad(
+                "mtu",
+                "GEX_UDP_MTU",
+                format!("= {m}: expected 512 to 65507"),
+            );
         }
         if let Some(w) = self.window.filter(|w| !WINDOW_RANGE.contains(w)) {
             return bad(
@@ -291,7 +295,11 @@ impl UdpSettings {
             return bad(
                 "inbox_limit",
                 "GEX_UDP_INBOX_LIMIT",
-                format!("= {}: expected 1 to {}", self.inbox_limit, INBOX_RANGE.end()),
+                format!(
+                    "= {}: expected 1 to {}",
+                    self.inbox_limit,
+                    INBOX_RANGE.end()
+                ),
             );
         }
         let t = self.peer_timeout.as_secs_f64();
@@ -1896,13 +1904,25 @@ mod tests {
         assert!(e.message().contains("mtu (GEX_UDP_MTU) = 100"), "{e}");
         let mut s = UdpSettings::default();
         s.window = Some(0);
-        assert!(s.validate().unwrap_err().message().contains("GEX_UDP_WINDOW"));
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .message()
+            .contains("GEX_UDP_WINDOW"));
         let mut s = UdpSettings::default();
         s.inbox_limit = 0;
-        assert!(s.validate().unwrap_err().message().contains("GEX_UDP_INBOX_LIMIT"));
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .message()
+            .contains("GEX_UDP_INBOX_LIMIT"));
         let mut s = UdpSettings::default();
         s.peer_timeout = Duration::ZERO;
-        assert!(s.validate().unwrap_err().message().contains("GEX_UDP_PEER_TIMEOUT"));
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .message()
+            .contains("GEX_UDP_PEER_TIMEOUT"));
         // A factory built from settings keeps them; one from the
         // environment has none until it creates its conduit.
         let mut s = UdpSettings::default();

@@ -798,3 +798,26 @@ impl Segment {
 pub fn segment_desc(rt: &Runtime, rank: Rank) -> Option<SegmentDesc> {
     rt.segments().and_then(|t| t.get(rank as usize).copied())
 }
+
+#[cfg(test)]
+mod settings_tests {
+    use super::ClientSettings;
+    use crate::bootstrap::vars::{var, Lookup};
+
+    #[test]
+    fn client_settings_from_variables_and_code() {
+        let read = |pairs: &[(&str, &str)]| ClientSettings::from_lookup(Lookup::pairs(pairs));
+        assert_eq!(read(&[]).unwrap(), ClientSettings::default());
+        assert!(read(&[("GEX_STATS", "1")]).unwrap().stats_at_exit);
+        assert!(!read(&[("GEX_STATS", "0")]).unwrap().stats_at_exit);
+        let e = read(&[("GEX_STATS", "yes")]).unwrap_err();
+        assert!(e.message().contains("GEX_STATS=\"yes\""), "{e}");
+        // In code, without the environment.
+        let mut s = ClientSettings::default();
+        s.stats_at_exit = true;
+        assert!(s.stats_at_exit);
+        // The default is the table's.
+        assert_eq!(var("GEX_STATS").unwrap().default, "off");
+        assert!(!ClientSettings::default().stats_at_exit);
+    }
+}

@@ -1175,6 +1175,20 @@ fn get_am<'d>(
 #[cfg(test)]
 mod tests {
     use super::copy_bytes;
+    use super::RmaSettings;
+    use gex_core::bootstrap::vars::{var, Lookup};
+
+    #[test]
+    fn rma_settings_from_variables() {
+        let read = |pairs: &[(&str, &str)]| RmaSettings::from_lookup(Lookup::pairs(pairs));
+        assert_eq!(read(&[]).unwrap(), RmaSettings::default());
+        assert!(read(&[("GEX_RMA_FORCE_AM", "1")]).unwrap().force_am);
+        assert!(!read(&[("GEX_RMA_FORCE_AM", "0")]).unwrap().force_am);
+        let e = read(&[("GEX_RMA_FORCE_AM", "2")]).unwrap_err();
+        assert!(e.message().contains("GEX_RMA_FORCE_AM=\"2\""), "{e}");
+        assert_eq!(var("GEX_RMA_FORCE_AM").unwrap().default, "off");
+        assert!(!RmaSettings::default().force_am);
+    }
 
     /// Every length up to 40, at every small source and destination
     /// position in one buffer (so overlapping both ways), against `memmove`
