@@ -196,7 +196,7 @@ pub const VARS: &[Var] = &[
     ),
     launcher(
         "GEX_HOSTS",
-        "set by the launcher or the rendezvous",
+        "set by the launcher; else counted at a rendezvous",
         "How many distinct hosts the job spans (the udp conduit picks its address and datagram size from it).",
     ),
     test(
