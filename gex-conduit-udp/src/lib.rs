@@ -1854,17 +1854,18 @@ mod tests {
             ("GEX_UDP_INBOX_LIMIT", "8"),
         ])
         .unwrap();
-        let mut want = UdpSettings::default();
-        want.bypass = false;
-        want.auth = false;
-        want.mtu = Some(1472);
-        want.window = Some(16);
-        want.addr = Some("10.0.0.7".into());
-        want.host = Some("node3".into());
-        want.peer_timeout = Duration::from_millis(2500);
-        want.progress_thread = true;
-        want.spin = Duration::ZERO;
-        want.inbox_limit = 8;
+        let want = UdpSettings {
+            bypass: false,
+            auth: false,
+            mtu: Some(1472),
+            window: Some(16),
+            addr: Some("10.0.0.7".into()),
+            host: Some("node3".into()),
+            peer_timeout: Duration::from_millis(2500),
+            progress_thread: true,
+            spin: Duration::ZERO,
+            inbox_limit: 8,
+        };
         assert_eq!(s, want);
         assert!(want.validate().is_ok());
     }
@@ -1898,35 +1899,47 @@ mod tests {
     /// created; the error names the field and its variable.
     #[test]
     fn settings_made_in_code_are_checked() {
-        let mut s = UdpSettings::default();
-        s.mtu = Some(100);
-        let e = s.validate().unwrap_err();
-        assert!(e.message().contains("mtu (GEX_UDP_MTU) = 100"), "{e}");
-        let mut s = UdpSettings::default();
-        s.window = Some(0);
-        assert!(s
-            .validate()
-            .unwrap_err()
-            .message()
-            .contains("GEX_UDP_WINDOW"));
-        let mut s = UdpSettings::default();
-        s.inbox_limit = 0;
-        assert!(s
-            .validate()
-            .unwrap_err()
-            .message()
-            .contains("GEX_UDP_INBOX_LIMIT"));
-        let mut s = UdpSettings::default();
-        s.peer_timeout = Duration::ZERO;
-        assert!(s
-            .validate()
-            .unwrap_err()
-            .message()
-            .contains("GEX_UDP_PEER_TIMEOUT"));
+        let d = UdpSettings::default;
+        let cases = [
+            (
+                UdpSettings {
+                    mtu: Some(100),
+                    ..d()
+                },
+                "mtu (GEX_UDP_MTU) = 100",
+            ),
+            (
+                UdpSettings {
+                    window: Some(0),
+                    ..d()
+                },
+                "window (GEX_UDP_WINDOW) = 0",
+            ),
+            (
+                UdpSettings {
+                    inbox_limit: 0,
+                    ..d()
+                },
+                "inbox_limit (GEX_UDP_INBOX_LIMIT) = 0",
+            ),
+            (
+                UdpSettings {
+                    peer_timeout: Duration::ZERO,
+                    ..d()
+                },
+                "peer_timeout (GEX_UDP_PEER_TIMEOUT) = 0ns",
+            ),
+        ];
+        for (s, want) in cases {
+            let e = s.validate().unwrap_err();
+            assert!(e.message().contains(want), "{want}: {e}");
+        }
         // A factory built from settings keeps them; one from the
         // environment has none until it creates its conduit.
-        let mut s = UdpSettings::default();
-        s.mtu = Some(600);
+        let s = UdpSettings {
+            mtu: Some(600),
+            ..d()
+        };
         assert_eq!(UdpFactory::new(s.clone()).settings(), Some(&s));
         assert_eq!(UdpFactory::from_env().settings(), None);
     }

@@ -813,9 +813,10 @@ mod settings_tests {
         let e = read(&[("GEX_STATS", "yes")]).unwrap_err();
         assert!(e.message().contains("GEX_STATS=\"yes\""), "{e}");
         // In code, without the environment.
-        let mut s = ClientSettings::default();
-        s.stats_at_exit = true;
-        assert!(s.stats_at_exit);
+        let s = ClientSettings {
+            stats_at_exit: true,
+        };
+        assert_eq!(s, read(&[("GEX_STATS", "1")]).unwrap());
         // The default is the table's.
         assert_eq!(var("GEX_STATS").unwrap().default, "off");
         assert!(!ClientSettings::default().stats_at_exit);

@@ -168,7 +168,14 @@ fn unknown_variables_warn_and_bad_values_fail_naming_them() {
 /// variables that would not parse do not matter.
 #[test]
 fn settings_passed_in_code_take_effect() {
-    let cases: [(&str, u32, &[&str], &[(&str, &str)], &str); 3] = [
+    type Case<'a> = (
+        &'a str,
+        u32,
+        &'a [&'a str],
+        &'a [(&'a str, &'a str)],
+        &'a str,
+    );
+    let cases: [Case; 3] = [
         (
             "udp",
             3,

@@ -154,8 +154,10 @@ mod tests {
 
     #[test]
     fn an_unknown_conduit_is_an_error_naming_it() {
-        let mut c = Config::default();
-        c.conduit = Some("ibv".into());
+        let mut c = Config {
+            conduit: Some("ibv".into()),
+            ..Config::default()
+        };
         let e = c.factory().err().expect("no ibv conduit");
         assert!(e.message().contains("\"ibv\" is not compiled in"), "{e}");
         c.conduit = None;
