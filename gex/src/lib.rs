@@ -6,6 +6,19 @@
 //! Runtimes that embed a single layer depend on that crate directly
 //! (`gex-core`, `gex-am`, `gex-conduit-smp`, ...).
 //!
+//! Settings: [`init`] reads them from the `GEX_*` variables
+//! ([`Config::from_env`]); a program or an embedding runtime that decides
+//! them in code builds a [`Config`] (one typed struct per crate, each field
+//! naming its variable and default) and calls [`init_with_config`]:
+//!
+//! ```no_run
+//! let mut config = gex::Config::default(); // no variable is read
+//! config.conduit = Some("udp".into());
+//! config.udp.mtu = Some(1472);
+//! let (_client, _ep, tm) = gex::init_with_config("APP", gex::Flags::empty(), &config)?;
+//! # Ok::<(), gex::Error>(())
+//! ```
+//!
 //! ```no_run
 //! use gex::am::{register_handlers, AmRequest, HandlerEntry};
 //! use gex::Flags;
