@@ -162,5 +162,8 @@ mod tests {
         assert!(e.message().contains("\"ibv\" is not compiled in"), "{e}");
         c.conduit = None;
         assert_eq!(c.factory().unwrap().name(), conduits()[0]);
+        // The default conduit is the one the table of variables names.
+        let table = gex_core::bootstrap::vars::var(ENV_CONDUIT).unwrap();
+        assert_eq!(table.default, conduits()[0]);
     }
 }
