@@ -724,6 +724,18 @@ fn test_am_under_srun_meets_at_a_rendezvous() {
     assert!(left.is_empty(), "the job left {left:?}");
 }
 
+/// Settings in code at a rendezvous, over udp: the host count reaches the
+/// conduit through the bootstrap, and no variable is set on the way.
+#[test]
+fn test_config_over_udp_under_mpirun_meets_at_a_rendezvous() {
+    passes_at_a_rendezvous(
+        TEST_CONFIG,
+        "test-config",
+        OPEN_MPI,
+        &[("GEX_CONDUIT", "udp")],
+    );
+}
+
 /// udp without the bypass, no GEX_JOB_KEY: the key rank 0 makes up must
 /// reach every rank's conduit.
 #[test]

@@ -8,7 +8,8 @@
 //! reads no setting from the environment at all (`Config::default()`, on
 //! the udp conduit), so a variable that would not parse is never looked at.
 //!
-//! Every rank then checks that the settings took effect: gex-rma routes
+//! Every rank then checks that init changed no `GEX_*` variable and that
+//! the settings took effect: gex-rma routes
 //! every rank through Active Messages, and a put to the next rank and a
 //! get back return the bytes put. On udp the conduit reports a largest
 //! datagram of 1024 bytes, every rank is a neighbourhood of its own, and
@@ -45,8 +46,17 @@ fn main() {
     config.udp.mtu = Some(MTU);
     config.udp.bypass = false;
     config.rma.force_am = true;
+    let gex_vars = || -> Vec<(String, String)> {
+        std::env::vars()
+            .filter(|(k, _)| k.starts_with("GEX_"))
+            .collect()
+    };
+    let env_before = gex_vars();
     let (client, ep, tm) =
         gex::init_with_config("TEST_CONFIG", Flags::empty(), &config).expect("init_with_config");
+    // Init passes nothing through the environment (a rendezvous once set
+    // GEX_HOSTS for the udp conduit).
+    assert_eq!(gex_vars(), env_before, "init changed the GEX_* variables");
     let seg = Segment::attach(&tm, SEG).expect("gex_Segment_Attach");
     let job = Job {
         client,
