@@ -72,6 +72,8 @@ pub struct Bootstrap {
     size: Rank,
     job_id: String,
     job_key: Option<String>,
+    /// Distinct hosts the job spans, when known (see [`Bootstrap::hosts`]).
+    hosts: Option<u32>,
     conn: Option<Arc<Shared>>,
 }
 
@@ -119,6 +121,7 @@ impl std::fmt::Debug for Bootstrap {
             .field("rank", &self.rank)
             .field("size", &self.size)
             .field("job_id", &self.job_id)
+            .field("hosts", &self.hosts)
             .field("server", &self.conn.as_ref().map(|s| s.server))
             .finish()
     }
@@ -126,6 +129,19 @@ impl std::fmt::Debug for Bootstrap {
 
 fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// `GEX_HOSTS`, as the launcher (or a user starting ranks by hand) set it.
+fn hosts_from_env() -> Result<Option<u32>> {
+    hosts_from(vars::Lookup::env())
+}
+
+fn hosts_from(vars: vars::Lookup<'_>) -> Result<Option<u32>> {
+    vars.parse(
+        wire::ENV_HOSTS,
+        "a number of hosts, at least 1",
+        |&h: &u32| h >= 1,
+    )
 }
 
 fn io_err(e: io::Error) -> Error {
@@ -141,6 +157,7 @@ impl Bootstrap {
             size: 1,
             job_id,
             job_key: None,
+            hosts: Some(1),
             conn: None,
         }
         .joined()
@@ -193,6 +210,7 @@ impl Bootstrap {
         let job_id = env_var(wire::ENV_JOB_ID)
             .ok_or_else(|| Error::not_init(format!("{} is not set", wire::ENV_JOB_ID)))?;
         let job_key = launcher_key()?;
+        let hosts = hosts_from_env()?;
         let stream = Stream::connect(&addr)
             .map_err(|e| Error::resource(format!("cannot reach the launcher at {ctrl}: {e}")))?;
         let tcp = stream.is_tcp();
@@ -207,6 +225,7 @@ impl Bootstrap {
             size,
             job_id,
             job_key,
+            hosts,
             conn: Some(shared),
         }
         .joined())
@@ -234,6 +253,16 @@ impl Bootstrap {
     /// singleton.
     pub fn job_key(&self) -> Option<&str> {
         self.job_key.as_deref()
+    }
+
+    /// How many distinct hosts the job spans, when this process knows:
+    /// `GEX_HOSTS` from `gex-run` (which places ranks on hosts), the number
+    /// of host names the ranks reported when they met at a rendezvous
+    /// (unless `GEX_HOSTS` was set), 1 for a singleton. Network conduits
+    /// choose their address and datagram size from it (one host: loopback
+    /// and the largest datagrams).
+    pub fn hosts(&self) -> Option<u32> {
+        self.hosts
     }
 
     /// Whether a launcher (`gex-run`, or rank 0 at a rendezvous) serves this
@@ -744,3 +773,22 @@ impl Conn {
 
 #[cfg(test)]
 mod key_tests;
+
+#[cfg(test)]
+mod hosts_tests {
+    use super::{hosts_from, vars::Lookup, Bootstrap};
+
+    #[test]
+    fn the_host_count_comes_from_gex_hosts_or_is_one_for_a_singleton() {
+        assert_eq!(Bootstrap::singleton().hosts(), Some(1));
+        assert_eq!(hosts_from(Lookup::pairs(&[])).unwrap(), None);
+        assert_eq!(
+            hosts_from(Lookup::pairs(&[("GEX_HOSTS", "3")])).unwrap(),
+            Some(3)
+        );
+        for bad in ["0", "two", "-1"] {
+            let e = hosts_from(Lookup::pairs(&[("GEX_HOSTS", bad)])).unwrap_err();
+            assert!(e.message().contains(&format!("GEX_HOSTS={bad:?}")), "{e}");
+        }
+    }
+}

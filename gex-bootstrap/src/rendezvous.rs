@@ -21,11 +21,9 @@
 //!   authenticates their datagrams: `GEX_JOB_KEY` if rank 0 has it (an
 //!   explicit opt-in), else 64 random hex digits. Every rank's
 //!   [`super::Bootstrap::job_key`] carries it; it is not put in any
-//!   environment. Joining sets `GEX_HOSTS` (the number of distinct hosts,
-//!   which the udp conduit uses to choose its address and datagram size)
-//!   when it is not set; `std::env::set_var` is only sound while no other
-//!   thread reads the environment: call [`super::Bootstrap::from_env`]
-//!   (client init) before starting threads that do.
+//!   environment. [`super::Bootstrap::hosts`] gives the number of distinct
+//!   hosts the ranks reported (`GEX_HOSTS` if set), which the udp conduit
+//!   uses to choose its address and datagram size.
 //!
 //! The key travels to the ranks in that first exchange, over the
 //! rendezvous's TCP connections, in clear. If rank 0 has `GEX_JOB_KEY`, the
@@ -139,6 +137,7 @@ struct Joined {
     size: Rank,
     job_id: String,
     job_key: String,
+    hosts: u32,
     shared: Arc<Shared>,
 }
 
@@ -162,6 +161,7 @@ pub(super) fn join(ext: &ExternalLauncher) -> Result<Bootstrap> {
             size: j.size,
             job_id: j.job_id.clone(),
             job_key: Some(j.job_key.clone()),
+            hosts: Some(j.hosts),
             conn: Some(j.shared.clone()),
         });
     }
@@ -227,6 +227,7 @@ pub(super) fn join(ext: &ExternalLauncher) -> Result<Bootstrap> {
         size,
         job_id: String::new(),
         job_key: None,
+        hosts: None,
         conn: Some(shared.clone()),
     };
     let all = first.exchange(mine.as_bytes(), &mut || {})?;
@@ -264,17 +265,18 @@ pub(super) fn join(ext: &ExternalLauncher) -> Result<Bootstrap> {
             "rendezvous: rank 0 sent no job identifier or key",
         ));
     }
-    // The udp conduit reads this from the environment (see the module docs
-    // on why this is sound at this point). The job key is not put there:
-    // the Bootstrap carries it.
-    if env_var(wire::ENV_HOSTS).is_none() {
-        std::env::set_var(wire::ENV_HOSTS, hosts.len().to_string());
-    }
+    // The Bootstrap carries the host count (for the udp conduit) and the
+    // job key; nothing is put in the environment.
+    let hosts = match super::hosts_from_env()? {
+        Some(h) => h,
+        None => hosts.len() as u32,
+    };
     *joined = Some(Joined {
         rank,
         size,
         job_id: job_id.clone(),
         job_key: job_key.clone(),
+        hosts,
         shared: shared.clone(),
     });
     Ok(Bootstrap {
@@ -282,6 +284,7 @@ pub(super) fn join(ext: &ExternalLauncher) -> Result<Bootstrap> {
         size,
         job_id,
         job_key: Some(job_key),
+        hosts: Some(hosts),
         conn: Some(shared),
     })
 }

@@ -3,6 +3,15 @@
 //! against it by a test), and the check at init that warns, once, on rank
 //! 0, about a `GEX_*` variable that gex does not know: a misspelling would
 //! otherwise be silently ignored.
+//!
+//! Layers and conduits do not read variables where they use them: each has
+//! a settings struct (`gex_conduit_udp::UdpSettings`,
+//! `gex_core::ClientSettings`, `gex_rma::RmaSettings`,
+//! `gex_coll::CollSettings`) whose `from_env` reads its variables through a
+//! [`Lookup`] once, at init, and whose `Default` is the table's default.
+//! An embedding runtime builds the structs in code instead.
+
+use gex_types::{Error, Result};
 
 /// Who sets a variable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,7 +196,7 @@ pub const VARS: &[Var] = &[
     ),
     launcher(
         "GEX_HOSTS",
-        "set by the launcher or the rendezvous",
+        "set by the launcher; else counted at a rendezvous",
         "How many distinct hosts the job spans (the udp conduit picks its address and datagram size from it).",
     ),
     test(
@@ -225,6 +234,105 @@ pub const VARS: &[Var] = &[
 /// Whether `name` is a variable gex reads.
 pub fn is_known(name: &str) -> bool {
     VARS.iter().any(|v| v.name == name)
+}
+
+/// The table's entry for `name`.
+pub fn var(name: &str) -> Option<&'static Var> {
+    VARS.iter().find(|v| v.name == name)
+}
+
+/// Where settings structs read their variables from: this process's
+/// environment ([`Lookup::env`], what `from_env` constructors use), a
+/// list of pairs ([`Lookup::pairs`], for tests), or any function
+/// ([`Lookup::func`], for an embedder that keeps its configuration
+/// elsewhere). An empty value counts as unset.
+///
+/// Each layer and conduit parses its own variables with
+/// [`Lookup::flag`] and [`Lookup::parse`], so that a value that does not
+/// parse is an error naming the variable and the value.
+#[derive(Clone, Copy)]
+pub struct Lookup<'a>(Src<'a>);
+
+#[derive(Clone, Copy)]
+enum Src<'a> {
+    Env,
+    Pairs(&'a [(&'a str, &'a str)]),
+    Func(&'a dyn Fn(&str) -> Option<String>),
+}
+
+impl std::fmt::Debug for Lookup<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Src::Env => f.write_str("Lookup::env()"),
+            Src::Pairs(p) => f.debug_tuple("Lookup::pairs").field(&p).finish(),
+            Src::Func(_) => f.write_str("Lookup::func(..)"),
+        }
+    }
+}
+
+impl<'a> Lookup<'a> {
+    /// This process's environment.
+    pub fn env() -> Lookup<'static> {
+        Lookup(Src::Env)
+    }
+
+    /// The values in `pairs` (name, value); every other variable is unset.
+    pub fn pairs(pairs: &'a [(&'a str, &'a str)]) -> Lookup<'a> {
+        Lookup(Src::Pairs(pairs))
+    }
+
+    /// The values `f` returns.
+    pub fn func(f: &'a dyn Fn(&str) -> Option<String>) -> Lookup<'a> {
+        Lookup(Src::Func(f))
+    }
+
+    /// The value of `name`, `None` when unset or empty. `name` must be in
+    /// [`VARS`] (checked in debug builds), so that the table stays the one
+    /// list of what gex reads.
+    pub fn value(&self, name: &str) -> Option<String> {
+        debug_assert!(is_known(name), "{name} is not in gex_bootstrap::vars::VARS");
+        let v = match self.0 {
+            Src::Env => std::env::var(name).ok(),
+            Src::Pairs(p) => p
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string()),
+            Src::Func(f) => f(name),
+        };
+        v.filter(|v| !v.is_empty())
+    }
+
+    /// A switch: `1` is on, `0` off, unset (or empty) `default`; anything
+    /// else is an error naming the variable and its value.
+    pub fn flag(&self, name: &str, default: bool) -> Result<bool> {
+        match self.value(name).as_deref() {
+            None => Ok(default),
+            Some("1") => Ok(true),
+            Some("0") => Ok(false),
+            Some(v) => Err(Error::bad_arg(format!(
+                "{name}={v:?}: expected 0 (off) or 1 (on; default {})",
+                if default { "on" } else { "off" }
+            ))),
+        }
+    }
+
+    /// A value parsed as `T` (surrounding blanks ignored) and accepted by
+    /// `ok`, `None` when unset; otherwise an error naming the variable, its
+    /// value and what was `expected`.
+    pub fn parse<T: std::str::FromStr>(
+        &self,
+        name: &str,
+        expected: &str,
+        ok: impl Fn(&T) -> bool,
+    ) -> Result<Option<T>> {
+        let Some(v) = self.value(name) else {
+            return Ok(None);
+        };
+        match v.trim().parse::<T>() {
+            Ok(t) if ok(&t) => Ok(Some(t)),
+            _ => Err(Error::bad_arg(format!("{name}={v:?}: expected {expected}"))),
+        }
+    }
 }
 
 /// The `GEX_*` names among `names` that gex does not read, each with the
@@ -302,6 +410,49 @@ mod tests {
                 ("GEX_STAT", Some("GEX_STATS")),
             ]
         );
+    }
+
+    #[test]
+    fn lookups_read_flags_and_numbers_strictly() {
+        let pairs = [
+            ("GEX_STATS", "1"),
+            ("GEX_RMA_FORCE_AM", "0"),
+            ("GEX_COLL_FORCE_AM", ""),
+            ("GEX_UDP_MTU", " 1500 "),
+            ("GEX_UDP_WINDOW", "x"),
+        ];
+        let l = Lookup::pairs(&pairs);
+        assert!(l.flag("GEX_STATS", false).unwrap());
+        assert!(!l.flag("GEX_RMA_FORCE_AM", true).unwrap());
+        // Empty and unset are the default.
+        assert!(l.flag("GEX_COLL_FORCE_AM", true).unwrap());
+        assert!(!l.flag("GEX_COLL_FORCE_DEFER", false).unwrap());
+        assert_eq!(l.value("GEX_COLL_FORCE_AM"), None);
+        assert_eq!(
+            l.parse::<usize>("GEX_UDP_MTU", "bytes", |_| true).unwrap(),
+            Some(1500)
+        );
+        assert_eq!(
+            l.parse::<usize>("GEX_UDP_SPIN_US", "us", |_| true).unwrap(),
+            None
+        );
+        let e = l.parse::<usize>("GEX_UDP_MTU", "100 or less", |&m| m <= 100);
+        assert_eq!(
+            e.unwrap_err().message(),
+            "GEX_UDP_MTU=\" 1500 \": expected 100 or less"
+        );
+        let e = l.parse::<usize>("GEX_UDP_WINDOW", "a count", |_| true);
+        assert!(e.unwrap_err().message().contains("GEX_UDP_WINDOW=\"x\""));
+        let bad = [("GEX_STATS", "true")];
+        let e = Lookup::pairs(&bad).flag("GEX_STATS", false).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "GEX_STATS=\"true\": expected 0 (off) or 1 (on; default off)"
+        );
+        let f = |name: &str| (name == "GEX_STATS").then(|| "1".to_string());
+        assert!(Lookup::func(&f).flag("GEX_STATS", false).unwrap());
+        assert_eq!(var("GEX_UDP_MTU").unwrap().name, "GEX_UDP_MTU");
+        assert!(var("GEX_NOPE").is_none());
     }
 
     #[test]

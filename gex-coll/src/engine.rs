@@ -239,14 +239,20 @@ struct Deferred {
 struct Engine {
     ops: Mutex<HashMap<Key, Slot>>,
     deferred: Mutex<VecDeque<Deferred>>,
-    /// Testing: every send from a handler is deferred to the progress hook.
-    force_defer: bool,
+}
+
+/// Testing (`CollSettings::force_defer`, set at init): every send from a
+/// handler is deferred to the progress hook.
+static FORCE_DEFER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Applies `CollSettings::force_defer` (at client init).
+pub(crate) fn set_force_defer(on: bool) {
+    FORCE_DEFER.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
 static ENGINE: LazyLock<Engine> = LazyLock::new(|| Engine {
     ops: Mutex::new(HashMap::new()),
     deferred: Mutex::new(VecDeque::new()),
-    force_defer: std::env::var("GEX_COLL_FORCE_DEFER").is_ok_and(|v| v == "1"),
 });
 
 /// How sends are made: blocking (client thread) or never blocking (handler).
@@ -297,7 +303,6 @@ fn send_raw(
     mode: Mode,
     c: Option<&Arc<Completion>>,
 ) {
-    let e = &*ENGINE;
     let rt = rt();
     let msg = OutgoingAm::new(AmCategory::Medium, true, H_COLL, &args, payload);
     // Only handlers send with `immediate`, and they always pass the
@@ -306,7 +311,10 @@ fn send_raw(
         (Mode::Handler, Some(c)) => Some(c),
         _ => None,
     };
-    if let (Some(c), true) = (defer_to, e.force_defer) {
+    if let (Some(c), true) = (
+        defer_to,
+        FORCE_DEFER.load(std::sync::atomic::Ordering::Relaxed),
+    ) {
         defer(dest, args, payload, c);
         return;
     }

@@ -31,7 +31,8 @@
 //!   whole job, and `barrier_nb` over any team whose members all share
 //!   this process's neighbourhood (one channel of the area per team,
 //!   advanced by the progress hook; see `shmbar`). Elsewhere, and with
-//!   `GEX_COLL_FORCE_AM=1` (for testing), they use Active Messages.
+//!   `GEX_COLL_FORCE_AM=1` ([`CollSettings`], for testing), they use Active
+//!   Messages.
 //! - [`register`] must run on every rank during client init (the `gex`
 //!   facade does it): it registers the handler and the progress hook and
 //!   sets up the shared memory, collectively.
@@ -69,9 +70,49 @@ use gex_types::{Flags, Result};
 /// The layer's set-up, run on every rank at client init before the closing
 /// barrier (the facade passes it to `Client::init_with_layers`): registers
 /// the collectives' AM handler and progress hook, and sets up the shared
-/// memory of the barriers (collective over the job). A runtime using gex-coll without the facade
-/// must call it on every rank during init.
+/// memory of the barriers (collective over the job), with its settings from
+/// the environment ([`CollSettings::from_env`]). A runtime using gex-coll
+/// without the facade must call it (or [`register_with`]) on every rank
+/// during init.
 pub fn register(ep: &Ep) -> Result<()> {
+    register_with(ep, &CollSettings::from_env()?)
+}
+
+/// gex-coll's settings, applied at client init by [`register_with`]. Both
+/// are for testing. `Default` is what an empty environment gives;
+/// [`CollSettings::from_env`] reads the variables named on each field.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CollSettings {
+    /// `GEX_COLL_FORCE_AM` (`1`; default off): collectives move data with
+    /// Active Messages even within a neighbourhood (no shared-memory
+    /// barriers; if any rank sets it, no rank uses them).
+    pub force_am: bool,
+    /// `GEX_COLL_FORCE_DEFER` (`1`; default off): collective handlers
+    /// defer every message they forward to the progress hook.
+    pub force_defer: bool,
+}
+
+impl CollSettings {
+    /// The settings this process's environment gives; a value that does
+    /// not parse is an error naming the variable.
+    pub fn from_env() -> Result<CollSettings> {
+        Self::from_lookup(gex_core::bootstrap::vars::Lookup::env())
+    }
+
+    /// The settings `vars` gives (see [`CollSettings::from_env`]).
+    pub fn from_lookup(vars: gex_core::bootstrap::vars::Lookup<'_>) -> Result<CollSettings> {
+        Ok(CollSettings {
+            force_am: vars.flag("GEX_COLL_FORCE_AM", false)?,
+            force_defer: vars.flag("GEX_COLL_FORCE_DEFER", false)?,
+        })
+    }
+}
+
+/// [`register`] with the settings given in code (nothing is read from the
+/// environment).
+pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
+    engine::set_force_defer(settings.force_defer);
     let mut table = [HandlerEntry::request(
         engine::H_COLL,
         Flags::AM_MEDIUM,
@@ -83,10 +124,31 @@ pub fn register(ep: &Ep) -> Result<()> {
     // block), so it keeps no LayerAm.
     register_internal_handlers(ep, &mut table)?;
     ep.runtime().add_progress_hook(progress_hook)?;
-    shm::setup(ep.runtime())
+    shm::setup(ep.runtime(), settings.force_am)
 }
 
 /// The layer's progress: deferred sends, then shared-memory barriers.
 fn progress_hook() -> usize {
     engine::retry_deferred() + shmbar::progress()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CollSettings;
+    use gex_core::bootstrap::vars::{var, Lookup};
+
+    #[test]
+    fn coll_settings_from_variables() {
+        let read = |pairs: &[(&str, &str)]| CollSettings::from_lookup(Lookup::pairs(pairs));
+        assert_eq!(read(&[]).unwrap(), CollSettings::default());
+        let s = read(&[("GEX_COLL_FORCE_AM", "1"), ("GEX_COLL_FORCE_DEFER", "1")]).unwrap();
+        assert!(s.force_am && s.force_defer);
+        for v in ["GEX_COLL_FORCE_AM", "GEX_COLL_FORCE_DEFER"] {
+            let e = read(&[(v, "on")]).unwrap_err();
+            assert!(e.message().contains(&format!("{v}=\"on\"")), "{e}");
+            assert_eq!(var(v).unwrap().default, "off");
+        }
+        let d = CollSettings::default();
+        assert!(!d.force_am && !d.force_defer);
+    }
 }

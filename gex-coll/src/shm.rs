@@ -116,8 +116,10 @@ fn object_name(rt: &Runtime, leader: Rank) -> String {
 }
 
 /// Sets the areas up at client init, collectively over the job (two
-/// control-plane exchanges unless the job has one rank).
-pub(crate) fn setup(rt: &'static Runtime) -> Result<()> {
+/// control-plane exchanges unless the job has one rank); with `force_am`
+/// (`CollSettings::force_am`) this rank wants none, and so no rank uses
+/// one.
+pub(crate) fn setup(rt: &'static Runtime, force_am: bool) -> Result<()> {
     if rt.jobsize() < 2 {
         return Ok(());
     }
@@ -127,7 +129,7 @@ pub(crate) fn setup(rt: &'static Runtime) -> Result<()> {
     let leader = nbrhd.first().copied().unwrap_or(me);
     // A neighbourhood of one needs no area (its teams have one member).
     let needs = n >= 2;
-    let want = !std::env::var("GEX_COLL_FORCE_AM").is_ok_and(|v| v == "1");
+    let want = !force_am;
     let name = object_name(rt, leader);
     let len = area_len(n);
     let mut created: Option<shm::Region> = None;

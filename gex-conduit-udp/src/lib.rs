@@ -30,17 +30,21 @@
 //! is outstanding: a heartbeat thread in every rank keeps idle peers
 //! exchanging datagrams, and a rank that ends cleanly says BYE.
 //!
-//! Environment: `GEX_UDP_ADDR` (the address peers reach this rank at;
-//! default 127.0.0.1, or the first non-loopback IPv4 address when the
-//! launcher placed ranks on several hosts, `GEX_HOSTS` > 1), `GEX_HOST` (the
-//! host identity for grouping ranks into neighbourhoods; default the
-//! hostname), `GEX_UDP_MTU` (largest datagram; default 65507 when every
-//! rank is on this host, where datagrams cross loopback, else 1472),
-//! `GEX_UDP_BYPASS`, `GEX_UDP_PEER_TIMEOUT`, `GEX_UDP_AUTH`, `GEX_UDP_INBOX_LIMIT` (complete
+//! Settings: [`UdpSettings`], one field per variable — `GEX_UDP_ADDR` (the
+//! address peers reach this rank at; default 127.0.0.1, or the first
+//! non-loopback IPv4 address when the job spans several hosts,
+//! [`Bootstrap::hosts`] > 1), `GEX_HOST` (the host identity for grouping
+//! ranks into neighbourhoods; default the hostname), `GEX_UDP_MTU` (largest
+//! datagram; default 65507 when every rank is on this host, where
+//! datagrams cross loopback, else 1472), `GEX_UDP_BYPASS`,
+//! `GEX_UDP_PEER_TIMEOUT`, `GEX_UDP_AUTH`, `GEX_UDP_INBOX_LIMIT` (complete
 //! messages waiting for handlers beyond which request DATA is refused;
-//! default 65536), `GEX_UDP_PROGRESS_THREAD=1` (a
-//! thread that keeps the protocol going — ACKs, retransmissions, receiving —
-//! while the application does not poll; handlers still run only in polls).
+//! default 65536), `GEX_UDP_PROGRESS_THREAD=1` (a thread that keeps the
+//! protocol going — ACKs, retransmissions, receiving — while the
+//! application does not poll; handlers still run only in polls),
+//! `GEX_UDP_SPIN_US`, `GEX_UDP_WINDOW`. [`UdpFactory::from_env`] (what
+//! `gex::init` uses) reads them from the environment when the conduit is
+//! created; [`UdpFactory::new`] takes them from code.
 
 pub mod proto;
 pub mod rma;
@@ -53,6 +57,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use gex_bootstrap::vars::Lookup;
 use gex_bootstrap::Bootstrap;
 use gex_conduit::stats::{ConduitStats, Counter, PeerCounters};
 use gex_conduit::{
@@ -134,9 +139,212 @@ fn parse_peer_timeout(v: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs).max(Duration::from_millis(1)))
 }
 
-/// Creates the udp conduit.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct UdpFactory;
+/// The udp conduit's settings. `Default` is what an empty environment
+/// gives; [`UdpSettings::from_env`] reads the variables named on each field
+/// (what `gex::init` does), and an embedding runtime may build the struct
+/// in code and pass it to [`UdpFactory::new`] instead:
+///
+/// ```
+/// use gex_conduit_udp::{UdpFactory, UdpSettings};
+///
+/// let mut settings = UdpSettings::default();
+/// settings.mtu = Some(1472);
+/// settings.bypass = false;
+/// let factory = UdpFactory::new(settings);
+/// assert_eq!(factory.settings().unwrap().mtu, Some(1472));
+/// ```
+///
+/// Values set in code are checked when the conduit is created, with the
+/// same bounds as the variables.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct UdpSettings {
+    /// `GEX_UDP_BYPASS` (default on): ranks on the same host talk through
+    /// shared memory; off (`0`), every peer is reached over UDP.
+    pub bypass: bool,
+    /// `GEX_UDP_AUTH` (default on): every datagram carries a MAC; off
+    /// (`0`) only on a trusted network. Every rank must agree (checked at
+    /// start-up).
+    pub auth: bool,
+    /// `GEX_UDP_MTU` (default `None`: 65507 when the job is on one host,
+    /// else 1472): the largest datagram in bytes, 512 to 65507.
+    pub mtu: Option<usize>,
+    /// `GEX_UDP_WINDOW` (default `None`: sized to the receive buffers):
+    /// datagrams in flight per peer and lane, 1 to 2^20.
+    pub window: Option<usize>,
+    /// `GEX_UDP_ADDR` (default `None`: 127.0.0.1 when the job is on one
+    /// host, else the first non-loopback IPv4 address): the address this
+    /// rank binds and publishes.
+    pub addr: Option<String>,
+    /// `GEX_HOST` (default `None`: the host name): the host this rank
+    /// counts as being on; ranks of one host share memory (the bypass).
+    pub host: Option<String>,
+    /// `GEX_UDP_PEER_TIMEOUT` (default 30 s; more than 0, at most a day): a
+    /// peer silent this long ends the job.
+    pub peer_timeout: Duration,
+    /// `GEX_UDP_PROGRESS_THREAD` (default off): a thread receives and
+    /// acknowledges datagrams while the program computes (handlers still
+    /// run only in polls).
+    pub progress_thread: bool,
+    /// `GEX_UDP_SPIN_US` (default 200 us): how long an idle poll spins
+    /// before it may wait in the kernel (0: wait at the first empty poll).
+    pub spin: Duration,
+    /// `GEX_UDP_INBOX_LIMIT` (default 65536, 1 to 2^24): complete messages
+    /// waiting for handlers beyond which request DATA is refused.
+    pub inbox_limit: usize,
+}
+
+/// Bounds of [`UdpSettings::mtu`].
+const MTU_RANGE: std::ops::RangeInclusive<usize> = 512..=65507;
+/// Bounds of [`UdpSettings::window`].
+const WINDOW_RANGE: std::ops::RangeInclusive<usize> = 1..=1 << 20;
+/// Bounds of [`UdpSettings::inbox_limit`].
+const INBOX_RANGE: std::ops::RangeInclusive<usize> = 1..=1 << 24;
+
+impl Default for UdpSettings {
+    fn default() -> UdpSettings {
+        UdpSettings {
+            bypass: true,
+            auth: true,
+            mtu: None,
+            window: None,
+            addr: None,
+            host: None,
+            peer_timeout: proto::Config::default().peer_timeout,
+            progress_thread: false,
+            spin: DEFAULT_SPIN,
+            inbox_limit: INBOX_LIMIT,
+        }
+    }
+}
+
+impl UdpSettings {
+    /// The settings this process's environment gives. A value that does
+    /// not parse or is out of bounds is an error naming the variable and
+    /// the value (`GEX_UDP_MTU="abc": expected 512 to 65507`).
+    pub fn from_env() -> Result<UdpSettings> {
+        Self::from_lookup(Lookup::env())
+    }
+
+    /// The settings `vars` gives (see [`UdpSettings::from_env`]).
+    pub fn from_lookup(vars: Lookup<'_>) -> Result<UdpSettings> {
+        let d = UdpSettings::default();
+        Ok(UdpSettings {
+            bypass: vars.flag("GEX_UDP_BYPASS", d.bypass)?,
+            auth: match vars.value(ENV_UDP_AUTH).as_deref() {
+                None | Some("1") => true,
+                Some("0") => false,
+                Some(v) => {
+                    return Err(Error::bad_arg(format!(
+                        "{ENV_UDP_AUTH}={v:?}: expected 0 (off, trusted networks only) or 1 (on, the default)"
+                    )))
+                }
+            },
+            mtu: vars.parse("GEX_UDP_MTU", "512 to 65507", |m| MTU_RANGE.contains(m))?,
+            window: vars.parse(
+                "GEX_UDP_WINDOW",
+                &format!(
+                    "datagrams in flight per peer and lane, 1 to {}",
+                    WINDOW_RANGE.end()
+                ),
+                |w| WINDOW_RANGE.contains(w),
+            )?,
+            addr: vars.value("GEX_UDP_ADDR"),
+            host: vars.value("GEX_HOST"),
+            peer_timeout: match vars.value("GEX_UDP_PEER_TIMEOUT") {
+                None => d.peer_timeout,
+                Some(t) => parse_peer_timeout(&t)?,
+            },
+            progress_thread: vars.flag("GEX_UDP_PROGRESS_THREAD", d.progress_thread)?,
+            spin: vars
+                .parse::<u64>("GEX_UDP_SPIN_US", "microseconds", |_| true)?
+                .map_or(d.spin, Duration::from_micros),
+            inbox_limit: vars
+                .parse(
+                    "GEX_UDP_INBOX_LIMIT",
+                    &format!("a message count from 1 to {}", INBOX_RANGE.end()),
+                    |m| INBOX_RANGE.contains(m),
+                )?
+                .unwrap_or(d.inbox_limit),
+        })
+    }
+
+    /// Checks values set in code against the bounds the variables have;
+    /// the error names the field and its variable.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |field: &str, var: &str, what: String| {
+            Err(Error::bad_arg(format!(
+                "udp conduit: UdpSettings::{field} ({var}) {what}"
+            )))
+        };
+        if let Some(m) = self.mtu.filter(|m| !MTU_RANGE.contains(m)) {
+            return bad(
+                "mtu",
+                "GEX_UDP_MTU",
+                format!("= {m}: expected 512 to 65507"),
+            );
+        }
+        if let Some(w) = self.window.filter(|w| !WINDOW_RANGE.contains(w)) {
+            return bad(
+                "window",
+                "GEX_UDP_WINDOW",
+                format!("= {w}: expected 1 to {}", WINDOW_RANGE.end()),
+            );
+        }
+        if !INBOX_RANGE.contains(&self.inbox_limit) {
+            return bad(
+                "inbox_limit",
+                "GEX_UDP_INBOX_LIMIT",
+                format!(
+                    "= {}: expected 1 to {}",
+                    self.inbox_limit,
+                    INBOX_RANGE.end()
+                ),
+            );
+        }
+        let t = self.peer_timeout.as_secs_f64();
+        if !(t > 0.0 && t <= MAX_PEER_TIMEOUT_SECS) {
+            return bad(
+                "peer_timeout",
+                "GEX_UDP_PEER_TIMEOUT",
+                format!(
+                    "= {:?}: expected more than 0 and at most {MAX_PEER_TIMEOUT_SECS} s",
+                    self.peer_timeout
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Creates the udp conduit, with the settings it was given or, by default
+/// ([`UdpFactory::from_env`]), the environment's, read when the conduit is
+/// created.
+#[derive(Clone, Debug, Default)]
+pub struct UdpFactory {
+    settings: Option<UdpSettings>,
+}
+
+impl UdpFactory {
+    /// A factory whose conduit reads its settings from the environment
+    /// ([`UdpSettings::from_env`]) when it is created (client init).
+    pub fn from_env() -> UdpFactory {
+        UdpFactory { settings: None }
+    }
+
+    /// A factory whose conduit uses `settings` (nothing is read from the
+    /// environment but the launcher's description of the job).
+    pub fn new(settings: UdpSettings) -> UdpFactory {
+        UdpFactory {
+            settings: Some(settings),
+        }
+    }
+
+    /// The settings given, `None` when they come from the environment.
+    pub fn settings(&self) -> Option<&UdpSettings> {
+        self.settings.as_ref()
+    }
+}
 
 impl ConduitFactory for UdpFactory {
     fn name(&self) -> &'static str {
@@ -144,7 +352,11 @@ impl ConduitFactory for UdpFactory {
     }
 
     fn create(&self, boot: Bootstrap) -> Result<Box<dyn Conduit>> {
-        Ok(Box::new(UdpConduit::new(boot)?))
+        let conduit = match &self.settings {
+            Some(s) => UdpConduit::with_settings(boot, s)?,
+            None => UdpConduit::new(boot)?,
+        };
+        Ok(Box::new(conduit))
     }
 }
 
@@ -697,10 +909,6 @@ impl std::fmt::Debug for UdpConduit {
     }
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
 /// Environment variable: `0` turns datagram authentication off (trusted
 /// networks only); `1`, the default, keeps it on. Every rank must agree.
 pub const ENV_UDP_AUTH: &str = "GEX_UDP_AUTH";
@@ -797,13 +1005,23 @@ fn set_buffer(sock: &UdpSocket, opt: libc::c_int, bytes: libc::c_int) {
 }
 
 impl UdpConduit {
+    /// Joins the job with the environment's settings
+    /// ([`UdpSettings::from_env`]); see [`UdpConduit::with_settings`].
+    pub fn new(boot: Bootstrap) -> Result<UdpConduit> {
+        Self::with_settings(boot, &UdpSettings::from_env()?)
+    }
+
     /// Joins the job: opens the socket, learns every rank's address and
     /// host, builds the shared-memory transport for this rank's
-    /// neighbourhood. Collective over the job.
-    pub fn new(boot: Bootstrap) -> Result<UdpConduit> {
+    /// neighbourhood. Collective over the job. `settings` are checked
+    /// first ([`UdpSettings::validate`]); the number of hosts (which picks
+    /// the default address and datagram size) is the bootstrap's
+    /// ([`Bootstrap::hosts`]).
+    pub fn with_settings(boot: Bootstrap, settings: &UdpSettings) -> Result<UdpConduit> {
+        settings.validate()?;
         let me = boot.rank();
         let n = boot.size();
-        let bypass = env("GEX_UDP_BYPASS").is_none_or(|v| v != "0");
+        let bypass = settings.bypass;
         // The job's secret: from the launcher (or the rendezvous), never
         // from this process's environment; a job of one rank makes one up.
         let key = match boot.job_key() {
@@ -815,56 +1033,28 @@ impl UdpConduit {
             }
             None => random_key(),
         };
-        let auth = match env(ENV_UDP_AUTH).as_deref() {
-            None | Some("1") => true,
-            Some("0") => false,
-            Some(v) => {
-                return Err(Error::bad_arg(format!(
-                    "{ENV_UDP_AUTH}={v:?}: expected 0 (off, trusted networks only) or 1 (on, the default)"
-                )))
-            }
-        };
+        let auth = settings.auth;
         let mut cfg = proto::Config {
             key,
             auth,
+            peer_timeout: settings.peer_timeout.max(Duration::from_millis(1)),
             ..proto::Config::default()
         };
-        let multi_host = env("GEX_HOSTS").is_some_and(|h| h != "1");
+        let multi_host = boot.hosts().is_some_and(|h| h > 1);
         // On one host every datagram crosses loopback, where the largest
         // datagrams cost the fewest system calls; between hosts, stay
         // within an Ethernet MTU.
         if !multi_host {
             cfg.max_datagram = 65507;
         }
-        if let Some(m) = env("GEX_UDP_MTU") {
-            cfg.max_datagram = m
-                .parse::<usize>()
-                .ok()
-                .filter(|&m| (512..=65507).contains(&m))
-                .ok_or_else(|| {
-                    Error::bad_arg(format!("GEX_UDP_MTU={m:?}: expected 512 to 65507"))
-                })?;
-        }
-        if let Some(t) = env("GEX_UDP_PEER_TIMEOUT") {
-            cfg.peer_timeout = parse_peer_timeout(&t)?;
+        if let Some(m) = settings.mtu {
+            cfg.max_datagram = m;
         }
 
         let cfg_timeout = cfg.peer_timeout;
-        let inbox_limit = match env("GEX_UDP_INBOX_LIMIT") {
-            None => INBOX_LIMIT,
-            Some(v) => v
-                .parse::<usize>()
-                .ok()
-                .filter(|&m| (1..=1 << 24).contains(&m))
-                .ok_or_else(|| {
-                    Error::bad_arg(format!(
-                        "GEX_UDP_INBOX_LIMIT={v:?}: expected a message count from 1 to {}",
-                        1 << 24
-                    ))
-                })?,
-        };
-        let host_ip = match env("GEX_UDP_ADDR") {
-            Some(a) => a,
+        let inbox_limit = settings.inbox_limit;
+        let host_ip = match &settings.addr {
+            Some(a) => a.clone(),
             None if multi_host => first_ipv4().ok_or_else(|| {
                 Error::resource("udp conduit: no IPv4 address to publish; set GEX_UDP_ADDR")
             })?,
@@ -881,20 +1071,7 @@ impl UdpConduit {
         // What the kernel granted (capped by net.core.rmem_max): the
         // window is sized so that the job's senders cannot overflow it.
         let rcvbuf = get_buffer(&sock, libc::SO_RCVBUF);
-        let window_override = match env("GEX_UDP_WINDOW") {
-            None => None,
-            Some(v) => Some(
-                v.parse::<usize>()
-                    .ok()
-                    .filter(|&w| (1..=1 << 20).contains(&w))
-                    .ok_or_else(|| {
-                        Error::bad_arg(format!(
-                            "GEX_UDP_WINDOW={v:?}: expected datagrams in flight per peer and lane, 1 to {}",
-                            1 << 20
-                        ))
-                    })?,
-            ),
-        };
+        let window_override = settings.window;
         let addr = sock
             .local_addr()
             .map_err(|e| Error::resource(format!("udp conduit: {e}")))?;
@@ -903,7 +1080,7 @@ impl UdpConduit {
         // placed ranks on several (network namespaces on one machine share a
         // hostname, yet must not be grouped into one neighbourhood), else
         // the hostname.
-        let host_name = env("GEX_HOST").unwrap_or_else(hostname);
+        let host_name = settings.host.clone().unwrap_or_else(hostname);
         // Every rank's setting of GEX_UDP_AUTH travels with its address:
         // ranks that disagree could not talk, so they fail together here.
         // Its receive buffer too, for sizing the window (see below).
@@ -969,12 +1146,7 @@ impl UdpConduit {
             window_for(&rcvbufs, &remote, cfg.max_datagram, cfg.window)
         });
         let smp = SmpTransport::new(&boot, &nbrhd)?;
-        let spin = match env("GEX_UDP_SPIN_US") {
-            None => DEFAULT_SPIN,
-            Some(v) => Duration::from_micros(v.parse::<u64>().map_err(|_| {
-                Error::bad_arg(format!("GEX_UDP_SPIN_US={v:?}: expected microseconds"))
-            })?),
-        };
+        let spin = settings.spin;
         let conduit = UdpConduit {
             idle_polls: AtomicU32::new(0),
             idle_since: AtomicU64::new(0),
@@ -1021,7 +1193,7 @@ impl UdpConduit {
             .name("gex-udp-heartbeat".into())
             .spawn(move || heartbeat_thread(link, tick))
             .map_err(|e| Error::resource(format!("udp conduit: heartbeat thread: {e}")))?;
-        if env("GEX_UDP_PROGRESS_THREAD").is_some_and(|v| v == "1") {
+        if settings.progress_thread {
             let link = conduit.link.clone();
             std::thread::Builder::new()
                 .name("gex-udp-progress".into())
@@ -1455,6 +1627,11 @@ impl Conduit for UdpConduit {
 
     fn stats(&self) -> ConduitStats {
         let p = UdpConduit::stats(self);
+        let (max_datagram, window) = {
+            let net = self.link.net.lock().unwrap_or_else(|p| p.into_inner());
+            let cfg = net.ep.config();
+            (cfg.max_datagram as u64, cfg.window as u64)
+        };
         let (rma_puts, rma_gets, rma_served) = self.link.ops.counts();
         let mut st = ConduitStats::new("udp");
         st.counters = [
@@ -1481,6 +1658,10 @@ impl Conduit for UdpConduit {
             ("rma_puts", rma_puts),
             ("rma_gets", rma_gets),
             ("rma_served", rma_served),
+            // Settings in effect, not counts: the largest datagram and the
+            // window (datagrams in flight per peer and lane).
+            ("max_datagram", max_datagram),
+            ("window", window),
         ]
         .into_iter()
         .map(|(name, value)| Counter::new(name, value))
@@ -1645,5 +1826,144 @@ mod tests {
             let e = parse_peer_timeout(bad).expect_err(bad);
             assert!(e.message().contains("GEX_UDP_PEER_TIMEOUT"), "{bad:?}: {e}");
         }
+    }
+
+    fn settings(pairs: &[(&str, &str)]) -> gex_types::Result<UdpSettings> {
+        UdpSettings::from_lookup(Lookup::pairs(pairs))
+    }
+
+    /// Every variable lands in its field; unset (or empty) ones keep the
+    /// default.
+    #[test]
+    fn settings_are_read_from_the_variables() {
+        assert_eq!(settings(&[]).unwrap(), UdpSettings::default());
+        assert_eq!(
+            settings(&[("GEX_UDP_MTU", ""), ("GEX_UDP_BYPASS", "")]).unwrap(),
+            UdpSettings::default()
+        );
+        let s = settings(&[
+            ("GEX_UDP_BYPASS", "0"),
+            ("GEX_UDP_AUTH", "0"),
+            ("GEX_UDP_MTU", "1472"),
+            ("GEX_UDP_WINDOW", "16"),
+            ("GEX_UDP_ADDR", "10.0.0.7"),
+            ("GEX_HOST", "node3"),
+            ("GEX_UDP_PEER_TIMEOUT", "2.5"),
+            ("GEX_UDP_PROGRESS_THREAD", "1"),
+            ("GEX_UDP_SPIN_US", "0"),
+            ("GEX_UDP_INBOX_LIMIT", "8"),
+        ])
+        .unwrap();
+        let want = UdpSettings {
+            bypass: false,
+            auth: false,
+            mtu: Some(1472),
+            window: Some(16),
+            addr: Some("10.0.0.7".into()),
+            host: Some("node3".into()),
+            peer_timeout: Duration::from_millis(2500),
+            progress_thread: true,
+            spin: Duration::ZERO,
+            inbox_limit: 8,
+        };
+        assert_eq!(s, want);
+        assert!(want.validate().is_ok());
+    }
+
+    /// A value that does not parse, or is out of bounds, is an error naming
+    /// the variable and the value.
+    #[test]
+    fn bad_values_are_errors_naming_the_variable_and_value() {
+        for (var, bad) in [
+            ("GEX_UDP_MTU", "abc"),
+            ("GEX_UDP_MTU", "511"),
+            ("GEX_UDP_MTU", "65508"),
+            ("GEX_UDP_WINDOW", "0"),
+            ("GEX_UDP_WINDOW", "many"),
+            ("GEX_UDP_PEER_TIMEOUT", "inf"),
+            ("GEX_UDP_PEER_TIMEOUT", "0"),
+            ("GEX_UDP_SPIN_US", "-1"),
+            ("GEX_UDP_INBOX_LIMIT", "0"),
+            ("GEX_UDP_INBOX_LIMIT", "16777217"),
+            ("GEX_UDP_BYPASS", "no"),
+            ("GEX_UDP_AUTH", "off"),
+            ("GEX_UDP_PROGRESS_THREAD", "yes"),
+        ] {
+            let e = settings(&[(var, bad)]).expect_err(bad);
+            let want = format!("{var}={bad:?}");
+            assert!(e.message().contains(&want), "{var}={bad}: {e}");
+        }
+    }
+
+    /// Values set in code meet the variables' bounds when the conduit is
+    /// created; the error names the field and its variable.
+    #[test]
+    fn settings_made_in_code_are_checked() {
+        let d = UdpSettings::default;
+        let cases = [
+            (
+                UdpSettings {
+                    mtu: Some(100),
+                    ..d()
+                },
+                "mtu (GEX_UDP_MTU) = 100",
+            ),
+            (
+                UdpSettings {
+                    window: Some(0),
+                    ..d()
+                },
+                "window (GEX_UDP_WINDOW) = 0",
+            ),
+            (
+                UdpSettings {
+                    inbox_limit: 0,
+                    ..d()
+                },
+                "inbox_limit (GEX_UDP_INBOX_LIMIT) = 0",
+            ),
+            (
+                UdpSettings {
+                    peer_timeout: Duration::ZERO,
+                    ..d()
+                },
+                "peer_timeout (GEX_UDP_PEER_TIMEOUT) = 0ns",
+            ),
+        ];
+        for (s, want) in cases {
+            let e = s.validate().unwrap_err();
+            assert!(e.message().contains(want), "{want}: {e}");
+        }
+        // A factory built from settings keeps them; one from the
+        // environment has none until it creates its conduit.
+        let s = UdpSettings {
+            mtu: Some(600),
+            ..d()
+        };
+        assert_eq!(UdpFactory::new(s.clone()).settings(), Some(&s));
+        assert_eq!(UdpFactory::from_env().settings(), None);
+    }
+
+    /// The defaults are the ones the table of variables (and so the README)
+    /// gives.
+    #[test]
+    fn defaults_match_the_table_of_variables() {
+        let d = UdpSettings::default();
+        let table = |name: &str| gex_bootstrap::vars::var(name).unwrap().default;
+        let on_off = |b: bool| if b { "on" } else { "off" };
+        assert_eq!(table("GEX_UDP_BYPASS"), on_off(d.bypass));
+        assert_eq!(table("GEX_UDP_AUTH"), on_off(d.auth));
+        assert_eq!(table("GEX_UDP_PROGRESS_THREAD"), on_off(d.progress_thread));
+        assert_eq!(
+            table("GEX_UDP_PEER_TIMEOUT"),
+            format!("{} (seconds)", d.peer_timeout.as_secs())
+        );
+        assert_eq!(table("GEX_UDP_SPIN_US"), d.spin.as_micros().to_string());
+        assert_eq!(table("GEX_UDP_INBOX_LIMIT"), d.inbox_limit.to_string());
+        assert_eq!(d.mtu, None);
+        assert_eq!(table("GEX_UDP_MTU"), "65507 on one host, else 1472");
+        assert_eq!(d.window, None);
+        assert_eq!(d.addr, None);
+        assert_eq!(d.host, None);
     }
 }

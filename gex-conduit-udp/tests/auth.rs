@@ -23,7 +23,7 @@ use gex_bootstrap::wire::{
 use gex_bootstrap::Bootstrap;
 use gex_conduit::{AmSink, Conduit, IncomingAm, OutgoingAm, PollScope};
 use gex_conduit_udp::proto::{self, wire as pw, Config, Endpoint};
-use gex_conduit_udp::{wire, UdpConduit};
+use gex_conduit_udp::{wire, UdpConduit, UdpSettings};
 use gex_types::AmCategory;
 
 /// Bound on every wait.
@@ -124,8 +124,6 @@ fn set_rank0_env(ctrl: &std::path::Path, key: &str) {
     std::env::set_var(ENV_RANK, "0");
     std::env::set_var(ENV_SIZE, "2");
     std::env::set_var(ENV_JOB_ID, format!("authtest{}", std::process::id()));
-    std::env::set_var("GEX_UDP_BYPASS", "0");
-    std::env::remove_var("GEX_UDP_AUTH");
     std::env::remove_var("GEX_JOB_KEY");
 }
 
@@ -147,7 +145,10 @@ fn forged_and_replayed_datagrams_change_nothing() {
 
     let boot = Bootstrap::from_env().expect("bootstrap from the fake launcher");
     assert_eq!((boot.rank(), boot.size()), (0, 2));
-    let conduit = UdpConduit::new(boot).expect("udp conduit");
+    // The conduit's settings in code, not in the environment.
+    let mut settings = UdpSettings::default();
+    settings.bypass = false;
+    let conduit = UdpConduit::with_settings(boot, &settings).expect("udp conduit");
     let to = conduit.local_addr();
     let sink = Recorder::default();
     let _ = std::fs::remove_dir_all(&dir);

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use gex_bootstrap::Bootstrap;
 use gex_conduit::{AmSink, Conduit, IncomingAm, OutgoingAm, PollScope};
-use gex_conduit_udp::{proto, wire, UdpConduit};
+use gex_conduit_udp::{proto, wire, UdpConduit, UdpSettings};
 use gex_types::AmCategory;
 
 /// What a delivered AM carried: handler, arguments, payload.
@@ -55,8 +55,10 @@ fn datagrams(key: [u8; 32], handler: u8) -> Vec<Vec<u8>> {
 fn foreign_datagrams_are_dropped_and_counted() {
     // A singleton job: no launcher, so the conduit makes up its own key.
     std::env::remove_var("GEX_JOB_KEY");
-    std::env::set_var("GEX_UDP_BYPASS", "0");
-    let conduit = UdpConduit::new(Bootstrap::singleton()).expect("udp conduit");
+    let mut settings = UdpSettings::default();
+    settings.bypass = false;
+    let conduit =
+        UdpConduit::with_settings(Bootstrap::singleton(), &settings).expect("udp conduit");
     let sink = Recorder::default();
     let to = conduit.local_addr();
     let out = UdpSocket::bind("127.0.0.1:0").unwrap();

@@ -13,8 +13,38 @@ use crate::context;
 use crate::runtime::{report, Runtime};
 use crate::system;
 
-/// A layer's set-up, run by [`Client::init_with_layers`] on every rank.
-pub type LayerInit = fn(&Ep) -> Result<()>;
+/// A layer's set-up, run by [`Client::init_with_layers`] on every rank: a
+/// function such as `gex_rma::register`, or a closure that carries the
+/// layer's settings (`&|ep| gex_rma::register_with(ep, &settings)`).
+pub type LayerInit<'a> = &'a dyn Fn(&Ep) -> Result<()>;
+
+/// gex-core's settings, read once at client init
+/// ([`Client::init_with_settings`]). `Default` is what an empty
+/// environment gives; [`ClientSettings::from_env`] reads the variables
+/// named on each field, and an embedding runtime may build the struct in
+/// code instead.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientSettings {
+    /// `GEX_STATS` (`1`; default off): print this rank's conduit counters
+    /// to standard error when the process exits.
+    pub stats_at_exit: bool,
+}
+
+impl ClientSettings {
+    /// The settings this process's environment gives; a value that does
+    /// not parse is an error naming the variable.
+    pub fn from_env() -> Result<ClientSettings> {
+        Self::from_lookup(crate::bootstrap::vars::Lookup::env())
+    }
+
+    /// The settings `vars` gives (see [`ClientSettings::from_env`]).
+    pub fn from_lookup(vars: crate::bootstrap::vars::Lookup<'_>) -> Result<ClientSettings> {
+        Ok(ClientSettings {
+            stats_at_exit: vars.flag("GEX_STATS", false)?,
+        })
+    }
+}
 
 /// Client data attached to an object (`gex_*_SetCData` / `QueryCData`).
 pub type CData = Arc<dyn Any + Send + Sync>;
@@ -225,12 +255,28 @@ impl Client {
     /// [`Client::init_with`], running each layer's set-up on the primordial
     /// endpoint before the closing barrier: a layer that registers internal
     /// AM handlers there has them registered on every rank before any rank
-    /// can use them.
+    /// can use them. gex-core's settings come from the environment
+    /// ([`ClientSettings::from_env`]).
     pub fn init_with_layers(
         name: &str,
         flags: Flags,
         factory: &dyn ConduitFactory,
-        layers: &[LayerInit],
+        layers: &[LayerInit<'_>],
+    ) -> Result<(Client, Ep, Tm)> {
+        let settings = ClientSettings::from_env().map_err(report)?;
+        Self::init_with_settings(name, flags, factory, layers, &settings)
+    }
+
+    /// [`Client::init_with_layers`] with gex-core's settings given in code:
+    /// nothing of gex-core's is read from the environment. (The control
+    /// plane still finds the job through the launcher's variables, and the
+    /// factory and layers use the settings they were given.)
+    pub fn init_with_settings(
+        name: &str,
+        flags: Flags,
+        factory: &dyn ConduitFactory,
+        layers: &[LayerInit<'_>],
+        settings: &ClientSettings,
     ) -> Result<(Client, Ep, Tm)> {
         const CALL: &str = "gex_Client_Init";
         if !valid_client_name(name) {
@@ -259,7 +305,7 @@ impl Client {
         // lingers to get its last datagrams acknowledged), so that the
         // summary, printed by the hook registered first and so run last,
         // counts that too.
-        crate::stats::print_at_exit_if_asked();
+        crate::stats::print_at_exit_if_asked(settings.stats_at_exit);
         let conduit = factory.create(boot).map_err(report)?;
         let rt = Runtime::install(conduit).map_err(report)?;
 
@@ -751,4 +797,28 @@ impl Segment {
 #[inline]
 pub fn segment_desc(rt: &Runtime, rank: Rank) -> Option<SegmentDesc> {
     rt.segments().and_then(|t| t.get(rank as usize).copied())
+}
+
+#[cfg(test)]
+mod settings_tests {
+    use super::ClientSettings;
+    use crate::bootstrap::vars::{var, Lookup};
+
+    #[test]
+    fn client_settings_from_variables_and_code() {
+        let read = |pairs: &[(&str, &str)]| ClientSettings::from_lookup(Lookup::pairs(pairs));
+        assert_eq!(read(&[]).unwrap(), ClientSettings::default());
+        assert!(read(&[("GEX_STATS", "1")]).unwrap().stats_at_exit);
+        assert!(!read(&[("GEX_STATS", "0")]).unwrap().stats_at_exit);
+        let e = read(&[("GEX_STATS", "yes")]).unwrap_err();
+        assert!(e.message().contains("GEX_STATS=\"yes\""), "{e}");
+        // In code, without the environment.
+        let s = ClientSettings {
+            stats_at_exit: true,
+        };
+        assert_eq!(s, read(&[("GEX_STATS", "1")]).unwrap());
+        // The default is the table's.
+        assert_eq!(var("GEX_STATS").unwrap().default, "off");
+        assert!(!ClientSettings::default().stats_at_exit);
+    }
 }

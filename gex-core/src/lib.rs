@@ -25,7 +25,8 @@ pub mod stats;
 pub mod system;
 
 pub use client::{
-    segment_desc, BoundSegment, CData, Client, Ep, LayerInit, Segment, Tm, TmPair, TmRef,
+    segment_desc, BoundSegment, CData, Client, ClientSettings, Ep, LayerInit, Segment, Tm, TmPair,
+    TmRef,
 };
 pub use event::{Completion, Event, Lc, Staging};
 pub use gex_bootstrap as bootstrap;

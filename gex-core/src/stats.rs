@@ -13,11 +13,12 @@ pub fn stats() -> Result<ConduitStats> {
     Ok(Runtime::require("gex::stats")?.conduit().stats())
 }
 
-/// With `GEX_STATS=1`, prints this rank's counters to standard error when
-/// the process exits (normally, by `gex::exit`, or by a fatal error; not
-/// when killed by a signal). Called once at client init.
-pub(crate) fn print_at_exit_if_asked() {
-    if std::env::var("GEX_STATS").as_deref() != Ok("1") {
+/// With `GEX_STATS=1` (`ClientSettings::stats_at_exit`), prints this
+/// rank's counters to standard error when the process exits (normally, by
+/// `gex::exit`, or by a fatal error; not when killed by a signal). Called
+/// once at client init.
+pub(crate) fn print_at_exit_if_asked(asked: bool) {
+    if !asked {
         return;
     }
     static HOOK: std::sync::Once = std::sync::Once::new();

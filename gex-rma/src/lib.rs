@@ -18,7 +18,8 @@
 //!   does), chosen once per peer;
 //! - otherwise the Active Message reference path ([`ampath`]), which every
 //!   conduit without one-sided operations uses. `GEX_RMA_FORCE_AM=1` in
-//!   the environment (or [`set_force_am`]) sends everything that way.
+//!   the environment ([`RmaSettings::force_am`], or [`set_force_am`])
+//!   sends everything that way.
 //!
 //! [`route`] tells which a peer gets.
 //!
@@ -98,10 +99,42 @@ pub fn route(ep: &Ep, jobrank: Rank) -> Route {
     }
 }
 
-/// The layer's set-up on every rank at client init: reads
-/// `GEX_RMA_FORCE_AM` and registers the reference path's AM handlers.
+/// gex-rma's settings, applied at client init by [`register_with`].
+/// `Default` is what an empty environment gives; [`RmaSettings::from_env`]
+/// reads the variables named on each field.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RmaSettings {
+    /// `GEX_RMA_FORCE_AM` (`1`; default off): every put and get goes
+    /// through the Active Message reference path (see [`set_force_am`]).
+    pub force_am: bool,
+}
+
+impl RmaSettings {
+    /// The settings this process's environment gives; a value that does
+    /// not parse is an error naming the variable.
+    pub fn from_env() -> Result<RmaSettings> {
+        Self::from_lookup(gex_core::bootstrap::vars::Lookup::env())
+    }
+
+    /// The settings `vars` gives (see [`RmaSettings::from_env`]).
+    pub fn from_lookup(vars: gex_core::bootstrap::vars::Lookup<'_>) -> Result<RmaSettings> {
+        Ok(RmaSettings {
+            force_am: vars.flag("GEX_RMA_FORCE_AM", false)?,
+        })
+    }
+}
+
+/// The layer's set-up on every rank at client init, with its settings from
+/// the environment ([`RmaSettings::from_env`]); see [`register_with`].
 pub fn register(ep: &Ep) -> Result<()> {
-    if std::env::var("GEX_RMA_FORCE_AM").is_ok_and(|v| v == "1") {
+    register_with(ep, &RmaSettings::from_env()?)
+}
+
+/// The layer's set-up on every rank at client init: applies `settings` and
+/// registers the reference path's AM handlers.
+pub fn register_with(ep: &Ep, settings: &RmaSettings) -> Result<()> {
+    if settings.force_am {
         set_force_am(true);
     }
     ampath::register(ep)
@@ -1142,6 +1175,20 @@ fn get_am<'d>(
 #[cfg(test)]
 mod tests {
     use super::copy_bytes;
+    use super::RmaSettings;
+    use gex_core::bootstrap::vars::{var, Lookup};
+
+    #[test]
+    fn rma_settings_from_variables() {
+        let read = |pairs: &[(&str, &str)]| RmaSettings::from_lookup(Lookup::pairs(pairs));
+        assert_eq!(read(&[]).unwrap(), RmaSettings::default());
+        assert!(read(&[("GEX_RMA_FORCE_AM", "1")]).unwrap().force_am);
+        assert!(!read(&[("GEX_RMA_FORCE_AM", "0")]).unwrap().force_am);
+        let e = read(&[("GEX_RMA_FORCE_AM", "2")]).unwrap_err();
+        assert!(e.message().contains("GEX_RMA_FORCE_AM=\"2\""), "{e}");
+        assert_eq!(var("GEX_RMA_FORCE_AM").unwrap().default, "off");
+        assert!(!RmaSettings::default().force_am);
+    }
 
     /// Every length up to 40, at every small source and destination
     /// position in one buffer (so overlapping both ways), against `memmove`

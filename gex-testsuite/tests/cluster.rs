@@ -27,6 +27,7 @@ const TEST_CORE: &str = env!("CARGO_BIN_EXE_test-core");
 const TEST_RMA: &str = env!("CARGO_BIN_EXE_test-rma");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 const TEST_FLOOD: &str = env!("CARGO_BIN_EXE_test-flood");
+const TEST_CONFIG: &str = env!("CARGO_BIN_EXE_test-config");
 
 /// Runs `program args` as a job of `ranks` ranks with captured output.
 fn launch(program: &str, ranks: u32, args: &[&str]) -> JobOutcome {
@@ -158,6 +159,56 @@ fn unknown_variables_warn_and_bad_values_fail_naming_them() {
         report(&out)
     );
     check_cleanup(&out);
+}
+
+/// Settings a program passes in code (`gex::Config`) take effect, and win
+/// over the environment: test-config sets a datagram size of 1024 bytes,
+/// no bypass and RMA through Active Messages, and checks each (see the
+/// program). With `code-only` it reads no setting from the environment, so
+/// variables that would not parse do not matter.
+#[test]
+fn settings_passed_in_code_take_effect() {
+    type Case<'a> = (
+        &'a str,
+        u32,
+        &'a [&'a str],
+        &'a [(&'a str, &'a str)],
+        &'a str,
+    );
+    let cases: [Case; 3] = [
+        (
+            "udp",
+            3,
+            &[],
+            &[
+                ("GEX_UDP_MTU", "65507"),
+                ("GEX_UDP_BYPASS", "1"),
+                ("GEX_RMA_FORCE_AM", "0"),
+            ],
+            "",
+        ),
+        (
+            "udp",
+            2,
+            &["code-only"],
+            &[("GEX_UDP_MTU", "abc"), ("GEX_RMA_FORCE_AM", "x")],
+            " (code only)",
+        ),
+        ("smp", 2, &[], &[], ""),
+    ];
+    for (conduit, n, args, env, suffix) in cases {
+        let out = launch_on(conduit, TEST_CONFIG, n, args, env);
+        assert_eq!(out.code, 0, "{conduit} {args:?}: {}", report(&out));
+        for r in 0..n {
+            let line = format!("test-config: rank {r} of {n}: all checks passed{suffix}");
+            assert!(
+                out.stdout.contains(&line),
+                "{conduit} {args:?}: no {line:?}\n{}",
+                report(&out)
+            );
+        }
+        check_cleanup(&out);
+    }
 }
 
 #[test]
@@ -671,6 +722,18 @@ fn test_am_under_srun_meets_at_a_rendezvous() {
     );
     let left = gex_run::leftovers(&job_id);
     assert!(left.is_empty(), "the job left {left:?}");
+}
+
+/// Settings in code at a rendezvous, over udp: the host count reaches the
+/// conduit through the bootstrap, and no variable is set on the way.
+#[test]
+fn test_config_over_udp_under_mpirun_meets_at_a_rendezvous() {
+    passes_at_a_rendezvous(
+        TEST_CONFIG,
+        "test-config",
+        OPEN_MPI,
+        &[("GEX_CONDUIT", "udp")],
+    );
 }
 
 /// udp without the bypass, no GEX_JOB_KEY: the key rank 0 makes up must

@@ -6,6 +6,19 @@
 //! Runtimes that embed a single layer depend on that crate directly
 //! (`gex-core`, `gex-am`, `gex-conduit-smp`, ...).
 //!
+//! Settings: [`init`] reads them from the `GEX_*` variables
+//! ([`Config::from_env`]); a program or an embedding runtime that decides
+//! them in code builds a [`Config`] (one typed struct per crate, each field
+//! naming its variable and default) and calls [`init_with_config`]:
+//!
+//! ```no_run
+//! let mut config = gex::Config::default(); // no variable is read
+//! config.conduit = Some("udp".into());
+//! config.udp.mtu = Some(1472);
+//! let (_client, _ep, tm) = gex::init_with_config("APP", gex::Flags::empty(), &config)?;
+//! # Ok::<(), gex::Error>(())
+//! ```
+//!
 //! ```no_run
 //! use gex::am::{register_handlers, AmRequest, HandlerEntry};
 //! use gex::Flags;
@@ -21,6 +34,9 @@
 //! ```
 
 #![warn(missing_docs)]
+
+mod config;
+pub use config::{init_with_config, Config};
 
 pub use gex_core::bootstrap::wire::ENV_CONDUIT;
 pub use gex_core::conduit::{Conduit, ConduitFactory};
@@ -63,48 +79,32 @@ pub fn conduits() -> Vec<&'static str> {
     .to_vec()
 }
 
-/// The factory of conduit `name`, if compiled in.
+/// The factory of conduit `name`, if compiled in, with its settings from
+/// the environment (read when it creates the conduit; [`Config`] gives
+/// them in code).
 pub fn conduit_factory(name: &str) -> Option<Box<dyn ConduitFactory>> {
     match name {
         #[cfg(feature = "smp")]
         "smp" => Some(Box::new(gex_conduit_smp::SmpFactory)),
         #[cfg(feature = "udp")]
-        "udp" => Some(Box::new(gex_conduit_udp::UdpFactory)),
+        "udp" => Some(Box::new(gex_conduit_udp::UdpFactory::from_env())),
         _ => None,
     }
 }
 
 /// Initialises the client (`gex_Client_Init`) on the conduit the launcher
-/// chose (`GEX_CONDUIT`), or the first one compiled in. Collective.
+/// chose (`GEX_CONDUIT`), or the first one compiled in, with the settings
+/// of the environment ([`Config::from_env`]; a value that does not parse is
+/// an error naming the variable). Collective.
 pub fn init(name: &str) -> Result<(Client, Ep, Tm)> {
     init_with_flags(name, Flags::empty())
 }
 
 /// [`init`] with flags.
 pub fn init_with_flags(name: &str, flags: Flags) -> Result<(Client, Ep, Tm)> {
-    let chosen = std::env::var(ENV_CONDUIT).ok().filter(|c| !c.is_empty());
-    let name_c = match &chosen {
-        Some(c) => c.clone(),
-        None => conduits().first().map(|c| c.to_string()).ok_or_else(|| {
-            Error::not_init("no conduit is compiled in (enable a conduit feature of gex)")
-        })?,
-    };
-    let factory = conduit_factory(&name_c).ok_or_else(|| {
-        Error::bad_arg(format!(
-            "conduit {name_c:?} is not compiled in (available: {})",
-            conduits().join(", ")
-        ))
-    })?;
-    Client::init_with_layers(name, flags, &*factory, LAYERS)
+    let config = Config::from_env().map_err(gex_core::report)?;
+    init_with_config(name, flags, &config)
 }
-
-/// The set-up of every layer compiled in, run on every rank during init.
-const LAYERS: &[gex_core::LayerInit] = &[
-    #[cfg(feature = "rma")]
-    gex_rma::register,
-    #[cfg(feature = "coll")]
-    gex_coll::register,
-];
 
 /// A barrier over the primordial team through the start-up control plane.
 /// Slow (a round trip through the launcher): for set-up and tests; the

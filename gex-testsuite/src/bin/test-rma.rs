@@ -907,8 +907,7 @@ fn held_sources(job: &Job, reg: usize) {
     let unset_or = |var: &str, v: &str| std::env::var(var).map_or(true, |x| x == v);
     let held = gex::rma::route(&job.ep, peer) == gex::rma::Route::Conduit
         && unset_or("GEX_UDP_PROGRESS_THREAD", "0")
-        && unset_or("GEX_HOSTS", "1")
-        && std::env::var("GEX_UDP_MTU").is_err();
+        && gex::stats().unwrap().get("max_datagram") == Some(65507);
     let check = |at: usize, want: &[u8], what: &str| {
         let mut got = vec![0u8; want.len()];
         tm.get_blocking(&mut got, peer, mine + at, Flags::PEER_SEG_OFFSET)
