@@ -79,7 +79,7 @@ impl ControlSocket {
                 let mut advertised = bound;
                 if bound.ip().is_unspecified() {
                     local.set_ip(IpAddr::V4(Ipv4Addr::LOCALHOST));
-                    let ip = crate::hosts::first_ipv4().unwrap_or(Ipv4Addr::LOCALHOST);
+                    let ip = gex_bootstrap::os::net::first_ipv4().unwrap_or(Ipv4Addr::LOCALHOST);
                     advertised.set_ip(IpAddr::V4(ip));
                 }
                 (Listener(l), CtrlAddr::Tcp(advertised), CtrlAddr::Tcp(local))

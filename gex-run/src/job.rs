@@ -949,7 +949,7 @@ fn fmt_secs(d: Duration) -> String {
 
 /// A fresh job identifier: 16 random hex digits.
 fn new_job_id() -> String {
-    gex_bootstrap::random_hex::<8>()
+    gex_bootstrap::os::random::new_job_id()
 }
 
 /// Makes rank `rank`'s control connection: a socket pair whose launcher
