@@ -329,6 +329,11 @@ impl Client {
     }
 
     /// The process runtime (for layers built on the core).
+    ///
+    /// For layer and conduit authors: public because the layers live in
+    /// other crates, hidden from the documentation because a program has no
+    /// use for it and it skips the checks of the calls made for programs.
+    #[doc(hidden)]
     pub fn runtime(&self) -> &'static Runtime {
         self.0.rt
     }
@@ -366,6 +371,11 @@ impl Ep {
     }
 
     /// The process runtime.
+    ///
+    /// For layer and conduit authors: public because the layers live in
+    /// other crates, hidden from the documentation because a program has no
+    /// use for it and it skips the checks of the calls made for programs.
+    #[doc(hidden)]
     #[inline]
     pub fn runtime(&self) -> &'static Runtime {
         self.0.client.0.rt
@@ -373,11 +383,21 @@ impl Ep {
 
     /// Layer state attached to this endpoint by a layer above (the AM
     /// layer's handler table), created on first use.
+    ///
+    /// For layer and conduit authors: public because the layers live in
+    /// other crates, hidden from the documentation because a program has no
+    /// use for it and it skips the checks of the calls made for programs.
+    #[doc(hidden)]
     pub fn layer_state<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T> {
         self.0.ext.get_or_init(make)
     }
 
     /// Layer state attached earlier, if of type `T`.
+    ///
+    /// For layer and conduit authors: public because the layers live in
+    /// other crates, hidden from the documentation because a program has no
+    /// use for it and it skips the checks of the calls made for programs.
+    #[doc(hidden)]
     #[inline]
     pub fn existing_layer_state<T: Any>(&self) -> Option<&T> {
         self.0.ext.get()
@@ -438,11 +458,21 @@ impl Tm {
     /// Layer state attached to this team by a layer above (gex-coll's view
     /// of the team), created on first use; `None` if state of another type
     /// was attached first.
+    ///
+    /// For layer and conduit authors: public because the layers live in
+    /// other crates, hidden from the documentation because a program has no
+    /// use for it and it skips the checks of the calls made for programs.
+    #[doc(hidden)]
     pub fn layer_state<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T> {
         self.0.ext.get_or_init(make)
     }
 
     /// Layer state attached earlier, if of type `T`.
+    ///
+    /// For layer and conduit authors: public because the layers live in
+    /// other crates, hidden from the documentation because a program has no
+    /// use for it and it skips the checks of the calls made for programs.
+    #[doc(hidden)]
     #[inline]
     pub fn existing_layer_state<T: Any>(&self) -> Option<&T> {
         self.0.ext.get()
@@ -502,6 +532,11 @@ impl Tm {
 
     /// A team over `members` (jobranks, in rank order) in which this process
     /// is rank `rank`. For layers that build teams (gex-coll).
+    ///
+    /// For layer and conduit authors: public because the layers live in
+    /// other crates, hidden from the documentation because a program has no
+    /// use for it and it skips the checks of the calls made for programs.
+    #[doc(hidden)]
     pub fn new_subteam(&self, members: Vec<Rank>, flags: Flags) -> Result<Tm> {
         let rt = self.ep().runtime();
         let me = rt.jobrank();
@@ -725,6 +760,11 @@ impl Segment {
     }
 
     /// This segment as a descriptor (owner and local base are the same).
+    ///
+    /// For layer and conduit authors: public because the layers live in
+    /// other crates, hidden from the documentation because a program has no
+    /// use for it and it skips the checks of the calls made for programs.
+    #[doc(hidden)]
     pub fn desc(&self) -> SegmentDesc {
         SegmentDesc::new(self.0.base, Some(self.0.base), self.0.size)
     }
@@ -733,6 +773,11 @@ impl Segment {
     /// `is_offset`), by the one range check ([`SegmentDesc::offset_of`],
     /// an empty range inside or at the end); the error names this rank's
     /// local segment.
+    ///
+    /// For layer and conduit authors: public because the layers live in
+    /// other crates, hidden from the documentation because a program has no
+    /// use for it and it skips the checks of the calls made for programs.
+    #[doc(hidden)]
     pub fn offset_of(
         &self,
         addr: usize,

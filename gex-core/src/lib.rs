@@ -11,7 +11,26 @@
 //!   checks;
 //! - [`shm`]: shared memory among the ranks of a host, without names;
 //! - [`exit`]: ending the whole job from any rank;
-//! - [`stats`]: the conduit's counters (`GEX_STATS=1` prints them at exit).
+//! - [`stats`](mod@stats): the conduit's counters (`GEX_STATS=1` prints them at exit).
+//!
+//! Programs use these through the `gex` facade, which re-exports the
+//! objects, [`system`], the program-facing calls of [`nbi`] and
+//! [`context`], [`poll`], [`block_until`] and [`exit`].
+//!
+//! # For layer and conduit authors
+//!
+//! The rest of this crate is the machinery layers are built on, and the
+//! facade does not export it: with it a caller can skip the checks the
+//! program-facing calls make. [`Runtime`] (the conduit handle, progress and
+//! its hooks, the control plane), [`conduit`], [`bootstrap`] and [`shm`];
+//! the raw segment tables ([`segment_table`], [`fast_segments`],
+//! [`FastSeg`], [`segment_desc`], [`set_direct_access`]); handler-scope
+//! entry and Prepare bookkeeping ([`context::HandlerScope`],
+//! [`context::open_prepare`], [`context::close_prepare`], the
+//! `check_may_*` calls); completion records ([`Completion`], [`Staging`],
+//! [`nbi::track`]); [`LayerInit`] and [`report`]. Methods of the objects
+//! that exist for layers (`runtime`, `layer_state`, `new_subteam`,
+//! `Segment::desc`, `Segment::offset_of`) are hidden from the documentation.
 
 #![warn(missing_docs)]
 

@@ -9,7 +9,7 @@
 //!   to the destination (the caller's buffer, a staging buffer owned by the
 //!   event, or the local segment).
 //!
-//! In-flight operations live in a table ([`OPS`]) indexed by a slot
+//! In-flight operations live in a table (`OPS`) indexed by a slot
 //! number with a generation; the requests carry (slot, generation, chunk)
 //! and the reply names them back. A reply is untrusted input like any
 //! message: one naming a slot not in flight (unknown, stale, or answered
