@@ -69,6 +69,7 @@ pub use team::{
 };
 
 use gex_am::{register_internal_handlers, HandlerEntry};
+use gex_core::internals::*;
 use gex_core::Ep;
 use gex_types::{Flags, Result};
 

@@ -28,9 +28,10 @@
 //! entry and Prepare bookkeeping ([`context::HandlerScope`],
 //! [`context::open_prepare`], [`context::close_prepare`], the
 //! `check_may_*` calls); completion records ([`Completion`], [`Staging`],
-//! [`nbi::track`]); [`LayerInit`] and [`report`]. Methods of the objects
-//! that exist for layers (`runtime`, `layer_state`, `new_subteam`,
-//! `Segment::desc`, `Segment::offset_of`) are hidden from the documentation.
+//! [`nbi::track`]); [`LayerInit`] and [`report`]. The objects' runtime
+//! and layer state slots are methods of the traits in [`internals`]
+//! (`ep.runtime()`, `layer_state`, `new_subteam`), which a layer imports
+//! and the facade does not export.
 
 #![warn(missing_docs)]
 
@@ -47,6 +48,16 @@ pub use client::{
     segment_desc, BoundSegment, CData, Client, Ep, LayerInit, Segment, Tm, TmPair, TmRef,
 };
 pub use event::{Completion, Event, Lc, Staging};
+
+/// Access to the runtime and the layers' state slots of the objects.
+///
+/// # For layer and conduit authors
+///
+/// `use gex_core::internals::*;` in a layer crate; the `gex` facade does not
+/// export this module.
+pub mod internals {
+    pub use crate::client::{ClientInternals, EpInternals, TmInternals};
+}
 pub use gex_bootstrap as bootstrap;
 pub use gex_bootstrap::{exit, fatal, job_ending};
 pub use gex_conduit as conduit;

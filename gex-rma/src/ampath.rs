@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use gex_am::{register_internal_handlers, HandlerEntry, Injected, LayerAm};
 use gex_conduit::ZeroLen;
+use gex_core::internals::*;
 use gex_core::{Completion, Ep, Lc, Runtime, Staging};
 use gex_types::{AmArg, AmIndex, Error, Flags, Rank, Result};
 

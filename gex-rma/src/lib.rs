@@ -61,6 +61,7 @@ use gex_core::{context, segment_desc, Completion, Ep, Runtime, Staging, TmRef};
 use gex_types::{Ec, Error, Flags, Rank, Result, RmaValue};
 
 use ampath::GetDst;
+use gex_core::internals::*;
 use native::Hold;
 
 /// Sends every transfer of this process through the AM reference path

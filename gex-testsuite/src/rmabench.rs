@@ -12,6 +12,7 @@ use gex::rma::Rma;
 use gex::{Ec, Event, Flags, Lc, TmRef};
 
 use crate::Job;
+use gex_core::internals::*;
 
 const H_DONE: u8 = 250;
 

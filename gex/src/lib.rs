@@ -316,5 +316,65 @@ pub fn barrier(tm: &Tm) -> Result<()> {
     if !tm.is_primordial() {
         return Err(Error::bad_arg("gex::barrier: only the primordial team"));
     }
-    tm.ep().runtime().bootstrap_barrier()
+    gex_core::internals::EpInternals::runtime(tm.ep()).bootstrap_barrier()
 }
+
+/// The runtime's internals are not part of this crate's surface; each of
+/// these fails to compile (they are reachable, for layer and conduit
+/// authors, only through their own crates).
+///
+/// The runtime handle (the conduit, progress hooks, raw segments):
+/// ```compile_fail
+/// let _ = gex::Runtime::get();
+/// ```
+/// The conduit interface:
+/// ```compile_fail
+/// fn f(_: &dyn gex::ConduitFactory) {}
+/// ```
+/// The runtime behind the objects, and the layers' state slots in them:
+/// ```compile_fail
+/// let (_client, ep, _tm) = gex::init("X").unwrap();
+/// let _ = ep.runtime();
+/// ```
+/// ```compile_fail
+/// let (_client, ep, _tm) = gex::init("X").unwrap();
+/// let _ = ep.layer_state(|| std::sync::Arc::new(0u32));
+/// ```
+/// A team made without asking its members:
+/// ```compile_fail
+/// let (_client, _ep, tm) = gex::init("X").unwrap();
+/// let _ = tm.new_subteam(vec![0], gex::Flags::empty());
+/// ```
+/// Handler-scope entry:
+/// ```compile_fail
+/// let _scope = gex::context::HandlerScope::enter(true);
+/// ```
+/// The raw segment tables:
+/// ```compile_fail
+/// let _ = gex::segment_table();
+/// ```
+/// The layers' reserved AM indices and their protocols:
+/// ```compile_fail
+/// let _ = gex::am::register_internal_handlers;
+/// ```
+/// ```compile_fail
+/// let _ = gex::rma::ampath::register;
+/// ```
+/// NBI tracking of a layer's operations:
+/// ```compile_fail
+/// let _ = gex::nbi::track(gex::Ec::PUT);
+/// ```
+/// The conduits' own types:
+/// ```compile_fail
+/// let _ = gex::smp::SmpTransport::new;
+/// ```
+/// While the program's calls next to them compile:
+/// ```no_run
+/// let _ = gex::context::in_handler();
+/// let _ = gex::nbi::wait(gex::Ec::PUT, gex::Flags::empty());
+/// let _ = gex::am::register_handlers;
+/// let _ = gex::rma::route;
+/// let _ = gex::poll();
+/// ```
+#[cfg(doctest)]
+pub struct InternalsAreNotExported;

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use gex::am::{register_handlers, AmRequest, HandlerEntry, LcOpt, Token};
 use gex::{AmCategory, Flags, Lc, RANK_INVALID};
+use gex_core::internals::*;
 use gex_testsuite::Job;
 
 const H_PING: u8 = 200; // Short req/rep: request replies, reply counts

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use gex::am::{register_handlers, AmRequest, HandlerEntry, Injected, LcOpt, PrepareBuf, Token};
 use gex::{AmCategory, ErrorKind, Event, Flags, Hsl, Lc, TmRef, AM_INDEX_BASE, RANK_INVALID};
+use gex_core::internals::*;
 use gex_testsuite::{arg_value, check_payload, payload, Job, Rng};
 
 const SEG: usize = 8 << 20;

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use gex::am::{register_handlers, AmRequest, HandlerEntry, Injected};
 use gex::system::{self, Position};
 use gex::{CData, EpLocation, ErrorKind, Event, Flags, Hsl, Segment, TmRef, RANK_INVALID};
+use gex_core::internals::*;
 use gex_testsuite::{check_payload, payload, Job};
 
 /// Handler: locks the shared HSL and increments the counter under it.
