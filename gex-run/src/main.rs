@@ -165,7 +165,11 @@ fn clap_error(e: &clap::Error) -> UsageError {
     };
     // The option's name as written on the command line (clap adds the
     // value name: "-n <N>").
-    let name = || arg().split(' ').next().unwrap_or_default().to_string();
+    // clap names an option by its long form; -n is how users write it.
+    let name = || match arg().split(' ').next().unwrap_or_default() {
+        "--ranks" | "-n" => "-n/--ranks".to_string(),
+        other => other.to_string(),
+    };
     UsageError(match e.kind() {
         ErrorKind::UnknownArgument => format!("unknown option '{}'", arg()),
         ErrorKind::InvalidValue | ErrorKind::NoEquals
@@ -423,7 +427,7 @@ mod tests {
         assert!(error("-n 0 prog").contains("at least one"));
         assert!(error("-n x prog").contains("number of ranks"));
         assert!(error("-n 2").contains("no program"));
-        assert!(error("-n").contains("needs a value"));
+        assert_eq!(error("-n"), "option -n/--ranks needs a value");
         assert!(error("-n 2 --timeout -1 prog").contains("positive"));
         assert!(error("-n 2 --bogus prog").contains("unknown option"));
         assert!(matches!(
