@@ -9,6 +9,7 @@ use gex_core::{CData, Ep};
 use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Result, AM_INDEX_BASE, AM_MAX_ARGS};
 
 use crate::token::{ReplyToken, RequestToken, Token, TokenCtx};
+use gex_core::internals::*;
 
 /// What a handler receives besides its token: arguments and payload.
 #[derive(Clone, Copy, Debug)]

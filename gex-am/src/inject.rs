@@ -2,6 +2,7 @@
 //! replies and negotiated-payload commits.
 
 use gex_conduit::{AmLimits, Injected, OutgoingAm, ZeroLen};
+use gex_core::internals::*;
 use gex_core::{segment_desc, Ep, Event, Lc, TmRef};
 use gex_types::{
     AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result, AM_INDEX_BASE, AM_MAX_ARGS,

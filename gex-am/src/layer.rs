@@ -13,6 +13,7 @@ use gex_core::{Ep, Lc};
 use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result};
 
 use crate::inject::request;
+use gex_core::internals::*;
 
 /// The right to send requests to a set of a layer's own handlers, returned
 /// by [`crate::register_internal_handlers`]. Peers are named by jobrank.

@@ -20,6 +20,12 @@
 //! Handlers run in whichever thread polls, one at a time per thread, and
 //! may only reply (request handlers), take HSLs and make queries: anything
 //! else returns an error (see [`gex_core::context`]).
+//!
+//! # For layer and conduit authors
+//!
+//! [`register_internal_handlers`] and [`LayerAm`] are for layers above this
+//! one (gex-rma, gex-coll) that need handlers at the reserved indices
+//! below `AM_INDEX_BASE`; the `gex` facade does not export them.
 
 #![warn(missing_docs)]
 

@@ -7,6 +7,7 @@ use gex_core::{context, Lc};
 use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Result, AM_MAX_ARGS};
 
 use crate::inject::{self, check_flags, Dest, LcOpt};
+use gex_core::internals::*;
 
 /// The source buffer of a Prepare.
 #[derive(Debug)]

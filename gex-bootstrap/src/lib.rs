@@ -19,11 +19,16 @@
 //! and is only used while objects are created: client init, segment
 //! attach, team creation.
 //!
+//! The operating-system plumbing every crate of gex shares (nameless
+//! shared memory, interface walks, the host name, random ids and keys) is
+//! in [`os`], once.
+//!
 //! This crate also ends jobs: [`exit`] (the whole job, with a code),
 //! [`fatal`] (a broken invariant, named with the rank) and [`job_ending`],
 //! which every layer and conduit may call without the object model.
 
 pub mod coord;
+pub mod os;
 pub mod rendezvous;
 pub mod serve;
 pub mod stream;
@@ -38,6 +43,7 @@ use std::time::{Duration, Instant};
 
 use gex_types::{Error, Rank, Result};
 
+pub use os::random::{new_job_key, random_bytes, random_hex};
 use stream::Stream;
 use wire::{CtrlAddr, Kind};
 
@@ -547,53 +553,6 @@ impl Shared {
             unsafe { libc::poll(&mut pfd, 1, -1) };
         }
     }
-}
-
-/// 16 random hex digits (a job identifier) from the kernel's random
-/// source, or failing that a randomly keyed hash of the pid and the time.
-pub(crate) fn random_hex16() -> String {
-    random_hex::<8>()
-}
-
-/// `N` random bytes from the kernel's random source, or failing that from
-/// randomly keyed hashes of the pid, the time and a per-process counter
-/// (so two calls never agree). The one source of job ids and keys.
-pub fn random_bytes<const N: usize>() -> [u8; N] {
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let mut bytes = [0u8; N];
-    let from_kernel = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .is_ok();
-    if !from_kernel {
-        use std::hash::{BuildHasher, Hasher};
-        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        for (i, chunk) in bytes.chunks_mut(8).enumerate() {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u32(std::process::id());
-            h.write_u64(call);
-            h.write_usize(i);
-            h.write_u128(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos()),
-            );
-            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
-        }
-    }
-    bytes
-}
-
-/// `2 * N` random hex digits ([`random_bytes`]).
-pub fn random_hex<const N: usize>() -> String {
-    random_bytes::<N>()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// A fresh job key: 64 random hex digits (256 bits).
-pub fn new_job_key() -> String {
-    random_hex::<32>()
 }
 
 /// How long a rank waits for its job key on [`wire::ENV_KEY_FD`].

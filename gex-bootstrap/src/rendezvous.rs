@@ -369,7 +369,7 @@ fn job_id(rdv: &str) -> String {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write(rdv.as_bytes());
     h.write_u32(std::process::id());
-    h.write(super::random_hex16().as_bytes());
+    h.write(crate::os::random::new_job_id().as_bytes());
     format!("r{:016x}", h.finish())
 }
 
@@ -379,14 +379,7 @@ fn host_name() -> String {
     if let Some(h) = env_var(wire::ENV_HOST) {
         return h.replace('\n', " ");
     }
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into buf.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "?".into();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).replace('\n', " ")
+    crate::os::host::hostname().map_or_else(|| "?".into(), |h| h.replace('\n', " "))
 }
 
 // The exit hook.

@@ -36,6 +36,12 @@
 //! - [`register`] must run on every rank during client init (the `gex`
 //!   facade does it): it registers the handler and the progress hook and
 //!   sets up the shared memory, collectively.
+//!
+//! # For layer and conduit authors
+//!
+//! [`register`] and the modules [`coll`] and [`reduce`] as modules are the
+//! layer's own interface; the `gex` facade exports the calls of a program
+//! (`gex::coll`).
 
 #![warn(missing_docs)]
 
@@ -64,6 +70,7 @@ pub use team::{
 };
 
 use gex_am::{register_internal_handlers, HandlerEntry};
+use gex_core::internals::*;
 use gex_core::Ep;
 use gex_types::{Flags, Result};
 

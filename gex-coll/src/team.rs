@@ -32,6 +32,7 @@ use crate::algos::{Collect, CollectSink, Dissem};
 use crate::engine::{self, lock, signature, Key, Op, Out};
 use crate::shm;
 use crate::shmbar::{self, ShmTeam};
+use gex_core::internals::*;
 
 /// A team as gex-coll knows it.
 pub(crate) struct TeamInfo {

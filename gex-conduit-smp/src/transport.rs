@@ -109,16 +109,10 @@ fn ring_offset(i: usize) -> usize {
     i * ring_bytes(RING_CAPACITY)
 }
 
-/// This host's name, as ranks compare it to find their neighbours.
+/// This host's name, as ranks compare it to find their neighbours (`?` if
+/// it has none).
 pub fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into buf.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
-    if rc != 0 {
-        return String::from("?");
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    gex_bootstrap::os::host::hostname().unwrap_or_else(|| "?".into())
 }
 
 /// Runs a collective step: every rank reports success or a message, and all

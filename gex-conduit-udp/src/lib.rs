@@ -913,39 +913,6 @@ impl std::fmt::Debug for UdpConduit {
 /// networks only); `1`, the default, keeps it on. Every rank must agree.
 pub const ENV_UDP_AUTH: &str = "GEX_UDP_AUTH";
 
-/// A key for a job of one rank (it has no peer to share it with).
-fn random_key() -> [u8; 32] {
-    gex_bootstrap::random_bytes::<32>()
-}
-
-/// The first non-loopback IPv4 address of this host's interfaces.
-fn first_ipv4() -> Option<String> {
-    let mut ifs: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `ifs` with a list we free below; every node
-    // and address is read only while the list is alive.
-    unsafe {
-        if libc::getifaddrs(&mut ifs) != 0 {
-            return None;
-        }
-        let mut found = None;
-        let mut p = ifs;
-        while !p.is_null() {
-            let a = (*p).ifa_addr;
-            if !a.is_null() && i32::from((*a).sa_family) == libc::AF_INET {
-                let sin = &*(a as *const libc::sockaddr_in);
-                let ip = std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
-                if !ip.is_loopback() {
-                    found = Some(ip.to_string());
-                    break;
-                }
-            }
-            p = (*p).ifa_next;
-        }
-        libc::freeifaddrs(ifs);
-        found
-    }
-}
-
 /// The window (DATA datagrams in flight per peer and lane) that keeps every
 /// receiver's socket buffer from overflowing when all its UDP peers send
 /// on both lanes at once, as in an all-to-all flood: the smallest
@@ -1031,7 +998,7 @@ impl UdpConduit {
                     "the udp conduit needs the job key, but the launcher gave none",
                 ))
             }
-            None => random_key(),
+            None => gex_bootstrap::os::random::random_bytes::<32>(),
         };
         let auth = settings.auth;
         let mut cfg = proto::Config {
@@ -1055,9 +1022,11 @@ impl UdpConduit {
         let inbox_limit = settings.inbox_limit;
         let host_ip = match &settings.addr {
             Some(a) => a.clone(),
-            None if multi_host => first_ipv4().ok_or_else(|| {
-                Error::resource("udp conduit: no IPv4 address to publish; set GEX_UDP_ADDR")
-            })?,
+            None if multi_host => gex_bootstrap::os::net::first_ipv4()
+                .map(|ip| ip.to_string())
+                .ok_or_else(|| {
+                    Error::resource("udp conduit: no IPv4 address to publish; set GEX_UDP_ADDR")
+                })?,
             None => "127.0.0.1".to_string(),
         };
         let sock = UdpSocket::bind((host_ip.as_str(), 0))

@@ -65,8 +65,11 @@
 //! constructors, so that a field added later breaks no conduit.
 
 pub mod range;
-pub mod shm;
 pub mod stats;
+
+/// Nameless shared memory among the ranks of a host (the one copy lives in
+/// `gex_bootstrap::os::shm`).
+pub use gex_bootstrap::os::shm;
 
 pub use range::{fits, RangeError, ZeroLen};
 

@@ -375,7 +375,7 @@ impl Client {
     }
 
     /// The process runtime (for layers built on the core).
-    pub fn runtime(&self) -> &'static Runtime {
+    pub(crate) fn runtime(&self) -> &'static Runtime {
         self.0.rt
     }
 }
@@ -413,19 +413,22 @@ impl Ep {
 
     /// The process runtime.
     #[inline]
-    pub fn runtime(&self) -> &'static Runtime {
+    pub(crate) fn runtime(&self) -> &'static Runtime {
         self.0.client.0.rt
     }
 
     /// Layer state attached to this endpoint by a layer above (the AM
     /// layer's handler table), created on first use.
-    pub fn layer_state<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T> {
+    pub(crate) fn layer_state<T: Any + Send + Sync>(
+        &self,
+        make: impl FnOnce() -> Arc<T>,
+    ) -> Option<&T> {
         self.0.ext.get_or_init(make)
     }
 
     /// Layer state attached earlier, if of type `T`.
     #[inline]
-    pub fn existing_layer_state<T: Any>(&self) -> Option<&T> {
+    pub(crate) fn existing_layer_state<T: Any>(&self) -> Option<&T> {
         self.0.ext.get()
     }
 
@@ -484,13 +487,16 @@ impl Tm {
     /// Layer state attached to this team by a layer above (gex-coll's view
     /// of the team), created on first use; `None` if state of another type
     /// was attached first.
-    pub fn layer_state<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T> {
+    pub(crate) fn layer_state<T: Any + Send + Sync>(
+        &self,
+        make: impl FnOnce() -> Arc<T>,
+    ) -> Option<&T> {
         self.0.ext.get_or_init(make)
     }
 
     /// Layer state attached earlier, if of type `T`.
     #[inline]
-    pub fn existing_layer_state<T: Any>(&self) -> Option<&T> {
+    pub(crate) fn existing_layer_state<T: Any>(&self) -> Option<&T> {
         self.0.ext.get()
     }
 
@@ -548,7 +554,7 @@ impl Tm {
 
     /// A team over `members` (jobranks, in rank order) in which this process
     /// is rank `rank`. For layers that build teams (gex-coll).
-    pub fn new_subteam(&self, members: Vec<Rank>, flags: Flags) -> Result<Tm> {
+    pub(crate) fn new_subteam(&self, members: Vec<Rank>, flags: Flags) -> Result<Tm> {
         let rt = self.ep().runtime();
         let me = rt.jobrank();
         if let Some(&bad) = members.iter().find(|&&j| j >= rt.jobsize()) {
@@ -771,6 +777,11 @@ impl Segment {
     }
 
     /// This segment as a descriptor (owner and local base are the same).
+    ///
+    /// For layer and conduit authors: public because the layers live in
+    /// other crates, hidden from the documentation because a program has no
+    /// use for it and it skips the checks of the calls made for programs.
+    #[doc(hidden)]
     pub fn desc(&self) -> SegmentDesc {
         SegmentDesc::new(self.0.base, Some(self.0.base), self.0.size)
     }
@@ -779,6 +790,11 @@ impl Segment {
     /// `is_offset`), by the one range check ([`SegmentDesc::offset_of`],
     /// an empty range inside or at the end); the error names this rank's
     /// local segment.
+    ///
+    /// For layer and conduit authors: public because the layers live in
+    /// other crates, hidden from the documentation because a program has no
+    /// use for it and it skips the checks of the calls made for programs.
+    #[doc(hidden)]
     pub fn offset_of(
         &self,
         addr: usize,
@@ -797,6 +813,93 @@ impl Segment {
 #[inline]
 pub fn segment_desc(rt: &Runtime, rank: Rank) -> Option<SegmentDesc> {
     rt.segments().and_then(|t| t.get(rank as usize).copied())
+}
+
+/// The runtime behind a [`Client`].
+///
+/// # For layer and conduit authors
+///
+/// The layers built on the core (in other crates) reach the runtime, and
+/// the state slots they keep in the objects, through these traits. The
+/// `gex` facade does not export them, so a program cannot reach the
+/// conduit or another layer's state through it.
+pub trait ClientInternals {
+    /// The process runtime.
+    fn runtime(&self) -> &'static Runtime;
+}
+
+impl ClientInternals for Client {
+    #[inline]
+    fn runtime(&self) -> &'static Runtime {
+        Client::runtime(self)
+    }
+}
+
+/// The runtime and the layer state slot behind an [`Ep`].
+///
+/// # For layer and conduit authors
+///
+/// See [`ClientInternals`].
+pub trait EpInternals {
+    /// The process runtime.
+    fn runtime(&self) -> &'static Runtime;
+    /// Layer state attached to this endpoint by a layer above (the AM
+    /// layer's handler table), created on first use; `None` if state of
+    /// another type was attached first.
+    fn layer_state<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T>;
+    /// Layer state attached earlier, if of type `T`.
+    fn existing_layer_state<T: Any>(&self) -> Option<&T>;
+}
+
+impl EpInternals for Ep {
+    #[inline]
+    fn runtime(&self) -> &'static Runtime {
+        Ep::runtime(self)
+    }
+
+    #[inline]
+    fn layer_state<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T> {
+        Ep::layer_state(self, make)
+    }
+
+    #[inline]
+    fn existing_layer_state<T: Any>(&self) -> Option<&T> {
+        Ep::existing_layer_state(self)
+    }
+}
+
+/// The layer state slot of a [`Tm`], and teams built without agreement.
+///
+/// # For layer and conduit authors
+///
+/// See [`ClientInternals`]. Programs make teams with the collectives
+/// layer's `tm_split` and `tm_create`, which agree on them first.
+pub trait TmInternals {
+    /// Layer state attached to this team by a layer above (gex-coll's view
+    /// of the team), created on first use; `None` if state of another type
+    /// was attached first.
+    fn layer_state<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T>;
+    /// Layer state attached earlier, if of type `T`.
+    fn existing_layer_state<T: Any>(&self) -> Option<&T>;
+    /// A team over `members` (jobranks, in rank order, including this
+    /// process's), without asking the other members.
+    fn new_subteam(&self, members: Vec<Rank>, flags: Flags) -> Result<Tm>;
+}
+
+impl TmInternals for Tm {
+    #[inline]
+    fn layer_state<T: Any + Send + Sync>(&self, make: impl FnOnce() -> Arc<T>) -> Option<&T> {
+        Tm::layer_state(self, make)
+    }
+
+    #[inline]
+    fn existing_layer_state<T: Any>(&self) -> Option<&T> {
+        Tm::existing_layer_state(self)
+    }
+
+    fn new_subteam(&self, members: Vec<Rank>, flags: Flags) -> Result<Tm> {
+        Tm::new_subteam(self, members, flags)
+    }
 }
 
 #[cfg(test)]

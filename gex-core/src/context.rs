@@ -125,6 +125,11 @@ fn describe(s: &State) -> String {
 
 /// Marks the current thread as running a handler until the guard drops.
 /// Used by the AM layer around every handler invocation.
+///
+/// # For layer and conduit authors
+///
+/// Only the AM layer enters handler scope; anyone else would make the
+/// context checks lie.
 pub struct HandlerScope {
     saved: State,
 }

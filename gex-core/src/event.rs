@@ -176,6 +176,10 @@ impl Default for Event<'_> {
 
 impl Event<'static> {
     /// A pending event completed through `c`.
+    ///
+    /// For layer and conduit authors (a program's events come from the calls
+    /// that start operations); hidden from the documentation.
+    #[doc(hidden)]
     pub fn pending(c: Arc<Completion>) -> Event<'static> {
         Event {
             state: State::Pending {
@@ -189,6 +193,10 @@ impl Event<'static> {
 
     /// A pending event completed through `c`, whose local completion
     /// (`Ec::LC` leaf) is `lc`; `c` must not complete before `lc`.
+    ///
+    /// For layer and conduit authors (a program's events come from the calls
+    /// that start operations); hidden from the documentation.
+    #[doc(hidden)]
     pub fn pending_with_lc(c: Arc<Completion>, lc: Arc<Completion>) -> Event<'static> {
         Event {
             state: State::Pending {
@@ -218,6 +226,10 @@ impl<'a> Event<'a> {
     /// A pending event whose completion also copies `staging` into `dst`
     /// (a get whose data arrives in parts): the copy is made by the thread
     /// that observes completion, which holds the borrow of `dst`.
+    ///
+    /// For layer and conduit authors (a program's events come from the calls
+    /// that start operations); hidden from the documentation.
+    #[doc(hidden)]
     pub fn pending_into(c: Arc<Completion>, staging: Arc<Staging>, dst: &'a mut [u8]) -> Event<'a> {
         assert_eq!(
             staging.len(),

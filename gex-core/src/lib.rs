@@ -11,7 +11,27 @@
 //!   checks;
 //! - [`shm`]: shared memory among the ranks of a host, without names;
 //! - [`exit`]: ending the whole job from any rank;
-//! - [`stats`]: the conduit's counters (`GEX_STATS=1` prints them at exit).
+//! - [`stats`](mod@stats): the conduit's counters (`GEX_STATS=1` prints them at exit).
+//!
+//! Programs use these through the `gex` facade, which re-exports the
+//! objects, [`system`], the program-facing calls of [`nbi`] and
+//! [`context`], [`poll`], [`block_until`] and [`exit`].
+//!
+//! # For layer and conduit authors
+//!
+//! The rest of this crate is the machinery layers are built on, and the
+//! facade does not export it: with it a caller can skip the checks the
+//! program-facing calls make. [`Runtime`] (the conduit handle, progress and
+//! its hooks, the control plane), [`conduit`], [`bootstrap`] and [`shm`];
+//! the raw segment tables ([`segment_table`], [`fast_segments`],
+//! [`FastSeg`], [`segment_desc`], [`set_direct_access`]); handler-scope
+//! entry and Prepare bookkeeping ([`context::HandlerScope`],
+//! [`context::open_prepare`], [`context::close_prepare`], the
+//! `check_may_*` calls); completion records ([`Completion`], [`Staging`],
+//! [`nbi::track`]); [`LayerInit`] and [`report`]. The objects' runtime
+//! and layer state slots are methods of the traits in [`internals`]
+//! (`ep.runtime()`, `layer_state`, `new_subteam`), which a layer imports
+//! and the facade does not export.
 
 #![warn(missing_docs)]
 
@@ -29,6 +49,16 @@ pub use client::{
     TmRef,
 };
 pub use event::{Completion, Event, Lc, Staging};
+
+/// Access to the runtime and the layers' state slots of the objects.
+///
+/// # For layer and conduit authors
+///
+/// `use gex_core::internals::*;` in a layer crate; the `gex` facade does not
+/// export this module.
+pub mod internals {
+    pub use crate::client::{ClientInternals, EpInternals, TmInternals};
+}
 pub use gex_bootstrap as bootstrap;
 pub use gex_bootstrap::{exit, fatal, job_ending};
 pub use gex_conduit as conduit;

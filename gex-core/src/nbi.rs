@@ -136,7 +136,7 @@ pub fn test(mask: Ec, flags: Flags) -> Result<bool> {
     Ok(Runtime::get().is_some_and(|rt| rt.run_progress_hooks() > 0) && all_done(mask))
 }
 
-/// Polls until [`test`] would succeed (`gex_NBI_Wait`).
+/// Polls until [`test`](fn@test) would succeed (`gex_NBI_Wait`).
 pub fn wait(mask: Ec, flags: Flags) -> Result<()> {
     check_sync("gex_NBI_Wait", mask, flags)?;
     if !all_done(mask) {

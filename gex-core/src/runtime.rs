@@ -19,6 +19,11 @@ static SEGMENT_COUNT: AtomicUsize = AtomicUsize::new(0);
 
 /// Every rank's bound segment, indexed by jobrank (`None` before attach).
 /// The fast path of the RMA layer.
+///
+/// # For layer and conduit authors
+///
+/// Raw addresses of every rank's segment: programs use
+/// `TmRef::query_bound_segment`.
 #[inline(always)]
 pub fn segment_table() -> Option<&'static [SegmentDesc]> {
     let p = SEGMENT_TABLE.load(Ordering::Acquire);
@@ -151,6 +156,11 @@ fn hooks() -> usize {
 static VERBOSE: AtomicBool = AtomicBool::new(true);
 
 /// Process-wide state shared by every object of the client.
+///
+/// # For layer and conduit authors
+///
+/// The conduit handle, progress hooks and the control plane: layers use
+/// it; programs do not (the `gex` facade does not export it).
 pub struct Runtime {
     pub(crate) conduit: Box<dyn Conduit>,
     pub(crate) jobrank: Rank,

@@ -9,7 +9,7 @@
 //!   to the destination (the caller's buffer, a staging buffer owned by the
 //!   event, or the local segment).
 //!
-//! In-flight operations live in a table ([`OPS`]) indexed by a slot
+//! In-flight operations live in a table (`OPS`) indexed by a slot
 //! number with a generation; the requests carry (slot, generation, chunk)
 //! and the reply names them back. A reply is untrusted input like any
 //! message: one naming a slot not in flight (unknown, stale, or answered
@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use gex_am::{register_internal_handlers, HandlerEntry, Injected, LayerAm};
 use gex_conduit::ZeroLen;
+use gex_core::internals::*;
 use gex_core::{Completion, Ep, Lc, Runtime, Staging};
 use gex_types::{AmArg, AmIndex, Error, Flags, Rank, Result};
 

@@ -37,6 +37,12 @@
 //! calls are tracked per thread by category (`gex_core::nbi`). An NBI get
 //! into a slice on the reference path completes before returning: its
 //! borrow of the slice ends with the call, so the data may not arrive later.
+//!
+//! # For layer and conduit authors
+//!
+//! [`register`] (the layer's set-up at init) and [`ampath`] (the reference
+//! path's AM protocol) are the layer's own; the `gex` facade exports the
+//! calls of a program (`gex::rma`).
 
 #![warn(missing_docs)]
 
@@ -56,6 +62,7 @@ use gex_core::{context, segment_desc, Completion, Ep, Runtime, Staging, TmRef};
 use gex_types::{Ec, Error, Flags, Rank, Result, RmaValue};
 
 use ampath::GetDst;
+use gex_core::internals::*;
 use native::Hold;
 
 /// Sends every transfer of this process through the AM reference path

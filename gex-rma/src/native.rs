@@ -15,6 +15,7 @@ use gex_core::{Completion, Ep, Staging};
 use gex_types::{Rank, Result};
 
 use crate::ampath::GetDst;
+use gex_core::internals::*;
 
 /// Whether the conduit's one-sided route reaches each jobrank, decided at
 /// the first transfer (or [`crate::route`] query) after segment attach.

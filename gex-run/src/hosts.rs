@@ -2,7 +2,6 @@
 //! its host.
 
 use std::io;
-use std::net::Ipv4Addr;
 
 use crate::{JobSpec, DEFAULT_SPAWN};
 
@@ -69,7 +68,7 @@ pub(crate) fn plan(spec: &JobSpec) -> io::Result<(Vec<Place>, usize)> {
         let place = Place { host: None, via };
         return Ok((vec![place; spec.ranks as usize], 1));
     }
-    let local = local_hostname();
+    let local = gex_bootstrap::os::host::hostname();
     let index = placement(spec.ranks, spec.hosts.len());
     let used = index.iter().max().map_or(0, |m| m + 1);
     let mut places = Vec::with_capacity(index.len());
@@ -172,52 +171,6 @@ pub(crate) fn shell_quote(s: &str) -> String {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
-/// This machine's hostname, if it has one.
-pub(crate) fn local_hostname() -> Option<String> {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into buf.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return None;
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    Some(String::from_utf8_lossy(&buf[..end]).into_owned()).filter(|h| !h.is_empty())
-}
-
-/// The first IPv4 address of an interface that is up and not loopback.
-pub(crate) fn first_ipv4() -> Option<Ipv4Addr> {
-    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `list` with a linked list that is freed
-    // below with freeifaddrs; nothing is kept past that.
-    unsafe {
-        if libc::getifaddrs(&mut list) != 0 {
-            return None;
-        }
-        let mut found = None;
-        let mut cur = list;
-        while !cur.is_null() {
-            let ifa = &*cur;
-            cur = ifa.ifa_next;
-            let up = ifa.ifa_flags & libc::IFF_UP as libc::c_uint != 0;
-            let loopback = ifa.ifa_flags & libc::IFF_LOOPBACK as libc::c_uint != 0;
-            if ifa.ifa_addr.is_null() || !up || loopback {
-                continue;
-            }
-            if i32::from((*ifa.ifa_addr).sa_family) != libc::AF_INET {
-                continue;
-            }
-            let sin = &*(ifa.ifa_addr as *const libc::sockaddr_in);
-            let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
-            if !ip.is_loopback() {
-                found = Some(ip);
-                break;
-            }
-        }
-        libc::freeifaddrs(list);
-        found
     }
 }
 

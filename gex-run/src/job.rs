@@ -398,7 +398,7 @@ fn tcp_listener(spec: &JobSpec) -> io::Result<(tokio::net::TcpListener, CtrlAddr
     let l = gex_bootstrap::serve::bind_tcp(at)?;
     let mut advertised = l.local_addr()?;
     if advertised.ip().is_unspecified() {
-        let ip = hosts::first_ipv4().unwrap_or(Ipv4Addr::LOCALHOST);
+        let ip = gex_bootstrap::os::net::first_ipv4().unwrap_or(Ipv4Addr::LOCALHOST);
         advertised.set_ip(IpAddr::V4(ip));
     }
     Ok((
@@ -423,7 +423,7 @@ fn socket_pair() -> io::Result<(UnixStream, OwnedFd)> {
 
 /// A fresh job identifier: 16 random hex digits.
 fn new_job_id() -> String {
-    gex_bootstrap::random_hex::<8>()
+    gex_bootstrap::os::random::new_job_id()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! What a job could leave on this machine, for tests and diagnostics.
 //!
 //! Nothing, by design: the ranks' shared memory is nameless
-//! (`gex_conduit::shm`) and the local control connections are socket pairs,
+//! (`gex_bootstrap::os::shm`) and the local control connections are socket pairs,
 //! so a crash of any process at any moment leaves no name behind. This
 //! looks anyway, so that tests catch a regression.
 
@@ -58,8 +58,8 @@ mod tests {
     fn finds_a_held_memfd_and_a_file() {
         let job = format!("leftovertest{}", std::process::id());
         assert!(super::leftovers(&job).is_empty());
-        let name = gex_conduit::shm::object_name(&job, "x");
-        let region = gex_conduit::shm::create(&name, 4096).unwrap();
+        let name = gex_bootstrap::os::shm::object_name(&job, "x");
+        let region = gex_bootstrap::os::shm::create(&name, 4096).unwrap();
         let found = super::leftovers(&job);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].contains(&name), "{found:?}");

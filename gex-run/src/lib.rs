@@ -24,7 +24,7 @@
 //! Whatever the reason, when [`run`] returns no rank (nor anything a rank
 //! started in its process group) is left running, every rank has been
 //! reaped, every control connection is closed, and the job's shared memory
-//! (nameless: [`gex_conduit::shm`]) is gone with the last rank that mapped it.
+//! (nameless: [`gex_bootstrap::os::shm`]) is gone with the last rank that mapped it.
 //!
 //! Each rank runs in a process group of its own (so that ending a rank also
 //! ends what it started), gets the launcher's standard input only if it is
@@ -71,7 +71,7 @@
 //! If the launcher itself is SIGKILLed, the ranks die (a parent-death
 //! signal) and nothing remains: local ranks talk to the launcher over
 //! inherited socket pairs (no socket file, no address), and shared memory
-//! has no name (`gex_conduit::shm`), so the kernel frees it with its last
+//! has no name (`gex_bootstrap::os::shm`), so the kernel frees it with its last
 //! process. [`leftovers`] lists anything of a job still on the machine.
 //!
 //! Limits: a process that leaves its rank's

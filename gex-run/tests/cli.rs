@@ -51,6 +51,51 @@ fn command_line_errors_exit_2_with_usage() {
 }
 
 #[test]
+fn help_names_every_option_and_bad_values_exit_2() {
+    for flag in ["--help", "-h"] {
+        let (code, stdout, stderr) = output(&mut gex_run(&[flag]));
+        assert_eq!((code, stderr.as_str()), (0, ""), "{flag}");
+        assert!(stdout.starts_with("usage: gex-run -n N"), "{stdout}");
+        for option in [
+            "-n, --ranks <N>",
+            "--timeout <SECS>",
+            "--exit-grace <SECS>",
+            "--conduit <NAME>",
+            "--label",
+            "--hosts <H1,H2,...>",
+            "--hostfile <FILE>",
+            "--spawn <TEMPLATE>",
+            "--host-env <HOST:VAR=VALUE>",
+            "--ctrl <unix|tcp>",
+            "--ctrl-addr <IP:PORT>",
+            "-h, --help",
+            "124 on timeout",
+        ] {
+            assert!(stdout.contains(option), "{flag} lacks {option}:\n{stdout}");
+        }
+    }
+    for (args, msg) in [
+        (
+            &["-n", "2", "--ctrl", "udp", "true"][..],
+            "expected unix or tcp",
+        ),
+        (&["-n", "2", "--timeout"][..], "--timeout needs a value"),
+        (&["-n", "2", "--label=yes", "true"][..], "--label"),
+        (&["-n", "x", "true"][..], "expected a number of ranks"),
+        (
+            &["-n", "2", "--hosts", "a", "--hostfile", "f", "true"][..],
+            "given twice",
+        ),
+    ] {
+        let (code, stdout, stderr) = output(&mut gex_run(args));
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert_eq!(stdout, "");
+        assert!(stderr.contains(msg), "{args:?}: {stderr}");
+        assert!(stderr.contains("(gex-run --help for more)"), "{stderr}");
+    }
+}
+
+#[test]
 fn forwards_labelled_output_and_the_exit_code() {
     let (code, stdout, stderr) = output(&mut gex_run(&[
         "-n",

@@ -67,12 +67,7 @@ fn gex_hosts_counts_the_hosts_that_got_ranks() {
 #[test]
 fn this_host_is_started_directly_without_a_spawner() {
     let mut hosts = vec!["localhost".to_string()];
-    let mut name = [0u8; 256];
-    // SAFETY: gethostname writes at most name.len() bytes into name.
-    if unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) } == 0 {
-        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-        hosts.push(String::from_utf8_lossy(&name[..end]).into_owned());
-    }
+    hosts.extend(gex_bootstrap::os::host::hostname());
     let mut spec = sh(hosts.len() as u32, REPORT);
     spec.hosts = hosts.clone();
     let out = run(&spec).unwrap();

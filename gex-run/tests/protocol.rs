@@ -11,12 +11,12 @@ use std::io::Write;
 use std::time::Duration;
 
 use common::{gone, wait_for_exit, PROMPT};
+use gex_bootstrap::os::shm;
 use gex_bootstrap::stream::Stream;
 use gex_bootstrap::wire::{
     self, decode_exchange_result, hello_body, parse_challenge, read_frame, write_frame, CtrlAddr,
     Hello, Kind, ENV_CTRL, ENV_JOB_ID, ENV_RANK, ENV_SIZE,
 };
-use gex_conduit::shm;
 use gex_run::{run, Ctrl, JobOutcome, JobSpec, Output};
 
 const ROLE: &str = "GEX_RUN_TEST_ROLE";
@@ -252,7 +252,7 @@ fn fake_rank() {
             }
         }
         "shm" => {
-            // Shared memory as the conduits share it (gex_conduit::shm): rank
+            // Shared memory as the conduits share it (gex_bootstrap::os::shm): rank
             // 0 creates an object, rank 1 maps it through the handle, then
             // rank 0 is killed; nothing may remain anywhere.
             let mut ctl = Ctl::connect();

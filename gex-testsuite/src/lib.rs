@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 pub mod rmabench;
 
 use gex::{Client, Ep, Segment, Tm};
+use gex_core::internals::*;
 
 /// How long any wait in a test may take before it fails loudly.
 pub fn wait_bound() -> Duration {

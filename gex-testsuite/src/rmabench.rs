@@ -7,10 +7,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use gex::am::{register_handlers, AmRequest, HandlerEntry};
-use gex::rma::{nbi, Rma};
+use gex::nbi;
+use gex::rma::Rma;
 use gex::{Ec, Event, Flags, Lc, TmRef};
 
 use crate::Job;
+use gex_core::internals::*;
 
 const H_DONE: u8 = 250;
 

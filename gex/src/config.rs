@@ -7,7 +7,8 @@ use gex_core::conduit::ConduitFactory;
 use gex_core::{report, Client, ClientSettings, Ep, LayerInit, Tm};
 use gex_types::{Error, Flags, Result};
 
-use crate::{conduits, ENV_CONDUIT};
+use crate::conduits;
+use gex_core::bootstrap::wire::ENV_CONDUIT;
 
 /// The settings of everything this build of gex contains, one struct per
 /// crate. [`Config::default`] is what an empty environment gives (every

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use gex::am::{register_handlers, AmRequest, HandlerEntry, LcOpt, Token};
 use gex::{AmCategory, Flags, Lc, RANK_INVALID};
+use gex_core::internals::*;
 use gex_testsuite::Job;
 
 const H_PING: u8 = 200; // Short req/rep: request replies, reply counts
@@ -75,8 +76,8 @@ fn main() {
                             // Reply into the requester's segment at the same offset.
                             let off = msg.dest_addr() - seg;
                             let src = t.src_rank() as usize;
-                            let base =
-                                gex::Runtime::get().unwrap().segments().unwrap()[src].owner_base;
+                            let base = gex_core::Runtime::get().unwrap().segments().unwrap()[src]
+                                .owner_base;
                             t.reply_long(
                                 idx,
                                 msg.payload(),
@@ -153,7 +154,8 @@ fn main() {
         // Short ping-pong, request/reply.
         let pingpong = |cat: AmCategory, idx: u8, len: usize, iters: u64| -> f64 {
             let data = vec![7u8; len];
-            let dest = gex::Runtime::get().unwrap().segments().unwrap()[peer as usize].owner_base;
+            let dest =
+                gex_core::Runtime::get().unwrap().segments().unwrap()[peer as usize].owner_base;
             let start = st.replies.load(SeqCst);
             let t0 = Instant::now();
             for i in 1..=iters {
@@ -173,7 +175,8 @@ fn main() {
         };
         let flood = |cat: AmCategory, idx: u8, len: usize, iters: u64, roundtrip: bool| -> f64 {
             let data = vec![7u8; len];
-            let dest = gex::Runtime::get().unwrap().segments().unwrap()[peer as usize].owner_base;
+            let dest =
+                gex_core::Runtime::get().unwrap().segments().unwrap()[peer as usize].owner_base;
             let start_rep = st.replies.load(SeqCst);
             let start_req = st.requests.load(SeqCst);
             let t0 = Instant::now();

@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use gex::am::{register_handlers, AmRequest, HandlerEntry};
 use gex::{Flags, Lc, Segment};
+use gex_core::internals::*;
 
 const HELLO: u8 = 200; // Medium request: payload, args (sender, checksum)
 const ACK: u8 = 201; // Short reply: args (checksum)

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use gex::am::{register_handlers, AmRequest, HandlerEntry, Injected, LcOpt, PrepareBuf, Token};
 use gex::{AmCategory, ErrorKind, Event, Flags, Hsl, Lc, TmRef, AM_INDEX_BASE, RANK_INVALID};
+use gex_core::internals::*;
 use gex_testsuite::{arg_value, check_payload, payload, Job, Rng};
 
 const SEG: usize = 8 << 20;
@@ -727,7 +728,7 @@ fn immediate_reply(job: &Job, c: &Counters) {
 
 /// The owner address of `rank`'s segment.
 fn t_seg(rank: u32) -> usize {
-    gex::Runtime::get().unwrap().segments().unwrap()[rank as usize].owner_base
+    gex_core::Runtime::get().unwrap().segments().unwrap()[rank as usize].owner_base
 }
 
 fn all_to_all_args(job: &Job, c: &Counters) {
@@ -980,7 +981,7 @@ fn immediate_full_queue(job: &Job, c: &Counters) {
         sd.is_none(),
         "an IMMEDIATE Prepare (Long) ignored a full queue"
     );
-    assert!(gex::context::check_may_communicate("test").is_ok());
+    assert!(gex_core::context::check_may_communicate("test").is_ok());
     // The queue is full and nobody polls until everyone got here: an
     // IMMEDIATE Long must be a no-op that leaves the target memory alone.
     let probe = SEG - 4096;

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use gex::am::{register_handlers, AmRequest, HandlerEntry, Injected};
 use gex::system::{self, Position};
 use gex::{CData, EpLocation, ErrorKind, Event, Flags, Hsl, Segment, TmRef, RANK_INVALID};
+use gex_core::internals::*;
 use gex_testsuite::{check_payload, payload, Job};
 
 /// Handler: locks the shared HSL and increments the counter under it.
@@ -172,7 +173,7 @@ fn before_init() {
         ErrorKind::NotInit
     );
     assert_eq!(gex::poll().unwrap_err().kind(), ErrorKind::NotInit);
-    assert!(gex::Runtime::get().is_none());
+    assert!(gex_core::Runtime::get().is_none());
 
     for bad in ["bad-name", "A", "1AB", "", "TEST core"] {
         let e = gex::init(bad).expect_err("an invalid client name must fail");
@@ -183,7 +184,7 @@ fn before_init() {
     assert_eq!(e.kind(), ErrorKind::BadArg, "{e}");
     assert!(e.message().contains("IMMEDIATE"), "{e}");
     // Nothing was created by the failed calls.
-    assert!(gex::Runtime::get().is_none());
+    assert!(gex_core::Runtime::get().is_none());
     assert_eq!(
         system::query_job_rank().unwrap_err().kind(),
         ErrorKind::NotInit
@@ -429,7 +430,7 @@ fn segment_contents(job: &Job) {
 /// Whether ranks on this host share memory: always on smp; on udp unless
 /// `GEX_UDP_BYPASS=0`.
 fn bypass() -> bool {
-    let conduit = gex::Runtime::get().expect("init").conduit().name();
+    let conduit = gex_core::Runtime::get().expect("init").conduit().name();
     conduit != "udp" || std::env::var("GEX_UDP_BYPASS").as_deref() != Ok("0")
 }
 
@@ -447,7 +448,9 @@ fn nbrhd_and_host(job: &Job) {
     // Every rank's host identity, as the conduits group ranks: the
     // launcher's host name when it placed ranks on several hosts (network
     // namespaces here), else the hostname.
-    let mine = std::env::var("GEX_HOST").unwrap_or_else(|_| gex::smp::hostname());
+    let mine = std::env::var("GEX_HOST").unwrap_or_else(|_| {
+        gex_core::bootstrap::os::host::hostname().unwrap_or_else(|| "?".into())
+    });
     let all: Vec<String> = job
         .ep
         .runtime()

@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use gex::am::{register_handlers, AmRequest, HandlerEntry, Injected, Token};
 use gex::{AmCategory, Flags, Lc};
+use gex_core::internals::*;
 use gex_testsuite::{arg_value, check_payload, payload, Job};
 
 /// The payload sizes of the phases.

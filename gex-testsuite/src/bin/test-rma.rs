@@ -22,8 +22,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use gex::am::{register_handlers, AmRequest, HandlerEntry, Injected};
-use gex::rma::{nbi, Dst, Rma, Src};
+use gex::nbi;
+use gex::rma::{Dst, Rma, Src};
 use gex::{Ec, ErrorKind, Event, Flags, Lc, Rank, TmRef};
+use gex_core::internals::*;
 use gex_testsuite::{Job, Rng};
 
 const SEG: usize = 16 << 20;

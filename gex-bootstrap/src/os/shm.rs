@@ -1,6 +1,7 @@
 //! Shared memory without names: the one helper every layer that shares
 //! memory between the ranks of a host uses (the smp transport's AM queues
-//! and segments, gex-coll's barrier area).
+//! and segments, gex-coll's barrier area), also reachable as
+//! `gex_conduit::shm` and `gex_core::shm`.
 //!
 //! An object is a `memfd` (an anonymous file that lives as long as a
 //! descriptor or a mapping refers to it). Its creator maps it, keeps the
@@ -22,15 +23,21 @@
 //! cannot open the object the caller's agreement step fails on every rank
 //! with the message naming the path.
 
-use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::num::NonZeroUsize;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::ptr::NonNull;
 
 use gex_types::{Error, Result};
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+use nix::sys::memfd::MFdFlags;
+use nix::sys::mman::{MapFlags, ProtFlags};
+use nix::sys::stat::Mode;
 
 /// A mapping of a shared-memory object, unmapped on drop.
 #[derive(Debug)]
 pub struct Mapping {
-    ptr: *mut u8,
+    ptr: NonNull<u8>,
     len: usize,
 }
 
@@ -44,7 +51,7 @@ unsafe impl Sync for Mapping {}
 impl Mapping {
     /// Start of the mapping (page aligned).
     pub fn ptr(&self) -> *mut u8 {
-        self.ptr
+        self.ptr.as_ptr()
     }
 
     /// Length in bytes.
@@ -60,7 +67,7 @@ impl Mapping {
     /// Keeps the memory mapped for the rest of the process's life (for
     /// areas published through statics).
     pub fn leak(self) -> *mut u8 {
-        let p = self.ptr;
+        let p = self.ptr.as_ptr();
         std::mem::forget(self);
         p
     }
@@ -68,8 +75,9 @@ impl Mapping {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
-        // SAFETY: ptr/len came from a successful mmap and are unmapped once.
-        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+        // SAFETY: ptr/len came from a successful mmap and are unmapped once;
+        // nothing of ours refers to the memory after the drop.
+        let _ = unsafe { nix::sys::mman::munmap(self.ptr.cast(), self.len) };
     }
 }
 
@@ -142,35 +150,30 @@ impl Region {
     }
 }
 
-fn os_err(what: &str, name: &str) -> Error {
+fn os_err(what: &str, name: &str, e: Errno) -> Error {
     Error::resource(format!(
         "{what} shared memory {name}: {}",
-        std::io::Error::last_os_error()
+        std::io::Error::from(e)
     ))
 }
 
 /// The memfd name of object `what` of job `job` (it appears only in
 /// `/proc/<pid>/fd` links, as `/memfd:<name> (deleted)`).
 pub fn object_name(job: &str, what: &str) -> String {
-    format!("{}{what}", gex_bootstrap::wire::shm_prefix(job))
+    format!("{}{what}", crate::wire::shm_prefix(job))
 }
 
 /// Creates an anonymous object named `name` (see [`object_name`]) of `len`
 /// bytes, zero-filled, and maps it.
 pub fn create(name: &str, len: usize) -> Result<Region> {
-    let c = CString::new(name)
-        .map_err(|_| Error::bad_arg(format!("bad shared-memory name {name:?}")))?;
-    // SAFETY: c is a valid NUL-terminated string; the result is checked.
-    let raw = unsafe { libc::memfd_create(c.as_ptr(), libc::MFD_CLOEXEC) };
-    if raw < 0 {
-        return Err(os_err("cannot create", name));
+    if name.contains('\0') {
+        return Err(Error::bad_arg(format!("bad shared-memory name {name:?}")));
     }
-    // SAFETY: raw is a descriptor memfd_create just returned to us.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    // SAFETY: fd is an open descriptor we own.
-    if unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } != 0 {
-        return Err(os_err("cannot size", name));
-    }
+    let size = libc::off_t::try_from(len)
+        .map_err(|_| Error::bad_arg(format!("shared memory {name}: {len} bytes is too large")))?;
+    let fd = nix::sys::memfd::memfd_create(name, MFdFlags::MFD_CLOEXEC)
+        .map_err(|e| os_err("cannot create", name, e))?;
+    nix::unistd::ftruncate(&fd, size).map_err(|e| os_err("cannot size", name, e))?;
     let map = map_fd(&fd, len, name)?;
     Ok(Region { fd, map })
 }
@@ -187,16 +190,14 @@ pub fn open(h: &Handle, name: &str, len: usize) -> Result<Mapping> {
             h.len
         )));
     }
-    let c = CString::new(path.clone()).map_err(|_| Error::resource("bad /proc path"))?;
-    // SAFETY: c is a valid NUL-terminated string; the result is checked.
-    let raw = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-    if raw < 0 {
-        return Err(os_err("cannot open", &shown));
-    }
-    // SAFETY: raw is a descriptor open just returned to us.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    let fd = nix::fcntl::open(
+        path.as_str(),
+        OFlag::O_RDWR | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| os_err("cannot open", &shown, e))?;
     // What we opened, as the kernel names it: our own descriptor's link.
-    let link = std::fs::read_link(format!("/proc/self/fd/{raw}"))
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
         .map_err(|e| Error::resource(format!("shared memory {shown}: {e}")))?;
     let expect = format!("/memfd:{name} (deleted)");
     if link.as_os_str().as_encoded_bytes() != expect.as_bytes() {
@@ -205,14 +206,9 @@ pub fn open(h: &Handle, name: &str, len: usize) -> Result<Mapping> {
             link.display()
         )));
     }
-    // SAFETY: fstat writes into the zeroed struct we pass.
-    let size = unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::fstat(fd.as_raw_fd(), &mut st) != 0 {
-            return Err(os_err("cannot stat", &shown));
-        }
-        st.st_size as u64
-    };
+    let size = nix::sys::stat::fstat(&fd)
+        .map_err(|e| os_err("cannot stat", &shown, e))?
+        .st_size as u64;
     if size != len as u64 {
         return Err(Error::resource(format!(
             "shared memory {shown}: {size} bytes, expected {len}"
@@ -222,39 +218,30 @@ pub fn open(h: &Handle, name: &str, len: usize) -> Result<Mapping> {
 }
 
 fn map_fd(fd: &OwnedFd, len: usize, name: &str) -> Result<Mapping> {
-    // SAFETY: mapping a shared object through a descriptor we hold; the
-    // result is checked.
+    let length = NonZeroUsize::new(len)
+        .ok_or_else(|| Error::bad_arg(format!("shared memory {name}: empty")))?;
+    // SAFETY: a new shared mapping of an object through a descriptor we
+    // hold, at an address the kernel chooses, so no existing memory is
+    // replaced; the result is checked.
     let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            fd.as_raw_fd(),
+        nix::sys::mman::mmap(
+            None,
+            length,
+            ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+            MapFlags::MAP_SHARED,
+            fd,
             0,
         )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(os_err("cannot map", name));
     }
-    Ok(Mapping {
-        ptr: p as *mut u8,
-        len,
-    })
+    .map_err(|e| os_err("cannot map", name, e))?;
+    Ok(Mapping { ptr: p.cast(), len })
 }
 
 /// Total bytes of the shared-memory file system (memfds are charged to the
 /// same limits as `/dev/shm` objects), for the segment limit.
 pub fn shm_capacity() -> Option<usize> {
-    let path = CString::new("/dev/shm").ok()?;
-    // SAFETY: statvfs writes into the zeroed struct we pass.
-    unsafe {
-        let mut st: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(path.as_ptr(), &mut st) != 0 {
-            return None;
-        }
-        Some((st.f_blocks as usize).saturating_mul(st.f_frsize as usize))
-    }
+    let st = nix::sys::statvfs::statvfs("/dev/shm").ok()?;
+    Some((st.blocks() as usize).saturating_mul(st.fragment_size() as usize))
 }
 
 #[cfg(test)]
