@@ -23,6 +23,8 @@
 //! [`fatal`] (a broken invariant, named with the rank) and [`job_ending`],
 //! which every layer and conduit may call without the object model.
 
+pub mod net;
+mod pmix;
 pub mod rendezvous;
 pub mod stream;
 pub mod vars;

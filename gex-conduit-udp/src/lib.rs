@@ -712,30 +712,7 @@ fn random_key() -> [u8; 32] {
 
 /// The first non-loopback IPv4 address of this host's interfaces.
 fn first_ipv4() -> Option<String> {
-    let mut ifs: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `ifs` with a list we free below; every node
-    // and address is read only while the list is alive.
-    unsafe {
-        if libc::getifaddrs(&mut ifs) != 0 {
-            return None;
-        }
-        let mut found = None;
-        let mut p = ifs;
-        while !p.is_null() {
-            let a = (*p).ifa_addr;
-            if !a.is_null() && i32::from((*a).sa_family) == libc::AF_INET {
-                let sin = &*(a as *const libc::sockaddr_in);
-                let ip = std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
-                if !ip.is_loopback() {
-                    found = Some(ip.to_string());
-                    break;
-                }
-            }
-            p = (*p).ifa_next;
-        }
-        libc::freeifaddrs(ifs);
-        found
-    }
+    gex_bootstrap::net::first_ipv4().map(|ip| ip.to_string())
 }
 
 /// The window (DATA datagrams in flight per peer and lane) that keeps every

@@ -187,39 +187,7 @@ pub(crate) fn local_hostname() -> Option<String> {
     Some(String::from_utf8_lossy(&buf[..end]).into_owned()).filter(|h| !h.is_empty())
 }
 
-/// The first IPv4 address of an interface that is up and not loopback.
-pub(crate) fn first_ipv4() -> Option<Ipv4Addr> {
-    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `list` with a linked list that is freed
-    // below with freeifaddrs; nothing is kept past that.
-    unsafe {
-        if libc::getifaddrs(&mut list) != 0 {
-            return None;
-        }
-        let mut found = None;
-        let mut cur = list;
-        while !cur.is_null() {
-            let ifa = &*cur;
-            cur = ifa.ifa_next;
-            let up = ifa.ifa_flags & libc::IFF_UP as libc::c_uint != 0;
-            let loopback = ifa.ifa_flags & libc::IFF_LOOPBACK as libc::c_uint != 0;
-            if ifa.ifa_addr.is_null() || !up || loopback {
-                continue;
-            }
-            if i32::from((*ifa.ifa_addr).sa_family) != libc::AF_INET {
-                continue;
-            }
-            let sin = &*(ifa.ifa_addr as *const libc::sockaddr_in);
-            let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
-            if !ip.is_loopback() {
-                found = Some(ip);
-                break;
-            }
-        }
-        libc::freeifaddrs(list);
-        found
-    }
-}
+pub(crate) use gex_bootstrap::net::first_ipv4;
 
 #[cfg(test)]
 mod tests {
