@@ -104,6 +104,7 @@ const KEY_JOB_SIZE: &CStr = c"pmix.job.size";
 const KEY_LOCAL_SIZE: &CStr = c"pmix.local.size";
 const KEY_COLLECT_DATA: &CStr = c"pmix.collect";
 const KEY_TIMEOUT: &CStr = c"pmix.timeout";
+const KEY_OPTIONAL: &CStr = c"pmix.optional";
 /// What rank 0 publishes: the rendezvous's `IP:PORT`, and the job key.
 const KEY_RENDEZVOUS: &CStr = c"gex.rendezvous";
 const KEY_JOB_KEY: &CStr = c"gex.job_key";
@@ -113,18 +114,27 @@ const MAX_ADDR: usize = 64;
 /// Longest job key accepted from PMIx.
 const MAX_KEY: usize = 1024;
 
+type InitFn = unsafe extern "C" fn(*mut Proc, *mut Info, usize) -> Status;
+type FinalizeFn = unsafe extern "C" fn(*const Info, usize) -> Status;
+type PutFn = unsafe extern "C" fn(u8, *const c_char, *mut Value) -> Status;
+type CommitFn = unsafe extern "C" fn() -> Status;
+type FenceFn = unsafe extern "C" fn(*const Proc, usize, *const Info, usize) -> Status;
+type GetFn =
+    unsafe extern "C" fn(*const Proc, *const c_char, *const Info, usize, *mut *mut Value) -> Status;
+type ErrorStringFn = unsafe extern "C" fn(Status) -> *const c_char;
+type ValueDestructFn = unsafe extern "C" fn(*mut Value);
+
 /// The PMIx client calls used here, from the loaded library.
 struct Api {
-    init: unsafe extern "C" fn(*mut Proc, *mut Info, usize) -> Status,
-    finalize: unsafe extern "C" fn(*const Info, usize) -> Status,
-    put: unsafe extern "C" fn(u8, *const c_char, *mut Value) -> Status,
-    commit: unsafe extern "C" fn() -> Status,
-    fence: unsafe extern "C" fn(*const Proc, usize, *const Info, usize) -> Status,
-    get: unsafe extern "C" fn(*const Proc, *const c_char, *const Info, usize, *mut *mut Value)
-        -> Status,
-    error_string: unsafe extern "C" fn(Status) -> *const c_char,
+    init: InitFn,
+    finalize: FinalizeFn,
+    put: PutFn,
+    commit: CommitFn,
+    fence: FenceFn,
+    get: GetFn,
+    error_string: ErrorStringFn,
     /// `PMIx_Value_destruct` (exported since PMIx 4; before, a macro).
-    value_destruct: Option<unsafe extern "C" fn(*mut Value)>,
+    value_destruct: Option<ValueDestructFn>,
 }
 
 /// The library names tried, in order.
@@ -159,7 +169,10 @@ fn load() -> std::result::Result<Api, String> {
     let need = |name: &CStr| -> std::result::Result<*mut c_void, String> {
         let p = sym(name);
         if p.is_null() {
-            Err(format!("the PMIx library has no {}", name.to_string_lossy()))
+            Err(format!(
+                "the PMIx library has no {}",
+                name.to_string_lossy()
+            ))
         } else {
             Ok(p)
         }
@@ -169,16 +182,18 @@ fn load() -> std::result::Result<Api, String> {
     // turned into (pointer and integer arguments of the same widths).
     unsafe {
         Ok(Api {
-            init: std::mem::transmute::<*mut c_void, _>(need(c"PMIx_Init")?),
-            finalize: std::mem::transmute::<*mut c_void, _>(need(c"PMIx_Finalize")?),
-            put: std::mem::transmute::<*mut c_void, _>(need(c"PMIx_Put")?),
-            commit: std::mem::transmute::<*mut c_void, _>(need(c"PMIx_Commit")?),
-            fence: std::mem::transmute::<*mut c_void, _>(need(c"PMIx_Fence")?),
-            get: std::mem::transmute::<*mut c_void, _>(need(c"PMIx_Get")?),
-            error_string: std::mem::transmute::<*mut c_void, _>(need(c"PMIx_Error_string")?),
+            init: std::mem::transmute::<*mut c_void, InitFn>(need(c"PMIx_Init")?),
+            finalize: std::mem::transmute::<*mut c_void, FinalizeFn>(need(c"PMIx_Finalize")?),
+            put: std::mem::transmute::<*mut c_void, PutFn>(need(c"PMIx_Put")?),
+            commit: std::mem::transmute::<*mut c_void, CommitFn>(need(c"PMIx_Commit")?),
+            fence: std::mem::transmute::<*mut c_void, FenceFn>(need(c"PMIx_Fence")?),
+            get: std::mem::transmute::<*mut c_void, GetFn>(need(c"PMIx_Get")?),
+            error_string: std::mem::transmute::<*mut c_void, ErrorStringFn>(need(
+                c"PMIx_Error_string",
+            )?),
             value_destruct: {
                 let p = sym(c"PMIx_Value_destruct");
-                (!p.is_null()).then(|| std::mem::transmute::<*mut c_void, _>(p))
+                (!p.is_null()).then(|| std::mem::transmute::<*mut c_void, ValueDestructFn>(p))
             },
         })
     }
@@ -206,12 +221,7 @@ impl Api {
 
     /// `PMIx_Get` of `key` for `proc`, turned into an owned [`Got`] (the
     /// value PMIx allocated is released here).
-    fn get(
-        &self,
-        proc: &Proc,
-        key: &CStr,
-        info: &[Info],
-    ) -> std::result::Result<Got, String> {
+    fn get(&self, proc: &Proc, key: &CStr, info: &[Info]) -> std::result::Result<Got, String> {
         let mut out: *mut Value = std::ptr::null_mut();
         // SAFETY: `proc` and `key` are valid for the call, `info` is a
         // slice of initialised pmix_info_t; PMIx stores a pointer to a
@@ -220,7 +230,11 @@ impl Api {
             (self.get)(
                 proc,
                 key.as_ptr(),
-                if info.is_empty() { std::ptr::null() } else { info.as_ptr() },
+                if info.is_empty() {
+                    std::ptr::null()
+                } else {
+                    info.as_ptr()
+                },
                 info.len(),
                 &mut out,
             )
@@ -337,7 +351,7 @@ struct Session {
 
 enum State {
     Closed,
-    Open(Session),
+    Open(Box<Session>),
     /// Finalized: PMIx cannot be initialised again.
     Done,
 }
@@ -426,7 +440,7 @@ pub(crate) fn job() -> std::result::Result<Job, String> {
             *state = State::Done;
             finalize(s.api)?;
         } else {
-            *state = State::Open(s);
+            *state = State::Open(Box::new(s));
         }
         Ok(job)
     })
@@ -464,7 +478,7 @@ pub(crate) fn meet(
 ) -> std::result::Result<Meeting, String> {
     let mut state = STATE.lock().unwrap_or_else(|p| p.into_inner());
     let s = match std::mem::replace(&mut *state, State::Done) {
-        State::Open(s) => s,
+        State::Open(s) => *s,
         State::Closed => open()?,
         State::Done => return Err("the PMIx session was already closed".into()),
     };
@@ -491,62 +505,37 @@ fn exchange(
     }
     let api = s.api;
     let secs = c_int::try_from(timeout.as_secs().max(1)).unwrap_or(c_int::MAX);
-    let timeout_info = info(KEY_TIMEOUT, T_INT, Data { integer: secs });
-    let mut meeting = None;
-    if rank == 0 {
-        let one_node = s.local.is_some_and(|l| l == u64::from(size));
-        let ip = if one_node {
-            Ipv4Addr::LOCALHOST
-        } else {
-            crate::net::first_ipv4().ok_or(
-                "the job spans several nodes, but rank 0's host has no non-loopback IPv4 \
-                 address to listen at",
-            )?
-        };
-        let listener = TcpListener::bind((ip, 0))
-            .map_err(|e| format!("rank 0 cannot listen at {ip}: {e}"))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| format!("rank 0's rendezvous has no address: {e}"))?;
-        let key = key.unwrap_or_else(crate::new_job_key);
-        check_key(&key).map_err(|e| format!("{}: {e}", crate::wire::ENV_JOB_KEY))?;
-        put(api, KEY_RENDEZVOUS, &addr.to_string())?;
-        put(api, KEY_JOB_KEY, &key)?;
-        // SAFETY: no arguments; commits what this process put.
-        api.check("PMIx_Commit", unsafe { (api.commit)() })?;
-        meeting = Some(Meeting {
-            rdv: addr.to_string(),
-            key,
-            listener: Some(listener),
-        });
-    }
+    // After the fence, rank 0's values are in this process's store: look
+    // only there (a value rank 0 did not publish is an error at once).
+    let get_info = [
+        info(KEY_OPTIONAL, T_BOOL, Data { flag: true }),
+        info(KEY_TIMEOUT, T_INT, Data { integer: secs }),
+    ];
+    // Rank 0 fences even when it failed to publish, so that the others
+    // find no address at once rather than wait in the fence.
+    let published = (rank == 0).then(|| publish(s, size, key));
     let fence_info = [
         info(KEY_COLLECT_DATA, T_BOOL, Data { flag: true }),
         info(KEY_TIMEOUT, T_INT, Data { integer: secs }),
     ];
     // SAFETY: no procs (the whole namespace), and an array of initialised
     // pmix_info_t of the length passed.
-    let status = unsafe {
-        (api.fence)(
-            std::ptr::null(),
-            0,
-            fence_info.as_ptr(),
-            fence_info.len(),
-        )
-    };
-    api.check("PMIx_Fence", status)?;
-    if let Some(m) = meeting {
+    let status = unsafe { (api.fence)(std::ptr::null(), 0, fence_info.as_ptr(), fence_info.len()) };
+    if let Some(m) = published {
+        let m = m?;
+        api.check("PMIx_Fence", status)?;
         return Ok(m);
     }
+    api.check("PMIx_Fence", status)?;
     let zero = Proc {
         nspace: s.me.nspace,
         rank: 0,
     };
-    let rdv = match api.get(&zero, KEY_RENDEZVOUS, std::slice::from_ref(&timeout_info))? {
+    let rdv = match api.get(&zero, KEY_RENDEZVOUS, &get_info)? {
         Got::Text(Some(t)) => check_addr(&t)?,
         other => return Err(format!("rank 0 published a rendezvous of {other:?}")),
     };
-    let key = match api.get(&zero, KEY_JOB_KEY, std::slice::from_ref(&timeout_info))? {
+    let key = match api.get(&zero, KEY_JOB_KEY, &get_info)? {
         Got::Text(Some(t)) => {
             check_key(&t).map_err(|e| format!("rank 0 published a bad job key: {e}"))?;
             t
@@ -557,6 +546,37 @@ fn exchange(
         rdv,
         key,
         listener: None,
+    })
+}
+
+/// Rank 0: binds the rendezvous's listener and puts its address and the
+/// job key (`key`, else a new one) into the PMIx store.
+fn publish(s: &Session, size: Rank, key: Option<String>) -> std::result::Result<Meeting, String> {
+    let api = s.api;
+    let one_node = s.local.is_some_and(|l| l == u64::from(size));
+    let ip = if one_node {
+        Ipv4Addr::LOCALHOST
+    } else {
+        crate::net::first_ipv4().ok_or(
+            "the job spans several nodes, but rank 0's host has no non-loopback IPv4 address \
+             to listen at",
+        )?
+    };
+    let listener =
+        TcpListener::bind((ip, 0)).map_err(|e| format!("rank 0 cannot listen at {ip}: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("rank 0's rendezvous has no address: {e}"))?;
+    let key = key.unwrap_or_else(crate::new_job_key);
+    check_key(&key).map_err(|e| format!("{}: {e}", crate::wire::ENV_JOB_KEY))?;
+    put(api, KEY_RENDEZVOUS, &addr.to_string())?;
+    put(api, KEY_JOB_KEY, &key)?;
+    // SAFETY: no arguments; commits what this process put.
+    api.check("PMIx_Commit", unsafe { (api.commit)() })?;
+    Ok(Meeting {
+        rdv: addr.to_string(),
+        key,
+        listener: Some(listener),
     })
 }
 
@@ -617,10 +637,13 @@ mod tests {
     /// C compiler (else the test says so and passes).
     #[test]
     fn the_declared_layouts_match_the_installed_header() {
-        let Some(dir) = ["/usr/include", "/usr/lib/x86_64-linux-gnu/pmix2/include", "/usr/lib/aarch64-linux-gnu/pmix2/include"]
-            .into_iter()
-            .find(|d| std::path::Path::new(d).join("pmix_common.h").exists())
-        else {
+        let Some(dir) = [
+            "/usr/include",
+            "/usr/lib/x86_64-linux-gnu/pmix2/include",
+            "/usr/lib/aarch64-linux-gnu/pmix2/include",
+        ]
+        .into_iter()
+        .find(|d| std::path::Path::new(d).join("pmix_common.h").exists()) else {
             eprintln!("skipped: no pmix_common.h installed (apt-get install libpmix-dev)");
             return;
         };
@@ -678,6 +701,7 @@ int main(void) {
             ("PMIX_LOCAL_SIZE", KEY_LOCAL_SIZE),
             ("PMIX_COLLECT_DATA", KEY_COLLECT_DATA),
             ("PMIX_TIMEOUT", KEY_TIMEOUT),
+            ("PMIX_OPTIONAL", KEY_OPTIONAL),
         ] {
             let def = format!("\"{}\"", key.to_string_lossy());
             assert!(
@@ -693,7 +717,13 @@ int main(void) {
     fn what_pmix_returns_is_checked() {
         assert_eq!(check_addr("127.0.0.1:4000").unwrap(), "127.0.0.1:4000");
         assert_eq!(check_addr("[::1]:4000").unwrap(), "[::1]:4000");
-        for bad in ["127.0.0.1:0", "127.0.0.1", "localhost:4000", "", "1.2.3.4:5\n6"] {
+        for bad in [
+            "127.0.0.1:0",
+            "127.0.0.1",
+            "localhost:4000",
+            "",
+            "1.2.3.4:5\n6",
+        ] {
             assert!(check_addr(bad).is_err(), "{bad:?}");
         }
         assert!(check_key(&crate::new_job_key()).is_ok());
@@ -720,7 +750,10 @@ int main(void) {
         // SAFETY (each read): the tag names the member set.
         unsafe {
             assert_eq!(Got::read(&v(T_UINT32, Data { uint32: 4 })), Got::Number(4));
-            assert_eq!(Got::read(&v(T_UINT64, Data { uint64: 1 << 40 })), Got::Number(1 << 40));
+            assert_eq!(
+                Got::read(&v(T_UINT64, Data { uint64: 1 << 40 })),
+                Got::Number(1 << 40)
+            );
             let s = c"1.2.3.4:5";
             let t = Got::read(&v(
                 T_STRING,
@@ -729,7 +762,15 @@ int main(void) {
                 },
             ));
             assert_eq!(t, Got::Text(Some("1.2.3.4:5".into())));
-            assert_eq!(Got::read(&v(T_STRING, Data { string: std::ptr::null_mut() })), Got::Text(None));
+            assert_eq!(
+                Got::read(&v(
+                    T_STRING,
+                    Data {
+                        string: std::ptr::null_mut()
+                    }
+                )),
+                Got::Text(None)
+            );
             assert_eq!(Got::read(&v(99, Data { uint64: 7 })), Got::Other(99));
         }
     }

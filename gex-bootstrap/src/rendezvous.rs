@@ -11,6 +11,13 @@
 //! for `GEX_RENDEZVOUS_TIMEOUT` seconds (default 60), then fail with a
 //! message naming the address.
 //!
+//! Where a PMIx server started the job (Open MPI's `mpirun`, `srun
+//! --mpi=pmix`) and `GEX_RENDEZVOUS` is not set, rank 0 listens on a free
+//! port and publishes the address and the job key through PMIx instead
+//! (module `pmix`); the ranks then join as if `GEX_RENDEZVOUS` and
+//! `GEX_JOB_KEY` were set. PMIx also gives the rank and size when no
+//! launcher's variables do.
+//!
 //! Joining is collective: it ends with a first exchange in which every
 //! rank checks that all agree on the job size, and rank 0 hands out
 //!
@@ -297,7 +304,7 @@ pub(super) fn join(ext: &ExternalLauncher) -> Result<Bootstrap> {
 
 /// Where the ranks meet, and the job key the rendezvous requires:
 /// `GEX_RENDEZVOUS` and `GEX_JOB_KEY` if set, else what rank 0 published
-/// through PMIx (with rank 0's listener, already bound; [`super::pmix`]).
+/// through PMIx (with rank 0's listener, already bound; module `pmix`).
 fn rendezvous_point(
     ext: &ExternalLauncher,
     timeout: Duration,

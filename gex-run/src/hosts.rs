@@ -2,7 +2,6 @@
 //! its host.
 
 use std::io;
-use std::net::Ipv4Addr;
 
 use crate::{JobSpec, DEFAULT_SPAWN};
 

@@ -22,8 +22,21 @@ const TEST_CORE: &str = env!("CARGO_BIN_EXE_test-core");
 const TEST_RMA: &str = env!("CARGO_BIN_EXE_test-rma");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 
-/// Open MPI's `mpirun`, if installed (MPICH's takes other options).
+/// Open MPI's `mpirun`, if installed (MPICH's takes other options) with
+/// a PMIx library gex can load (Open MPI may carry its own, inside).
 fn mpirun() -> Option<&'static str> {
+    let loadable = [c"libpmix.so.2", c"libpmix.so"].iter().any(|name| {
+        // SAFETY: a NUL-terminated name; the handle is closed again at
+        // once and nothing from the library is used.
+        unsafe {
+            let h = libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+            !h.is_null() && libc::dlclose(h) == 0
+        }
+    });
+    if !loadable {
+        eprintln!("skipped: no loadable libpmix.so.2; apt-get install openmpi-bin libpmix-dev");
+        return None;
+    }
     let out = Command::new("mpirun").arg("--version").output();
     match out {
         Ok(o) if String::from_utf8_lossy(&o.stdout).contains("Open MPI") => Some("mpirun"),
@@ -205,7 +218,11 @@ fn a_failing_rank_under_mpirun_ends_the_job_with_its_code() {
     let end = run(mpirun, 4, &[TEST_FAULTS, "exit"], &[]);
     assert_eq!(end.code, Some(7), "{}", end.report());
     assert!(end.took < PROMPT, "{}", end.report());
-    assert!(end.stdout.contains("calling gex::exit(7)"), "{}", end.report());
+    assert!(
+        end.stdout.contains("calling gex::exit(7)"),
+        "{}",
+        end.report()
+    );
 }
 
 /// A process that looks started by a PMIx server which cannot be reached
@@ -243,4 +260,26 @@ fn an_unreachable_pmix_server_fails_loudly_naming_gex_rendezvous() {
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("GEX_RENDEZVOUS"), "{err}");
     assert!(err.contains("PMIx"), "{err}");
+}
+
+/// Rank 0 cannot publish the rendezvous (here: a `GEX_JOB_KEY` that is no
+/// key): it still joins the fence, so the other ranks find no address at
+/// once and fail naming it, instead of waiting in the fence.
+#[test]
+fn a_rank_0_that_cannot_publish_fails_every_rank_promptly() {
+    let Some(mpirun) = mpirun() else { return };
+    let end = run(mpirun, 3, &[TEST_CORE], &[("GEX_JOB_KEY", "not a key")]);
+    assert_ne!(end.code, Some(0), "{}", end.report());
+    assert!(end.took < PROMPT, "{}", end.report());
+    assert!(
+        end.stderr
+            .contains("rank 0 of 3, but GEX_RENDEZVOUS (the IP:PORT where the ranks meet"),
+        "{}",
+        end.report()
+    );
+    assert!(
+        end.stderr.contains("GEX_JOB_KEY: not printable ASCII"),
+        "{}",
+        end.report()
+    );
 }

@@ -209,7 +209,11 @@ fn queries(client: &gex::Client, ep: &gex::Ep, tm: &gex::Tm) {
     ) {
         // Started by Open MPI's mpirun (meeting through PMIx or at
         // GEX_RENDEZVOUS): its rank and size, and PMIx's rank.
-        assert_eq!((me.to_string(), n.to_string()), (r, s), "mpirun's rank and size");
+        assert_eq!(
+            (me.to_string(), n.to_string()),
+            (r, s),
+            "mpirun's rank and size"
+        );
         if let Ok(p) = std::env::var("PMIX_RANK") {
             assert_eq!(me.to_string(), p, "the PMIx rank");
         }
