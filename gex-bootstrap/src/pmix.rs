@@ -60,6 +60,7 @@ union Data {
     flag: bool,
     string: *mut c_char,
     integer: c_int,
+    uint: std::ffi::c_uint,
     uint16: u16,
     uint32: u32,
     uint64: u64,
@@ -293,8 +294,8 @@ impl Got {
             T_UINT16 => Got::Number(u64::from(v.data.uint16)),
             T_UINT64 => Got::Number(v.data.uint64),
             T_SIZE => Got::Number(v.data.size as u64),
-            T_INT | T_UINT if v.data.integer < 0 && v.kind == T_INT => Got::Other(T_INT),
-            T_INT | T_UINT => Got::Number(u64::from(v.data.integer as u32)),
+            T_UINT => Got::Number(u64::from(v.data.uint)),
+            T_INT => u64::try_from(v.data.integer).map_or(Got::Other(T_INT), Got::Number),
             T_STRING => Got::Text(bounded_str(v.data.string, MAX_KEY + 1)),
             other => Got::Other(other),
         }
@@ -431,13 +432,14 @@ pub(crate) fn job() -> std::result::Result<Job, String> {
         if !matches!(*state, State::Closed) {
             return Err("the PMIx session was already closed".into());
         }
+        // PMIx is initialised once per process, even if that fails.
+        *state = State::Done;
         let s = open()?;
         let job = Job {
             rank: s.rank,
             size: s.size,
         };
         if s.size <= 1 {
-            *state = State::Done;
             finalize(s.api)?;
         } else {
             *state = State::Open(Box::new(s));
@@ -772,6 +774,11 @@ int main(void) {
                 Got::Text(None)
             );
             assert_eq!(Got::read(&v(99, Data { uint64: 7 })), Got::Other(99));
+            assert_eq!(
+                Got::read(&v(T_INT, Data { integer: -1 })),
+                Got::Other(T_INT)
+            );
+            assert_eq!(Got::read(&v(T_INT, Data { integer: 3 })), Got::Number(3));
         }
     }
 }
