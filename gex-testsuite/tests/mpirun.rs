@@ -77,9 +77,22 @@ impl Ended {
 /// with every `GEX_*` variable (and any enclosing job's launcher
 /// variables) removed from its environment, then `env` added.
 fn run(mpirun: &str, ranks: u32, program: &[&str], env: &[(&str, &str)]) -> Ended {
+    run_with(mpirun, &[], ranks, program, env)
+}
+
+/// [`run`] with more mpirun options `opts`.
+fn run_with(
+    mpirun: &str,
+    opts: &[&str],
+    ranks: u32,
+    program: &[&str],
+    env: &[(&str, &str)],
+) -> Ended {
     let _lock = job_lock();
     let mut cmd = Command::new(mpirun);
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np"])
+    cmd.args(["--allow-run-as-root", "--oversubscribe"])
+        .args(opts)
+        .arg("-np")
         .arg(ranks.to_string())
         .args(program)
         .stdin(Stdio::null())
@@ -202,6 +215,51 @@ fn udp_under_mpirun_uses_the_key_from_pmix() {
     let end = run(mpirun, 3, &[TEST_RMA], &env);
     passed(&end, "test-rma", 3);
     assert!(end.stdout.contains("(conduit path)"), "{}", end.report());
+}
+
+/// Two nodes as PMIx sees them (mpirun starts its daemon for the second
+/// "node" through a stand-in for ssh that runs it on this machine): PMIx
+/// says not every rank is on rank 0's node, so rank 0 listens at its first
+/// non-loopback IPv4 address instead of 127.0.0.1, and the ranks of the
+/// other node connect there. (On one machine they would reach 127.0.0.1
+/// too, so this shows that the two-node branch works, not which address
+/// was bound; `ss -ltnp` during such a job shows rank 0 listening at the
+/// network address.)
+#[test]
+fn ranks_on_two_nodes_meet_at_rank_0s_network_address() {
+    let Some(mpirun) = mpirun() else { return };
+    let Some(ip) = gex_core::bootstrap::net::first_ipv4() else {
+        eprintln!("skipped: this host has no non-loopback IPv4 address");
+        return;
+    };
+    let agent = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("gex-fake-ssh");
+    std::fs::write(
+        &agent,
+        "#!/bin/sh\n# ssh's stand-in: drops the options and the host, runs the command here\n\
+         while [ $# -gt 0 ]; do case \"$1\" in -*) shift;; *) break;; esac; done\n\
+         shift\nexec sh -c \"$*\"\n",
+    )
+    .expect("write the ssh stand-in");
+    std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("make the ssh stand-in executable");
+    let agent = agent.to_string_lossy().into_owned();
+    let opts = [
+        "--mca",
+        "plm_rsh_agent",
+        agent.as_str(),
+        "--host",
+        "localhost:2,gex-second-node:2",
+    ];
+    let end = run_with(mpirun, &opts, 4, &[TEST_AM], &[]);
+    if end.code != Some(0) && end.stderr.contains("ORTE") && !end.stdout.contains("test-am") {
+        eprintln!(
+            "skipped: mpirun could not start its daemon for a second node here\n{}",
+            end.report()
+        );
+        return;
+    }
+    eprintln!("rank 0's address: {ip}");
+    passed(&end, "test-am", 4);
 }
 
 #[test]
