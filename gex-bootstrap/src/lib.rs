@@ -11,7 +11,9 @@
 //!    `SLURM_NTASKS`, Open MPI's `OMPI_COMM_WORLD_RANK` and
 //!    `OMPI_COMM_WORLD_SIZE`, or MPICH's `PMI_RANK` and `PMI_SIZE` — for a
 //!    job of more than one rank: the ranks meet at `GEX_RENDEZVOUS=IP:PORT`,
-//!    where rank 0 serves the control plane itself (see [`rendezvous`]).
+//!    or at the address rank 0 published through PMIx when a PMIx server
+//!    started them, where rank 0 serves the control plane itself (see
+//!    [`rendezvous`]).
 //! 3. Otherwise the process is a job of one rank ("singleton") and needs no
 //!    launcher.
 //!
@@ -29,6 +31,7 @@
 
 pub mod coord;
 pub mod os;
+mod pmix;
 pub mod rendezvous;
 pub mod serve;
 pub mod stream;

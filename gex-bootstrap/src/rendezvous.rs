@@ -11,6 +11,13 @@
 //! for `GEX_RENDEZVOUS_TIMEOUT` seconds (default 60), then fail with a
 //! message naming the address.
 //!
+//! Where a PMIx server started the job (Open MPI's `mpirun`, `srun
+//! --mpi=pmix`) and `GEX_RENDEZVOUS` is not set, rank 0 listens on a free
+//! port and publishes the address and the job key through PMIx instead
+//! (module `pmix`); the ranks then join as if `GEX_RENDEZVOUS` and
+//! `GEX_JOB_KEY` were set. PMIx also gives the rank and size when no
+//! launcher's variables do.
+//!
 //! Joining is collective: it ends with a first exchange in which every
 //! rank checks that all agree on the job size, and rank 0 hands out
 //!
@@ -127,6 +134,20 @@ pub fn detect() -> Result<Option<ExternalLauncher>> {
             launcher,
         }));
     }
+    if super::pmix::started_by_pmix() {
+        // A PMIx server without a launcher's variables (PRRTE's prterun):
+        // PMIx itself gives the rank and size.
+        let job = super::pmix::job().map_err(|e| {
+            Error::not_init(format!(
+                "a PMIx server started this process (PMIX_RANK is set), but: {e}"
+            ))
+        })?;
+        return Ok(Some(ExternalLauncher {
+            rank: job.rank,
+            size: job.size,
+            launcher: "PMIx",
+        }));
+    }
     Ok(None)
 }
 
@@ -166,16 +187,6 @@ pub(super) fn join(ext: &ExternalLauncher) -> Result<Bootstrap> {
         });
     }
     let (rank, size) = (ext.rank, ext.size);
-    let rdv = env_var(wire::ENV_RENDEZVOUS).ok_or_else(|| {
-        Error::not_init(format!(
-            "{} started this process as rank {rank} of {size}, but {} (the IP:PORT where \
-             the ranks meet; rank 0 listens there) is not set",
-            ext.launcher,
-            wire::ENV_RENDEZVOUS
-        ))
-    })?;
-    let addr = resolve(&rdv)?;
-    let key_env = env_var(wire::ENV_JOB_KEY);
     let timeout = match env_var(wire::ENV_RENDEZVOUS_TIMEOUT) {
         None => CONNECT_TIMEOUT,
         Some(t) => t
@@ -190,10 +201,15 @@ pub(super) fn join(ext: &ExternalLauncher) -> Result<Bootstrap> {
                 ))
             })?,
     };
+    let (rdv, key_env, bound) = rendezvous_point(ext, timeout)?;
+    let addr = resolve(&rdv)?;
 
     let (stream, coord) = if rank == 0 {
-        let listener = listen(addr)
-            .map_err(|e| Error::resource(format!("rank 0 cannot listen at {rdv}: {e}")))?;
+        let listener = match bound {
+            Some(l) => l,
+            None => listen(addr)
+                .map_err(|e| Error::resource(format!("rank 0 cannot listen at {rdv}: {e}")))?,
+        };
         let local = listener.local_addr().map_err(super::io_err)?;
         let status = start_coordinator(listener, size as usize, key_env.clone())?;
         let mut to = local;
@@ -287,6 +303,37 @@ pub(super) fn join(ext: &ExternalLauncher) -> Result<Bootstrap> {
         hosts: Some(hosts),
         conn: Some(shared),
     })
+}
+
+/// Where the ranks meet, and the job key the rendezvous requires:
+/// `GEX_RENDEZVOUS` and `GEX_JOB_KEY` if set, else what rank 0 published
+/// through PMIx (with rank 0's listener, already bound; module `pmix`).
+fn rendezvous_point(
+    ext: &ExternalLauncher,
+    timeout: Duration,
+) -> Result<(String, Option<String>, Option<TcpListener>)> {
+    let key_env = env_var(wire::ENV_JOB_KEY);
+    if let Some(rdv) = env_var(wire::ENV_RENDEZVOUS) {
+        super::pmix::close();
+        return Ok((rdv, key_env, None));
+    }
+    let (rank, size) = (ext.rank, ext.size);
+    let missing = |why: String| {
+        Error::not_init(format!(
+            "{} started this process as rank {rank} of {size}, but {} (the IP:PORT where the \
+             ranks meet; rank 0 listens there) is not set, and PMIx cannot stand in for it: {why}",
+            ext.launcher,
+            wire::ENV_RENDEZVOUS
+        ))
+    };
+    if !super::pmix::started_by_pmix() {
+        return Err(missing(
+            "no PMIx server started this process (no PMIX_NAMESPACE, PMIX_RANK, PMIX_SERVER_URI*)"
+                .into(),
+        ));
+    }
+    let m = super::pmix::meet(rank, size, key_env, timeout).map_err(missing)?;
+    Ok((m.rdv, Some(m.key), m.listener))
 }
 
 fn resolve(rdv: &str) -> Result<SocketAddr> {

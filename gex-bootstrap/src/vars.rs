@@ -139,7 +139,7 @@ pub const VARS: &[Var] = &[
     ),
     user(
         "GEX_RENDEZVOUS",
-        "unset",
+        "unset: found through PMIx where a PMIx server started the job",
         "`HOST:PORT` where ranks started by `mpirun`/`srun` meet (rank 0 listens there).",
     ),
     user(

@@ -204,6 +204,20 @@ fn queries(client: &gex::Client, ep: &gex::Ep, tm: &gex::Tm) {
         };
         assert_eq!(env("GEX_RANK"), me);
         assert_eq!(env("GEX_SIZE"), n);
+    } else if let (Ok(r), Ok(s)) = (
+        std::env::var("OMPI_COMM_WORLD_RANK"),
+        std::env::var("OMPI_COMM_WORLD_SIZE"),
+    ) {
+        // Started by Open MPI's mpirun (meeting through PMIx or at
+        // GEX_RENDEZVOUS): its rank and size, and PMIx's rank.
+        assert_eq!(
+            (me.to_string(), n.to_string()),
+            (r, s),
+            "mpirun's rank and size"
+        );
+        if let Ok(p) = std::env::var("PMIX_RANK") {
+            assert_eq!(me.to_string(), p, "the PMIx rank");
+        }
     } else if std::env::var_os("GEX_CTRL").is_none() && std::env::var_os("GEX_RENDEZVOUS").is_none()
     {
         assert_eq!((me, n), (0, 1), "a process started alone is a singleton");
