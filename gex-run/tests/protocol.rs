@@ -334,7 +334,13 @@ fn fake_rank() {
             // end the job, nor take a rank's place.
             if rank == 0 {
                 drop(Ctl::connect_raw());
-                Ctl::connect_raw().write_all(&[1, 0, 0, 0, 99]).unwrap();
+                // Garbage, then read until the coordinator hangs up (so
+                // that this end's close cannot reset the connection before
+                // the garbage is read).
+                let mut garbage = Ctl::connect_raw();
+                garbage.write_all(&[1, 0, 0, 0, 99]).unwrap();
+                let mut sink = Vec::new();
+                let _ = std::io::Read::read_to_end(&mut garbage, &mut sink);
                 let mut s = Ctl::connect_raw();
                 let e = Ctl::hello_with(&mut s, 0, "0123456789abcdef").unwrap_err();
                 assert!(e.to_string().contains("wrong proof"), "{e}");
