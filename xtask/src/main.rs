@@ -276,16 +276,7 @@ impl Ctx {
             );
             return Ok(());
         }
-        self.require_launcher()?;
-        self.run(&mut self.cargo(&[
-            "build",
-            "--release",
-            "-p",
-            LAUNCHER,
-            "-p",
-            TESTSUITE,
-            "--bins",
-        ]))?;
+        self.build_programs()?;
 
         let release = self.release_dir()?;
         let gex_run = release.join(LAUNCHER);
@@ -471,16 +462,7 @@ impl Ctx {
             println!("xtask: bench: {TESTSUITE} has no `bench-*` programs yet; nothing to run");
             return Ok(());
         }
-        self.require_launcher()?;
-        self.run(&mut self.cargo(&[
-            "build",
-            "--release",
-            "-p",
-            LAUNCHER,
-            "-p",
-            TESTSUITE,
-            "--bins",
-        ]))?;
+        self.build_programs()?;
         let release = self.release_dir()?;
         let mut failed = Vec::new();
         for bench in &benches {
@@ -506,7 +488,8 @@ impl Ctx {
         }
     }
 
-    fn bench_startup(&self, ranks: &[u32], reps: u32) -> Result {
+    /// Builds the launcher and every test and benchmark program (release).
+    fn build_programs(&self) -> Result {
         self.require_launcher()?;
         self.run(&mut self.cargo(&[
             "build",
@@ -516,7 +499,11 @@ impl Ctx {
             "-p",
             TESTSUITE,
             "--bins",
-        ]))?;
+        ]))
+    }
+
+    fn bench_startup(&self, ranks: &[u32], reps: u32) -> Result {
+        self.build_programs()?;
         let release = self.release_dir()?;
         let workspace = meta::workspace_root(self.metadata()?)
             .ok_or_else(|| "cargo metadata has no workspace root".to_string())?;
