@@ -51,6 +51,12 @@ struct Sent {
     last_sent: Instant,
     /// Transmission serial of the latest transmission (per peer, increasing).
     serial: u64,
+    /// Serial of the first transmission (`u64::MAX` until it is sent). An
+    /// acknowledgement of a datagram sent more than once may be for any of
+    /// its transmissions: loss detection credits it with the first, so
+    /// that the acknowledgement of an original does not pass for that of
+    /// a later retransmission and declare everything sent in between lost.
+    first_serial: u64,
     /// Transmissions so far (RTT samples only from datagrams sent once).
     tx_count: u32,
     /// Selectively acknowledged (still held until the cumulative point passes).
@@ -128,6 +134,11 @@ struct SendState {
     /// When a datagram that passed the packet threshold also passes the time
     /// threshold (the loss-detection timer).
     loss_time: Option<Instant>,
+    /// A timeout resent only the oldest datagram out: the next
+    /// acknowledgement with news tells whether the timeout was spurious
+    /// (it acknowledges datagrams sent once: the peer was only slow) or
+    /// not (only the resent one: the others are lost too and go again).
+    rto_probe: bool,
     /// Since when data toward the peer has been outstanding (None when idle).
     outstanding_since: Option<Instant>,
 }
@@ -151,6 +162,7 @@ impl SendState {
             rto_deadline: None,
             latest_rtt: Duration::ZERO,
             loss_time: None,
+            rto_probe: false,
             outstanding_since: None,
         }
     }
@@ -953,12 +965,17 @@ impl Endpoint {
                 snd.rto_deadline = None;
             } else {
                 stats.rto_expirations += 1;
+                // Only the oldest datagram still out goes again (as TCP's
+                // F-RTO does): if the next acknowledgement covers datagrams
+                // sent once, the peer was merely slow (descheduled: ranks
+                // outnumber cores) and the timeout cost one datagram, not
+                // a window of them; if it covers only resent ones, the
+                // rest go again then (see `on_ack`).
                 let una = snd.una;
-                for (i, e) in snd.inflight.iter_mut().enumerate() {
-                    if !e.acked && !e.lost {
-                        e.lost = true;
-                        snd.retx.push_back(una + i as u64);
-                    }
+                if let Some(i) = snd.inflight.iter().position(|e| !e.acked && !e.lost) {
+                    snd.inflight[i].lost = true;
+                    snd.retx.push_back(una + i as u64);
+                    snd.rto_probe = true;
                 }
                 snd.loss_time = None;
                 snd.rto = (snd.rto * 2).min(cfg.max_rto);
@@ -1119,6 +1136,7 @@ impl Endpoint {
                         body,
                         last_sent: now,
                         serial: 0,
+                        first_serial: u64::MAX,
                         tx_count: 1,
                         acked: false,
                         lost: false,
@@ -1140,6 +1158,7 @@ impl Endpoint {
             snd.next_serial += 1;
             let e = &mut snd.inflight[(seq - snd.una) as usize];
             e.serial = serial;
+            e.first_serial = e.first_serial.min(serial);
             e.last_sent = now;
             encode_data_head(
                 tag,
@@ -1225,8 +1244,14 @@ impl Endpoint {
         let mut largest = snd.largest_acked_serial;
         // (last_sent, serial) of the most recent once-sent datagram newly acked.
         let mut sample: Option<(Instant, u64)> = None;
+        let mut sent_once_acked = false;
         let mut note = |e: &Sent| {
-            largest = largest.max(Some(e.serial));
+            sent_once_acked |= e.tx_count == 1;
+            largest = largest.max(Some(if e.tx_count == 1 {
+                e.serial
+            } else {
+                e.first_serial
+            }));
             if e.tx_count == 1 && sample.is_none_or(|(_, s)| s < e.serial) {
                 sample = Some((e.last_sent, e.serial));
             }
@@ -1272,6 +1297,17 @@ impl Endpoint {
             return;
         }
         snd.largest_acked_serial = largest;
+        if std::mem::take(&mut snd.rto_probe) && !sent_once_acked {
+            // Only resent datagrams were acknowledged after a timeout: the
+            // peer is there, and what else is out was lost.
+            let una = snd.una;
+            for (i, e) in snd.inflight.iter_mut().enumerate() {
+                if !e.acked && !e.lost {
+                    e.lost = true;
+                    snd.retx.push_back(una + i as u64);
+                }
+            }
+        }
         if let Some((t, _)) = sample {
             snd.on_rtt_sample(now.saturating_duration_since(t), &self.cfg);
         }

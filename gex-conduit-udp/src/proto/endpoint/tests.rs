@@ -263,6 +263,115 @@ fn fast_retransmit_on_sack() {
     assert_eq!(messages(&mut b).len(), 6);
 }
 
+/// Sends 8 datagrams of one message each from `a` to rank 1 at `t0`.
+fn eight(a: &mut Endpoint, t0: Instant) -> Vec<(u32, Vec<u8>)> {
+    let mut out = Vec::new();
+    for i in 0..8u8 {
+        a.send(1, &vec![i; 1300], t0).unwrap();
+        out.extend(drain(a, t0));
+    }
+    assert_eq!(out.len(), 8);
+    out
+}
+
+/// Every message of [`eight`] arrived at `b` exactly once, in order.
+fn got_eight(b: &mut Endpoint) {
+    let got = messages(b);
+    assert_eq!(got.len(), 8);
+    for (i, (src, m)) in got.iter().enumerate() {
+        assert_eq!((*src, m.as_slice()), (0, &vec![i as u8; 1300][..]));
+    }
+}
+
+/// A peer that is slow to acknowledge (descheduled: ranks outnumber
+/// cores) costs one datagram at the timeout, not a window of them.
+#[test]
+fn a_slow_peer_costs_one_retransmission() {
+    let t0 = Instant::now();
+    let (mut a, mut b) = (Endpoint::new(0, 2, cfg()), Endpoint::new(1, 2, cfg()));
+    let out = eight(&mut a, t0);
+    for (_, d) in &out {
+        b.handle_datagram(d, t0);
+    }
+    // b's acknowledgement comes after a's timeout.
+    let t1 = a.next_timeout().unwrap();
+    a.handle_timeout(t1);
+    let again = drain(&mut a, t1);
+    assert_eq!(again.len(), 1, "the timeout resent a whole window");
+    b.handle_timeout(t1);
+    for (_, d) in drain(&mut b, t1) {
+        a.handle_datagram(&d, t1);
+    }
+    // It acknowledged datagrams sent once: nothing more goes again.
+    assert!(drain(&mut a, t1).is_empty());
+    b.handle_datagram(&again[0].1, t1);
+    settle(&mut a, &mut b, t1);
+    got_eight(&mut b);
+    assert_eq!(a.stats().retransmits, 1);
+    assert_eq!(b.stats().duplicates_dropped, 1);
+}
+
+/// When only the resent datagram is acknowledged after a timeout, the rest
+/// of the window was lost too and goes again at once.
+#[test]
+fn a_lost_window_goes_again_after_the_probe() {
+    let t0 = Instant::now();
+    let (mut a, mut b) = (Endpoint::new(0, 2, cfg()), Endpoint::new(1, 2, cfg()));
+    let _lost = eight(&mut a, t0);
+    let t1 = a.next_timeout().unwrap();
+    a.handle_timeout(t1);
+    let probe = drain(&mut a, t1);
+    assert_eq!(probe.len(), 1);
+    b.handle_datagram(&probe[0].1, t1);
+    b.handle_timeout(t1 + Duration::from_millis(50));
+    for (_, d) in drain(&mut b, t1) {
+        a.handle_datagram(&d, t1);
+    }
+    let rest = drain(&mut a, t1);
+    assert_eq!(rest.len(), 7, "the rest of the window waits for timeouts");
+    for (_, d) in &rest {
+        b.handle_datagram(d, t1);
+    }
+    settle(&mut a, &mut b, t1);
+    got_eight(&mut b);
+    assert_eq!(a.stats().retransmits, 8);
+}
+
+/// The acknowledgement of a datagram sent twice may be for its first
+/// transmission: it must not pass for that of the second, which would
+/// declare lost everything sent in between.
+#[test]
+fn an_ambiguous_ack_declares_nothing_lost() {
+    let t0 = Instant::now();
+    let (mut a, mut b) = (Endpoint::new(0, 2, cfg()), Endpoint::new(1, 2, cfg()));
+    let out = eight(&mut a, t0);
+    // The first four arrive; the other four are still on their way.
+    for (_, d) in &out[..4] {
+        b.handle_datagram(d, t0);
+    }
+    let t1 = a.next_timeout().unwrap();
+    a.handle_timeout(t1);
+    let again = drain(&mut a, t1);
+    assert_eq!(again.len(), 1);
+    b.handle_timeout(t1);
+    for (_, d) in drain(&mut b, t1) {
+        a.handle_datagram(&d, t1);
+    }
+    // Past the loss threshold of the four in flight, before the next
+    // timeout: none may be declared lost.
+    let t2 = t0 + Duration::from_millis(120);
+    assert!(a.next_timeout().unwrap() > t2);
+    a.handle_timeout(t2);
+    assert_eq!(a.stats().fast_retransmits, 0);
+    assert!(drain(&mut a, t2).is_empty());
+    for (_, d) in out[4..].iter().chain(&again) {
+        b.handle_datagram(d, t2);
+    }
+    settle(&mut a, &mut b, t2);
+    got_eight(&mut b);
+    assert_eq!(a.stats().retransmits, 1);
+}
+
 #[test]
 fn sequence_numbers_wrap() {
     let t0 = Instant::now();
