@@ -940,6 +940,10 @@ fn immediate_full_queue(job: &Job, c: &Counters) {
     let (me, n) = (job.rank(), job.size());
     let peer = (me + 1) % n;
     let boot = job.ep.runtime().conduit().bootstrap();
+    // A barrier that does not poll: a peer still in the previous (polling)
+    // barrier would otherwise drain the queue this rank is about to fill
+    // between its no-op and the checks after it.
+    boot.barrier(&mut || {}).unwrap();
     let mut sent = 0u64;
     let mut saw_noop = false;
     for _ in 0..10_000_000u64 {
