@@ -336,7 +336,7 @@ impl AtomicDomain {
     /// `tgt_rank` (a jobrank with `RANK_IS_JOBRANK`), with `operand1` and
     /// `operand2` as the operation takes them. A fetching operation writes
     /// the target's prior value to `result` by the time the event
-    /// completes (`result` is required for it, and ignored otherwise).
+    /// completes (`None` discards it; a non-fetching one ignores `result`).
     /// Returns `Event::NO_OP` for an `IMMEDIATE` no-op.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
@@ -463,7 +463,7 @@ impl AtomicDomain {
         flags: Flags,
         mode: Mode,
     ) -> Result<Out<'r>> {
-        let t = self.check::<T>(call, result.is_some(), tgt_rank, tgt_addr, op, flags)?;
+        let t = self.check::<T>(call, tgt_rank, tgt_addr, op, flags)?;
         let d = &*self.0;
         let fetch = op.is_fetching();
         if d.mechanism == Mechanism::Cpu {
@@ -586,7 +586,6 @@ impl AtomicDomain {
     fn check<T: AdType>(
         &self,
         call: &'static str,
-        has_result: bool,
         tgt_rank: Rank,
         tgt_addr: usize,
         op: Op,
@@ -619,9 +618,6 @@ impl AtomicDomain {
                 op.name(),
                 d.ops
             ));
-        }
-        if op.is_fetching() && !has_result {
-            return err(format!("{} fetches: it needs a result", op.name()));
         }
         if flags.contains(Flags::AD_MY_RANK | Flags::AD_MY_NBRHD) {
             return err("AD_MY_RANK and AD_MY_NBRHD are mutually exclusive".into());

@@ -25,6 +25,7 @@ const PROMPT: Duration = Duration::from_secs(30);
 const TEST_AM: &str = env!("CARGO_BIN_EXE_test-am");
 const TEST_CORE: &str = env!("CARGO_BIN_EXE_test-core");
 const TEST_RMA: &str = env!("CARGO_BIN_EXE_test-rma");
+const TEST_RATOMIC: &str = env!("CARGO_BIN_EXE_test-ratomic");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 const TEST_FLOOD: &str = env!("CARGO_BIN_EXE_test-flood");
 const TEST_CONFIG: &str = env!("CARGO_BIN_EXE_test-config");
@@ -82,6 +83,34 @@ fn test_rma_am_path_1_to_4_ranks() {
         "test-rma",
         &[("GEX_RMA_FORCE_AM", "1")],
         " (am path)",
+    );
+}
+
+/// Remote atomics: CPU atomics on mapped segments (smp), the same through
+/// Active Messages the target executes (forced), and both over udp without
+/// the bypass (direct to the rank itself, AMs to the others).
+#[test]
+fn test_ratomic_1_to_4_ranks() {
+    passes_on_1_to_4_ranks_env(TEST_RATOMIC, "test-ratomic", &[], " (direct path)");
+}
+
+#[test]
+fn test_ratomic_am_path_1_to_4_ranks() {
+    passes_on_1_to_4_ranks_env(
+        TEST_RATOMIC,
+        "test-ratomic",
+        &[("GEX_RMA_FORCE_AM", "1")],
+        " (am path)",
+    );
+}
+
+#[test]
+fn test_ratomic_over_udp_2_to_4_ranks() {
+    passes_over_udp_env(
+        TEST_RATOMIC,
+        "test-ratomic",
+        &[("GEX_UDP_BYPASS", "0")],
+        " (direct+am path)",
     );
 }
 
