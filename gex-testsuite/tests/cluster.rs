@@ -439,6 +439,29 @@ fn forged_replies_to_rma_handlers_are_fatal_not_a_signal() {
     }
 }
 
+/// Forged messages to gex-ratomic's handlers (what a forged datagram would
+/// deliver): a request naming a target outside the segment or misaligned,
+/// or a reply naming an operation not in flight, is a fatal error naming
+/// the handler, checked before any memory is touched (never a signal).
+#[test]
+fn forged_messages_to_ratomic_handlers_are_fatal_not_a_signal() {
+    for (mode, handler, what) in [
+        ("forge-ratomic-range", "gex-ratomic op from rank 1", "is outside the local segment"),
+        ("forge-ratomic-align", "gex-ratomic op from rank 1", "is not aligned to the 8 bytes of GEX_DT_U64"),
+        ("forge-ratomic-result", "gex-ratomic result", "not in flight"),
+    ] {
+        let out = fault(mode, 2, "forging a message");
+        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+        assert!(
+            out.stderr
+                .contains(&format!("fatal error on rank 0: {handler}"))
+                && out.stderr.contains(what),
+            "{mode}: {}",
+            report(&out)
+        );
+    }
+}
+
 /// GASNet-1 barrier misuse is a fatal error in the spec: the job dies with
 /// code 1 and a message naming the call, on the smp and udp conduits and an
 /// odd rank count.
