@@ -134,7 +134,9 @@ static LAYER: OnceLock<LayerAm> = OnceLock::new();
 
 fn layer() -> Result<&'static LayerAm> {
     LAYER.get().ok_or_else(|| {
-        Error::not_init("gex-ratomic: the layer's handlers are not registered (gex_ratomic::register)")
+        Error::not_init(
+            "gex-ratomic: the layer's handlers are not registered (gex_ratomic::register)",
+        )
     })
 }
 
@@ -145,10 +147,7 @@ fn target(src: Rank, off: usize, dt: Dt) -> *mut u8 {
     let what = "gex-ratomic op";
     let rt = Runtime::get().expect("an AM arrived, so the client exists");
     let me = rt.jobrank();
-    let d = rt
-        .segments()
-        .map(|t| t[me as usize])
-        .unwrap_or_default();
+    let d = rt.segments().map(|t| t[me as usize]).unwrap_or_default();
     let n = dt.size().expect("a built-in type");
     let off = match d.offset_of(me, off, n, true, ZeroLen::InSegment) {
         Ok(o) => o,
@@ -458,7 +457,17 @@ pub(crate) fn agree(members: &[Rank], my_rank: usize, mine: Record) -> Result<Ve
             root,
             H_CREATE,
             Flags::empty(),
-            &[klo, khi, seq, mine[0] as AmArg, olo, ohi, flo, fhi, mine[3] as AmArg],
+            &[
+                klo,
+                khi,
+                seq,
+                mine[0] as AmArg,
+                olo,
+                ohi,
+                flo,
+                fhi,
+                mine[3] as AmArg,
+            ],
         )?;
         rt.spin_until(|| {
             lock(&AGREE)

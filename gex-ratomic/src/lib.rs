@@ -240,7 +240,10 @@ impl AtomicDomain {
         if let Err(e) = context::check_may_communicate("gex_AD_Destroy") {
             return Err((e, self));
         }
-        let n = self.0.outstanding.load(std::sync::atomic::Ordering::Acquire);
+        let n = self
+            .0
+            .outstanding
+            .load(std::sync::atomic::Ordering::Acquire);
         if n > 0 {
             return Err((
                 Error::bad_arg(format!(
@@ -279,7 +282,11 @@ impl AtomicDomain {
 
     /// `gex_AD_QueryCData` (`None` for a new domain).
     pub fn cdata(&self) -> Option<CData> {
-        self.0.cdata.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.0
+            .cdata
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The mechanism Create chose.
@@ -545,9 +552,10 @@ impl AtomicDomain {
         parent: Option<Arc<Completion>>,
     ) -> Result<Option<Arc<Completion>>> {
         let rt = self.0.tm.ep().runtime();
-        let cap = rt.conduit().atomics().ok_or_else(|| {
-            Error::bad_arg("gex_AD_Op: the conduit no longer offers atomics")
-        })?;
+        let cap = rt
+            .conduit()
+            .atomics()
+            .ok_or_else(|| Error::bad_arg("gex_AD_Op: the conduit no longer offers atomics"))?;
         let n = self.0.dt.size().expect("a built-in type");
         let result = match dst {
             ResultDst::None => None,

@@ -217,7 +217,14 @@ pub(crate) unsafe fn perform<T: AdType>(p: *mut u8, op: Op, o1: T, o2: T, flags:
 ///
 /// # Safety
 /// `p` is aligned to `dt`'s size and valid for atomic access of it.
-pub(crate) unsafe fn perform_dyn(p: *mut u8, dt: Dt, op: Op, o1: u64, o2: u64, flags: Flags) -> u64 {
+pub(crate) unsafe fn perform_dyn(
+    p: *mut u8,
+    dt: Dt,
+    op: Op,
+    o1: u64,
+    o2: u64,
+    flags: Flags,
+) -> u64 {
     fn go<T: AdType>(p: *mut u8, op: Op, o1: u64, o2: u64, flags: Flags) -> u64 {
         // SAFETY: `perform_dyn`'s contract, for `T::DT == dt`.
         unsafe { perform::<T>(p, op, T::from_bits(o1), T::from_bits(o2), flags) }.to_bits()
@@ -368,14 +375,26 @@ mod tests {
     fn float_min_max_edge_values() {
         let nan = f64::NAN;
         // MIN(op0, op1) = op0 < op1 ? op0 : op1
-        assert_eq!(run::<f64>(-0.0, Op::Min, 0.0, 0.0).1.to_bits(), 0.0f64.to_bits());
-        assert_eq!(run::<f64>(0.0, Op::Min, -0.0, 0.0).1.to_bits(), (-0.0f64).to_bits());
+        assert_eq!(
+            run::<f64>(-0.0, Op::Min, 0.0, 0.0).1.to_bits(),
+            0.0f64.to_bits()
+        );
+        assert_eq!(
+            run::<f64>(0.0, Op::Min, -0.0, 0.0).1.to_bits(),
+            (-0.0f64).to_bits()
+        );
         assert!(run::<f64>(1.0, Op::Min, nan, 0.0).1.is_nan());
         assert_eq!(run::<f64>(nan, Op::Min, 1.0, 0.0).1, 1.0);
         assert_eq!(run::<f64>(f64::NEG_INFINITY, Op::Max, 2.0, 0.0).1, 2.0);
-        assert_eq!(run::<f32>(f32::INFINITY, Op::Max, 2.0, 0.0).1, f32::INFINITY);
+        assert_eq!(
+            run::<f32>(f32::INFINITY, Op::Max, 2.0, 0.0).1,
+            f32::INFINITY
+        );
         // CAS on bits: -0.0 does not match +0.0; a NaN matches itself.
-        assert_eq!(run::<f64>(-0.0, Op::Cas, 0.0, 5.0).1.to_bits(), (-0.0f64).to_bits());
+        assert_eq!(
+            run::<f64>(-0.0, Op::Cas, 0.0, 5.0).1.to_bits(),
+            (-0.0f64).to_bits()
+        );
         assert_eq!(run::<f64>(nan, Op::Cas, nan, 5.0).1, 5.0);
     }
 

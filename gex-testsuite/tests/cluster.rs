@@ -446,9 +446,21 @@ fn forged_replies_to_rma_handlers_are_fatal_not_a_signal() {
 #[test]
 fn forged_messages_to_ratomic_handlers_are_fatal_not_a_signal() {
     for (mode, handler, what) in [
-        ("forge-ratomic-range", "gex-ratomic op from rank 1", "is outside the local segment"),
-        ("forge-ratomic-align", "gex-ratomic op from rank 1", "is not aligned to the 8 bytes of GEX_DT_U64"),
-        ("forge-ratomic-result", "gex-ratomic result", "not in flight"),
+        (
+            "forge-ratomic-range",
+            "gex-ratomic op from rank 1",
+            "is outside the local segment",
+        ),
+        (
+            "forge-ratomic-align",
+            "gex-ratomic op from rank 1",
+            "is not aligned to the 8 bytes of GEX_DT_U64",
+        ),
+        (
+            "forge-ratomic-result",
+            "gex-ratomic result",
+            "not in flight",
+        ),
     ] {
         let out = fault(mode, 2, "forging a message");
         assert_eq!(out.code, 1, "{mode}: {}", report(&out));

@@ -261,8 +261,12 @@ fn main() {
                 // opcode, ordering, operands (lo, hi) x 2, slot, generation.
                 let (fadd, u64_dt) = (gex::Op::Fadd as u64 as i32, gex::Dt::U64 as u32 as i32);
                 let (request, handler, args): (bool, u8, Vec<i32>) = match mode.as_str() {
-                    "forge-ratomic-range" => (true, 7, vec![0, 0x40, u64_dt, fadd, 0, 1, 0, 0, 0, 0, 0]),
-                    "forge-ratomic-align" => (true, 7, vec![4, 0, u64_dt, fadd, 0, 1, 0, 0, 0, 0, 0]),
+                    "forge-ratomic-range" => {
+                        (true, 7, vec![0, 0x40, u64_dt, fadd, 0, 1, 0, 0, 0, 0, 0])
+                    }
+                    "forge-ratomic-align" => {
+                        (true, 7, vec![4, 0, u64_dt, fadd, 0, 1, 0, 0, 0, 0, 0])
+                    }
                     _ => (false, 8, vec![0x0BAD_F00D, 0x7EAD_BEEF, 1, 2]),
                 };
                 say(&format!("forging a message to handler {handler} at rank 0"));

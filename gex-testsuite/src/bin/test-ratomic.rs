@@ -69,11 +69,29 @@ macro_rules! int_model {
                     Op::And => v & o1,
                     Op::Or => v | o1,
                     Op::Xor => v ^ o1,
-                    Op::Min => if v < o1 { v } else { o1 },
-                    Op::Max => if v > o1 { v } else { o1 },
+                    Op::Min => {
+                        if v < o1 {
+                            v
+                        } else {
+                            o1
+                        }
+                    }
+                    Op::Max => {
+                        if v > o1 {
+                            v
+                        } else {
+                            o1
+                        }
+                    }
                     Op::Set => o1,
                     Op::Get => v,
-                    Op::Cas => if v == o1 { o2 } else { v },
+                    Op::Cas => {
+                        if v == o1 {
+                            o2
+                        } else {
+                            v
+                        }
+                    }
                     o => unreachable!("{o:?}"),
                 }
             }
@@ -110,12 +128,30 @@ macro_rules! float_model {
                     Op::Mult => v * o1,
                     Op::Inc => v + 1.0,
                     Op::Dec => v - 1.0,
-                    Op::Min => if v < o1 { v } else { o1 },
-                    Op::Max => if v > o1 { v } else { o1 },
+                    Op::Min => {
+                        if v < o1 {
+                            v
+                        } else {
+                            o1
+                        }
+                    }
+                    Op::Max => {
+                        if v > o1 {
+                            v
+                        } else {
+                            o1
+                        }
+                    }
                     Op::Set => o1,
                     Op::Get => v,
                     // On bit patterns, as the spec permits.
-                    Op::Cas => if v.to_bits() == o1.to_bits() { o2 } else { v },
+                    Op::Cas => {
+                        if v.to_bits() == o1.to_bits() {
+                            o2
+                        } else {
+                            v
+                        }
+                    }
                     o => unreachable!("{o:?}"),
                 }
             }
@@ -192,9 +228,21 @@ fn run_op<T: Model>(
         }
         1 | 2 => {
             // NB, sometimes with IMMEDIATE (a no-op is retried without).
-            let imm = if how == 2 { Flags::IMMEDIATE } else { Flags::empty() };
+            let imm = if how == 2 {
+                Flags::IMMEDIATE
+            } else {
+                Flags::empty()
+            };
             let ev = ad
-                .op_nb(fetch.then_some(&mut got), rank, addr, op, o1, o2, flags | imm)
+                .op_nb(
+                    fetch.then_some(&mut got),
+                    rank,
+                    addr,
+                    op,
+                    o1,
+                    o2,
+                    flags | imm,
+                )
                 .expect("op_nb");
             let no_op = ev.is_no_op();
             if !no_op {
@@ -230,7 +278,10 @@ fn model_test<T: Model>(job: &Job, rng: &mut Rng) -> usize {
     let (me, n) = (job.rank(), job.size());
     let ops = ops_for(T::DT);
     let ad = AtomicDomain::create(&job.tm, T::DT, ops_set(&ops), Flags::empty()).expect("create");
-    assert_eq!((ad.dt(), ad.ops(), ad.flags()), (T::DT, ops_set(&ops), Flags::empty()));
+    assert_eq!(
+        (ad.dt(), ad.ops(), ad.flags()),
+        (T::DT, ops_set(&ops), Flags::empty())
+    );
     assert_eq!(ad.mechanism(), Mechanism::Cpu);
     let at = word(me, T::DT);
     let mut model = vec![T::default(); n as usize];
@@ -282,7 +333,14 @@ fn model_test<T: Model>(job: &Job, rng: &mut Rng) -> usize {
     }
     for t in 0..n {
         let v = ad
-            .op_blocking::<T>(t, at, Op::Get, T::default(), T::default(), Flags::PEER_SEG_OFFSET)
+            .op_blocking::<T>(
+                t,
+                at,
+                Op::Get,
+                T::default(),
+                T::default(),
+                Flags::PEER_SEG_OFFSET,
+            )
             .expect("get");
         assert!(
             T::same(v, model[t as usize]),
@@ -310,8 +368,15 @@ fn hammer<T: Model>(job: &Job) {
     .expect("create");
     let targets = if n > 1 { vec![0, n - 1] } else { vec![0] };
     if targets.contains(&me) {
-        ad.op_blocking::<T>(me, at, Op::Set, T::default(), T::default(), Flags::PEER_SEG_OFFSET)
-            .expect("set");
+        ad.op_blocking::<T>(
+            me,
+            at,
+            Op::Set,
+            T::default(),
+            T::default(),
+            Flags::PEER_SEG_OFFSET,
+        )
+        .expect("set");
     }
     job.barrier();
     for i in 0..K {
@@ -346,7 +411,14 @@ fn hammer<T: Model>(job: &Job) {
     let want = T::from_u32(K * sum);
     for &t in &targets {
         let v = ad
-            .op_blocking::<T>(t, at, Op::Get, T::default(), T::default(), Flags::PEER_SEG_OFFSET)
+            .op_blocking::<T>(
+                t,
+                at,
+                Op::Get,
+                T::default(),
+                T::default(),
+                Flags::PEER_SEG_OFFSET,
+            )
             .expect("get");
         assert!(
             T::same(v, want),
@@ -372,7 +444,14 @@ fn acq_rel(job: &Job) {
         let deadline = Instant::now() + wait_bound();
         loop {
             let v = ad
-                .op_blocking::<u64>(me, at, Op::Get, 0, 0, off | Flags::AD_ACQ | Flags::AD_MY_RANK)
+                .op_blocking::<u64>(
+                    me,
+                    at,
+                    Op::Get,
+                    0,
+                    0,
+                    off | Flags::AD_ACQ | Flags::AD_MY_RANK,
+                )
                 .expect("get");
             if v >= round {
                 return;
@@ -416,8 +495,13 @@ fn acq_rel(job: &Job) {
 /// NBI streams: counted under RMW (SET under PUT), in access regions too.
 fn nbi_streams(job: &Job) {
     let (me, n) = (job.rank(), job.size());
-    let ad = AtomicDomain::create(&job.tm, Dt::I64, Ops::ADD | Ops::SET | Ops::GET, Flags::empty())
-        .expect("create");
+    let ad = AtomicDomain::create(
+        &job.tm,
+        Dt::I64,
+        Ops::ADD | Ops::SET | Ops::GET,
+        Flags::empty(),
+    )
+    .expect("create");
     let peer = (me + 1) % n;
     let at = SCRATCH + me as usize * 8;
     let off = Flags::PEER_SEG_OFFSET;
@@ -430,7 +514,9 @@ fn nbi_streams(job: &Job) {
     }
     nbi::wait(Ec::RMW, Flags::empty()).expect("wait rmw");
     assert!(nbi::test(Ec::ALL, Flags::empty()).expect("test"));
-    let v = ad.op_blocking::<i64>(peer, at, Op::Get, 0, 0, off).expect("get");
+    let v = ad
+        .op_blocking::<i64>(peer, at, Op::Get, 0, 0, off)
+        .expect("get");
     assert_eq!(v, -5 + (0..500).sum::<i64>(), "after the NBI stream");
     nbi::begin_access_region(Flags::empty()).expect("begin");
     for _ in 0..100 {
@@ -439,7 +525,9 @@ fn nbi_streams(job: &Job) {
     }
     let ev: Event<'static> = nbi::end_access_region(Flags::empty()).expect("end");
     ev.wait().expect("region");
-    let v = ad.op_blocking::<i64>(peer, at, Op::Get, 0, 0, off).expect("get");
+    let v = ad
+        .op_blocking::<i64>(peer, at, Op::Get, 0, 0, off)
+        .expect("get");
     assert_eq!(v, -5 + (0..500).sum::<i64>() - 100, "after the region");
     job.barrier();
     ad.destroy().map_err(|(e, _)| e).expect("destroy");
@@ -480,9 +568,15 @@ fn errors(job: &Job) {
         AtomicDomain::create(&job.tm, Dt::User, Ops::ADD, Flags::empty()),
         "not a type of remote atomics",
     );
-    let ad = AtomicDomain::create(&job.tm, Dt::U64, Ops::FADD | Ops::SET | Ops::GET, Flags::empty())
-        .expect("create");
-    ad.op_blocking::<u64>(me, at, Op::Set, 77, 0, off).expect("set");
+    let ad = AtomicDomain::create(
+        &job.tm,
+        Dt::U64,
+        Ops::FADD | Ops::SET | Ops::GET,
+        Flags::empty(),
+    )
+    .expect("create");
+    ad.op_blocking::<u64>(me, at, Op::Set, 77, 0, off)
+        .expect("set");
     let peer = (me + 1) % n;
     expect_err(
         "op not in the set",
@@ -526,7 +620,14 @@ fn errors(job: &Job) {
     );
     expect_err(
         "both assertions",
-        ad.op_blocking::<u64>(me, at, Op::Fadd, 1, 0, off | Flags::AD_MY_RANK | Flags::AD_MY_NBRHD),
+        ad.op_blocking::<u64>(
+            me,
+            at,
+            Op::Fadd,
+            1,
+            0,
+            off | Flags::AD_MY_RANK | Flags::AD_MY_NBRHD,
+        ),
         "mutually exclusive",
     );
     // A fetch whose value is not wanted.
@@ -552,7 +653,14 @@ fn errors(job: &Job) {
     }
     // Jobranks name the same targets.
     let v = ad
-        .op_blocking::<u64>(me, at, Op::Fadd, 0, 0, off | Flags::RANK_IS_JOBRANK | Flags::AD_MY_NBRHD)
+        .op_blocking::<u64>(
+            me,
+            at,
+            Op::Fadd,
+            0,
+            0,
+            off | Flags::RANK_IS_JOBRANK | Flags::AD_MY_NBRHD,
+        )
         .expect("by jobrank");
     assert_eq!(v, 77, "every failed call touched the word");
     // Queries and client data.
@@ -563,12 +671,23 @@ fn errors(job: &Job) {
         ad.cdata().and_then(|c| c.downcast_ref::<u32>().copied()),
         Some(42)
     );
-    assert_eq!(ad.route(me).expect("route"), if gex::rma::force_am() { Route::ActiveMessages } else { Route::Direct });
+    assert_eq!(
+        ad.route(me).expect("route"),
+        if gex::rma::force_am() {
+            Route::ActiveMessages
+        } else {
+            Route::Direct
+        }
+    );
     job.barrier();
     ad.destroy().map_err(|(e, _)| e).expect("destroy");
     // Single-valued arguments that disagree: an error on every member.
     if n > 1 {
-        let ops = if me == n - 1 { Ops::FADD | Ops::GET } else { Ops::FADD };
+        let ops = if me == n - 1 {
+            Ops::FADD | Ops::GET
+        } else {
+            Ops::FADD
+        };
         expect_err(
             "disagreeing members",
             AtomicDomain::create(&job.tm, Dt::U64, ops, Flags::empty()),
@@ -585,24 +704,44 @@ fn errors(job: &Job) {
 /// members, jobranks with RANK_IS_JOBRANK.
 fn subteam(job: &Job) {
     let (me, n) = (job.rank(), job.size());
-    let sub = tm_split(&job.tm, Some((me % 2) as i32), me as i32, None, Flags::TM_NO_SCRATCH)
-        .expect("split")
-        .expect("a member");
-    let ad = AtomicDomain::create(&sub, Dt::U32, Ops::FINC | Ops::GET, Flags::empty())
-        .expect("create");
+    let sub = tm_split(
+        &job.tm,
+        Some((me % 2) as i32),
+        me as i32,
+        None,
+        Flags::TM_NO_SCRATCH,
+    )
+    .expect("split")
+    .expect("a member");
+    let ad =
+        AtomicDomain::create(&sub, Dt::U32, Ops::FINC | Ops::GET, Flags::empty()).expect("create");
     let at = SCRATCH + 128 * 8;
     let root_job = sub.rank_to_jobrank(0).expect("translate");
     ad.op_nb::<u32>(None, 0, at, Op::Finc, 0, 0, Flags::PEER_SEG_OFFSET)
         .expect("finc")
         .wait()
         .expect("wait");
-    ad.op_blocking::<u32>(root_job, at, Op::Finc, 0, 0, Flags::PEER_SEG_OFFSET | Flags::RANK_IS_JOBRANK)
-        .expect("finc by jobrank");
+    ad.op_blocking::<u32>(
+        root_job,
+        at,
+        Op::Finc,
+        0,
+        0,
+        Flags::PEER_SEG_OFFSET | Flags::RANK_IS_JOBRANK,
+    )
+    .expect("finc by jobrank");
     if n > 1 {
         let other = if me % 2 == 0 { 1 } else { 0 };
         expect_err(
             "a jobrank outside the sub-team",
-            ad.op_blocking::<u32>(other, at, Op::Finc, 0, 0, Flags::PEER_SEG_OFFSET | Flags::RANK_IS_JOBRANK),
+            ad.op_blocking::<u32>(
+                other,
+                at,
+                Op::Finc,
+                0,
+                0,
+                Flags::PEER_SEG_OFFSET | Flags::RANK_IS_JOBRANK,
+            ),
             "not a member of the domain's team",
         );
     }
