@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use gex_am::{register_internal_handlers, HandlerEntry, Injected, LayerAm};
 use gex_conduit::ZeroLen;
+use gex_core::slots::Slots;
 use gex_core::{Completion, Ep, Runtime, Staging};
 use gex_types::{AmArg, AmIndex, Dt, Error, Flags, Op, Rank, Result};
 
@@ -80,53 +81,10 @@ struct Pending {
 // other field is thread-safe.
 unsafe impl Send for Pending {}
 
-struct Entry {
-    generation: u32,
-    op: Option<Pending>,
-}
-
-#[derive(Default)]
-struct Table {
-    entries: Vec<Entry>,
-    free: Vec<u32>,
-}
-
-static OPS: Mutex<Table> = Mutex::new(Table {
-    entries: Vec::new(),
-    free: Vec::new(),
-});
+static OPS: Slots<Pending> = Slots::new();
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Puts `op` in the table; returns (slot, generation).
-fn insert(op: Pending) -> (u32, u32) {
-    let mut t = lock(&OPS);
-    if let Some(i) = t.free.pop() {
-        let e = &mut t.entries[i as usize];
-        e.generation = e.generation.wrapping_add(1);
-        e.op = Some(op);
-        return (i, e.generation);
-    }
-    t.entries.push(Entry {
-        generation: 0,
-        op: Some(op),
-    });
-    (t.entries.len() as u32 - 1, 0)
-}
-
-/// Takes the operation in (slot, generation) out of the table, if that
-/// generation is in flight.
-fn take(slot: u32, generation: u32) -> Option<Pending> {
-    let mut t = lock(&OPS);
-    let e = t.entries.get_mut(slot as usize)?;
-    if e.generation != generation {
-        return None;
-    }
-    let op = e.op.take()?;
-    t.free.push(slot);
-    Some(op)
 }
 
 /// The layer's right to send to its handlers (set by [`register`]).
@@ -231,7 +189,7 @@ pub fn register(ep: &Ep) -> Result<()> {
             let a = msg.args();
             let src = tok.src_rank();
             let (slot, generation) = (a[0] as u32, a[1] as u32);
-            let Some(op) = take(slot, generation) else {
+            let Some(op) = OPS.take(slot, generation) else {
                 gex_core::fatal(&format!(
                     "gex-ratomic result: a reply from rank {src} names operation {slot}.{generation}, which is not in flight (a forged, stale or duplicated reply)"
                 ));
@@ -324,7 +282,7 @@ pub(crate) fn start(
     let am = layer()?;
     let c = Completion::new(1, parent.clone());
     outstanding.fetch_add(1, Ordering::AcqRel);
-    let (slot, generation) = insert(Pending {
+    let (slot, generation) = OPS.insert(Pending {
         peer: jobrank,
         size: dt.size().expect("a built-in type"),
         dst,
@@ -351,7 +309,7 @@ pub(crate) fn start(
     let sent = am.request_short(jobrank, H_OP, imm, &args);
     if !matches!(sent, Ok(Injected::Sent)) {
         // Nothing left: no reply can name it.
-        take(slot, generation);
+        OPS.take(slot, generation);
         outstanding.fetch_sub(1, Ordering::AcqRel);
         if let Some(p) = &parent {
             p.done();
@@ -516,28 +474,5 @@ mod tests {
         }
         assert_ne!(team_key([0, 1].into_iter()), team_key([1, 0].into_iter()));
         assert_ne!(team_key([0].into_iter()), team_key([0, 0].into_iter()));
-    }
-
-    #[test]
-    fn a_taken_slot_is_gone_and_a_stale_generation_finds_nothing() {
-        let c = Completion::new(1, None);
-        let out = Arc::new(AtomicUsize::new(0));
-        let mk = || Pending {
-            peer: 3,
-            size: 8,
-            dst: ResultDst::None,
-            c: c.clone(),
-            outstanding: out.clone(),
-        };
-        let (s, g) = insert(mk());
-        assert!(take(s, g.wrapping_add(1)).is_none());
-        assert_eq!(take(s, g).map(|p| p.peer), Some(3));
-        assert!(take(s, g).is_none(), "taken twice");
-        let (s2, g2) = insert(mk());
-        assert_eq!(s2, s, "the slot is reused");
-        assert_ne!(g2, g, "with the next generation");
-        assert!(take(s, g).is_none());
-        assert!(take(s2, g2).is_some());
-        assert!(take(u32::MAX, 0).is_none());
     }
 }

@@ -357,26 +357,9 @@ impl AtomicDomain {
         operand2: T,
         flags: Flags,
     ) -> Result<Event<'r>> {
-        if let Some(p) = self.direct::<T>(tgt_rank, tgt_addr, op, flags) {
-            // SAFETY: `p` lies inside a segment mapped here, aligned to
-            // `T` (checked by `direct`); the domain's accesses are atomic.
-            let v = unsafe { ops::perform(p, op, operand1, operand2, flags) };
-            if let Some(r) = result {
-                *r = v;
-            }
-            return Ok(Event::INVALID);
-        }
-        self.general(
-            "gex_AD_OpNB",
-            result,
-            tgt_rank,
-            tgt_addr,
-            op,
-            [operand1, operand2],
-            flags,
-            Mode::Nb,
-        )
-        .map(Out::event)
+        let args = (tgt_rank, tgt_addr, op, [operand1, operand2], flags);
+        self.run("gex_AD_OpNB", result, args, Mode::Nb)
+            .map(Out::event)
     }
 
     /// `gex_AD_OpNBI_[TYPE]`: as [`AtomicDomain::op_nb`], synchronised with
@@ -396,28 +379,12 @@ impl AtomicDomain {
         operand2: T,
         flags: Flags,
     ) -> Result<Injected> {
-        if let Some(p) = self.direct::<T>(tgt_rank, tgt_addr, op, flags) {
-            // SAFETY: as in `op_nb`.
-            let v = unsafe { ops::perform(p, op, operand1, operand2, flags) };
-            if let Some(r) = result {
-                *r = v;
-            }
-            return Ok(Injected::Sent);
-        }
-        self.general(
-            "gex_AD_OpNBI",
-            result,
-            tgt_rank,
-            tgt_addr,
-            op,
-            [operand1, operand2],
-            flags,
-            Mode::Nbi,
-        )
-        .map(|o| match o {
-            Out::NoOp => Injected::NoOp,
-            _ => Injected::Sent,
-        })
+        let args = (tgt_rank, tgt_addr, op, [operand1, operand2], flags);
+        self.run("gex_AD_OpNBI", result, args, Mode::Nbi)
+            .map(|o| match o {
+                Out::NoOp => Injected::NoOp,
+                _ => Injected::Sent,
+            })
     }
 
     /// A blocking operation (no spec call: `op_nb` and a wait in one):
@@ -434,23 +401,38 @@ impl AtomicDomain {
         operand2: T,
         flags: Flags,
     ) -> Result<T> {
-        let flags = flags - Flags::IMMEDIATE;
-        if let Some(p) = self.direct::<T>(tgt_rank, tgt_addr, op, flags) {
-            // SAFETY: as in `op_nb`.
-            return Ok(unsafe { ops::perform(p, op, operand1, operand2, flags) });
-        }
         let mut v = T::default();
-        self.general(
-            "gex_AD_OpBlocking",
-            Some(&mut v),
+        let args = (
             tgt_rank,
             tgt_addr,
             op,
             [operand1, operand2],
-            flags,
-            Mode::Blocking,
-        )?;
+            flags - Flags::IMMEDIATE,
+        );
+        self.run("gex_AD_OpBlocking", Some(&mut v), args, Mode::Blocking)?;
         Ok(if op.is_fetching() { v } else { T::default() })
+    }
+
+    /// One operation: the direct route inlined into the caller, everything
+    /// else out of line.
+    #[inline(always)]
+    fn run<'r, T: AdType>(
+        &self,
+        call: &'static str,
+        result: Option<&'r mut T>,
+        (tgt_rank, tgt_addr, op, operands, flags): (Rank, usize, Op, [T; 2], Flags),
+        mode: Mode,
+    ) -> Result<Out<'r>> {
+        if let Some(p) = self.direct::<T>(tgt_rank, tgt_addr, op, flags) {
+            // SAFETY: `p` lies inside a segment mapped here, aligned to
+            // `T` (checked by `direct`); the domain's accesses are atomic.
+            let v = unsafe { ops::perform(p, op, operands[0], operands[1], flags) };
+            if let Some(r) = result {
+                *r = v;
+            }
+            return Ok(Out::Done);
+        }
+        self.general(call, result, tgt_rank, tgt_addr, op, operands, flags, mode)
     }
 
     /// Every operation the direct route does not take: checks everything
