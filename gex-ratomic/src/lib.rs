@@ -323,7 +323,14 @@ impl AtomicDomain {
         {
             return None;
         }
-        let e = fast_entry(d.tm.jobrank_of(rank).ok()?)?;
+        let jobrank = d.tm.jobrank_of(rank).ok()?;
+        let t = gex_core::fast_segments();
+        if t.is_null() {
+            return None;
+        }
+        // SAFETY: the table has one entry per jobrank, and `jobrank_of`
+        // returns a jobrank below the job size.
+        let e = unsafe { *t.add(jobrank as usize) };
         let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
             addr
         } else {
