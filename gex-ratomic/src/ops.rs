@@ -270,7 +270,7 @@ mod tests {
         wrap(match op {
             Op::Add => v + o1,
             Op::Sub => v - o1,
-            Op::Mult => v * o1,
+            Op::Mult => v.wrapping_mul(o1),
             Op::Inc => v + 1,
             Op::Dec => v - 1,
             Op::And => v & o1,
@@ -368,6 +368,30 @@ mod tests {
             let (old, new) = run::<f32>(v, op, o1, o2);
             prop_assert!(op == Op::Set || old.to_bits() == v.to_bits());
             prop_assert_eq!(new.to_bits(), (want(v as f64, o1 as f64, o2 as f64) as f32).to_bits());
+        }
+    }
+
+    proptest! {
+        /// A random sequence of operations on one word, fetched values and
+        /// the final word against the model.
+        #[test]
+        fn random_sequences_match_the_model(
+            start: u64,
+            seq in proptest::collection::vec((0usize..14, any::<u64>(), any::<u64>()), 1..64),
+        ) {
+            let mut cell = [start];
+            let p = cell.as_mut_ptr() as *mut u8;
+            let mut model = start;
+            for (i, o1, o2) in seq {
+                let op = BASE_OPS[i];
+                // SAFETY: `cell` is an aligned u64, touched by nothing else.
+                let old = unsafe { perform::<u64>(p, op, o1, o2, Flags::empty()) };
+                if op != Op::Set {
+                    prop_assert_eq!(old, model, "{:?}", op);
+                }
+                model = model_int(op, model as i128, o1 as i128, o2 as i128, 64, false) as u64;
+            }
+            prop_assert_eq!(cell[0], model);
         }
     }
 
