@@ -334,7 +334,10 @@ pub(crate) fn team_key(members: impl Iterator<Item = Rank>) -> u64 {
 
 /// The next sequence number of agreements over the team `key` in this
 /// process (creations over one team are collective, so in the same order on
-/// every member).
+/// every member). Teams with the same members share the key: creations
+/// over two such teams must also come in one order on every member, or
+/// their records meet the wrong creation (an error, never a wrong domain,
+/// when the arguments differ).
 fn next_seq(key: u64) -> u32 {
     static SEQ: Mutex<Option<HashMap<u64, u32>>> = Mutex::new(None);
     let mut g = lock(&SEQ);
