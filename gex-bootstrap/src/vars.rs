@@ -80,7 +80,7 @@ pub const VARS: &[Var] = &[
     user(
         "GEX_RMA_FORCE_AM",
         "off",
-        "`1`: every put and get goes through the Active Message reference path.",
+        "`1`: every put, get and remote atomic goes through Active Messages.",
     ),
     user(
         "GEX_COLL_FORCE_AM",

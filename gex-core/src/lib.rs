@@ -28,7 +28,8 @@
 //! entry and Prepare bookkeeping ([`context::HandlerScope`],
 //! [`context::open_prepare`], [`context::close_prepare`], the
 //! `check_may_*` calls); completion records ([`Completion`], [`Staging`],
-//! [`nbi::track`]); [`LayerInit`] and [`report`]. The objects' runtime
+//! [`nbi::track`]); the table of operations in flight ([`slots`]);
+//! [`LayerInit`] and [`report`]. The objects' runtime
 //! and layer state slots are methods of the traits in [`internals`]
 //! (`ep.runtime()`, `layer_state`, `new_subteam`), which a layer imports
 //! and the facade does not export.
@@ -41,6 +42,7 @@ pub mod event;
 mod hsl;
 pub mod nbi;
 mod runtime;
+pub mod slots;
 pub mod stats;
 pub mod system;
 

@@ -9,7 +9,7 @@
 //!   to the destination (the caller's buffer, a staging buffer owned by the
 //!   event, or the local segment).
 //!
-//! In-flight operations live in a table (`OPS`) indexed by a slot
+//! In-flight operations live in a table (`OPS`, a `gex_core::slots::Slots`) indexed by a slot
 //! number with a generation; the requests carry (slot, generation, chunk)
 //! and the reply names them back. A reply is untrusted input like any
 //! message: one naming a slot not in flight (unknown, stale, or answered
@@ -19,11 +19,12 @@
 //! ever turned into a pointer.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use gex_am::{register_internal_handlers, HandlerEntry, Injected, LayerAm};
 use gex_conduit::ZeroLen;
 use gex_core::internals::*;
+use gex_core::slots::Slots;
 use gex_core::{Completion, Ep, Lc, Runtime, Staging};
 use gex_types::{AmArg, AmIndex, Error, Flags, Rank, Result};
 
@@ -115,27 +116,8 @@ impl Op {
     }
 }
 
-/// One slot of the operation table.
-struct Entry {
-    generation: u32,
-    op: Option<Arc<Op>>,
-}
-
-/// The operations in flight, by slot; free slots are reused with the next
-/// generation.
-struct Table {
-    entries: Vec<Entry>,
-    free: Vec<u32>,
-}
-
-static OPS: Mutex<Table> = Mutex::new(Table {
-    entries: Vec::new(),
-    free: Vec::new(),
-});
-
-fn table() -> std::sync::MutexGuard<'static, Table> {
-    OPS.lock().unwrap_or_else(|p| p.into_inner())
-}
+/// The operations in flight, by slot (see [`gex_core::slots`]).
+static OPS: Slots<Arc<Op>> = Slots::new();
 
 /// A slot in the operation table, as the AM arguments carry it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,41 +138,18 @@ impl Slot {
 
 /// Puts `op` in the table.
 fn insert(op: Arc<Op>) -> Slot {
-    let mut t = table();
-    if let Some(index) = t.free.pop() {
-        let e = &mut t.entries[index as usize];
-        e.generation = e.generation.wrapping_add(1);
-        e.op = Some(op);
-        return Slot {
-            index,
-            generation: e.generation,
-        };
-    }
-    let index = t.entries.len() as u32;
-    t.entries.push(Entry {
-        generation: 0,
-        op: Some(op),
-    });
-    Slot {
-        index,
-        generation: 0,
-    }
+    let (index, generation) = OPS.insert(op);
+    Slot { index, generation }
 }
 
 /// The operation in `slot`, if that generation is in flight.
 fn lookup(slot: Slot) -> Option<Arc<Op>> {
-    let t = table();
-    let e = t.entries.get(slot.index as usize)?;
-    (e.generation == slot.generation).then(|| e.op.clone())?
+    OPS.get(slot.index, slot.generation)
 }
 
 /// Frees `slot` (its operation has no chunk left to finish).
 fn remove(slot: Slot) {
-    let mut t = table();
-    let e = &mut t.entries[slot.index as usize];
-    if e.generation == slot.generation && e.op.take().is_some() {
-        t.free.push(slot.index);
-    }
+    OPS.take(slot.index, slot.generation);
 }
 
 /// Finishes chunk `i` of the operation in `slot`: counts it done and frees

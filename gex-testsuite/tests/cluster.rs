@@ -25,6 +25,7 @@ const PROMPT: Duration = Duration::from_secs(30);
 const TEST_AM: &str = env!("CARGO_BIN_EXE_test-am");
 const TEST_CORE: &str = env!("CARGO_BIN_EXE_test-core");
 const TEST_RMA: &str = env!("CARGO_BIN_EXE_test-rma");
+const TEST_RATOMIC: &str = env!("CARGO_BIN_EXE_test-ratomic");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 const TEST_FLOOD: &str = env!("CARGO_BIN_EXE_test-flood");
 const TEST_CONFIG: &str = env!("CARGO_BIN_EXE_test-config");
@@ -82,6 +83,34 @@ fn test_rma_am_path_1_to_4_ranks() {
         "test-rma",
         &[("GEX_RMA_FORCE_AM", "1")],
         " (am path)",
+    );
+}
+
+/// Remote atomics: CPU atomics on mapped segments (smp), the same through
+/// Active Messages the target executes (forced), and both over udp without
+/// the bypass (direct to the rank itself, AMs to the others).
+#[test]
+fn test_ratomic_1_to_4_ranks() {
+    passes_on_1_to_4_ranks_env(TEST_RATOMIC, "test-ratomic", &[], " (direct path)");
+}
+
+#[test]
+fn test_ratomic_am_path_1_to_4_ranks() {
+    passes_on_1_to_4_ranks_env(
+        TEST_RATOMIC,
+        "test-ratomic",
+        &[("GEX_RMA_FORCE_AM", "1")],
+        " (am path)",
+    );
+}
+
+#[test]
+fn test_ratomic_over_udp_2_to_4_ranks() {
+    passes_over_udp_env(
+        TEST_RATOMIC,
+        "test-ratomic",
+        &[("GEX_UDP_BYPASS", "0")],
+        " (direct+am path)",
     );
 }
 
@@ -404,6 +433,41 @@ fn forged_replies_to_rma_handlers_are_fatal_not_a_signal() {
             out.stderr
                 .contains(&format!("fatal error on rank 0: {handler}"))
                 && out.stderr.contains("not in flight"),
+            "{mode}: {}",
+            report(&out)
+        );
+    }
+}
+
+/// Forged messages to gex-ratomic's handlers (what a forged datagram would
+/// deliver): a request naming a target outside the segment or misaligned,
+/// or a reply naming an operation not in flight, is a fatal error naming
+/// the handler, checked before any memory is touched (never a signal).
+#[test]
+fn forged_messages_to_ratomic_handlers_are_fatal_not_a_signal() {
+    for (mode, handler, what) in [
+        (
+            "forge-ratomic-range",
+            "gex-ratomic op from rank 1",
+            "is outside the local segment",
+        ),
+        (
+            "forge-ratomic-align",
+            "gex-ratomic op from rank 1",
+            "is not aligned to the 8 bytes of GEX_DT_U64",
+        ),
+        (
+            "forge-ratomic-result",
+            "gex-ratomic result",
+            "not in flight",
+        ),
+    ] {
+        let out = fault(mode, 2, "forging a message");
+        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+        assert!(
+            out.stderr
+                .contains(&format!("fatal error on rank 0: {handler}"))
+                && out.stderr.contains(what),
             "{mode}: {}",
             report(&out)
         );

@@ -102,9 +102,13 @@ pub fn init_with_config(name: &str, flags: Flags, config: &Config) -> Result<(Cl
     let rma = |ep: &Ep| gex_rma::register_with(ep, &config.rma);
     #[cfg(feature = "coll")]
     let coll = |ep: &Ep| gex_coll::register_with(ep, &config.coll);
+    #[cfg(feature = "ratomic")]
+    let ratomic = |ep: &Ep| gex_ratomic::register(ep);
     let layers: &[LayerInit<'_>] = &[
         #[cfg(feature = "rma")]
         &rma,
+        #[cfg(feature = "ratomic")]
+        &ratomic,
         #[cfg(feature = "coll")]
         &coll,
     ];

@@ -88,14 +88,14 @@
 //! control plane's wire format, the raw segment tables, the layers' own
 //! AM handlers) is reachable only through the crates that define it
 //! (`gex-core`, `gex-conduit`, `gex-bootstrap`, `gex-am`, `gex-rma`,
-//! `gex-coll`, `gex-conduit-smp`, `gex-conduit-udp`), where it is marked
+//! `gex-ratomic`, `gex-coll`, `gex-conduit-smp`, `gex-conduit-udp`), where it is marked
 //! "For layer and conduit authors": with it a caller can skip the checks
 //! this surface makes. A runtime that embeds one layer, or brings its own
 //! transport, depends on those crates directly.
 //!
 //! # Cargo features
 //!
-//! One per layer (`am`, `rma`, `coll`) and conduit (`smp`, `udp`); all are
+//! One per layer (`am`, `rma`, `ratomic`, `coll`) and conduit (`smp`, `udp`); all are
 //! on by default.
 
 #![warn(missing_docs)]
@@ -209,6 +209,33 @@ pub mod am {
 #[cfg(feature = "rma")]
 pub mod rma {
     pub use gex_rma::{force_am, route, set_force_am, Dst, Injected, Rma, Route, Src};
+}
+
+/// Remote atomics (feature `ratomic`): an [`AtomicDomain`](ratomic::AtomicDomain)
+/// created collectively over a team for one type and a set of operations,
+/// and its operations on any member's segment.
+///
+/// ```
+/// # fn main() -> gex::Result<()> {
+/// use gex::ratomic::AtomicDomain;
+/// use gex::{Dt, Flags, Op, Ops, Segment};
+///
+/// let (_client, _ep, tm) = gex::init("RATOMIC")?;
+/// let _seg = Segment::attach(&tm, 1 << 16)?;
+/// let ad = AtomicDomain::create(&tm, Dt::U64, Ops::FADD | Ops::GET, Flags::empty())?;
+/// let peer = (tm.rank() + 1) % tm.size();
+/// let before = ad.op_blocking::<u64>(peer, 64, Op::Fadd, 5, 0, Flags::PEER_SEG_OFFSET)?;
+/// let mut now = 0u64;
+/// ad.op_nb(Some(&mut now), peer, 64, Op::Get, 0, 0, Flags::PEER_SEG_OFFSET)?.wait()?;
+/// assert!(now >= before + 5);
+/// # gex::barrier(&tm)?;
+/// ad.destroy().map_err(|(e, _)| e)?;
+/// # Ok(())
+/// # }
+/// ```
+#[cfg(feature = "ratomic")]
+pub mod ratomic {
+    pub use gex_ratomic::{AdType, AtomicDomain, Injected, Mechanism, Route};
 }
 
 /// Collectives and teams (feature `coll`).
@@ -347,6 +374,9 @@ pub fn barrier(tm: &Tm) -> Result<()> {
 /// ```
 /// ```compile_fail
 /// let _ = gex::rma::ampath::register;
+/// ```
+/// ```compile_fail
+/// let _ = gex::ratomic::ampath::register;
 /// ```
 /// NBI tracking of a layer's operations:
 /// ```compile_fail

@@ -16,6 +16,9 @@
 //! | `exit0-in-barrier` | rank 0 calls `gex::exit(0)` from a handler run while it waits in a barrier | 0 |
 //! | `forge-put-ack` | the last rank forges, through the conduit interface (client calls cannot name the reserved indices), a reply to gex-rma's put acknowledgement handler at rank 0 with arbitrary arguments | 1, a fatal message naming the handler |
 //! | `forge-get-data` | the same with gex-rma's get data handler and a payload | 1, likewise |
+//! | `forge-ratomic-range` | the last rank forges a request to gex-ratomic's operation handler at rank 0 naming a U64 FADD at an offset past its segment | 1, a fatal message naming the handler and the range |
+//! | `forge-ratomic-align` | the same at offset 4 (inside, misaligned for a U64) | 1, a fatal message naming the alignment |
+//! | `forge-ratomic-result` | the last rank forges a reply to gex-ratomic's result handler at rank 0 naming an operation not in flight | 1, a fatal message naming the handler |
 //! | `barrier-double-notify` | the last rank calls `gasnet_barrier_notify` twice; the others wait forever | 1, a fatal message naming the call |
 //! | `barrier-wait-unnotified` | the last rank calls `gasnet_barrier_wait` with no notify | 1, likewise |
 //! | `barrier-try-unnotified` | the last rank calls `gasnet_barrier_try` with no notify | 1, likewise |
@@ -41,6 +44,9 @@ const MODES: &[&str] = &[
     "silent-peer",
     "forge-put-ack",
     "forge-get-data",
+    "forge-ratomic-range",
+    "forge-ratomic-align",
+    "forge-ratomic-result",
     "stopped-in-barrier",
     "barrier-double-notify",
     "barrier-wait-unnotified",
@@ -243,7 +249,28 @@ fn main() {
                 );
                 // ... so forge one below them, through the conduit interface.
                 say(&format!("forging a reply to handler {handler} at rank 0"));
-                forge_reply(0, handler, payload, &[0x0BAD_F00D, 0x7EAD_BEEF, 5]);
+                forge(0, false, handler, payload, &[0x0BAD_F00D, 0x7EAD_BEEF, 5]);
+            }
+            say("waiting forever");
+            wait_forever()
+        }
+        "forge-ratomic-range" | "forge-ratomic-align" | "forge-ratomic-result" => {
+            if me == last && n > 1 {
+                // gex-ratomic's handlers: 7 (operation request), 8 (result
+                // reply). Arguments of the request: offset (lo, hi), type,
+                // opcode, ordering, operands (lo, hi) x 2, slot, generation.
+                let (fadd, u64_dt) = (gex::Op::Fadd as u64 as i32, gex::Dt::U64 as u32 as i32);
+                let (request, handler, args): (bool, u8, Vec<i32>) = match mode.as_str() {
+                    "forge-ratomic-range" => {
+                        (true, 7, vec![0, 0x40, u64_dt, fadd, 0, 1, 0, 0, 0, 0, 0])
+                    }
+                    "forge-ratomic-align" => {
+                        (true, 7, vec![4, 0, u64_dt, fadd, 0, 1, 0, 0, 0, 0, 0])
+                    }
+                    _ => (false, 8, vec![0x0BAD_F00D, 0x7EAD_BEEF, 1, 2]),
+                };
+                say(&format!("forging a message to handler {handler} at rank 0"));
+                forge(0, request, handler, &[], &args);
             }
             say("waiting forever");
             wait_forever()
@@ -265,9 +292,10 @@ fn main() {
     }
 }
 
-/// Sends a reply AM that no request asked for, straight through the
-/// conduit: what a forged datagram would deliver over a network.
-fn forge_reply(dest: u32, handler: u8, payload: &[u8], args: &[i32]) {
+/// Sends an AM (a request, or a reply that no request asked for) straight
+/// through the conduit: what a forged datagram would deliver over a
+/// network.
+fn forge(dest: u32, is_request: bool, handler: u8, payload: &[u8], args: &[i32]) {
     use gex_core::conduit::OutgoingAm;
     let rt = gex_core::Runtime::get().expect("the client exists");
     let category = if payload.is_empty() {
@@ -275,10 +303,10 @@ fn forge_reply(dest: u32, handler: u8, payload: &[u8], args: &[i32]) {
     } else {
         gex::AmCategory::Medium
     };
-    let msg = OutgoingAm::new(category, false, handler, args, payload);
+    let msg = OutgoingAm::new(category, is_request, handler, args, payload);
     rt.conduit()
         .am_send(dest, &msg, false, rt.sink())
-        .expect("a forged reply is still a well-formed message");
+        .expect("a forged message is still well formed");
 }
 
 /// Polls for an AM that never comes. No bound, on purpose: the job must be

@@ -1,0 +1,794 @@
+//! Remote atomics tests, run as one rank of a job of any size:
+//! `gex-run -n N test-ratomic` (and with `GEX_RMA_FORCE_AM=1`, which sends
+//! every operation through the Active Message route, and over udp without
+//! the bypass).
+//!
+//! - Every (type, operation) against a sequential model: each rank owns one
+//!   word per type in every rank's segment (its own included) and runs a
+//!   random plan of operations with random operands (FLT/DBL edge values:
+//!   NaN, -0.0, infinities) through NB, NBI, blocking calls and access
+//!   regions, owner addresses and segment offsets, checking every fetched
+//!   value and, at the end, every word.
+//! - All ranks hammering one word per type on rank 0 and on the last rank
+//!   with FADD, FINC and CAS loops: the final value is exact.
+//! - ACQ/REL: data put, then a flag SET with REL; the reader that sees the
+//!   flag with an ACQ GET sees the data.
+//! - NBI: non-fetching operations counted under `Ec::RMW` (SET under
+//!   `Ec::PUT`), synchronised with `nbi::wait` and access regions.
+//! - Errors that name what is wrong and touch nothing: an operation not in
+//!   the domain, a type mismatch, an integer-only operation on floats, a
+//!   misaligned or out-of-segment target, a rank outside the team, a
+//!   contradicted assertion, a Create flag on an operation, single-valued
+//!   arguments that disagree.
+//! - Queries, client data, a domain over a sub-team, destroy.
+
+use std::time::Instant;
+
+use gex::coll::tm_split;
+use gex::nbi;
+use gex::ratomic::{AdType, AtomicDomain, Mechanism, Route};
+use gex::rma::Rma;
+use gex::{Dt, Ec, Event, Flags, Op, Ops, Rank, TmRef};
+use gex_testsuite::{wait_bound, Job, Rng};
+
+const SEG: usize = 1 << 20;
+/// Where the model words live: rank `w`'s word of type `i` in every
+/// segment is at `MODEL + (w * 6 + i) * 8`.
+const MODEL: usize = 0;
+/// The hammered words (one per type) in rank 0's and the last rank's
+/// segment.
+const HAMMER: usize = 256 << 10;
+/// Flags and data of the ordering test.
+const FLAG: usize = 300 << 10;
+const DATA: usize = 304 << 10;
+const DATA_LEN: usize = 4096;
+/// Words for the NBI, error and sub-team tests.
+const SCRATCH: usize = 400 << 10;
+
+/// The sequential model: the spec's C expressions, evaluated without
+/// atomics (written apart from the library's code).
+trait Model: AdType {
+    const NAME: &'static str;
+    fn model(op: Op, v: Self, o1: Self, o2: Self) -> Self;
+    fn random(rng: &mut Rng) -> Self;
+    fn same(a: Self, b: Self) -> bool;
+    fn from_u32(v: u32) -> Self;
+}
+
+macro_rules! int_model {
+    ($t:ty, $name:expr) => {
+        impl Model for $t {
+            const NAME: &'static str = $name;
+            fn model(op: Op, v: Self, o1: Self, o2: Self) -> Self {
+                match op.to_nonfetching().unwrap_or(op) {
+                    Op::Add => v.wrapping_add(o1),
+                    Op::Sub => v.wrapping_sub(o1),
+                    Op::Mult => v.wrapping_mul(o1),
+                    Op::Inc => v.wrapping_add(1),
+                    Op::Dec => v.wrapping_sub(1),
+                    Op::And => v & o1,
+                    Op::Or => v | o1,
+                    Op::Xor => v ^ o1,
+                    Op::Min => {
+                        if v < o1 {
+                            v
+                        } else {
+                            o1
+                        }
+                    }
+                    Op::Max => {
+                        if v > o1 {
+                            v
+                        } else {
+                            o1
+                        }
+                    }
+                    Op::Set => o1,
+                    Op::Get => v,
+                    Op::Cas => {
+                        if v == o1 {
+                            o2
+                        } else {
+                            v
+                        }
+                    }
+                    o => unreachable!("{o:?}"),
+                }
+            }
+            fn random(rng: &mut Rng) -> Self {
+                match rng.below(4) {
+                    0 => rng.below(8) as $t,
+                    1 => <$t>::MAX.wrapping_sub(rng.below(4) as $t),
+                    _ => rng.next_u64() as $t,
+                }
+            }
+            fn same(a: Self, b: Self) -> bool {
+                a == b
+            }
+            fn from_u32(v: u32) -> Self {
+                v as $t
+            }
+        }
+    };
+}
+
+int_model!(i32, "I32");
+int_model!(u32, "U32");
+int_model!(i64, "I64");
+int_model!(u64, "U64");
+
+macro_rules! float_model {
+    ($t:ty, $name:expr) => {
+        impl Model for $t {
+            const NAME: &'static str = $name;
+            fn model(op: Op, v: Self, o1: Self, o2: Self) -> Self {
+                match op.to_nonfetching().unwrap_or(op) {
+                    Op::Add => v + o1,
+                    Op::Sub => v - o1,
+                    Op::Mult => v * o1,
+                    Op::Inc => v + 1.0,
+                    Op::Dec => v - 1.0,
+                    Op::Min => {
+                        if v < o1 {
+                            v
+                        } else {
+                            o1
+                        }
+                    }
+                    Op::Max => {
+                        if v > o1 {
+                            v
+                        } else {
+                            o1
+                        }
+                    }
+                    Op::Set => o1,
+                    Op::Get => v,
+                    // On bit patterns, as the spec permits.
+                    Op::Cas => {
+                        if v.to_bits() == o1.to_bits() {
+                            o2
+                        } else {
+                            v
+                        }
+                    }
+                    o => unreachable!("{o:?}"),
+                }
+            }
+            fn random(rng: &mut Rng) -> Self {
+                const EDGE: [$t; 8] = [
+                    <$t>::NAN,
+                    -0.0,
+                    0.0,
+                    <$t>::INFINITY,
+                    <$t>::NEG_INFINITY,
+                    1.5,
+                    -2.25,
+                    <$t>::MAX,
+                ];
+                match rng.below(3) {
+                    0 => EDGE[rng.below(8) as usize],
+                    _ => (rng.below(2001) as $t - 1000.0) / 8.0,
+                }
+            }
+            fn same(a: Self, b: Self) -> bool {
+                a.to_bits() == b.to_bits()
+            }
+            fn from_u32(v: u32) -> Self {
+                v as $t
+            }
+        }
+    };
+}
+
+float_model!(f32, "FLT");
+float_model!(f64, "DBL");
+
+/// Every atomic opcode valid for `dt`.
+fn ops_for(dt: Dt) -> Vec<Op> {
+    Op::ALL
+        .into_iter()
+        .filter(|o| o.valid_for_atomic(dt))
+        .collect()
+}
+
+fn ops_set(ops: &[Op]) -> Ops {
+    ops.iter().fold(Ops::empty(), |s, o| s | o.as_set())
+}
+
+/// Index of a type among the six.
+fn type_index(dt: Dt) -> usize {
+    Dt::BUILTIN.iter().position(|&d| d == dt).unwrap()
+}
+
+fn word(writer: Rank, dt: Dt) -> usize {
+    MODEL + (writer as usize * 6 + type_index(dt)) * 8
+}
+
+/// Runs `op` on `(rank, addr)` through one of the calls, chosen by `how`;
+/// returns the fetched value (for a fetching op).
+#[allow(clippy::too_many_arguments)]
+fn run_op<T: Model>(
+    ad: &AtomicDomain,
+    how: u64,
+    rank: Rank,
+    addr: usize,
+    op: Op,
+    o1: T,
+    o2: T,
+    flags: Flags,
+) -> T {
+    let mut got = T::default();
+    let fetch = op.is_fetching();
+    match how {
+        0 => {
+            got = ad
+                .op_blocking::<T>(rank, addr, op, o1, o2, flags)
+                .expect("op_blocking");
+        }
+        1 | 2 => {
+            // NB, sometimes with IMMEDIATE (a no-op is retried without).
+            let imm = if how == 2 {
+                Flags::IMMEDIATE
+            } else {
+                Flags::empty()
+            };
+            let ev = ad
+                .op_nb(
+                    fetch.then_some(&mut got),
+                    rank,
+                    addr,
+                    op,
+                    o1,
+                    o2,
+                    flags | imm,
+                )
+                .expect("op_nb");
+            let no_op = ev.is_no_op();
+            if !no_op {
+                ev.wait().expect("wait");
+            } else {
+                drop(ev);
+                ad.op_nb(fetch.then_some(&mut got), rank, addr, op, o1, o2, flags)
+                    .expect("op_nb")
+                    .wait()
+                    .expect("wait");
+            }
+        }
+        3 => {
+            ad.op_nbi(fetch.then_some(&mut got), rank, addr, op, o1, o2, flags)
+                .expect("op_nbi");
+            nbi::wait(Ec::ALL, Flags::empty()).expect("nbi wait");
+        }
+        _ => {
+            nbi::begin_access_region(Flags::empty()).expect("begin region");
+            ad.op_nbi(fetch.then_some(&mut got), rank, addr, op, o1, o2, flags)
+                .expect("op_nbi");
+            nbi::end_access_region(Flags::empty())
+                .expect("end region")
+                .wait()
+                .expect("region wait");
+        }
+    }
+    got
+}
+
+/// Every (type, op) against the model on every rank's segment.
+fn model_test<T: Model>(job: &Job, rng: &mut Rng) -> usize {
+    let (me, n) = (job.rank(), job.size());
+    let ops = ops_for(T::DT);
+    let ad = AtomicDomain::create(&job.tm, T::DT, ops_set(&ops), Flags::empty()).expect("create");
+    assert_eq!(
+        (ad.dt(), ad.ops(), ad.flags()),
+        (T::DT, ops_set(&ops), Flags::empty())
+    );
+    assert_eq!(ad.mechanism(), Mechanism::Cpu);
+    let at = word(me, T::DT);
+    let mut model = vec![T::default(); n as usize];
+    let mut count = 0;
+    for round in 0..3 {
+        for &op in &ops {
+            for t in 0..n {
+                let (o1, o2) = (T::random(rng), T::random(rng));
+                // CAS sometimes with the current value, so it swaps.
+                let o1 = if op.to_nonfetching().unwrap_or(op) == Op::Cas && rng.below(2) == 0 {
+                    model[t as usize]
+                } else {
+                    o1
+                };
+                let (addr, mut flags) = if rng.below(2) == 0 {
+                    (at, Flags::PEER_SEG_OFFSET)
+                } else {
+                    let seg = job
+                        .tm
+                        .query_bound_segment(t, Flags::empty())
+                        .expect("query")
+                        .expect("a segment");
+                    (seg.owner_addr + at, Flags::empty())
+                };
+                if rng.below(3) == 0 {
+                    flags |= Flags::AD_ACQ;
+                }
+                if rng.below(3) == 0 {
+                    flags |= Flags::AD_REL;
+                }
+                if t == me && rng.below(2) == 0 {
+                    flags |= Flags::AD_MY_RANK;
+                }
+                let how = rng.below(5);
+                let got = run_op::<T>(&ad, how, t, addr, op, o1, o2, flags);
+                let before = model[t as usize];
+                if op.is_fetching() {
+                    assert!(
+                        T::same(got, before),
+                        "{} {} on rank {t} (round {round}, call {how}): fetched {got:?}, the model holds {before:?}",
+                        T::NAME,
+                        op.name()
+                    );
+                }
+                model[t as usize] = T::model(op, before, o1, o2);
+                count += 1;
+            }
+        }
+    }
+    for t in 0..n {
+        let v = ad
+            .op_blocking::<T>(
+                t,
+                at,
+                Op::Get,
+                T::default(),
+                T::default(),
+                Flags::PEER_SEG_OFFSET,
+            )
+            .expect("get");
+        assert!(
+            T::same(v, model[t as usize]),
+            "{}: rank {t} holds {v:?}, the model {:?}",
+            T::NAME,
+            model[t as usize]
+        );
+    }
+    job.barrier();
+    ad.destroy().map_err(|(e, _)| e).expect("destroy");
+    count
+}
+
+/// Every rank adds to one word per type on rank 0 and on the last rank.
+fn hammer<T: Model>(job: &Job) {
+    let (me, n) = (job.rank(), job.size());
+    const K: u32 = 200;
+    let at = HAMMER + type_index(T::DT) * 8;
+    let ad = AtomicDomain::create(
+        &job.tm,
+        T::DT,
+        Ops::FADD | Ops::FINC | Ops::FCAS | Ops::GET | Ops::SET,
+        Flags::AD_FAVOR_REMOTE,
+    )
+    .expect("create");
+    let targets = if n > 1 { vec![0, n - 1] } else { vec![0] };
+    if targets.contains(&me) {
+        ad.op_blocking::<T>(
+            me,
+            at,
+            Op::Set,
+            T::default(),
+            T::default(),
+            Flags::PEER_SEG_OFFSET,
+        )
+        .expect("set");
+    }
+    job.barrier();
+    for i in 0..K {
+        for &t in &targets {
+            let f = Flags::PEER_SEG_OFFSET;
+            ad.op_blocking::<T>(t, at, Op::Fadd, T::from_u32(me + 1), T::default(), f)
+                .expect("fadd");
+            ad.op_nb::<T>(None, t, at, Op::Finc, T::default(), T::default(), f)
+                .and_then(|e| e.wait())
+                .expect("finc");
+            // A CAS loop adding 2.
+            let mut cur = ad
+                .op_blocking::<T>(t, at, Op::Get, T::default(), T::default(), f)
+                .expect("get");
+            loop {
+                let next = T::model(Op::Add, cur, T::from_u32(2), T::default());
+                let seen = ad
+                    .op_blocking::<T>(t, at, Op::Fcas, cur, next, f)
+                    .expect("fcas");
+                if T::same(seen, cur) {
+                    break;
+                }
+                cur = seen;
+            }
+            if i % 16 == 0 {
+                gex::poll().expect("poll");
+            }
+        }
+    }
+    job.barrier();
+    let sum: u32 = (1..=n).sum::<u32>() + 3 * n;
+    let want = T::from_u32(K * sum);
+    for &t in &targets {
+        let v = ad
+            .op_blocking::<T>(
+                t,
+                at,
+                Op::Get,
+                T::default(),
+                T::default(),
+                Flags::PEER_SEG_OFFSET,
+            )
+            .expect("get");
+        assert!(
+            T::same(v, want),
+            "{} hammer on rank {t}: {v:?}, expected {want:?}",
+            T::NAME
+        );
+    }
+    job.barrier();
+    ad.destroy().map_err(|(e, _)| e).expect("destroy");
+}
+
+/// A put, then a flag SET with REL; the reader that sees the flag with an
+/// ACQ GET sees the data. Rank r writes to rank r+1; the reader answers
+/// with an acknowledgement flag before the next round.
+fn acq_rel(job: &Job) {
+    let (me, n) = (job.rank(), job.size());
+    let ad = AtomicDomain::create(&job.tm, Dt::U64, Ops::SET | Ops::GET, Flags::empty())
+        .expect("create");
+    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
+    let off = Flags::PEER_SEG_OFFSET;
+    // FLAG: the round whose data arrived; FLAG + 8: the round read.
+    let wait_flag = |at: usize, round: u64| {
+        let deadline = Instant::now() + wait_bound();
+        loop {
+            let v = ad
+                .op_blocking::<u64>(
+                    me,
+                    at,
+                    Op::Get,
+                    0,
+                    0,
+                    off | Flags::AD_ACQ | Flags::AD_MY_RANK,
+                )
+                .expect("get");
+            if v >= round {
+                return;
+            }
+            gex::poll().expect("poll");
+            assert!(
+                Instant::now() < deadline,
+                "rank {me}: no flag {round} at {at:#x} after {:?}",
+                wait_bound()
+            );
+        }
+    };
+    for round in 1..=20u64 {
+        let data: Vec<u8> = (0..DATA_LEN)
+            .map(|i| (i as u64 * 131 + round * 7 + u64::from(me)) as u8)
+            .collect();
+        job.tm
+            .put_blocking(next, DATA, &data[..], off)
+            .expect("put");
+        ad.op_nbi::<u64>(None, next, FLAG, Op::Set, round, 0, off | Flags::AD_REL)
+            .expect("set flag");
+        wait_flag(FLAG, round);
+        let mut got = vec![0u8; DATA_LEN];
+        job.seg.read(DATA, &mut got).expect("read");
+        for (i, b) in got.iter().enumerate() {
+            let want = (i as u64 * 131 + round * 7 + u64::from(prev)) as u8;
+            assert_eq!(
+                *b, want,
+                "round {round}: byte {i} from rank {prev} not there when its flag was"
+            );
+        }
+        ad.op_blocking::<u64>(prev, FLAG + 8, Op::Set, round, 0, off | Flags::AD_REL)
+            .expect("ack");
+        wait_flag(FLAG + 8, round);
+    }
+    nbi::wait(Ec::PUT, Flags::empty()).expect("nbi");
+    job.barrier();
+    ad.destroy().map_err(|(e, _)| e).expect("destroy");
+}
+
+/// NBI streams: counted under RMW (SET under PUT), in access regions too.
+fn nbi_streams(job: &Job) {
+    let (me, n) = (job.rank(), job.size());
+    let ad = AtomicDomain::create(
+        &job.tm,
+        Dt::I64,
+        Ops::ADD | Ops::SET | Ops::GET,
+        Flags::empty(),
+    )
+    .expect("create");
+    let peer = (me + 1) % n;
+    let at = SCRATCH + me as usize * 8;
+    let off = Flags::PEER_SEG_OFFSET;
+    ad.op_nbi::<i64>(None, peer, at, Op::Set, -5, 0, off)
+        .expect("set");
+    nbi::wait(Ec::PUT, Flags::empty()).expect("wait put");
+    for i in 0..500i64 {
+        ad.op_nbi::<i64>(None, peer, at, Op::Add, i, 0, off)
+            .expect("add");
+    }
+    nbi::wait(Ec::RMW, Flags::empty()).expect("wait rmw");
+    assert!(nbi::test(Ec::ALL, Flags::empty()).expect("test"));
+    let v = ad
+        .op_blocking::<i64>(peer, at, Op::Get, 0, 0, off)
+        .expect("get");
+    assert_eq!(v, -5 + (0..500).sum::<i64>(), "after the NBI stream");
+    nbi::begin_access_region(Flags::empty()).expect("begin");
+    for _ in 0..100 {
+        ad.op_nbi::<i64>(None, peer, at, Op::Add, -1, 0, off)
+            .expect("add");
+    }
+    let ev: Event<'static> = nbi::end_access_region(Flags::empty()).expect("end");
+    ev.wait().expect("region");
+    let v = ad
+        .op_blocking::<i64>(peer, at, Op::Get, 0, 0, off)
+        .expect("get");
+    assert_eq!(v, -5 + (0..500).sum::<i64>() - 100, "after the region");
+    job.barrier();
+    ad.destroy().map_err(|(e, _)| e).expect("destroy");
+}
+
+fn expect_err(what: &str, r: gex::Result<impl std::fmt::Debug>, needle: &str) {
+    match r {
+        Ok(v) => panic!("{what}: succeeded ({v:?}), expected an error with {needle:?}"),
+        Err(e) => assert!(
+            e.message().contains(needle),
+            "{what}: {e} does not say {needle:?}"
+        ),
+    }
+}
+
+/// Bad input is an error naming what is wrong, and touches nothing.
+fn errors(job: &Job) {
+    let (me, n) = (job.rank(), job.size());
+    let off = Flags::PEER_SEG_OFFSET;
+    let at = SCRATCH + 64 * 8 + me as usize * 16;
+    expect_err(
+        "AND on DBL",
+        AtomicDomain::create(&job.tm, Dt::Dbl, Ops::FADD | Ops::AND, Flags::empty()),
+        "GEX_OP_AND is not an atomic operation on GEX_DT_DBL",
+    );
+    expect_err(
+        "two FAVOR hints",
+        AtomicDomain::create(
+            &job.tm,
+            Dt::U64,
+            Ops::FADD,
+            Flags::AD_FAVOR_REMOTE | Flags::AD_FAVOR_MY_RANK,
+        ),
+        "mutually exclusive",
+    );
+    expect_err(
+        "USER type",
+        AtomicDomain::create(&job.tm, Dt::User, Ops::ADD, Flags::empty()),
+        "not a type of remote atomics",
+    );
+    let ad = AtomicDomain::create(
+        &job.tm,
+        Dt::U64,
+        Ops::FADD | Ops::SET | Ops::GET,
+        Flags::empty(),
+    )
+    .expect("create");
+    ad.op_blocking::<u64>(me, at, Op::Set, 77, 0, off)
+        .expect("set");
+    let peer = (me + 1) % n;
+    expect_err(
+        "op not in the set",
+        ad.op_blocking::<u64>(me, at, Op::Fsub, 1, 0, off),
+        "GEX_OP_FSUB is not in the domain's operations",
+    );
+    expect_err(
+        "type mismatch",
+        ad.op_blocking::<u32>(me, at, Op::Fadd, 1, 0, off),
+        "the domain is for GEX_DT_U64, the call for GEX_DT_U32",
+    );
+    expect_err(
+        "misaligned",
+        ad.op_blocking::<u64>(peer, at + 4, Op::Fadd, 1, 0, off),
+        "not aligned to the 8 bytes",
+    );
+    expect_err(
+        "out of segment",
+        ad.op_blocking::<u64>(peer, SEG - 4, Op::Fadd, 1, 0, off),
+        "outside",
+    );
+    expect_err(
+        "wrapping address",
+        ad.op_blocking::<u64>(peer, usize::MAX - 3, Op::Fadd, 1, 0, Flags::empty()),
+        "range",
+    );
+    expect_err(
+        "rank outside the team",
+        ad.op_blocking::<u64>(n, at, Op::Fadd, 1, 0, off),
+        "not in the team",
+    );
+    expect_err(
+        "jobrank outside the job",
+        ad.op_blocking::<u64>(n + 3, at, Op::Fadd, 1, 0, off | Flags::RANK_IS_JOBRANK),
+        "is not in the job",
+    );
+    expect_err(
+        "FAVOR on an op",
+        ad.op_blocking::<u64>(me, at, Op::Fadd, 1, 0, off | Flags::AD_FAVOR_REMOTE),
+        "gex_AD_Create's",
+    );
+    expect_err(
+        "both assertions",
+        ad.op_blocking::<u64>(
+            me,
+            at,
+            Op::Fadd,
+            1,
+            0,
+            off | Flags::AD_MY_RANK | Flags::AD_MY_NBRHD,
+        ),
+        "mutually exclusive",
+    );
+    // A fetch whose value is not wanted.
+    ad.op_nb::<u64>(None, peer, at, Op::Fadd, 0, 0, off)
+        .expect("fadd")
+        .wait()
+        .expect("wait");
+    if n > 1 {
+        expect_err(
+            "AD_MY_RANK on another rank",
+            ad.op_blocking::<u64>(peer, at, Op::Fadd, 1, 0, off | Flags::AD_MY_RANK),
+            "AD_MY_RANK asserts",
+        );
+        let nbrhd = gex::system::query_nbrhd_info().expect("nbrhd");
+        let outside = (0..n).find(|r| !nbrhd.members.iter().any(|i| i.jobrank == *r));
+        if let Some(r) = outside {
+            expect_err(
+                "AD_MY_NBRHD on another neighbourhood",
+                ad.op_blocking::<u64>(r, at, Op::Fadd, 1, 0, off | Flags::AD_MY_NBRHD),
+                "AD_MY_NBRHD asserts",
+            );
+        }
+    }
+    // Jobranks name the same targets.
+    let v = ad
+        .op_blocking::<u64>(
+            me,
+            at,
+            Op::Fadd,
+            0,
+            0,
+            off | Flags::RANK_IS_JOBRANK | Flags::AD_MY_NBRHD,
+        )
+        .expect("by jobrank");
+    assert_eq!(v, 77, "every failed call touched the word");
+    // Queries and client data.
+    assert_eq!(ad.tm().size(), n);
+    assert!(ad.cdata().is_none());
+    ad.set_cdata(Some(std::sync::Arc::new(42u32)));
+    assert_eq!(
+        ad.cdata().and_then(|c| c.downcast_ref::<u32>().copied()),
+        Some(42)
+    );
+    assert_eq!(
+        ad.route(me).expect("route"),
+        if gex::rma::force_am() {
+            Route::ActiveMessages
+        } else {
+            Route::Direct
+        }
+    );
+    job.barrier();
+    ad.destroy().map_err(|(e, _)| e).expect("destroy");
+    // Single-valued arguments that disagree: an error on every member.
+    if n > 1 {
+        let ops = if me == n - 1 {
+            Ops::FADD | Ops::GET
+        } else {
+            Ops::FADD
+        };
+        expect_err(
+            "disagreeing members",
+            AtomicDomain::create(&job.tm, Dt::U64, ops, Flags::empty()),
+            "another set of operations",
+        );
+        // And the next creation agrees again.
+        let ad = AtomicDomain::create(&job.tm, Dt::U64, Ops::FADD, Flags::empty()).expect("create");
+        job.barrier();
+        ad.destroy().map_err(|(e, _)| e).expect("destroy");
+    }
+}
+
+/// A domain over a sub-team (even and odd ranks): team ranks name the
+/// members, jobranks with RANK_IS_JOBRANK.
+fn subteam(job: &Job) {
+    let (me, n) = (job.rank(), job.size());
+    let sub = tm_split(
+        &job.tm,
+        Some((me % 2) as i32),
+        me as i32,
+        None,
+        Flags::TM_NO_SCRATCH,
+    )
+    .expect("split")
+    .expect("a member");
+    let ad =
+        AtomicDomain::create(&sub, Dt::U32, Ops::FINC | Ops::GET, Flags::empty()).expect("create");
+    let at = SCRATCH + 128 * 8;
+    let root_job = sub.rank_to_jobrank(0).expect("translate");
+    ad.op_nb::<u32>(None, 0, at, Op::Finc, 0, 0, Flags::PEER_SEG_OFFSET)
+        .expect("finc")
+        .wait()
+        .expect("wait");
+    ad.op_blocking::<u32>(
+        root_job,
+        at,
+        Op::Finc,
+        0,
+        0,
+        Flags::PEER_SEG_OFFSET | Flags::RANK_IS_JOBRANK,
+    )
+    .expect("finc by jobrank");
+    if n > 1 {
+        let other = if me % 2 == 0 { 1 } else { 0 };
+        expect_err(
+            "a jobrank outside the sub-team",
+            ad.op_blocking::<u32>(
+                other,
+                at,
+                Op::Finc,
+                0,
+                0,
+                Flags::PEER_SEG_OFFSET | Flags::RANK_IS_JOBRANK,
+            ),
+            "not a member of the domain's team",
+        );
+    }
+    job.barrier();
+    let v = ad
+        .op_blocking::<u32>(0, at, Op::Get, 0, 0, Flags::PEER_SEG_OFFSET)
+        .expect("get");
+    assert_eq!(v, 2 * sub.size(), "sub-team increments");
+    job.barrier();
+    ad.destroy().map_err(|(e, _)| e).expect("destroy");
+}
+
+fn main() {
+    let job = Job::start("TEST_RATOMIC", SEG);
+    let (me, n) = (job.rank(), job.size());
+    gex::system::set_verbose_errors(false);
+    let mut rng = Rng::new(0x5eed ^ u64::from(me) << 20);
+    let mut count = 0;
+    count += model_test::<i32>(&job, &mut rng);
+    count += model_test::<u32>(&job, &mut rng);
+    count += model_test::<i64>(&job, &mut rng);
+    count += model_test::<u64>(&job, &mut rng);
+    count += model_test::<f32>(&job, &mut rng);
+    count += model_test::<f64>(&job, &mut rng);
+    hammer::<u64>(&job);
+    hammer::<i32>(&job);
+    hammer::<f64>(&job);
+    hammer::<f32>(&job);
+    acq_rel(&job);
+    nbi_streams(&job);
+    errors(&job);
+    subteam(&job);
+    job.barrier();
+    // The routes this rank's operations took: direct to every rank on
+    // smp, through AMs to every rank when forced, direct to itself and
+    // through AMs to the others over udp without the bypass.
+    let ad = AtomicDomain::create(&job.tm, Dt::U64, Ops::GET, Flags::empty()).expect("create");
+    let routes: Vec<Route> = (0..n).map(|r| ad.route(r).expect("route")).collect();
+    let path = if routes.iter().all(|&r| r == Route::Direct) {
+        "direct"
+    } else if routes.iter().all(|&r| r == Route::ActiveMessages) {
+        "am"
+    } else {
+        "direct+am"
+    };
+    job.barrier();
+    ad.destroy().map_err(|(e, _)| e).expect("destroy");
+    println!("test-ratomic: rank {me} of {n}: {count} modelled operations");
+    println!("test-ratomic: rank {me} of {n}: all checks passed ({path} path)");
+}
