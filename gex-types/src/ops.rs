@@ -178,6 +178,7 @@ impl Op {
     ];
 
     /// This opcode as a one-element set.
+    #[inline]
     pub fn as_set(self) -> Ops {
         Ops::from_bits_retain(self as u64)
     }
@@ -194,12 +195,28 @@ impl Op {
         FETCH_PAIRS.iter().find(|p| p.1 == self).map(|p| p.0)
     }
 
-    /// Whether the opcode fetches the target's prior value.
+    /// Whether the opcode fetches the target's prior value (one mask test:
+    /// it is on every remote atomic's path).
+    #[inline]
     pub fn is_fetching(self) -> bool {
-        self.to_nonfetching().is_some() || self == Op::Get
+        const FETCHING: Ops = Ops::FADD
+            .union(Ops::FMULT)
+            .union(Ops::FMIN)
+            .union(Ops::FMAX)
+            .union(Ops::FSUB)
+            .union(Ops::FINC)
+            .union(Ops::FDEC)
+            .union(Ops::FAND)
+            .union(Ops::FOR)
+            .union(Ops::FXOR)
+            .union(Ops::SWAP)
+            .union(Ops::FCAS)
+            .union(Ops::GET);
+        FETCHING.intersects(self.as_set())
     }
 
     /// Number of operands (`op1`, `op2`) an atomic with this opcode takes.
+    #[inline]
     pub fn operand_count(self) -> usize {
         match self {
             Op::Inc | Op::Dec | Op::Finc | Op::Fdec | Op::Get => 0,
@@ -209,6 +226,7 @@ impl Op {
     }
 
     /// Whether the opcode is valid for remote atomics on `dt`.
+    #[inline]
     pub fn valid_for_atomic(self, dt: Dt) -> bool {
         if dt == Dt::User || matches!(self, Op::User | Op::UserNc) {
             return false;
@@ -292,6 +310,14 @@ mod tests {
         assert_eq!(Op::User.to_fetching(), None);
         assert!(Op::Get.is_fetching());
         assert!(!Op::Set.is_fetching());
+        // The mask is the table: the fetching half of every pair, and GET.
+        for op in Op::ALL {
+            assert_eq!(
+                op.is_fetching(),
+                op.to_nonfetching().is_some() || op == Op::Get,
+                "{op:?}"
+            );
+        }
     }
 
     #[test]
