@@ -158,6 +158,11 @@ pub const VARS: &[Var] = &[
         "Test programs: the bound on every wait of theirs.",
     ),
     user(
+        "GEX_TEST_SIMNIC",
+        "0",
+        "test-ratomic: `1` runs it over a simulated NIC (a conduit wrapper with its own remote atomics).",
+    ),
+    user(
         "GEX_LEAK_KILLS",
         "20",
         "The launcher-kill test: how many jobs it kills at random moments.",

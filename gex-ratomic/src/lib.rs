@@ -25,7 +25,8 @@
 //!   (`gex_conduit::AtomicCapability`) for every target, this rank's too;
 //!   chosen only when, on every member, the conduit reaches every member and
 //!   supports every operation of the domain on its type, and the domain
-//!   does not favour local targets. No conduit offers atomics yet.
+//!   does not favour local targets. No transport offers atomics yet; a
+//!   test double (`gex_testsuite::simnic`) exercises this mechanism.
 //!
 //! `GEX_RMA_FORCE_AM=1` (or `gex_rma::set_force_am`), which turns direct
 //! access to mapped segments off, sends CPU-mechanism operations through
@@ -556,6 +557,13 @@ impl AtomicDomain {
             ResultDst::Staged(s) => Some(unsafe { GetDest::new(s.ptr(), n, Some(Box::new(s))) }),
         };
         let c = Completion::new(1, parent.clone());
+        // AD_REL: this thread's earlier writes are visible before the
+        // transport reads or writes the target. (AD_ACQ needs nothing more:
+        // completion is observed with an acquire load of the completion,
+        // which the conduit signals after the operation.)
+        if flags.contains(Flags::AD_REL) {
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+        }
         let sent = cap.start(
             t.jobrank,
             t.off,

@@ -5,9 +5,12 @@
 
 use std::time::{Duration, Instant};
 
+pub mod model;
 pub mod rmabench;
+pub mod simnic;
 
 use gex::{Client, Ep, Segment, Tm};
+use gex_core::conduit::ConduitFactory;
 use gex_core::internals::*;
 
 /// How long any wait in a test may take before it fails loudly.
@@ -35,6 +38,22 @@ impl Job {
     /// Initialises the client `name` and attaches a segment of `seg_bytes`.
     pub fn start(name: &str, seg_bytes: usize) -> Job {
         let (client, ep, tm) = gex::init(name).expect("gex::init");
+        let seg = Segment::attach(&tm, seg_bytes).expect("gex_Segment_Attach");
+        Job {
+            client,
+            ep,
+            tm,
+            seg,
+        }
+    }
+
+    /// [`Job::start`] over the conduit `factory` makes (a wrapper of the
+    /// configured one, see [`simnic`]), with the layers' settings from the
+    /// environment.
+    pub fn start_on(name: &str, seg_bytes: usize, factory: &dyn ConduitFactory) -> Job {
+        let config = gex::Config::from_env().expect("settings");
+        let (client, ep, tm) =
+            gex::init_with_factory(name, gex::Flags::empty(), &config, factory).expect("gex::init");
         let seg = Segment::attach(&tm, seg_bytes).expect("gex_Segment_Attach");
         Job {
             client,

@@ -47,7 +47,18 @@ fn passes_on_1_to_4_ranks(program: &str, name: &str) {
 /// Runs `program` with `env` on 1 to 4 ranks; every rank's success line
 /// must end with `suffix`.
 fn passes_on_1_to_4_ranks_env(program: &str, name: &str, env: &[(&str, &str)], suffix: &str) {
-    for n in 1..=4 {
+    passes_on_ranks_env(program, name, 1..=4, env, suffix);
+}
+
+/// [`passes_on_1_to_4_ranks_env`] on the job sizes `sizes`.
+fn passes_on_ranks_env(
+    program: &str,
+    name: &str,
+    sizes: std::ops::RangeInclusive<u32>,
+    env: &[(&str, &str)],
+    suffix: &str,
+) {
+    for n in sizes {
         let out = launch_env(program, n, &[], env);
         assert!(!out.timed_out, "{name} -n {n} timed out\n{}", report(&out));
         assert_eq!(out.code, 0, "{name} -n {n} failed\n{}", report(&out));
@@ -101,6 +112,22 @@ fn test_ratomic_am_path_1_to_4_ranks() {
         "test-ratomic",
         &[("GEX_RMA_FORCE_AM", "1")],
         " (am path)",
+    );
+}
+
+/// Over a simulated NIC (a test double of a conduit with its own atomics,
+/// completing asynchronously): domains use the conduit's atomics for every
+/// rank, the model and hammer tests pass through them, and IMMEDIATE
+/// no-ops on a full NIC queue and on a congested AM route touch nothing.
+/// (One rank is one neighbourhood: CPU atomics, already covered above.)
+#[test]
+fn test_ratomic_over_simulated_nic_2_to_4_ranks() {
+    passes_on_ranks_env(
+        TEST_RATOMIC,
+        "test-ratomic",
+        2..=4,
+        &[("GEX_TEST_SIMNIC", "1")],
+        " (nic path)",
     );
 }
 

@@ -67,8 +67,11 @@ impl Config {
         })
     }
 
-    /// The factory of the chosen conduit, with its settings.
-    fn factory(&self) -> Result<Box<dyn ConduitFactory>> {
+    /// The factory of the chosen conduit, with its settings: what
+    /// [`init_with_config`] starts the job on. A program that interposes
+    /// on the conduit (instrumentation, a test double) wraps it and passes
+    /// the wrapper to [`init_with_factory`].
+    pub fn conduit_factory(&self) -> Result<Box<dyn ConduitFactory>> {
         let name = match &self.conduit {
             Some(c) => c.clone(),
             None => conduits().first().map(|c| c.to_string()).ok_or_else(|| {
@@ -97,7 +100,20 @@ impl Config {
 /// Nothing is read from the environment except the launcher's description
 /// of the job (rank, size, control plane, hosts). Collective.
 pub fn init_with_config(name: &str, flags: Flags, config: &Config) -> Result<(Client, Ep, Tm)> {
-    let factory = config.factory().map_err(report)?;
+    let factory = config.conduit_factory().map_err(report)?;
+    init_with_factory(name, flags, config, &*factory)
+}
+
+/// [`init_with_config`] over the conduit `factory` makes instead of the
+/// one `config` names (the layers still take their settings from
+/// `config`): how a program runs over a conduit of its own, or over a
+/// wrapper of [`Config::conduit_factory`]'s. Collective.
+pub fn init_with_factory(
+    name: &str,
+    flags: Flags,
+    config: &Config,
+    factory: &dyn ConduitFactory,
+) -> Result<(Client, Ep, Tm)> {
     #[cfg(feature = "rma")]
     let rma = |ep: &Ep| gex_rma::register_with(ep, &config.rma);
     #[cfg(feature = "coll")]
@@ -112,7 +128,7 @@ pub fn init_with_config(name: &str, flags: Flags, config: &Config) -> Result<(Cl
         #[cfg(feature = "coll")]
         &coll,
     ];
-    Client::init_with_settings(name, flags, &*factory, layers, &config.client)
+    Client::init_with_settings(name, flags, factory, layers, &config.client)
 }
 
 #[cfg(all(test, feature = "smp", feature = "udp", feature = "coll"))]
@@ -163,10 +179,10 @@ mod tests {
             conduit: Some("ibv".into()),
             ..Config::default()
         };
-        let e = c.factory().err().expect("no ibv conduit");
+        let e = c.conduit_factory().err().expect("no ibv conduit");
         assert!(e.message().contains("\"ibv\" is not compiled in"), "{e}");
         c.conduit = None;
-        assert_eq!(c.factory().unwrap().name(), conduits()[0]);
+        assert_eq!(c.conduit_factory().unwrap().name(), conduits()[0]);
         // The default conduit is the one the table of variables names.
         let table = gex_core::bootstrap::vars::var(ENV_CONDUIT).unwrap();
         assert_eq!(table.default, conduits()[0]);

@@ -101,7 +101,7 @@
 #![warn(missing_docs)]
 
 mod config;
-pub use config::{init_with_config, Config};
+pub use config::{init_with_config, init_with_factory, Config};
 
 pub use gex_core::{
     block_until, exit, fatal, poll, system, BoundSegment, CData, Client, Ep, Event, Hsl, HslGuard,

@@ -22,13 +22,17 @@
 //!   arguments that disagree.
 //! - Queries, client data, a domain over a sub-team, destroy.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use gex::coll::tm_split;
 use gex::nbi;
-use gex::ratomic::{AdType, AtomicDomain, Mechanism, Route};
+use gex::ratomic::{AtomicDomain, Mechanism, Route};
 use gex::rma::Rma;
 use gex::{Dt, Ec, Event, Flags, Op, Ops, Rank, TmRef};
+use gex_testsuite::model::Model;
+use gex_testsuite::simnic::{NicControl, SimNicFactory};
 use gex_testsuite::{wait_bound, Job, Rng};
 
 const SEG: usize = 1 << 20;
@@ -45,150 +49,20 @@ const DATA_LEN: usize = 4096;
 /// Words for the NBI, error and sub-team tests.
 const SCRATCH: usize = 400 << 10;
 
-/// The sequential model: the spec's C expressions, evaluated without
-/// atomics (written apart from the library's code).
-trait Model: AdType {
-    const NAME: &'static str;
-    fn model(op: Op, v: Self, o1: Self, o2: Self) -> Self;
-    fn random(rng: &mut Rng) -> Self;
-    fn same(a: Self, b: Self) -> bool;
-    fn from_u32(v: u32) -> Self;
+/// Whether the job runs over the simulated NIC (`GEX_TEST_SIMNIC=1`).
+static NIC: AtomicBool = AtomicBool::new(false);
+
+fn nic() -> bool {
+    NIC.load(Ordering::Relaxed)
 }
 
-macro_rules! int_model {
-    ($t:ty, $name:expr) => {
-        impl Model for $t {
-            const NAME: &'static str = $name;
-            fn model(op: Op, v: Self, o1: Self, o2: Self) -> Self {
-                match op.to_nonfetching().unwrap_or(op) {
-                    Op::Add => v.wrapping_add(o1),
-                    Op::Sub => v.wrapping_sub(o1),
-                    Op::Mult => v.wrapping_mul(o1),
-                    Op::Inc => v.wrapping_add(1),
-                    Op::Dec => v.wrapping_sub(1),
-                    Op::And => v & o1,
-                    Op::Or => v | o1,
-                    Op::Xor => v ^ o1,
-                    Op::Min => {
-                        if v < o1 {
-                            v
-                        } else {
-                            o1
-                        }
-                    }
-                    Op::Max => {
-                        if v > o1 {
-                            v
-                        } else {
-                            o1
-                        }
-                    }
-                    Op::Set => o1,
-                    Op::Get => v,
-                    Op::Cas => {
-                        if v == o1 {
-                            o2
-                        } else {
-                            v
-                        }
-                    }
-                    o => unreachable!("{o:?}"),
-                }
-            }
-            fn random(rng: &mut Rng) -> Self {
-                match rng.below(4) {
-                    0 => rng.below(8) as $t,
-                    1 => <$t>::MAX.wrapping_sub(rng.below(4) as $t),
-                    _ => rng.next_u64() as $t,
-                }
-            }
-            fn same(a: Self, b: Self) -> bool {
-                a == b
-            }
-            fn from_u32(v: u32) -> Self {
-                v as $t
-            }
-        }
-    };
-}
-
-int_model!(i32, "I32");
-int_model!(u32, "U32");
-int_model!(i64, "I64");
-int_model!(u64, "U64");
-
-macro_rules! float_model {
-    ($t:ty, $name:expr) => {
-        impl Model for $t {
-            const NAME: &'static str = $name;
-            fn model(op: Op, v: Self, o1: Self, o2: Self) -> Self {
-                match op.to_nonfetching().unwrap_or(op) {
-                    Op::Add => v + o1,
-                    Op::Sub => v - o1,
-                    Op::Mult => v * o1,
-                    Op::Inc => v + 1.0,
-                    Op::Dec => v - 1.0,
-                    Op::Min => {
-                        if v < o1 {
-                            v
-                        } else {
-                            o1
-                        }
-                    }
-                    Op::Max => {
-                        if v > o1 {
-                            v
-                        } else {
-                            o1
-                        }
-                    }
-                    Op::Set => o1,
-                    Op::Get => v,
-                    // On bit patterns, as the spec permits.
-                    Op::Cas => {
-                        if v.to_bits() == o1.to_bits() {
-                            o2
-                        } else {
-                            v
-                        }
-                    }
-                    o => unreachable!("{o:?}"),
-                }
-            }
-            fn random(rng: &mut Rng) -> Self {
-                const EDGE: [$t; 8] = [
-                    <$t>::NAN,
-                    -0.0,
-                    0.0,
-                    <$t>::INFINITY,
-                    <$t>::NEG_INFINITY,
-                    1.5,
-                    -2.25,
-                    <$t>::MAX,
-                ];
-                match rng.below(3) {
-                    0 => EDGE[rng.below(8) as usize],
-                    _ => (rng.below(2001) as $t - 1000.0) / 8.0,
-                }
-            }
-            fn same(a: Self, b: Self) -> bool {
-                a.to_bits() == b.to_bits()
-            }
-            fn from_u32(v: u32) -> Self {
-                v as $t
-            }
-        }
-    };
-}
-
-float_model!(f32, "FLT");
-float_model!(f64, "DBL");
-
-/// Every atomic opcode valid for `dt`.
+/// Every atomic opcode valid for `dt` (over the simulated NIC, those it
+/// supports: all but MULT and FMULT, so that the domains use it).
 fn ops_for(dt: Dt) -> Vec<Op> {
     Op::ALL
         .into_iter()
         .filter(|o| o.valid_for_atomic(dt))
+        .filter(|o| !nic() || !matches!(o, Op::Mult | Op::Fmult))
         .collect()
 }
 
@@ -282,7 +156,13 @@ fn model_test<T: Model>(job: &Job, rng: &mut Rng) -> usize {
         (ad.dt(), ad.ops(), ad.flags()),
         (T::DT, ops_set(&ops), Flags::empty())
     );
-    assert_eq!(ad.mechanism(), Mechanism::Cpu);
+    // Over the NIC, unless the team is one neighbourhood (one rank).
+    let want = if nic() && n > 1 {
+        Mechanism::Conduit
+    } else {
+        Mechanism::Cpu
+    };
+    assert_eq!(ad.mechanism(), want);
     let at = word(me, T::DT);
     let mut model = vec![T::default(); n as usize];
     let mut count = 0;
@@ -673,7 +553,9 @@ fn errors(job: &Job) {
     );
     assert_eq!(
         ad.route(me).expect("route"),
-        if gex::rma::force_am() {
+        if ad.mechanism() == Mechanism::Conduit {
+            Route::Conduit
+        } else if gex::rma::force_am() {
             Route::ActiveMessages
         } else {
             Route::Direct
@@ -754,8 +636,172 @@ fn subteam(job: &Job) {
     ad.destroy().map_err(|(e, _)| e).expect("destroy");
 }
 
+/// Operations the simulated NIC's queue holds (`IMMEDIATE` ones beyond it
+/// are refused).
+const NIC_DEPTH: usize = 4;
+
+/// Over the simulated NIC: which mechanism Create picks, that every
+/// operation of a conduit domain goes through the NIC (counted), and the
+/// `IMMEDIATE` no-op of both the NIC route (a full queue) and the Active
+/// Message route (congestion), which must write nothing, count nothing
+/// and leave the target untouched.
+fn nic_checks(job: &Job, ctl: &NicControl) {
+    let (me, n) = (job.rank(), job.size());
+    let off = Flags::PEER_SEG_OFFSET;
+    let peer = (me + 1) % n;
+    let at = SCRATCH + 128 * 8 + me as usize * 8;
+    // Mechanisms: the NIC covers FADD/ADD/GET/SET on every member; MULT it
+    // does not, and a FAVOR_MY_RANK domain keeps CPU atomics.
+    let nicd = AtomicDomain::create(
+        &job.tm,
+        Dt::U64,
+        Ops::FADD | Ops::ADD | Ops::GET | Ops::SET,
+        Flags::empty(),
+    )
+    .expect("create");
+    assert_eq!(nicd.mechanism(), Mechanism::Conduit);
+    for r in 0..n {
+        assert_eq!(nicd.route(r).expect("route"), Route::Conduit);
+    }
+    let cpu = AtomicDomain::create(&job.tm, Dt::U64, Ops::FMULT | Ops::FADD, Flags::empty())
+        .expect("create");
+    assert_eq!(cpu.mechanism(), Mechanism::Cpu, "MULT is not the NIC's");
+    let favour =
+        AtomicDomain::create(&job.tm, Dt::U64, Ops::FADD, Flags::AD_FAVOR_MY_RANK).expect("create");
+    assert_eq!(favour.mechanism(), Mechanism::Cpu, "FAVOR_MY_RANK");
+    for r in 0..n {
+        let want = if r == me {
+            Route::Direct
+        } else {
+            Route::ActiveMessages
+        };
+        assert_eq!(cpu.route(r).expect("route"), want);
+    }
+    job.barrier();
+
+    // Every operation of the NIC domain is the NIC's: 100 of them.
+    let before = (ctl.started(), ctl.executed());
+    nicd.op_blocking::<u64>(peer, at, Op::Set, 7, 0, off)
+        .expect("set");
+    for i in 0..99u64 {
+        assert_eq!(
+            nicd.op_blocking::<u64>(peer, at, Op::Fadd, 1, 0, off)
+                .expect("fadd"),
+            7 + i
+        );
+    }
+    let (started, executed) = (ctl.started() - before.0, ctl.executed() - before.1);
+    assert_eq!(
+        (started, executed),
+        (100, 100),
+        "operations through the NIC"
+    );
+
+    // IMMEDIATE on a full NIC queue: non-fetching NBI operations return
+    // without polling, so NIC_DEPTH of them fill it.
+    let refused = ctl.refused();
+    for _ in 0..NIC_DEPTH {
+        let r = nicd
+            .op_nbi::<u64>(None, peer, at, Op::Add, 10, 0, off | Flags::IMMEDIATE)
+            .expect("add");
+        assert!(matches!(r, gex::ratomic::Injected::Sent));
+    }
+    let r = nicd
+        .op_nbi::<u64>(None, peer, at, Op::Add, 1000, 0, off | Flags::IMMEDIATE)
+        .expect("add");
+    assert!(
+        matches!(r, gex::ratomic::Injected::NoOp),
+        "a full NIC queue refuses IMMEDIATE, got {r:?}"
+    );
+    let mut sentinel = 0xdead_beef_u64;
+    let ev = nicd
+        .op_nb::<u64>(
+            Some(&mut sentinel),
+            peer,
+            at,
+            Op::Fadd,
+            1000,
+            0,
+            off | Flags::IMMEDIATE,
+        )
+        .expect("fadd");
+    assert!(ev.is_no_op(), "a full NIC queue refuses IMMEDIATE");
+    drop(ev);
+    assert_eq!(sentinel, 0xdead_beef, "an IMMEDIATE no-op wrote its result");
+    assert_eq!(ctl.refused() - refused, 2);
+    // The no-ops count nothing: the NBI wait ends once the queue drains.
+    job.wait_for("the NIC's NBI operations", || {
+        nbi::test(Ec::RMW, Flags::empty()).expect("test")
+    });
+    let v = nicd
+        .op_blocking::<u64>(peer, at, Op::Get, 0, 0, off)
+        .expect("get");
+    assert_eq!(
+        v,
+        7 + 99 + 10 * NIC_DEPTH as u64,
+        "the no-ops added nothing"
+    );
+    job.barrier();
+
+    // IMMEDIATE on the Active Message route while the conduit is
+    // congested: a no-op that writes nothing and does nothing at the
+    // target.
+    if n > 1 {
+        let am_at = at + 4096;
+        cpu.op_blocking::<u64>(peer, am_at, Op::Fadd, 0, 0, off)
+            .expect("fadd");
+        let base = cpu
+            .op_blocking::<u64>(peer, am_at, Op::Fadd, 0, 0, off)
+            .expect("fadd");
+        ctl.set_congested(true);
+        let am_refused = ctl.am_refused();
+        let mut sentinel = 0x5eed_u64;
+        let ev = cpu
+            .op_nb::<u64>(
+                Some(&mut sentinel),
+                peer,
+                am_at,
+                Op::Fmult,
+                3,
+                0,
+                off | Flags::IMMEDIATE,
+            )
+            .expect("fmult");
+        assert!(ev.is_no_op(), "a congested AM route refuses IMMEDIATE");
+        drop(ev);
+        let r = cpu
+            .op_nbi::<u64>(None, peer, am_at, Op::Fadd, 5, 0, off | Flags::IMMEDIATE)
+            .expect("fadd");
+        assert!(matches!(r, gex::ratomic::Injected::NoOp));
+        ctl.set_congested(false);
+        assert_eq!(sentinel, 0x5eed, "an IMMEDIATE no-op wrote its result");
+        assert_eq!(ctl.am_refused() - am_refused, 2);
+        assert!(nbi::test(Ec::ALL, Flags::empty()).expect("test"));
+        let v = cpu
+            .op_blocking::<u64>(peer, am_at, Op::Fadd, 0, 0, off)
+            .expect("fadd");
+        assert_eq!(v, base, "the no-ops changed the target");
+    }
+    job.barrier();
+    for ad in [nicd, cpu, favour] {
+        ad.destroy().map_err(|(e, _)| e).expect("destroy");
+    }
+}
+
 fn main() {
-    let job = Job::start("TEST_RATOMIC", SEG);
+    NIC.store(
+        std::env::var("GEX_TEST_SIMNIC").as_deref() == Ok("1"),
+        Ordering::Relaxed,
+    );
+    let (job, nic_ctl): (Job, Option<Arc<NicControl>>) = if nic() {
+        let inner = gex::Config::from_env()
+            .and_then(|c| c.conduit_factory())
+            .expect("conduit");
+        let (factory, ctl) = SimNicFactory::new(inner, NIC_DEPTH);
+        (Job::start_on("TEST_RATOMIC", SEG, &factory), Some(ctl))
+    } else {
+        (Job::start("TEST_RATOMIC", SEG), None)
+    };
     let (me, n) = (job.rank(), job.size());
     gex::system::set_verbose_errors(false);
     let mut rng = Rng::new(0x5eed ^ u64::from(me) << 20);
@@ -774,13 +820,18 @@ fn main() {
     nbi_streams(&job);
     errors(&job);
     subteam(&job);
+    if let (Some(ctl), true) = (&nic_ctl, n > 1) {
+        nic_checks(&job, ctl);
+    }
     job.barrier();
     // The routes this rank's operations took: direct to every rank on
     // smp, through AMs to every rank when forced, direct to itself and
     // through AMs to the others over udp without the bypass.
     let ad = AtomicDomain::create(&job.tm, Dt::U64, Ops::GET, Flags::empty()).expect("create");
     let routes: Vec<Route> = (0..n).map(|r| ad.route(r).expect("route")).collect();
-    let path = if routes.iter().all(|&r| r == Route::Direct) {
+    let path = if routes.iter().all(|&r| r == Route::Conduit) {
+        "nic"
+    } else if routes.iter().all(|&r| r == Route::Direct) {
         "direct"
     } else if routes.iter().all(|&r| r == Route::ActiveMessages) {
         "am"
