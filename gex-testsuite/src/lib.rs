@@ -37,7 +37,10 @@ pub struct Job {
 impl Job {
     /// Initialises the client `name` and attaches a segment of `seg_bytes`.
     pub fn start(name: &str, seg_bytes: usize) -> Job {
-        let (client, ep, tm) = gex::init(name).expect("gex::init");
+        Job::attach(gex::init(name).expect("gex::init"), seg_bytes)
+    }
+
+    fn attach((client, ep, tm): (Client, Ep, Tm), seg_bytes: usize) -> Job {
         let seg = Segment::attach(&tm, seg_bytes).expect("gex_Segment_Attach");
         Job {
             client,
@@ -52,15 +55,8 @@ impl Job {
     /// environment.
     pub fn start_on(name: &str, seg_bytes: usize, factory: &dyn ConduitFactory) -> Job {
         let config = gex::Config::from_env().expect("settings");
-        let (client, ep, tm) =
-            gex::init_with_factory(name, gex::Flags::empty(), &config, factory).expect("gex::init");
-        let seg = Segment::attach(&tm, seg_bytes).expect("gex_Segment_Attach");
-        Job {
-            client,
-            ep,
-            tm,
-            seg,
-        }
+        let started = gex::init_with_factory(name, gex::Flags::empty(), &config, factory);
+        Job::attach(started.expect("gex::init"), seg_bytes)
     }
 
     /// This rank.
