@@ -40,6 +40,9 @@ pub struct Config {
     /// gex-rma's settings (`GEX_RMA_FORCE_AM`; feature `rma`).
     #[cfg(feature = "rma")]
     pub rma: gex_rma::RmaSettings,
+    /// gex-vis's settings (`GEX_VIS_FORCE_AM`; feature `vis`).
+    #[cfg(feature = "vis")]
+    pub vis: gex_vis::VisSettings,
     /// gex-coll's settings (`GEX_COLL_FORCE_*`; feature `coll`).
     #[cfg(feature = "coll")]
     pub coll: gex_coll::CollSettings,
@@ -62,6 +65,8 @@ impl Config {
             udp: gex_conduit_udp::UdpSettings::from_lookup(vars)?,
             #[cfg(feature = "rma")]
             rma: gex_rma::RmaSettings::from_lookup(vars)?,
+            #[cfg(feature = "vis")]
+            vis: gex_vis::VisSettings::from_lookup(vars)?,
             #[cfg(feature = "coll")]
             coll: gex_coll::CollSettings::from_lookup(vars)?,
         })
@@ -104,11 +109,15 @@ pub fn init_with_config(name: &str, flags: Flags, config: &Config) -> Result<(Cl
     let coll = |ep: &Ep| gex_coll::register_with(ep, &config.coll);
     #[cfg(feature = "ratomic")]
     let ratomic = |ep: &Ep| gex_ratomic::register(ep);
+    #[cfg(feature = "vis")]
+    let vis = |ep: &Ep| gex_vis::register_with(ep, &config.vis);
     let layers: &[LayerInit<'_>] = &[
         #[cfg(feature = "rma")]
         &rma,
         #[cfg(feature = "ratomic")]
         &ratomic,
+        #[cfg(feature = "vis")]
+        &vis,
         #[cfg(feature = "coll")]
         &coll,
     ];
