@@ -102,7 +102,10 @@ impl T<'_> {
         let total: usize = lens.iter().sum();
         let slack = MODEL - total;
         let mut gaps: Vec<usize> = (0..lens.len())
-            .map(|_| self.rng.below((slack / lens.len().max(1)).max(1) as u64 + 1) as usize)
+            .map(|_| {
+                self.rng
+                    .below((slack / lens.len().max(1)).max(1) as u64 + 1) as usize
+            })
             .collect();
         // Keep inside.
         let sum: usize = gaps.iter().sum();
@@ -173,7 +176,11 @@ impl T<'_> {
             at += c;
         }
         // One addressing mode per call.
-        let flags = if self.rng.below(2) == 0 { Flags::PEER_SEG_OFFSET } else { Flags::empty() };
+        let flags = if self.rng.below(2) == 0 {
+            Flags::PEER_SEG_OFFSET
+        } else {
+            Flags::empty()
+        };
         let dst: Vec<Memvec> = pcs
             .iter()
             .map(|&(o, l)| {
@@ -189,15 +196,30 @@ impl T<'_> {
             })
             .collect();
         let imm = self.rng.below(8) == 0;
-        let flags = flags | if imm { Flags::IMMEDIATE } else { Flags::empty() };
+        let flags = flags
+            | if imm {
+                Flags::IMMEDIATE
+            } else {
+                Flags::empty()
+            };
         let call = self.call();
         self.begin(call);
         let tm = &self.job.tm;
         let (inj, ev) = match call {
-            Call::Blocking => (tm.vector_put_blocking(t, &dst, &slices, flags).expect("vector put"), None),
-            Call::Nbi | Call::Region => (tm.vector_put_nbi(t, &dst, &slices, flags).expect("vector put"), None),
+            Call::Blocking => (
+                tm.vector_put_blocking(t, &dst, &slices, flags)
+                    .expect("vector put"),
+                None,
+            ),
+            Call::Nbi | Call::Region => (
+                tm.vector_put_nbi(t, &dst, &slices, flags)
+                    .expect("vector put"),
+                None,
+            ),
             Call::Nb => {
-                let ev = tm.vector_put_nb(t, &dst, &slices, flags).expect("vector put");
+                let ev = tm
+                    .vector_put_nb(t, &dst, &slices, flags)
+                    .expect("vector put");
                 if ev.is_no_op() {
                     (Injected::NoOp, None)
                 } else {
@@ -237,7 +259,10 @@ impl T<'_> {
             inside[*o..o + l].iter_mut().for_each(|b| *b = true);
         }
         if let Some(i) = (0..buf.len()).find(|&i| !inside[i] && buf[i] != 0xEE) {
-            panic!("{what}: guard byte {i} of the local buffer was written ({:#04x})", buf[i]);
+            panic!(
+                "{what}: guard byte {i} of the local buffer was written ({:#04x})",
+                buf[i]
+            );
         }
     }
 
@@ -254,8 +279,17 @@ impl T<'_> {
         let kl = 1 + self.rng.below(60) as usize;
         let dlens = self.cuts(total, kl);
         let (mut buf, offs) = self.guarded(&dlens);
-        let flags = if self.rng.below(2) == 0 { Flags::PEER_SEG_OFFSET } else { Flags::empty() };
-        let base = self.me as usize * AREA + if flags.is_empty() { self.segs[t as usize] } else { 0 };
+        let flags = if self.rng.below(2) == 0 {
+            Flags::PEER_SEG_OFFSET
+        } else {
+            Flags::empty()
+        };
+        let base = self.me as usize * AREA
+            + if flags.is_empty() {
+                self.segs[t as usize]
+            } else {
+                0
+            };
         let srcv: Vec<Memvec> = src.iter().map(|&(o, l)| Memvec::new(base + o, l)).collect();
         let call = self.call();
         {
@@ -264,23 +298,43 @@ impl T<'_> {
             self.begin(call);
             match call {
                 Call::Blocking => {
-                    tm.vector_get_blocking(&mut dsts, t, &srcv, flags).expect("vector get");
+                    tm.vector_get_blocking(&mut dsts, t, &srcv, flags)
+                        .expect("vector get");
                 }
                 Call::Nbi | Call::Region => {
-                    tm.vector_get_nbi(&mut dsts, t, &srcv, flags).expect("vector get");
+                    tm.vector_get_nbi(&mut dsts, t, &srcv, flags)
+                        .expect("vector get");
                 }
-                Call::Nb => tm.vector_get_nb(&mut dsts, t, &srcv, flags).expect("vector get").wait().expect("wait"),
+                Call::Nb => tm
+                    .vector_get_nb(&mut dsts, t, &srcv, flags)
+                    .expect("vector get")
+                    .wait()
+                    .expect("wait"),
             }
             match call {
                 Call::Nbi => nbi::wait(Ec::GET, Flags::empty()).expect("nbi wait"),
-                Call::Region => nbi::end_access_region(Flags::empty()).unwrap().wait().unwrap(),
+                Call::Region => nbi::end_access_region(Flags::empty())
+                    .unwrap()
+                    .wait()
+                    .unwrap(),
                 _ => {}
             }
         }
         let m = &self.model[t as usize];
-        let want: Vec<u8> = src.iter().flat_map(|&(o, l)| m[o..o + l].to_vec()).collect();
-        let got: Vec<u8> = offs.iter().zip(&dlens).flat_map(|(&o, &l)| buf[o..o + l].to_vec()).collect();
-        assert!(got == want, "rank {}: vector get of {k} pieces from {t}: data differs from the model", self.me);
+        let want: Vec<u8> = src
+            .iter()
+            .flat_map(|&(o, l)| m[o..o + l].to_vec())
+            .collect();
+        let got: Vec<u8> = offs
+            .iter()
+            .zip(&dlens)
+            .flat_map(|(&o, &l)| buf[o..o + l].to_vec())
+            .collect();
+        assert!(
+            got == want,
+            "rank {}: vector get of {k} pieces from {t}: data differs from the model",
+            self.me
+        );
         Self::check_guards("vector get", &buf, &offs, &dlens);
         self.ops += 1;
     }
@@ -293,8 +347,17 @@ impl T<'_> {
         let slen = divs[self.rng.below(divs.len() as u64) as usize];
         let scount = total / slen;
         let put = self.rng.below(2) == 0;
-        let flags = if self.rng.below(2) == 0 { Flags::PEER_SEG_OFFSET } else { Flags::empty() };
-        let base = self.me as usize * AREA + if flags.is_empty() { self.segs[t as usize] } else { 0 };
+        let flags = if self.rng.below(2) == 0 {
+            Flags::PEER_SEG_OFFSET
+        } else {
+            Flags::empty()
+        };
+        let base = self.me as usize * AREA
+            + if flags.is_empty() {
+                self.segs[t as usize]
+            } else {
+                0
+            };
         let call = self.call();
         let tm = &self.job.tm;
         if put {
@@ -305,14 +368,19 @@ impl T<'_> {
             self.begin(call);
             let ev = match call {
                 Call::Blocking => {
-                    tm.indexed_put_blocking(t, &dst, dlen, &slices, slen, flags).expect("indexed put");
+                    tm.indexed_put_blocking(t, &dst, dlen, &slices, slen, flags)
+                        .expect("indexed put");
                     None
                 }
                 Call::Nbi | Call::Region => {
-                    tm.indexed_put_nbi(t, &dst, dlen, &slices, slen, flags).expect("indexed put");
+                    tm.indexed_put_nbi(t, &dst, dlen, &slices, slen, flags)
+                        .expect("indexed put");
                     None
                 }
-                Call::Nb => Some(tm.indexed_put_nb(t, &dst, dlen, &slices, slen, flags).expect("indexed put")),
+                Call::Nb => Some(
+                    tm.indexed_put_nb(t, &dst, dlen, &slices, slen, flags)
+                        .expect("indexed put"),
+                ),
             };
             self.finish_put(call, ev);
             let m = &mut self.model[t as usize];
@@ -332,10 +400,12 @@ impl T<'_> {
                 self.begin(call);
                 match call {
                     Call::Blocking => {
-                        tm.indexed_get_blocking(&mut dsts, dlen, t, &srcl, slen, flags).expect("indexed get");
+                        tm.indexed_get_blocking(&mut dsts, dlen, t, &srcl, slen, flags)
+                            .expect("indexed get");
                     }
                     Call::Nbi | Call::Region => {
-                        tm.indexed_get_nbi(&mut dsts, dlen, t, &srcl, slen, flags).expect("indexed get");
+                        tm.indexed_get_nbi(&mut dsts, dlen, t, &srcl, slen, flags)
+                            .expect("indexed get");
                     }
                     Call::Nb => tm
                         .indexed_get_nb(&mut dsts, dlen, t, &srcl, slen, flags)
@@ -345,14 +415,24 @@ impl T<'_> {
                 }
                 match call {
                     Call::Nbi => nbi::wait(Ec::GET, Flags::empty()).unwrap(),
-                    Call::Region => nbi::end_access_region(Flags::empty()).unwrap().wait().unwrap(),
+                    Call::Region => nbi::end_access_region(Flags::empty())
+                        .unwrap()
+                        .wait()
+                        .unwrap(),
                     _ => {}
                 }
             }
             let m = &self.model[t as usize];
             let want: Vec<u8> = src.iter().flat_map(|&o| m[o..o + slen].to_vec()).collect();
-            let got: Vec<u8> = offs.iter().flat_map(|&o| buf[o..o + dlen].to_vec()).collect();
-            assert!(got == want, "rank {}: indexed get from {t}: data differs from the model", self.me);
+            let got: Vec<u8> = offs
+                .iter()
+                .flat_map(|&o| buf[o..o + dlen].to_vec())
+                .collect();
+            assert!(
+                got == want,
+                "rank {}: indexed get from {t}: data differs from the model",
+                self.me
+            );
             Self::check_guards("indexed get", &buf, &offs, &dlens);
         }
         self.ops += 1;
@@ -372,7 +452,11 @@ impl T<'_> {
         let mut span = elemsz;
         for &k in &order {
             let s = span + self.rng.below(4) as usize * (1 + self.rng.below(8) as usize);
-            strides[k] = if self.rng.below(3) == 0 { -(s as isize) } else { s as isize };
+            strides[k] = if self.rng.below(3) == 0 {
+                -(s as isize)
+            } else {
+                s as isize
+            };
             span = s * (count[k] - 1) + span;
         }
         (strides, span)
@@ -381,7 +465,9 @@ impl T<'_> {
     fn strided(&mut self, t: Rank) {
         let levels = self.rng.below(5) as usize; // 0: one element
         let elemsz = 1 + self.rng.below(64) as usize;
-        let mut count: Vec<usize> = (0..levels).map(|_| 1 + self.rng.below(12) as usize).collect();
+        let mut count: Vec<usize> = (0..levels)
+            .map(|_| 1 + self.rng.below(12) as usize)
+            .collect();
         // Keep the extent inside the model part.
         loop {
             let elems: usize = count.iter().product();
@@ -398,13 +484,25 @@ impl T<'_> {
         }
         // Element 0's place: past the negative strides.
         let neg = |s: &[isize]| -> usize {
-            s.iter().zip(&count).map(|(&s, &c)| if s < 0 { (-s) as usize * (c - 1) } else { 0 }).sum()
+            s.iter()
+                .zip(&count)
+                .map(|(&s, &c)| if s < 0 { (-s) as usize * (c - 1) } else { 0 })
+                .sum()
         };
         let r0 = neg(&rs) + self.rng.below((MODEL - rspan) as u64 + 1) as usize;
         let l0 = neg(&ls) + self.rng.below(16) as usize;
         let lbuf_len = l0 - neg(&ls) + lspan + self.rng.below(16) as usize;
-        let flags = if self.rng.below(2) == 0 { Flags::PEER_SEG_OFFSET } else { Flags::empty() };
-        let base = self.me as usize * AREA + if flags.is_empty() { self.segs[t as usize] } else { 0 };
+        let flags = if self.rng.below(2) == 0 {
+            Flags::PEER_SEG_OFFSET
+        } else {
+            Flags::empty()
+        };
+        let base = self.me as usize * AREA
+            + if flags.is_empty() {
+                self.segs[t as usize]
+            } else {
+                0
+            };
         // Every element: (remote offset, local offset).
         let total: usize = count.iter().product();
         let elems: Vec<(usize, usize)> = (0..total)
@@ -427,14 +525,19 @@ impl T<'_> {
             let s = || StridedLocal::new(&src[..], l0);
             let ev = match call {
                 Call::Blocking => {
-                    tm.strided_put_blocking(t, base + r0, &rs, s(), &ls, elemsz, &count, flags).expect("strided put");
+                    tm.strided_put_blocking(t, base + r0, &rs, s(), &ls, elemsz, &count, flags)
+                        .expect("strided put");
                     None
                 }
                 Call::Nbi | Call::Region => {
-                    tm.strided_put_nbi(t, base + r0, &rs, s(), &ls, elemsz, &count, flags).expect("strided put");
+                    tm.strided_put_nbi(t, base + r0, &rs, s(), &ls, elemsz, &count, flags)
+                        .expect("strided put");
                     None
                 }
-                Call::Nb => Some(tm.strided_put_nb(t, base + r0, &rs, s(), &ls, elemsz, &count, flags).expect("strided put")),
+                Call::Nb => Some(
+                    tm.strided_put_nb(t, base + r0, &rs, s(), &ls, elemsz, &count, flags)
+                        .expect("strided put"),
+                ),
             };
             self.finish_put(call, ev);
             let m = &mut self.model[t as usize];
@@ -448,10 +551,12 @@ impl T<'_> {
                 self.begin(call);
                 match call {
                     Call::Blocking => {
-                        tm.strided_get_blocking(d, &ls, t, base + r0, &rs, elemsz, &count, flags).expect("strided get");
+                        tm.strided_get_blocking(d, &ls, t, base + r0, &rs, elemsz, &count, flags)
+                            .expect("strided get");
                     }
                     Call::Nbi | Call::Region => {
-                        tm.strided_get_nbi(d, &ls, t, base + r0, &rs, elemsz, &count, flags).expect("strided get");
+                        tm.strided_get_nbi(d, &ls, t, base + r0, &rs, elemsz, &count, flags)
+                            .expect("strided get");
                     }
                     Call::Nb => tm
                         .strided_get_nb(d, &ls, t, base + r0, &rs, elemsz, &count, flags)
@@ -461,7 +566,10 @@ impl T<'_> {
                 }
                 match call {
                     Call::Nbi => nbi::wait(Ec::GET, Flags::empty()).unwrap(),
-                    Call::Region => nbi::end_access_region(Flags::empty()).unwrap().wait().unwrap(),
+                    Call::Region => nbi::end_access_region(Flags::empty())
+                        .unwrap()
+                        .wait()
+                        .unwrap(),
                     _ => {}
                 }
             }
@@ -518,7 +626,12 @@ fn model_test(t: &mut T<'_>) {
     for r in 0..t.n {
         t.job
             .tm
-            .put_blocking(r, t.me as usize * AREA, &vec![0u8; MODEL][..], Flags::PEER_SEG_OFFSET)
+            .put_blocking(
+                r,
+                t.me as usize * AREA,
+                &vec![0u8; MODEL][..],
+                Flags::PEER_SEG_OFFSET,
+            )
             .expect("put");
     }
     for i in 0..160 {
@@ -558,45 +671,80 @@ fn peer_completion(t: &mut T<'_>) {
         let half = len / 2;
         match i % 6 {
             0 => {
-                tm.vector_put_blocking(target, &[Memvec::new(a, half), Memvec::new(a + half, len - half)], &[&data], f)
-                    .expect("pc put");
+                tm.vector_put_blocking(
+                    target,
+                    &[Memvec::new(a, half), Memvec::new(a + half, len - half)],
+                    &[&data],
+                    f,
+                )
+                .expect("pc put");
             }
             1 => {
-                tm.vector_put_nb(target, &[Memvec::new(a, len)], &[&data[..half], &data[half..]], f)
-                    .expect("pc put")
-                    .wait()
-                    .unwrap();
+                tm.vector_put_nb(
+                    target,
+                    &[Memvec::new(a, len)],
+                    &[&data[..half], &data[half..]],
+                    f,
+                )
+                .expect("pc put")
+                .wait()
+                .unwrap();
             }
             2 => {
-                tm.indexed_put_nbi(target, &[a], len, &[&data], len, f).expect("pc put");
+                tm.indexed_put_nbi(target, &[a], len, &[&data], len, f)
+                    .expect("pc put");
                 nbi::wait(Ec::PUT, Flags::empty()).unwrap();
             }
             3 => {
-                tm.strided_put_blocking(target, a, &[1], StridedLocal::new(&data[..], 0), &[1], 1, &[len], f)
-                    .expect("pc put");
+                tm.strided_put_blocking(
+                    target,
+                    a,
+                    &[1],
+                    StridedLocal::new(&data[..], 0),
+                    &[1],
+                    1,
+                    &[len],
+                    f,
+                )
+                .expect("pc put");
             }
             4 => {
                 // An empty put still runs the handler once.
-                tm.vector_put_blocking(target, &[Memvec::new(a, len)], &[&data], f).expect("pc put");
+                tm.vector_put_blocking(target, &[Memvec::new(a, len)], &[&data], f)
+                    .expect("pc put");
                 set_peer_completion_handler(H_PC, &payload, Flags::empty()).unwrap();
-                tm.vector_put_nb(target, &[], &[], f).expect("empty pc put").wait().unwrap();
+                tm.vector_put_nb(target, &[], &[], f)
+                    .expect("empty pc put")
+                    .wait()
+                    .unwrap();
                 // (Counted as one more below.)
             }
             _ => {
-                tm.strided_put_nb(target, a, &[], StridedLocal::new(&data[..], 0), &[], len, &[], f)
-                    .expect("pc put")
-                    .wait()
-                    .unwrap();
+                tm.strided_put_nb(
+                    target,
+                    a,
+                    &[],
+                    StridedLocal::new(&data[..], 0),
+                    &[],
+                    len,
+                    &[],
+                    f,
+                )
+                .expect("pc put")
+                .wait()
+                .unwrap();
             }
         }
         // An armed handler with a get in between, then disarmed: runs
         // nothing (the counts below are exact).
         set_peer_completion_handler(H_PC, &payload, Flags::empty()).unwrap();
         let mut back = vec![0u8; 4];
-        tm.vector_get_blocking(&mut [&mut back[..]], target, &[Memvec::new(a, 4)], f).unwrap();
+        tm.vector_get_blocking(&mut [&mut back[..]], target, &[Memvec::new(a, 4)], f)
+            .unwrap();
         assert_eq!(&back[..len.min(4)], &data[..len.min(4)]);
         set_peer_completion_handler(0, &[], Flags::empty()).unwrap();
-        tm.vector_put_blocking(target, &[Memvec::new(a, len)], &[&data], f).expect("put");
+        tm.vector_put_blocking(target, &[Memvec::new(a, len)], &[&data], f)
+            .expect("put");
     }
 }
 
@@ -614,15 +762,24 @@ fn leaf_lc(t: &mut T<'_>) {
         let a = t.me as usize * AREA + MODEL;
         let mut src = vec![0x11u8; 3000];
         let ev = tm
-            .vector_put_nb(target, &[Memvec::new(a, 3000)], &[&src], Flags::PEER_SEG_OFFSET | Flags::ENABLE_LEAF_LC)
+            .vector_put_nb(
+                target,
+                &[Memvec::new(a, 3000)],
+                &[&src],
+                Flags::PEER_SEG_OFFSET | Flags::ENABLE_LEAF_LC,
+            )
             .expect("leaf lc put");
         let lc = ev.query_leaf(Ec::LC).expect("LC leaf");
         lc.wait().expect("lc wait");
         src.iter_mut().for_each(|b| *b = 0x22);
         ev.wait().expect("root wait");
         let mut back = vec![0u8; 3000];
-        tm.get_blocking(&mut back, target, a, Flags::PEER_SEG_OFFSET).unwrap();
-        assert!(back.iter().all(|&b| b == 0x11), "LEAF_LC: the source changed after local completion reached the target");
+        tm.get_blocking(&mut back, target, a, Flags::PEER_SEG_OFFSET)
+            .unwrap();
+        assert!(
+            back.iter().all(|&b| b == 0x11),
+            "LEAF_LC: the source changed after local completion reached the target"
+        );
         // NBI: local completion under Ec::LC.
         let mut src = vec![0x33u8; 5000];
         tm.strided_put_nbi(
@@ -640,8 +797,12 @@ fn leaf_lc(t: &mut T<'_>) {
         src.iter_mut().for_each(|b| *b = 0x44);
         nbi::wait(Ec::PUT, Flags::empty()).unwrap();
         let mut back = vec![0u8; 5000];
-        tm.get_blocking(&mut back, target, a, Flags::PEER_SEG_OFFSET).unwrap();
-        assert!(back.iter().all(|&b| b == 0x33), "LEAF_LC NBI: the target got bytes written after local completion");
+        tm.get_blocking(&mut back, target, a, Flags::PEER_SEG_OFFSET)
+            .unwrap();
+        assert!(
+            back.iter().all(|&b| b == 0x33),
+            "LEAF_LC NBI: the target got bytes written after local completion"
+        );
     }
 }
 
@@ -654,13 +815,25 @@ fn errors(t: &mut T<'_>) {
     let data = vec![0xABu8; 64];
     let expect_err = |r: gex::Result<Injected>, what: &str, needle: &str| {
         let e = r.expect_err(what);
-        assert!(e.message().contains(needle), "{what}: {e} does not name {needle:?}");
-        assert!(e.message().contains("nothing was transferred") || needle.contains("flags") || needle.contains("rank"), "{what}: {e}");
+        assert!(
+            e.message().contains(needle),
+            "{what}: {e} does not name {needle:?}"
+        );
+        assert!(
+            e.message().contains("nothing was transferred")
+                || needle.contains("flags")
+                || needle.contains("rank"),
+            "{what}: {e}"
+        );
     };
     // Element 5 outside the segment: nothing of elements 0 to 4 lands.
     let mut dst: Vec<Memvec> = (0..8).map(|i| Memvec::new(a + i * 8, 8)).collect();
     dst[5] = Memvec::new(SEG - 4, 8);
-    expect_err(tm.vector_put_blocking(target, &dst, &[&data], f), "out of segment", "dstlist[5]");
+    expect_err(
+        tm.vector_put_blocking(target, &dst, &[&data], f),
+        "out of segment",
+        "dstlist[5]",
+    );
     expect_err(
         tm.vector_put_blocking(target, &[Memvec::new(a, 10)], &[&data], f),
         "totals",
@@ -669,57 +842,142 @@ fn errors(t: &mut T<'_>) {
     let mut g1 = [0u8; 8];
     let mut g2 = [0u8; 8];
     expect_err(
-        tm.vector_get_blocking(&mut [&mut g1, &mut g2], target, &[Memvec::new(a, 8), Memvec::new(usize::MAX - 2, 8)], f),
+        tm.vector_get_blocking(
+            &mut [&mut g1, &mut g2],
+            target,
+            &[Memvec::new(a, 8), Memvec::new(usize::MAX - 2, 8)],
+            f,
+        ),
         "get out of segment",
         "srclist[1]",
     );
     expect_err(
-        tm.indexed_put_blocking(target, &[a, a + 8], 8, &[&data[..8], &data[..7], &data[..1]], 8, f),
+        tm.indexed_put_blocking(
+            target,
+            &[a, a + 8],
+            8,
+            &[&data[..8], &data[..7], &data[..1]],
+            8,
+            f,
+        ),
         "indexed lengths",
         "srclist[1] has 7 bytes",
     );
     expect_err(
-        tm.strided_put_blocking(target, a, &[0], StridedLocal::new(&data[..], 0), &[8], 8, &[4], f),
+        tm.strided_put_blocking(
+            target,
+            a,
+            &[0],
+            StridedLocal::new(&data[..], 0),
+            &[8],
+            8,
+            &[4],
+            f,
+        ),
         "zero stride",
         "dststrides[0] = 0",
     );
     expect_err(
-        tm.strided_put_blocking(target, a, &[8, 4], StridedLocal::new(&data[..], 0), &[8, 32], 8, &[4, 2], f),
+        tm.strided_put_blocking(
+            target,
+            a,
+            &[8, 4],
+            StridedLocal::new(&data[..], 0),
+            &[8, 32],
+            8,
+            &[4, 2],
+            f,
+        ),
         "overlapping strides",
         "dststrides[1]",
     );
     expect_err(
-        tm.strided_put_blocking(target, SEG - 100, &[64], StridedLocal::new(&data[..], 0), &[8], 8, &[8], f),
+        tm.strided_put_blocking(
+            target,
+            SEG - 100,
+            &[64],
+            StridedLocal::new(&data[..], 0),
+            &[8],
+            8,
+            &[8],
+            f,
+        ),
         "strided out of segment",
         "the dst elements [0] to [7]",
     );
     expect_err(
-        tm.strided_put_blocking(target, a, &[8], StridedLocal::new(&data[..], 8), &[8], 8, &[8], f),
+        tm.strided_put_blocking(
+            target,
+            a,
+            &[8],
+            StridedLocal::new(&data[..], 8),
+            &[8],
+            8,
+            &[8],
+            f,
+        ),
         "strided out of the slice",
         "the src elements [0] to [7] span bytes [8, 72) of a slice of 64 bytes",
     );
     expect_err(
-        tm.strided_put_blocking(target, a, &[], StridedLocal::new(&data[..], 0), &[8], 8, &[4, 2], f),
+        tm.strided_put_blocking(
+            target,
+            a,
+            &[],
+            StridedLocal::new(&data[..], 0),
+            &[8],
+            8,
+            &[4, 2],
+            f,
+        ),
         "stride arrays",
         "dststrides has 0 entries for 2 stride levels",
     );
     expect_err(
-        tm.vector_get_blocking(&mut [&mut g1], target, &[Memvec::new(a, 8)], f | Flags::ENABLE_LEAF_LC),
+        tm.vector_get_blocking(
+            &mut [&mut g1],
+            target,
+            &[Memvec::new(a, 8)],
+            f | Flags::ENABLE_LEAF_LC,
+        ),
         "LEAF_LC on a get",
         "flags",
     );
     expect_err(tm.vector_put_blocking(t.n + 3, &[], &[], f), "rank", "rank");
     set_peer_completion_handler(H_PC, b"x", Flags::empty()).unwrap();
     let e = tm
-        .vector_put_blocking(target, &[Memvec::new(a, 8)], &[&data[..8]], f | Flags::IMMEDIATE)
+        .vector_put_blocking(
+            target,
+            &[Memvec::new(a, 8)],
+            &[&data[..8]],
+            f | Flags::IMMEDIATE,
+        )
         .expect_err("armed + IMMEDIATE");
     assert!(e.message().contains("IMMEDIATE"), "{e}");
     set_peer_completion_handler(0, &[], Flags::empty()).unwrap();
     // Degenerate strided calls are no-ops, whatever the addresses.
-    tm.strided_put_blocking(target, usize::MAX, &[1], StridedLocal::new(&data[..0], 99), &[1], 0, &[4], f)
-        .expect("elemsz 0");
-    tm.strided_put_blocking(target, usize::MAX, &[1, 1], StridedLocal::new(&data[..0], 99), &[1, 1], 8, &[4, 0], f)
-        .expect("a zero count");
+    tm.strided_put_blocking(
+        target,
+        usize::MAX,
+        &[1],
+        StridedLocal::new(&data[..0], 99),
+        &[1],
+        0,
+        &[4],
+        f,
+    )
+    .expect("elemsz 0");
+    tm.strided_put_blocking(
+        target,
+        usize::MAX,
+        &[1, 1],
+        StridedLocal::new(&data[..0], 99),
+        &[1, 1],
+        8,
+        &[4, 0],
+        f,
+    )
+    .expect("a zero count");
     // Nothing of the above landed.
     t.check_all("after the error cases");
 }
@@ -729,27 +987,42 @@ fn main() {
     let (me, n) = (job.rank(), job.size());
     assert!(n <= MAX_RANKS, "test-vis runs on at most {MAX_RANKS} ranks");
     gex::system::set_verbose_errors(false);
-    let mut table = [HandlerEntry::reply(H_PC, Flags::AM_MEDIUM, 0, move |tok, msg| {
-        let p = msg.payload();
-        assert_eq!(p.len(), 28, "peer completion payload");
-        let src = u32::from_le_bytes(p[0..4].try_into().unwrap());
-        assert_eq!(src, tok.src_rank(), "peer completion from another rank than the put's");
-        let tag = u64::from_le_bytes(p[4..12].try_into().unwrap());
-        let off = u64::from_le_bytes(p[12..20].try_into().unwrap()) as usize;
-        let len = u64::from_le_bytes(p[20..28].try_into().unwrap()) as usize;
-        let info = tok.info();
-        let seg = info.ep.segment().expect("a bound segment");
-        let mut got = vec![0u8; len];
-        seg.read(off, &mut got).expect("read");
-        if let Some(k) = (0..len).find(|&k| got[k] != pattern(tag, k)) {
-            panic!("rank {me}: peer completion from {src} ran before byte {k} of its put was visible");
-        }
-        PC_SEEN[src as usize].fetch_add(1, Ordering::SeqCst);
-    })];
+    let mut table = [HandlerEntry::reply(
+        H_PC,
+        Flags::AM_MEDIUM,
+        0,
+        move |tok, msg| {
+            let p = msg.payload();
+            assert_eq!(p.len(), 28, "peer completion payload");
+            let src = u32::from_le_bytes(p[0..4].try_into().unwrap());
+            assert_eq!(
+                src,
+                tok.src_rank(),
+                "peer completion from another rank than the put's"
+            );
+            let tag = u64::from_le_bytes(p[4..12].try_into().unwrap());
+            let off = u64::from_le_bytes(p[12..20].try_into().unwrap()) as usize;
+            let len = u64::from_le_bytes(p[20..28].try_into().unwrap()) as usize;
+            let info = tok.info();
+            let seg = info.ep.segment().expect("a bound segment");
+            let mut got = vec![0u8; len];
+            seg.read(off, &mut got).expect("read");
+            if let Some(k) = (0..len).find(|&k| got[k] != pattern(tag, k)) {
+                panic!("rank {me}: peer completion from {src} ran before byte {k} of its put was visible");
+            }
+            PC_SEEN[src as usize].fetch_add(1, Ordering::SeqCst);
+        },
+    )];
     register_handlers(&job.ep, &mut table).expect("register");
     job.barrier();
     let segs: Vec<usize> = (0..n)
-        .map(|r| job.tm.query_bound_segment(r, Flags::empty()).unwrap().unwrap().owner_addr)
+        .map(|r| {
+            job.tm
+                .query_bound_segment(r, Flags::empty())
+                .unwrap()
+                .unwrap()
+                .owner_addr
+        })
         .collect();
     let mut t = T {
         job: &job,
@@ -775,8 +1048,14 @@ fn main() {
     }
     job.barrier();
     for src in 0..n {
-        let (got, want) = (PC_SEEN[src as usize].load(Ordering::SeqCst), pc_expected(src, me, n));
-        assert_eq!(got, want, "rank {me}: {got} peer completions from rank {src}, expected exactly {want}");
+        let (got, want) = (
+            PC_SEEN[src as usize].load(Ordering::SeqCst),
+            pc_expected(src, me, n),
+        );
+        assert_eq!(
+            got, want,
+            "rank {me}: {got} peer completions from rank {src}, expected exactly {want}"
+        );
     }
     let routes: Vec<Route> = (0..n).map(gex::vis::route).collect();
     let path = if routes.iter().all(|&r| r == Route::Direct) {
