@@ -343,7 +343,9 @@ impl T<'_> {
         let dlen = 1 + self.rng.below(64) as usize;
         let dcount = 1 + self.rng.below(300) as usize;
         let total = dlen * dcount;
-        let divs: Vec<usize> = (1..=total.min(512)).filter(|d| total % d == 0).collect();
+        let divs: Vec<usize> = (1..=total.min(512))
+            .filter(|d| total.is_multiple_of(*d))
+            .collect();
         let slen = divs[self.rng.below(divs.len() as u64) as usize];
         let scount = total / slen;
         let put = self.rng.below(2) == 0;
@@ -457,7 +459,7 @@ impl T<'_> {
             } else {
                 s as isize
             };
-            span = s * (count[k] - 1) + span;
+            span += s * (count[k] - 1);
         }
         (strides, span)
     }
@@ -738,7 +740,7 @@ fn peer_completion(t: &mut T<'_>) {
         // An armed handler with a get in between, then disarmed: runs
         // nothing (the counts below are exact).
         set_peer_completion_handler(H_PC, &payload, Flags::empty()).unwrap();
-        let mut back = vec![0u8; 4];
+        let mut back = [0u8; 4];
         tm.vector_get_blocking(&mut [&mut back[..]], target, &[Memvec::new(a, 4)], f)
             .unwrap();
         assert_eq!(&back[..len.min(4)], &data[..len.min(4)]);
