@@ -116,8 +116,9 @@ fn test_ratomic_over_udp_2_to_4_ranks() {
 }
 
 /// Vector, indexed and strided transfers: direct copies on smp, packed
-/// Active Messages (forced), and both over udp without the bypass (direct
-/// to the rank itself, AMs to the others).
+/// Active Messages (forced), and over udp without the bypass direct to the
+/// rank itself and through the conduit's one-sided operations plus packed
+/// AMs to the others (or packed AMs only, forced).
 #[test]
 fn test_vis_1_to_4_ranks() {
     passes_on_1_to_4_ranks_env(TEST_VIS, "test-vis", &[], " (direct path)");
@@ -139,7 +140,17 @@ fn test_vis_over_udp_2_to_4_ranks() {
         TEST_VIS,
         "test-vis",
         &[("GEX_UDP_BYPASS", "0")],
-        " (direct+am path)",
+        " (conduit+direct path)",
+    );
+}
+
+#[test]
+fn test_vis_am_path_over_udp_2_to_4_ranks() {
+    passes_over_udp_env(
+        TEST_VIS,
+        "test-vis",
+        &[("GEX_UDP_BYPASS", "0"), ("GEX_VIS_FORCE_AM", "1")],
+        " (am path)",
     );
 }
 

@@ -43,7 +43,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use gex_am::{register_internal_handlers, HandlerEntry, Injected, LayerAm};
-use gex_conduit::{IncomingAm, ZeroLen};
+use gex_conduit::{GetDest, IncomingAm, PutSource, RmaCapability, ZeroLen};
 use gex_core::internals::*;
 use gex_core::slots::Slots;
 use gex_core::{Completion, Ep, Lc, Runtime};
@@ -417,11 +417,27 @@ pub(crate) fn send_peer_completion(jobrank: Rank, pc: &PeerCompletion) -> Result
 /// One message of a put.
 enum PutMsg<'p> {
     Packed(Vec<u8>),
-    Long { off: usize, data: &'p [u8] },
+    Long {
+        off: usize,
+        data: &'p [u8],
+    },
+    /// A part of a long run through the conduit's one-sided capability.
+    Native {
+        off: usize,
+        data: &'p [u8],
+    },
 }
 
-/// Cuts the runs of a put into messages (see the module docs).
-fn plan_put(pieces: &Pieces, medium: usize, long: usize) -> Vec<PutMsg<'static>> {
+/// Cuts the runs of a put into messages (see the module docs). Runs
+/// longer than half the Medium limit go as Long requests of at most
+/// `long` bytes, or, with `native` (the capability's `max_transfer`), as
+/// one-sided puts of at most that.
+fn plan_put(
+    pieces: &Pieces,
+    medium: usize,
+    long: usize,
+    native: Option<usize>,
+) -> Vec<PutMsg<'static>> {
     let mut out = Vec::new();
     let mut buf: Vec<u8> = Vec::new();
     let flush = |buf: &mut Vec<u8>, out: &mut Vec<PutMsg<'static>>| {
@@ -440,10 +456,11 @@ fn plan_put(pieces: &Pieces, medium: usize, long: usize) -> Vec<PutMsg<'static>>
             flush(&mut buf, &mut out);
             let mut at = 0;
             while at < r.len {
-                let n = long.min(r.len - at);
-                out.push(PutMsg::Long {
-                    off: r.roff + at,
-                    data: &data[at..at + n],
+                let (off, n) = (r.roff + at, native.unwrap_or(long).min(r.len - at));
+                let data = &data[at..at + n];
+                out.push(match native {
+                    Some(_) => PutMsg::Native { off, data },
+                    None => PutMsg::Long { off, data },
                 });
                 at += n;
             }
@@ -464,79 +481,128 @@ fn plan_put(pieces: &Pieces, medium: usize, long: usize) -> Vec<PutMsg<'static>>
     out
 }
 
+/// The conduit's one-sided capability, if transfers to `jobrank` use it
+/// for long runs (decided once per peer, after segment attach).
+pub(crate) fn native(jobrank: Rank) -> Option<&'static dyn RmaCapability> {
+    static ROUTES: OnceLock<Box<[bool]>> = OnceLock::new();
+    let rt = Runtime::get()?;
+    gex_core::segment_table()?;
+    let cap = rt.conduit().rma()?;
+    let routes = ROUTES.get_or_init(|| (0..rt.jobsize()).map(|p| cap.reaches(p)).collect());
+    routes
+        .get(jobrank as usize)
+        .copied()
+        .unwrap_or(false)
+        .then_some(cap)
+}
+
 /// Starts a put of `pieces` to `jobrank`: `None` for an `IMMEDIATE` no-op
 /// (nothing sent), else the operation's completion, which reports to
-/// `parent` and, with `pc`, includes sending the peer completion.
+/// `parent` and, with `pc`, includes sending the peer completion. Long
+/// runs go through `cap` when given.
 pub(crate) fn put(
     jobrank: Rank,
     pieces: &Pieces,
     immediate: bool,
     parent: Option<Arc<Completion>>,
     pc: Option<PeerCompletion>,
+    cap: Option<&dyn RmaCapability>,
 ) -> Result<Option<Arc<Completion>>> {
     let am = layer()?;
     let rt = Runtime::require("gex_VIS put")?;
     let limits = rt.conduit().am_limits(jobrank);
-    let msgs = plan_put(pieces, limits.max_request_medium, limits.max_request_long);
+    let all = plan_put(
+        pieces,
+        limits.max_request_medium,
+        limits.max_request_long,
+        cap.map(|c| c.max_transfer()),
+    );
+    let (natives, msgs): (Vec<_>, Vec<_>) = all
+        .into_iter()
+        .partition(|m| matches!(m, PutMsg::Native { .. }));
     let root = Completion::new(1 + usize::from(pc.is_some()), parent);
-    if msgs.is_empty() {
+    if msgs.is_empty() && natives.is_empty() {
         // Nothing to move: only the peer completion, if any.
         if let Some(pc) = pc {
-            if let Injected::NoOp = send_pc(jobrank, &pc, Flags::empty())? {
-                unreachable!("sent without IMMEDIATE");
-            }
+            send_pc(jobrank, &pc, Flags::empty())?;
             root.done();
         }
         root.done();
         return Ok(Some(root));
     }
-    let data = Completion::new(msgs.len(), Some(root.clone()));
-    let op = Arc::new(Op {
-        peer: jobrank,
-        c: data.clone(),
-        msgs: msgs.len(),
-        claimed: (0..msgs.len().div_ceil(64))
-            .map(|_| AtomicU64::new(0))
-            .collect(),
-        remaining: AtomicUsize::new(msgs.len()),
-        kind: Kind::Put,
-    });
-    let slot = OPS.insert(op.clone());
-    for (i, m) in msgs.iter().enumerate() {
-        let flags = if immediate && i == 0 {
-            Flags::IMMEDIATE
-        } else {
-            Flags::empty()
-        };
-        let a = args(slot, i);
-        let sent = match m {
-            PutMsg::Packed(b) => am.request_medium(jobrank, H_PUT, b, Lc::Now, flags, &a),
-            PutMsg::Long { off, data } => am.request_long(
-                jobrank,
-                H_PUT_LONG,
-                data,
-                *off,
-                Lc::Now,
-                flags | Flags::PEER_SEG_OFFSET,
-                &a,
-            ),
-        };
-        match sent {
-            Ok(Injected::Sent) => {}
-            Ok(Injected::NoOp) => {
-                // Only the first message carries IMMEDIATE: nothing moved.
-                OPS.take(slot.0, slot.1);
-                return Ok(None);
+    let data = Completion::new(msgs.len() + natives.len(), Some(root.clone()));
+    let fail = |unfinished: usize| {
+        for _ in 0..unfinished {
+            data.done();
+        }
+        if pc.is_some() {
+            root.done();
+        }
+    };
+    if !msgs.is_empty() {
+        let op = Arc::new(Op {
+            peer: jobrank,
+            c: data.clone(),
+            msgs: msgs.len(),
+            claimed: (0..msgs.len().div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            remaining: AtomicUsize::new(msgs.len()),
+            kind: Kind::Put,
+        });
+        let slot = OPS.insert(op.clone());
+        for (i, m) in msgs.iter().enumerate() {
+            let flags = if immediate && i == 0 {
+                Flags::IMMEDIATE
+            } else {
+                Flags::empty()
+            };
+            let a = args(slot, i);
+            let sent = match m {
+                PutMsg::Packed(b) => am.request_medium(jobrank, H_PUT, b, Lc::Now, flags, &a),
+                PutMsg::Long { off, data } | PutMsg::Native { off, data } => am.request_long(
+                    jobrank,
+                    H_PUT_LONG,
+                    data,
+                    *off,
+                    Lc::Now,
+                    flags | Flags::PEER_SEG_OFFSET,
+                    &a,
+                ),
+            };
+            match sent {
+                Ok(Injected::Sent) => {}
+                Ok(Injected::NoOp) => {
+                    // Only the first message carries IMMEDIATE: nothing moved.
+                    OPS.take(slot.0, slot.1);
+                    return Ok(None);
+                }
+                Err(e) => {
+                    for j in i..msgs.len() {
+                        op.claim(j);
+                        finish(slot, &op);
+                    }
+                    fail(natives.len());
+                    return Err(e);
+                }
             }
-            Err(e) => {
-                for j in i..msgs.len() {
-                    op.claim(j);
-                    finish(slot, &op);
+        }
+    }
+    if let Some(cap) = cap {
+        let sink = rt.sink();
+        for (k, m) in natives.iter().enumerate() {
+            let PutMsg::Native { off, data: bytes } = m else {
+                unreachable!("partitioned above")
+            };
+            let imm = immediate && msgs.is_empty() && k == 0;
+            let done: Arc<dyn gex_conduit::OpCompletion> = data.clone();
+            match cap.put(jobrank, *off, PutSource::copy_of(bytes), done, imm, sink) {
+                Ok(Injected::Sent) => {}
+                Ok(Injected::NoOp) => return Ok(None),
+                Err(e) => {
+                    fail(natives.len() - k);
+                    return Err(e);
                 }
-                if pc.is_some() {
-                    root.done();
-                }
-                return Err(e);
             }
         }
     }
@@ -554,16 +620,33 @@ pub(crate) fn put(
     Ok(Some(root))
 }
 
-/// Cuts the runs of a get into messages.
-fn plan_get(pieces: &Pieces, medium: usize, reply: usize) -> (Vec<Vec<u8>>, Vec<GetMsg>) {
+/// Cuts the runs of a get into messages: (requests, what each reply
+/// scatters to, long runs for the capability as (offset, address, length)
+/// when `native` gives its `max_transfer`).
+#[allow(clippy::type_complexity)]
+fn plan_get(
+    pieces: &Pieces,
+    medium: usize,
+    reply: usize,
+    native: Option<usize>,
+) -> (Vec<Vec<u8>>, Vec<GetMsg>, Vec<(usize, usize, usize)>) {
     let per_msg = (medium / RECORD).max(1);
-    let (mut reqs, mut msgs) = (Vec::new(), Vec::new());
+    let (mut reqs, mut msgs, mut natives) = (Vec::new(), Vec::new(), Vec::new());
     let mut req = Vec::new();
     let mut cur = GetMsg {
         runs: Vec::new(),
         bytes: 0,
     };
     for r in &pieces.v {
+        if let Some(max) = native.filter(|_| r.len > reply / 2) {
+            let mut at = 0;
+            while at < r.len {
+                let n = max.min(r.len - at);
+                natives.push((r.roff + at, r.local + at, n));
+                at += n;
+            }
+            continue;
+        }
         let mut at = 0;
         while at < r.len {
             if cur.runs.len() == per_msg || cur.bytes == reply {
@@ -587,56 +670,86 @@ fn plan_get(pieces: &Pieces, medium: usize, reply: usize) -> (Vec<Vec<u8>>, Vec<
         reqs.push(req);
         msgs.push(cur);
     }
-    (reqs, msgs)
+    (reqs, msgs, natives)
 }
 
 /// Starts a get of `pieces` from `jobrank`: `None` for an `IMMEDIATE`
 /// no-op, else the completion; the caller keeps the destinations valid
-/// until it has observed it.
+/// (and untouched) until it has observed it. Long runs go through `cap`
+/// when given.
 pub(crate) fn get(
     jobrank: Rank,
     pieces: &Pieces,
     immediate: bool,
+    cap: Option<&dyn RmaCapability>,
 ) -> Result<Option<Arc<Completion>>> {
     let am = layer()?;
     let rt = Runtime::require("gex_VIS get")?;
     let limits = rt.conduit().am_limits(jobrank);
-    let (reqs, msgs) = plan_get(pieces, limits.max_request_medium, limits.max_reply_medium);
+    let (reqs, msgs, natives) = plan_get(
+        pieces,
+        limits.max_request_medium,
+        limits.max_reply_medium,
+        cap.map(|c| c.max_transfer()),
+    );
     let n = reqs.len();
-    let c = Completion::new(n, None);
-    if n == 0 {
-        return Ok(Some(c));
-    }
-    let op = Arc::new(Op {
-        peer: jobrank,
-        c: c.clone(),
-        msgs: n,
-        claimed: (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
-        remaining: AtomicUsize::new(n),
-        kind: Kind::Get(msgs),
-    });
-    let slot = OPS.insert(op.clone());
-    for (i, req) in reqs.iter().enumerate() {
-        let flags = if immediate && i == 0 {
-            Flags::IMMEDIATE
-        } else {
-            Flags::empty()
-        };
-        match am.request_medium(jobrank, H_GET, req, Lc::Now, flags, &args(slot, i)) {
-            Ok(Injected::Sent) => {}
-            Ok(Injected::NoOp) => {
-                OPS.take(slot.0, slot.1);
-                return Ok(None);
-            }
-            Err(e) => {
-                for j in i..n {
-                    op.claim(j);
-                    finish(slot, &op);
+    let c = Completion::new(n + natives.len(), None);
+    // On an error, the parts never started are finished here and the call
+    // waits for those in flight: they write into the caller's memory,
+    // whose borrow ends when this returns.
+    let fail = |unstarted: usize, e: Error| {
+        for _ in 0..unstarted {
+            c.done();
+        }
+        rt.spin_until(|| c.is_complete());
+        Err(e)
+    };
+    if n > 0 {
+        let op = Arc::new(Op {
+            peer: jobrank,
+            c: c.clone(),
+            msgs: n,
+            claimed: (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+            remaining: AtomicUsize::new(n),
+            kind: Kind::Get(msgs),
+        });
+        let slot = OPS.insert(op.clone());
+        for (i, req) in reqs.iter().enumerate() {
+            let flags = if immediate && i == 0 {
+                Flags::IMMEDIATE
+            } else {
+                Flags::empty()
+            };
+            match am.request_medium(jobrank, H_GET, req, Lc::Now, flags, &args(slot, i)) {
+                Ok(Injected::Sent) => {}
+                Ok(Injected::NoOp) => {
+                    OPS.take(slot.0, slot.1);
+                    return Ok(None);
                 }
-                // Wait for the messages sent: their replies write into the
-                // caller's memory, whose borrow ends when this returns.
-                rt.spin_until(|| c.is_complete());
-                return Err(e);
+                Err(e) => {
+                    for j in i..n {
+                        op.claim(j);
+                        finish(slot, &op);
+                    }
+                    return fail(natives.len(), e);
+                }
+            }
+        }
+    }
+    if let Some(cap) = cap {
+        let sink = rt.sink();
+        for (k, &(off, at, len)) in natives.iter().enumerate() {
+            let imm = immediate && n == 0 && k == 0;
+            // SAFETY: `at..at+len` is a part of the caller's destination,
+            // exclusively borrowed until the caller has observed the
+            // completion (gets wait before returning, also on an error
+            // below); the parts are disjoint.
+            let dst = unsafe { GetDest::new(at as *mut u8, len, None) };
+            let done: Arc<dyn gex_conduit::OpCompletion> = c.clone();
+            match cap.get(jobrank, off, dst, done, imm, sink) {
+                Ok(Injected::Sent) => {}
+                Ok(Injected::NoOp) => return Ok(None),
+                Err(e) => return fail(natives.len() - k, e),
             }
         }
     }
@@ -657,7 +770,7 @@ mod tests {
             p.push(k * 40, src.as_ptr() as usize + k * 20, 20);
         }
         p.push(100_000, src.as_ptr() as usize + 2000, 3000);
-        let msgs = plan_put(&p, 256, 1024);
+        let msgs = plan_put(&p, 256, 1024, None);
         let mut model = vec![0u8; 200_000];
         let mut longs = 0;
         for m in &msgs {
@@ -673,7 +786,7 @@ mod tests {
                         at += len;
                     }
                 }
-                PutMsg::Long { off, data } => {
+                PutMsg::Long { off, data } | PutMsg::Native { off, data } => {
                     assert!(data.len() <= 1024);
                     longs += 1;
                     model[*off..*off + data.len()].copy_from_slice(data);
@@ -693,7 +806,8 @@ mod tests {
         for k in 0..50 {
             p.push(k * 100, 1_000_000 + k * 64, 64);
         }
-        let (reqs, msgs) = plan_get(&p, 5 * RECORD, 200);
+        let (reqs, msgs, natives) = plan_get(&p, 5 * RECORD, 200, None);
+        assert!(natives.is_empty());
         assert_eq!(reqs.len(), msgs.len());
         let mut total = 0;
         for (r, m) in reqs.iter().zip(&msgs) {

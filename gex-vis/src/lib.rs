@@ -146,17 +146,34 @@ pub fn register_with(ep: &gex_core::Ep, settings: &VisSettings) -> Result<()> {
 pub enum Route {
     /// Copies through this process's mapping of the peer's segment.
     Direct,
-    /// Packed Active Messages.
+    /// Short runs packed into Active Messages, long runs through the
+    /// conduit's one-sided operations (one per run, split at the
+    /// capability's `max_transfer`).
+    Conduit,
+    /// Packed Active Messages (long runs of a put as Long requests).
     ActiveMessages,
 }
 
-/// The route VIS transfers to `jobrank` take now (after segment attach).
+/// The route VIS transfers to `jobrank` take now (after segment attach;
+/// `GEX_VIS_FORCE_AM=1` or `GEX_RMA_FORCE_AM=1` sends everything through
+/// Active Messages).
 pub fn route(jobrank: Rank) -> Route {
     if direct_base(jobrank).is_some() {
         Route::Direct
+    } else if capability(jobrank).is_some() {
+        Route::Conduit
     } else {
         Route::ActiveMessages
     }
+}
+
+/// The conduit's one-sided capability for the long runs of transfers to
+/// `jobrank`, unless the Active Message route is forced.
+fn capability(jobrank: Rank) -> Option<&'static dyn gex_conduit::RmaCapability> {
+    if force_am() || !gex_core::direct_access() {
+        return None;
+    }
+    ampath::native(jobrank)
 }
 
 /// This process's base of `jobrank`'s segment, if transfers to it are
@@ -516,7 +533,14 @@ fn run_put(call: &str, p: &Peer, pieces: Pieces, flags: Flags, mode: Mode) -> Re
     }
     let parent = (mode == Mode::Nbi).then(|| nbi::track(Ec::PUT));
     let immediate = flags.contains(Flags::IMMEDIATE);
-    let started = ampath::put(p.jobrank, &pieces, immediate, parent.clone(), pc.clone());
+    let started = ampath::put(
+        p.jobrank,
+        &pieces,
+        immediate,
+        parent.clone(),
+        pc.clone(),
+        capability(p.jobrank),
+    );
     let c = match started {
         Ok(Some(c)) => c,
         Ok(None) => {
@@ -553,7 +577,7 @@ fn run_get(p: &Peer, pieces: Pieces, flags: Flags) -> Result<Started> {
         return Ok(Started::Done);
     }
     let immediate = flags.contains(Flags::IMMEDIATE);
-    match ampath::get(p.jobrank, &pieces, immediate)? {
+    match ampath::get(p.jobrank, &pieces, immediate, capability(p.jobrank))? {
         None => Ok(Started::NoOp),
         Some(c) => {
             wait_for(&c);

@@ -1059,14 +1059,17 @@ fn main() {
             "rank {me}: {got} peer completions from rank {src}, expected exactly {want}"
         );
     }
-    let routes: Vec<Route> = (0..n).map(gex::vis::route).collect();
-    let path = if routes.iter().all(|&r| r == Route::Direct) {
-        "direct"
-    } else if routes.iter().all(|&r| r == Route::ActiveMessages) {
-        "am"
-    } else {
-        "direct+am"
-    };
+    // The routes this rank's transfers took, e.g. "direct+conduit".
+    let mut routes: Vec<&str> = (0..n)
+        .map(|r| match gex::vis::route(r) {
+            Route::Direct => "direct",
+            Route::Conduit => "conduit",
+            Route::ActiveMessages => "am",
+        })
+        .collect();
+    routes.sort();
+    routes.dedup();
+    let path = routes.join("+");
     job.barrier();
     println!("test-vis: rank {me} of {n}: {} modelled operations", t.ops);
     println!("test-vis: rank {me} of {n}: all checks passed ({path} path)");
