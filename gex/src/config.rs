@@ -124,7 +124,13 @@ pub fn init_with_config(name: &str, flags: Flags, config: &Config) -> Result<(Cl
     Client::init_with_settings(name, flags, &*factory, layers, &config.client)
 }
 
-#[cfg(all(test, feature = "smp", feature = "udp", feature = "coll"))]
+#[cfg(all(
+    test,
+    feature = "smp",
+    feature = "udp",
+    feature = "coll",
+    feature = "vis"
+))]
 mod tests {
     use super::*;
 
@@ -135,6 +141,7 @@ mod tests {
             ("GEX_STATS", "1"),
             ("GEX_UDP_MTU", "1000"),
             ("GEX_RMA_FORCE_AM", "1"),
+            ("GEX_VIS_FORCE_AM", "1"),
             ("GEX_COLL_FORCE_AM", "1"),
             ("GEX_COLL_FORCE_DEFER", "0"),
         ]))
@@ -143,12 +150,14 @@ mod tests {
         assert!(c.client.stats_at_exit);
         assert_eq!(c.udp.mtu, Some(1000));
         assert!(c.rma.force_am);
+        assert!(c.vis.force_am);
         assert!(c.coll.force_am && !c.coll.force_defer);
         let d = Config::from_lookup(Lookup::pairs(&[])).unwrap();
         assert_eq!(d.conduit, None);
         assert_eq!(d.client, ClientSettings::default());
         assert_eq!(d.udp, gex_conduit_udp::UdpSettings::default());
         assert_eq!(d.rma, gex_rma::RmaSettings::default());
+        assert_eq!(d.vis, gex_vis::VisSettings::default());
         assert_eq!(d.coll, gex_coll::CollSettings::default());
     }
 
@@ -158,6 +167,7 @@ mod tests {
             ("GEX_STATS", "yes"),
             ("GEX_UDP_MTU", "abc"),
             ("GEX_RMA_FORCE_AM", "2"),
+            ("GEX_VIS_FORCE_AM", "2"),
             ("GEX_COLL_FORCE_AM", "on"),
             ("GEX_COLL_FORCE_DEFER", "true"),
         ] {

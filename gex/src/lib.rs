@@ -258,9 +258,9 @@ pub mod ratomic {
 /// // A 2 x 3 block of bytes out of rows of 10 into rows of 3.
 /// let src: Vec<u8> = (0..20).collect();
 /// tm.strided_put_blocking(peer, 200, &[1, 3], StridedLocal::new(&src[..], 0), &[1, 10], 1, &[3, 2], Flags::PEER_SEG_OFFSET)?;
-/// let mut back = [0u8; 6];
-/// tm.indexed_get_blocking(&mut [&mut back[..3], &mut back[3..]], 3, peer, &[200, 203], 3, Flags::PEER_SEG_OFFSET)?;
-/// assert_eq!(back, [0, 1, 2, 10, 11, 12]);
+/// let (mut r0, mut r1) = ([0u8; 3], [0u8; 3]);
+/// tm.indexed_get_blocking(&mut [&mut r0, &mut r1], 3, peer, &[200, 203], 3, Flags::PEER_SEG_OFFSET)?;
+/// assert_eq!((r0, r1), ([0, 1, 2], [10, 11, 12]));
 /// # Ok(())
 /// # }
 /// ```
@@ -411,6 +411,9 @@ pub fn barrier(tm: &Tm) -> Result<()> {
 /// ```
 /// ```compile_fail
 /// let _ = gex::ratomic::ampath::register;
+/// ```
+/// ```compile_fail
+/// let _ = gex::vis::ampath::register;
 /// ```
 /// NBI tracking of a layer's operations:
 /// ```compile_fail
