@@ -82,7 +82,7 @@ use gex_core::internals::*;
 use gex_core::{context, nbi, segment_desc, Completion, Runtime, TmRef};
 use gex_types::{AmIndex, Ec, Error, Flags, Rank, Result, AM_INDEX_BASE};
 
-use shape::{Level, Pieces};
+use shape::{Level, Merge, Pieces};
 
 /// The largest payload of a peer completion handler
 /// (`GEX_VIS_MAX_PEERCOMPLETION`; the spec asks for at least 127).
@@ -363,11 +363,48 @@ fn same_total(call: &str, dst: usize, src: usize) -> Result<()> {
     Ok(())
 }
 
-/// The runs of a strided transfer, checked. `remote` is (address, strides)
+/// A checked strided transfer: element 0 at segment offset `rbase` and
+/// local address `lbase`, contiguous levels folded into the element.
+struct StridedPlan {
+    rbase: usize,
+    lbase: usize,
+    elemsz: usize,
+    levels: Vec<Level>,
+}
+
+/// What a call moves: a list of runs, or a strided shape (whose runs the
+/// direct route copies as they come, without a list).
+enum Plan {
+    Pieces(Pieces),
+    Strided(StridedPlan),
+}
+
+impl Plan {
+    fn into_pieces(self) -> Pieces {
+        match self {
+            Plan::Pieces(p) => p,
+            Plan::Strided(s) => shape::strided(s.rbase, s.lbase, s.elemsz, &s.levels),
+        }
+    }
+
+    /// Gives every merged run to `f`.
+    fn for_each(&self, mut f: impl FnMut(shape::Piece)) {
+        match self {
+            Plan::Pieces(p) => p.v.iter().for_each(|&r| f(r)),
+            Plan::Strided(s) => {
+                let mut m = Merge::new(f);
+                shape::strided_into(&mut m, s.rbase, s.lbase, s.elemsz, &s.levels);
+                m.finish();
+            }
+        }
+    }
+}
+
+/// The shape of a strided transfer, checked. `remote` is (address, strides)
 /// of the peer's side, `local` (slice start, slice length, offset of
-/// element 0, strides) of this process's side. `None`: a no-op.
+/// element 0, strides) of this process's side.
 #[allow(clippy::too_many_arguments)]
-fn strided_pieces(
+fn strided_plan(
     call: &str,
     p: &Peer,
     dir: Dir,
@@ -378,7 +415,7 @@ fn strided_pieces(
     elemsz: usize,
     count: &[usize],
     flags: Flags,
-) -> Result<Pieces> {
+) -> Result<StridedPlan> {
     let (lptr, llen, lat) = local;
     let (rname, lname) = match dir {
         Dir::Put => ("dst", "src"),
@@ -468,8 +505,13 @@ fn strided_pieces(
             ),
         ));
     }
-    let (e, folded) = shape::fold(elemsz, &levels);
-    Ok(shape::strided(rbase, lptr + lat, e, &folded))
+    let (elemsz, levels) = shape::fold(elemsz, &levels);
+    Ok(StridedPlan {
+        rbase,
+        lbase: lptr + lat,
+        elemsz,
+        levels,
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -514,23 +556,24 @@ fn wait_for(c: &Completion) {
 
 /// Moves the runs of a put: copies on the direct route, else packed
 /// Active Messages. The sources are read before this returns.
-fn run_put(call: &str, p: &Peer, pieces: Pieces, flags: Flags, mode: Mode) -> Result<Started> {
+fn run_put(call: &str, p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result<Started> {
     let pc = take_armed();
     if let Some(base) = p.direct {
-        for r in &pieces.v {
+        plan.for_each(|r| {
             // SAFETY: `[roff, roff + len)` lies inside the peer's segment
             // (checked by the one range check), which is mapped here at
             // `base`; the source is the caller's memory, borrowed for the
             // call (`memmove`: overlap is the caller's undefined case, never
             // a memory error).
             unsafe { std::ptr::copy(r.local as *const u8, (base + r.roff) as *mut u8, r.len) };
-        }
+        });
         if let Some(pc) = pc {
             ampath::send_peer_completion(p.jobrank, &pc)
                 .map_err(|e| Error::bad_arg(format!("{call}: peer completion: {e}")))?;
         }
         return Ok(Started::Done);
     }
+    let pieces = plan.into_pieces();
     let parent = (mode == Mode::Nbi).then(|| nbi::track(Ec::PUT));
     let immediate = flags.contains(Flags::IMMEDIATE);
     let started = ampath::put(
@@ -566,16 +609,17 @@ fn run_put(call: &str, p: &Peer, pieces: Pieces, flags: Flags, mode: Mode) -> Re
 
 /// Moves the runs of a get, and waits for them on the Active Message
 /// route (the destination's borrow ends with the call).
-fn run_get(p: &Peer, pieces: Pieces, flags: Flags) -> Result<Started> {
+fn run_get(p: &Peer, plan: Plan, flags: Flags) -> Result<Started> {
     if let Some(base) = p.direct {
-        for r in &pieces.v {
+        plan.for_each(|r| {
             // SAFETY: `[roff, roff + len)` lies inside the peer's segment
             // (checked), mapped here at `base`; the destination is the
             // caller's memory, exclusively borrowed for the call.
             unsafe { std::ptr::copy((base + r.roff) as *const u8, r.local as *mut u8, r.len) };
-        }
+        });
         return Ok(Started::Done);
     }
+    let pieces = plan.into_pieces();
     let immediate = flags.contains(Flags::IMMEDIATE);
     match ampath::get(p.jobrank, &pieces, immediate, capability(p.jobrank))? {
         None => Ok(Started::NoOp),
@@ -613,7 +657,13 @@ fn vector_put<T: TmRef + ?Sized>(
         .iter()
         .map(|s| (s.as_ptr() as usize, s.len()))
         .collect();
-    run_put(call, &p, shape::vector(&remote, &local), flags, mode)
+    run_put(
+        call,
+        &p,
+        Plan::Pieces(shape::vector(&remote, &local)),
+        flags,
+        mode,
+    )
 }
 
 fn vector_get<T: TmRef + ?Sized>(
@@ -639,7 +689,7 @@ fn vector_get<T: TmRef + ?Sized>(
         .iter_mut()
         .map(|s| (s.as_mut_ptr() as usize, s.len()))
         .collect();
-    run_get(&p, shape::vector(&remote, &local), flags)
+    run_get(&p, Plan::Pieces(shape::vector(&remote, &local)), flags)
 }
 
 fn fixed_lengths(call: &str, name: &str, list: &[usize], want: usize) -> Result<()> {
@@ -695,7 +745,13 @@ fn indexed_put<T: TmRef + ?Sized>(
         .iter()
         .map(|s| (s.as_ptr() as usize, s.len()))
         .collect();
-    run_put(call, &p, shape::vector(&remote, &local), flags, mode)
+    run_put(
+        call,
+        &p,
+        Plan::Pieces(shape::vector(&remote, &local)),
+        flags,
+        mode,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -728,7 +784,7 @@ fn indexed_get<T: TmRef + ?Sized>(
         .iter_mut()
         .map(|s| (s.as_mut_ptr() as usize, s.len()))
         .collect();
-    run_get(&p, shape::vector(&remote, &local), flags)
+    run_get(&p, Plan::Pieces(shape::vector(&remote, &local)), flags)
 }
 
 /// Whether a strided call is a no-op by the spec's degenerate cases
@@ -773,7 +829,7 @@ fn strided_put<T: TmRef + ?Sized>(
         return Ok(Started::Done);
     }
     let p = peer(call, tm, rank, flags, Dir::Put)?;
-    let pieces = strided_pieces(
+    let plan = strided_plan(
         call,
         &p,
         Dir::Put,
@@ -785,7 +841,7 @@ fn strided_put<T: TmRef + ?Sized>(
         count,
         flags,
     )?;
-    run_put(call, &p, pieces, flags, mode)
+    run_put(call, &p, Plan::Strided(plan), flags, mode)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -806,7 +862,7 @@ fn strided_get<T: TmRef + ?Sized>(
         return Ok(Started::Done);
     }
     let p = peer(call, tm, rank, flags, Dir::Get)?;
-    let pieces = strided_pieces(
+    let plan = strided_plan(
         call,
         &p,
         Dir::Get,
@@ -818,7 +874,7 @@ fn strided_get<T: TmRef + ?Sized>(
         count,
         flags,
     )?;
-    run_get(&p, pieces, flags)
+    run_get(&p, Plan::Strided(plan), flags)
 }
 
 /// The VIS calls for anything that names a peer: a team or a TM-pair.

@@ -164,6 +164,56 @@ pub(crate) fn overlapping_level(
     None
 }
 
+/// Where the runs of a transfer go, in order.
+pub(crate) trait Runs {
+    /// One run (possibly continuing the last one).
+    fn run(&mut self, roff: usize, local: usize, len: usize);
+}
+
+impl Runs for Pieces {
+    #[inline]
+    fn run(&mut self, roff: usize, local: usize, len: usize) {
+        self.push(roff, local, len)
+    }
+}
+
+/// Merges the runs handed to it and gives each merged run to `f`
+/// ([`Merge::finish`] gives the last one): runs without a list.
+pub(crate) struct Merge<F: FnMut(Piece)> {
+    pending: Option<Piece>,
+    f: F,
+}
+
+impl<F: FnMut(Piece)> Merge<F> {
+    pub(crate) fn new(f: F) -> Self {
+        Merge { pending: None, f }
+    }
+
+    pub(crate) fn finish(mut self) {
+        if let Some(p) = self.pending.take() {
+            (self.f)(p);
+        }
+    }
+}
+
+impl<F: FnMut(Piece)> Runs for Merge<F> {
+    #[inline]
+    fn run(&mut self, roff: usize, local: usize, len: usize) {
+        if len == 0 {
+            return;
+        }
+        if let Some(p) = &mut self.pending {
+            if p.roff.wrapping_add(p.len) == roff && p.local.wrapping_add(p.len) == local {
+                p.len += len;
+                return;
+            }
+            let done = *p;
+            (self.f)(done);
+        }
+        self.pending = Some(Piece { roff, local, len });
+    }
+}
+
 /// The runs of a strided transfer whose element 0 is at segment offset
 /// `rbase` and local address `lbase`, levels already checked to stay
 /// within both sides' ranges.
@@ -171,15 +221,35 @@ pub(crate) fn strided(rbase: usize, lbase: usize, elemsz: usize, levels: &[Level
     let mut out = Pieces::default();
     let total: usize = levels.iter().map(|l| l.count).product();
     out.v.reserve(total.min(1 << 16));
-    let mut idx = vec![0usize; levels.len()];
+    strided_into(&mut out, rbase, lbase, elemsz, levels);
+    out
+}
+
+/// The runs of a strided transfer, handed to `out` in order (see
+/// [`strided`]).
+pub(crate) fn strided_into(
+    out: &mut impl Runs,
+    rbase: usize,
+    lbase: usize,
+    elemsz: usize,
+    levels: &[Level],
+) {
+    let mut idx = [0usize; 8];
+    let mut idx_heap;
+    let idx: &mut [usize] = if levels.len() <= idx.len() {
+        &mut idx[..levels.len()]
+    } else {
+        idx_heap = vec![0usize; levels.len()];
+        &mut idx_heap
+    };
     let (mut r, mut l) = (rbase, lbase);
     loop {
-        out.push(r, l, elemsz);
+        out.run(r, l, elemsz);
         // The odometer: bump the lowest level, carry into the next.
         let mut k = 0;
         loop {
             if k == levels.len() {
-                return out;
+                return;
             }
             let lv = &levels[k];
             if idx[k] + 1 < lv.count {
@@ -372,6 +442,12 @@ mod tests {
             prop_assert_eq!(&plain, &want);
             let (e, f) = fold(elemsz, &levels);
             let folded = strided(rbase, lbase, e, &f);
+            // Streaming through `Merge` gives the same runs.
+            let mut streamed = Vec::new();
+            let mut m = Merge::new(|p| streamed.push(p));
+            strided_into(&mut m, rbase, lbase, e, &f);
+            m.finish();
+            prop_assert_eq!(&streamed, &folded.v);
             let mut got = vec![0u8; want.len()];
             apply(&folded, &src, &mut got);
             prop_assert_eq!(&got, &want);
