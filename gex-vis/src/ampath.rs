@@ -1,5 +1,7 @@
 //! The Active Message route of VIS: for peers whose segment is not mapped
-//! into this process (and for every peer when forced).
+//! into this process (and for every peer when forced); on the conduit
+//! route, for the short runs, the long ones going through the conduit's
+//! one-sided operations ([`native`]).
 //!
 //! # Packing format
 //!
@@ -10,7 +12,8 @@
 //!   message): records each followed by their data, as many as fit in
 //!   `MaxRequestMedium`; a run that does not fit is cut. A run longer than
 //!   half the Medium limit goes as `H_PUT_LONG` Long requests (same
-//!   arguments) straight into the segment. The target checks every record
+//!   arguments) straight into the segment, or on the conduit route as
+//!   one-sided puts of at most the capability's `max_transfer`. The target checks every record
 //!   of a message (whole header, whole data, the range through the one
 //!   range check) before it writes any, then acknowledges with `H_ACK`
 //!   (Short reply, the same 3 arguments).
@@ -19,7 +22,9 @@
 //!   most `MaxReplyMedium`. The target checks them all and answers with
 //!   `H_GET_DATA` (Medium reply, same arguments), the runs' bytes in
 //!   record order, which the initiator scatters to the destinations it
-//!   kept for that message.
+//!   kept for that message. On the conduit route a run longer than half
+//!   the Medium reply limit is a one-sided get straight into its
+//!   destination instead.
 //! - Peer completion, `H_PC` (Medium request, 1 argument: the client's
 //!   handler index): sent once every message of the put is acknowledged
 //!   (by the sender, or by this layer's progress hook for NB/NBI puts); the

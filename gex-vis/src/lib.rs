@@ -22,7 +22,14 @@
 //!
 //! Chosen per peer ([`route`]):
 //! - [`Route::Direct`]: the peer's segment is mapped here (this rank, its
-//!   neighbourhood on smp or with the udp bypass): one copy per run.
+//!   neighbourhood on smp or with the udp bypass): one copy per run (a
+//!   strided shape is copied as it is walked, without a list).
+//! - [`Route::Conduit`]: the conduit offers one-sided operations for the
+//!   peer (`gex_conduit::RmaCapability`; the udp conduit does): runs longer
+//!   than half the Medium payload limit go through it, one operation per
+//!   run (no conduit offers a gather list yet), and the short runs are
+//!   packed into Active Messages as below, since one operation per
+//!   8-byte piece would cost far more than packing.
 //! - [`Route::ActiveMessages`]: everything else ([`ampath`]): the runs of a
 //!   put are packed with their offsets into Medium requests up to the
 //!   payload limit (long runs go as Long requests straight into the
@@ -32,19 +39,16 @@
 //!   ([`VisSettings::force_am`], [`set_force_am`]) sends every transfer
 //!   this way, as does `GEX_RMA_FORCE_AM=1`.
 //!
-//! No conduit offers a gather capability yet, so peers that gex-rma
-//! reaches through the conduit's one-sided operations take the Active
-//! Message route here (see ARCHITECTURE.md, "VIS").
-//!
 //! # Completion
 //!
 //! A put copies or packs its source before returning: local completion
 //! happens at initiation, so with `Flags::ENABLE_LEAF_LC` the root event's
 //! `Ec::LC` leaf is `INVALID` (it "already happened") and an NBI put adds
 //! nothing to the `LC` category. On the direct route a put completes at
-//! initiation (NB returns `Event::INVALID`); on the Active Message route
-//! its event (or NBI `PUT`) completes when every message is acknowledged
-//! and the peer completion handler, if armed, has been sent. A get
+//! initiation (NB returns `Event::INVALID`); on the other routes its
+//! event (or NBI `PUT`) completes when every message is acknowledged,
+//! every one-sided operation done, and the peer completion handler, if
+//! armed, sent. A get
 //! completes before it returns on every route (NB returns `INVALID`,
 //! NBI tracks nothing): its Active Messages are all in flight at once, and
 //! the call waits for the last reply, since the replies write straight into
