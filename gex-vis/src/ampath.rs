@@ -51,7 +51,7 @@ use gex_am::{register_internal_handlers, HandlerEntry, Injected, LayerAm};
 use gex_conduit::{GetDest, IncomingAm, PutSource, RmaCapability, ZeroLen};
 use gex_core::internals::*;
 use gex_core::slots::Slots;
-use gex_core::{Completion, Ep, Lc, Runtime};
+use gex_core::{Completion, Ep, Lc, Runtime, Staging};
 use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result, AM_INDEX_BASE};
 
 use crate::shape::Pieces;
@@ -100,6 +100,8 @@ struct Op {
     claimed: Box<[AtomicU64]>,
     remaining: AtomicUsize,
     kind: Kind,
+    /// A get's staging buffer, kept as long as a reply may write it.
+    _keep: Option<Arc<Staging>>,
 }
 
 // SAFETY: the local addresses of a get are written only by the reply
@@ -554,6 +556,7 @@ pub(crate) fn put(
                 .collect(),
             remaining: AtomicUsize::new(msgs.len()),
             kind: Kind::Put,
+            _keep: None,
         });
         let slot = OPS.insert(op.clone());
         for (i, m) in msgs.iter().enumerate() {
@@ -680,13 +683,15 @@ fn plan_get(
 
 /// Starts a get of `pieces` from `jobrank`: `None` for an `IMMEDIATE`
 /// no-op, else the completion; the caller keeps the destinations valid
-/// (and untouched) until it has observed it. Long runs go through `cap`
-/// when given.
+/// (and untouched) until it has observed it, or they lie in `keep`, which
+/// the operation keeps alive as long as anything may write it. Long runs
+/// go through `cap` when given.
 pub(crate) fn get(
     jobrank: Rank,
     pieces: &Pieces,
     immediate: bool,
     cap: Option<&dyn RmaCapability>,
+    keep: Option<Arc<Staging>>,
 ) -> Result<Option<Arc<Completion>>> {
     let am = layer()?;
     let rt = Runtime::require("gex_VIS get")?;
@@ -717,6 +722,7 @@ pub(crate) fn get(
             claimed: (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
             remaining: AtomicUsize::new(n),
             kind: Kind::Get(msgs),
+            _keep: keep.clone(),
         });
         let slot = OPS.insert(op.clone());
         for (i, req) in reqs.iter().enumerate() {
@@ -747,9 +753,13 @@ pub(crate) fn get(
             let imm = immediate && n == 0 && k == 0;
             // SAFETY: `at..at+len` is a part of the caller's destination,
             // exclusively borrowed until the caller has observed the
-            // completion (gets wait before returning, also on an error
-            // below); the parts are disjoint.
-            let dst = unsafe { GetDest::new(at as *mut u8, len, None) };
+            // completion (blocking and NBI gets wait before returning, also
+            // on an error below), or of the staging buffer `keep`, which the
+            // conduit keeps alive until it is done; the parts are disjoint.
+            let hold = keep
+                .clone()
+                .map(|s| Box::new(s) as Box<dyn std::any::Any + Send>);
+            let dst = unsafe { GetDest::new(at as *mut u8, len, hold) };
             let done: Arc<dyn gex_conduit::OpCompletion> = c.clone();
             match cap.get(jobrank, off, dst, done, imm, sink) {
                 Ok(Injected::Sent) => {}

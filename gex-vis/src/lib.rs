@@ -83,7 +83,7 @@ pub use gex_types::Memvec;
 
 use gex_conduit::{SegmentDesc, ZeroLen};
 use gex_core::internals::*;
-use gex_core::{context, nbi, segment_desc, Completion, Runtime, TmRef};
+use gex_core::{context, nbi, segment_desc, Completion, Runtime, Staging, TmRef};
 use gex_types::{AmIndex, Ec, Error, Flags, Rank, Result, AM_INDEX_BASE};
 
 use shape::{Level, Merge, Pieces};
@@ -644,9 +644,35 @@ fn run_put(call: &str, p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result
     })
 }
 
-/// Moves the runs of a get, and waits for them on the Active Message
-/// route (the destination's borrow ends with the call).
-fn run_get(p: &Peer, plan: Plan, flags: Flags) -> Result<Started> {
+/// How a get's initiation ended.
+enum GetOut<'d> {
+    Done,
+    NoOp,
+    Pending(Event<'d>),
+}
+
+impl<'d> GetOut<'d> {
+    fn injected(self) -> Injected {
+        match self {
+            GetOut::NoOp => Injected::NoOp,
+            _ => Injected::Sent,
+        }
+    }
+
+    fn event(self) -> Event<'d> {
+        match self {
+            GetOut::Done => Event::INVALID,
+            GetOut::NoOp => Event::NO_OP,
+            GetOut::Pending(e) => e,
+        }
+    }
+}
+
+/// Moves the runs of a get. Off the direct route, an NB get lands in a
+/// staging buffer that its event scatters to the destinations when it
+/// completes; a blocking or NBI get writes the destinations directly and
+/// waits (their borrow ends with the call).
+fn run_get<'d>(p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result<GetOut<'d>> {
     if let Some(base) = p.direct {
         plan.for_each(|r| {
             // SAFETY: `[roff, roff + len)` lies inside the peer's segment
@@ -654,15 +680,40 @@ fn run_get(p: &Peer, plan: Plan, flags: Flags) -> Result<Started> {
             // caller's memory, exclusively borrowed for the call.
             unsafe { copy_run((base + r.roff) as *const u8, r.local as *mut u8, r.len) };
         });
-        return Ok(Started::Done);
+        return Ok(GetOut::Done);
     }
     let pieces = plan.into_pieces();
     let immediate = flags.contains(Flags::IMMEDIATE);
-    match ampath::get(p.jobrank, &pieces, immediate, capability(p.jobrank))? {
-        None => Ok(Started::NoOp),
+    let cap = capability(p.jobrank);
+    if mode != Mode::Nb {
+        return match ampath::get(p.jobrank, &pieces, immediate, cap, None)? {
+            None => Ok(GetOut::NoOp),
+            Some(c) => {
+                wait_for(&c);
+                Ok(GetOut::Done)
+            }
+        };
+    }
+    let staging = Staging::new(pieces.bytes);
+    let base = staging.ptr() as usize;
+    let mut staged = Pieces::default();
+    let mut scatter = Vec::with_capacity(pieces.v.len());
+    for r in &pieces.v {
+        staged.push(r.roff, base + staged.bytes, r.len);
+        scatter.push((r.local, r.len));
+    }
+    match ampath::get(p.jobrank, &staged, immediate, cap, Some(staging.clone()))? {
+        None => Ok(GetOut::NoOp),
         Some(c) => {
-            wait_for(&c);
-            Ok(Started::Done)
+            // SAFETY: the runs are the caller's destinations (slices
+            // exclusively borrowed for 'd by the calling method, disjoint
+            // as the checks made them), and their lengths add up to the
+            // staging buffer's.
+            let mut ev = unsafe { Event::pending_scatter(c, staging, scatter.into()) };
+            if ev.test()? {
+                return Ok(GetOut::Done);
+            }
+            Ok(GetOut::Pending(ev))
         }
     }
 }
@@ -703,14 +754,15 @@ fn vector_put<T: TmRef + ?Sized>(
     )
 }
 
-fn vector_get<T: TmRef + ?Sized>(
+fn vector_get<'d, T: TmRef + ?Sized>(
     tm: &T,
     call: &str,
-    dstlist: &mut [&mut [u8]],
+    dstlist: &'d mut [&mut [u8]],
     rank: Rank,
     srclist: &[Memvec],
     flags: Flags,
-) -> Result<Started> {
+    mode: Mode,
+) -> Result<GetOut<'d>> {
     let p = peer(call, tm, rank, flags, Dir::Get)?;
     let dt = total(call, "dstlist", dstlist.iter().map(|s| s.len()))?;
     let st = total(call, "srclist", srclist.iter().map(|m| m.len))?;
@@ -726,7 +778,12 @@ fn vector_get<T: TmRef + ?Sized>(
         .iter_mut()
         .map(|s| (s.as_mut_ptr() as usize, s.len()))
         .collect();
-    run_get(&p, Plan::Pieces(shape::vector(&remote, &local)), flags)
+    run_get(
+        &p,
+        Plan::Pieces(shape::vector(&remote, &local)),
+        flags,
+        mode,
+    )
 }
 
 fn fixed_lengths(call: &str, name: &str, list: &[usize], want: usize) -> Result<()> {
@@ -792,16 +849,17 @@ fn indexed_put<T: TmRef + ?Sized>(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn indexed_get<T: TmRef + ?Sized>(
+fn indexed_get<'d, T: TmRef + ?Sized>(
     tm: &T,
     call: &str,
-    dstlist: &mut [&mut [u8]],
+    dstlist: &'d mut [&mut [u8]],
     dstlen: usize,
     rank: Rank,
     srclist: &[usize],
     srclen: usize,
     flags: Flags,
-) -> Result<Started> {
+    mode: Mode,
+) -> Result<GetOut<'d>> {
     let p = peer(call, tm, rank, flags, Dir::Get)?;
     let lens: Vec<usize> = dstlist.iter().map(|s| s.len()).collect();
     fixed_lengths(call, "dstlist", &lens, dstlen)?;
@@ -821,7 +879,12 @@ fn indexed_get<T: TmRef + ?Sized>(
         .iter_mut()
         .map(|s| (s.as_mut_ptr() as usize, s.len()))
         .collect();
-    run_get(&p, Plan::Pieces(shape::vector(&remote, &local)), flags)
+    run_get(
+        &p,
+        Plan::Pieces(shape::vector(&remote, &local)),
+        flags,
+        mode,
+    )
 }
 
 /// Whether a strided call is a no-op by the spec's degenerate cases
@@ -882,10 +945,10 @@ fn strided_put<T: TmRef + ?Sized>(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn strided_get<T: TmRef + ?Sized>(
+fn strided_get<'d, T: TmRef + ?Sized>(
     tm: &T,
     call: &str,
-    dst: StridedLocal<&mut [u8]>,
+    dst: StridedLocal<&'d mut [u8]>,
     dststrides: &[isize],
     rank: Rank,
     srcaddr: usize,
@@ -893,10 +956,11 @@ fn strided_get<T: TmRef + ?Sized>(
     elemsz: usize,
     count: &[usize],
     flags: Flags,
-) -> Result<Started> {
+    mode: Mode,
+) -> Result<GetOut<'d>> {
     if strided_noop(elemsz, count) {
         context::check_may_communicate(call)?;
-        return Ok(Started::Done);
+        return Ok(GetOut::Done);
     }
     let p = peer(call, tm, rank, flags, Dir::Get)?;
     let plan = strided_plan(
@@ -911,7 +975,7 @@ fn strided_get<T: TmRef + ?Sized>(
         count,
         flags,
     )?;
-    run_get(&p, Plan::Strided(plan), flags)
+    run_get(&p, Plan::Strided(plan), flags, mode)
 }
 
 /// The VIS calls for anything that names a peer: a team or a TM-pair.
@@ -1000,8 +1064,9 @@ pub trait Vis: TmRef {
             srcrank,
             srclist,
             flags,
+            Mode::Nb,
         )
-        .map(Started::event)
+        .map(GetOut::event)
     }
 
     /// `gex_VIS_VectorGetNBI`.
@@ -1019,8 +1084,9 @@ pub trait Vis: TmRef {
             srcrank,
             srclist,
             flags,
+            Mode::Nbi,
         )
-        .map(Started::injected)
+        .map(GetOut::injected)
     }
 
     /// `gex_VIS_VectorGetBlocking`.
@@ -1038,8 +1104,9 @@ pub trait Vis: TmRef {
             srcrank,
             srclist,
             flags,
+            Mode::Blocking,
         )
-        .map(Started::injected)
+        .map(GetOut::injected)
     }
 
     /// `gex_VIS_IndexedPutNB`: `dstlist` holds addresses of `dstlen`-byte
@@ -1140,8 +1207,9 @@ pub trait Vis: TmRef {
             srclist,
             srclen,
             flags,
+            Mode::Nb,
         )
-        .map(Started::event)
+        .map(GetOut::event)
     }
 
     /// `gex_VIS_IndexedGetNBI`.
@@ -1164,8 +1232,9 @@ pub trait Vis: TmRef {
             srclist,
             srclen,
             flags,
+            Mode::Nbi,
         )
-        .map(Started::injected)
+        .map(GetOut::injected)
     }
 
     /// `gex_VIS_IndexedGetBlocking`.
@@ -1188,8 +1257,9 @@ pub trait Vis: TmRef {
             srclist,
             srclen,
             flags,
+            Mode::Blocking,
         )
-        .map(Started::injected)
+        .map(GetOut::injected)
     }
 
     /// `gex_VIS_StridedPutNB`: `count.len()` stride levels of `elemsz`-byte
@@ -1307,8 +1377,9 @@ pub trait Vis: TmRef {
             elemsz,
             count,
             flags,
+            Mode::Nb,
         )
-        .map(Started::event)
+        .map(GetOut::event)
     }
 
     /// `gex_VIS_StridedGetNBI`.
@@ -1335,8 +1406,9 @@ pub trait Vis: TmRef {
             elemsz,
             count,
             flags,
+            Mode::Nbi,
         )
-        .map(Started::injected)
+        .map(GetOut::injected)
     }
 
     /// `gex_VIS_StridedGetBlocking`.
@@ -1363,8 +1435,9 @@ pub trait Vis: TmRef {
             elemsz,
             count,
             flags,
+            Mode::Blocking,
         )
-        .map(Started::injected)
+        .map(GetOut::injected)
     }
 }
 

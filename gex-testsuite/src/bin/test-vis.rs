@@ -15,6 +15,8 @@
 //!   destination; the whole area, whose untouched bytes are the guards of
 //!   the puts, is compared with the model after every few operations and
 //!   at the end.
+//! - NB gets in flight together (staged off the direct route), and one
+//!   dropped without a wait.
 //! - Peer completion: puts with a handler armed, to every rank through
 //!   every kind of call; the handler checks that the put's data is there,
 //!   and runs exactly once per put.
@@ -651,6 +653,93 @@ fn model_test(t: &mut T<'_>) {
     t.check_all("at the end of the plan");
 }
 
+/// NB gets in flight together (off the direct route they land in staging
+/// buffers their events scatter out), completed with `wait_all`, and one
+/// dropped without a wait (the drop waits): data and guards checked.
+fn nb_gets_in_flight(t: &mut T<'_>) {
+    for target in 0..t.n {
+        let base = t.me as usize * AREA;
+        let mut jobs = Vec::new();
+        for _ in 0..8 {
+            let k = 1 + t.rng.below(200) as usize;
+            let lens = t.lens(k, MODEL / 8);
+            let src: Vec<(usize, usize)> = lens
+                .iter()
+                .map(|&l| (t.rng.below((MODEL - l) as u64 + 1) as usize, l))
+                .collect();
+            let total: usize = lens.iter().sum();
+            let kl = 1 + t.rng.below(30) as usize;
+            let dlens = t.cuts(total, kl);
+            let (buf, offs) = t.guarded(&dlens);
+            jobs.push((src, dlens, buf, offs));
+        }
+        {
+            let tm = &t.job.tm;
+            let srcs: Vec<Vec<Memvec>> = jobs
+                .iter()
+                .map(|(src, ..)| src.iter().map(|&(o, l)| Memvec::new(base + o, l)).collect())
+                .collect();
+            let mut lists: Vec<Vec<&mut [u8]>> = jobs
+                .iter_mut()
+                .map(|(_, dlens, buf, offs)| split_at(buf, offs, dlens))
+                .collect();
+            let mut evs: Vec<Event<'_>> = lists
+                .iter_mut()
+                .zip(&srcs)
+                .map(|(dst, src)| {
+                    tm.vector_get_nb(dst, target, src, Flags::PEER_SEG_OFFSET)
+                        .expect("NB get")
+                })
+                .collect();
+            Event::wait_all(&mut evs, Flags::empty()).expect("wait_all");
+        }
+        let m = &t.model[target as usize];
+        for (src, dlens, buf, offs) in &jobs {
+            let want: Vec<u8> = src
+                .iter()
+                .flat_map(|&(o, l)| m[o..o + l].to_vec())
+                .collect();
+            let got: Vec<u8> = offs
+                .iter()
+                .zip(dlens)
+                .flat_map(|(&o, &l)| buf[o..o + l].to_vec())
+                .collect();
+            assert!(
+                got == want,
+                "rank {}: NB gets in flight from {target}: data differs from the model",
+                t.me
+            );
+            T::check_guards("NB gets in flight", buf, offs, dlens);
+        }
+        // Dropped without a wait: the drop waits, then the data is there.
+        let mut buf = vec![0xEEu8; 64 * 64 + 8];
+        {
+            let ev = t
+                .job
+                .tm
+                .strided_get_nb(
+                    StridedLocal::new(&mut buf[..], 4),
+                    &[64],
+                    target,
+                    base + 1000,
+                    &[100],
+                    40,
+                    &[64],
+                    Flags::PEER_SEG_OFFSET,
+                )
+                .expect("strided NB get");
+            drop(ev);
+        }
+        for e in 0..64 {
+            assert!(
+                buf[4 + e * 64..4 + e * 64 + 40] == m[1000 + e * 100..1000 + e * 100 + 40],
+                "rank {}: dropped NB get from {target}: element {e} differs",
+                t.me
+            );
+        }
+    }
+}
+
 /// Puts with a peer completion handler armed, through each kind of call:
 /// the handler (on the target) checks that the data is there.
 fn peer_completion(t: &mut T<'_>) {
@@ -1037,6 +1126,7 @@ fn main() {
         ops: 0,
     };
     model_test(&mut t);
+    nb_gets_in_flight(&mut t);
     leaf_lc(&mut t);
     errors(&mut t);
     job.barrier();
