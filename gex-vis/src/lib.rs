@@ -48,11 +48,12 @@
 //! initiation (NB returns `Event::INVALID`); on the other routes its
 //! event (or NBI `PUT`) completes when every message is acknowledged,
 //! every one-sided operation done, and the peer completion handler, if
-//! armed, sent. A get
-//! completes before it returns on every route (NB returns `INVALID`,
-//! NBI tracks nothing): its Active Messages are all in flight at once, and
-//! the call waits for the last reply, since the replies write straight into
-//! the caller's memory, whose borrow ends with the call.
+//! armed, sent. A get on the direct route completes at initiation. Off
+//! it, an NB get's messages land in a staging buffer, and its event (which
+//! borrows the destinations) scatters the data out when it completes; a
+//! blocking or NBI get writes the destinations directly and waits for the
+//! last reply before returning (the borrow of an NBI get's destinations
+//! ends with the call, so NBI `GET` tracks nothing).
 //!
 //! # Peer completion
 //!
