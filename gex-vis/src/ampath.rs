@@ -372,10 +372,22 @@ struct PendingPc {
 }
 
 static PENDING: Mutex<Vec<PendingPc>> = Mutex::new(Vec::new());
+/// Entries of [`PENDING`]: the hook runs after every poll of every
+/// program, and with nothing pending costs this one relaxed load.
+static PENDING_N: AtomicUsize = AtomicUsize::new(0);
+
+fn pend(p: PendingPc) {
+    let mut g = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    g.push(p);
+    PENDING_N.fetch_add(1, Ordering::Release);
+}
 
 /// Sends the peer completions whose data is acknowledged (`IMMEDIATE`; a
 /// refused one waits for the next run).
 fn pc_hook() -> usize {
+    if PENDING_N.load(Ordering::Relaxed) == 0 {
+        return 0;
+    }
     let ready: Vec<PendingPc> = {
         let mut g = match PENDING.try_lock() {
             Ok(g) => g,
@@ -386,6 +398,7 @@ fn pc_hook() -> usize {
         }
         let (ready, wait): (Vec<_>, Vec<_>) = g.drain(..).partition(|p| p.data.is_complete());
         *g = wait;
+        PENDING_N.fetch_sub(ready.len(), Ordering::AcqRel);
         ready
     };
     let mut n = 0;
@@ -395,7 +408,7 @@ fn pc_hook() -> usize {
                 p.root.done();
                 n += 1;
             }
-            Ok(Injected::NoOp) => PENDING.lock().unwrap_or_else(|e| e.into_inner()).push(p),
+            Ok(Injected::NoOp) => pend(p),
             Err(e) => gex_core::fatal(&format!(
                 "gex-vis peer completion to rank {}: {e}",
                 p.jobrank
@@ -615,15 +628,12 @@ pub(crate) fn put(
         }
     }
     if let Some(pc) = pc {
-        PENDING
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(PendingPc {
-                jobrank,
-                data,
-                root: root.clone(),
-                pc,
-            });
+        pend(PendingPc {
+            jobrank,
+            data,
+            root: root.clone(),
+            pc,
+        });
     }
     Ok(Some(root))
 }
