@@ -1,7 +1,7 @@
 //! The Active Message route of VIS: for peers whose segment is not mapped
 //! into this process (and for every peer when forced); on the conduit
 //! route, for the short runs, the long ones going through the conduit's
-//! one-sided operations ([`native`]).
+//! one-sided operations (`RmaCapability`).
 //!
 //! # Packing format
 //!
