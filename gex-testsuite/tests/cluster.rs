@@ -538,6 +538,11 @@ fn forged_messages_to_vis_handlers_are_fatal_not_a_signal() {
             "gex-vis get from rank 1",
             "a truncated record header at byte 0 of a 5-byte payload",
         ),
+        (
+            "forge-vis-toolarge",
+            "gex-vis get from rank 1",
+            "asks for 1048576000 bytes, more than a Medium reply carries",
+        ),
         ("forge-vis-ack", "gex-vis put ack", "not in flight"),
         (
             "forge-vis-pc",

@@ -22,6 +22,7 @@
 //! | `forge-vis-range` | the last rank forges a request to gex-vis's packed put handler at rank 0 whose record names a range past its segment | 1, a fatal message naming the handler, the record and the range |
 //! | `forge-vis-truncated` | the same with a record announcing 100 bytes of which 10 follow | 1, a fatal message naming the record |
 //! | `forge-vis-header` | a request to gex-vis's get handler whose payload (5 bytes) is not a whole record header | 1, a fatal message naming the truncation |
+//! | `forge-vis-toolarge` | a get request whose 1000 records each name the whole segment, more than any reply carries (the target must not build it) | 1, a fatal message naming the size |
 //! | `forge-vis-ack` | a reply to gex-vis's put acknowledgement handler naming an operation not in flight | 1, a fatal message naming the handler |
 //! | `forge-vis-pc` | a request to gex-vis's peer completion handler naming reserved handler index 3 | 1, a fatal message naming the index |
 //! | `barrier-double-notify` | the last rank calls `gasnet_barrier_notify` twice; the others wait forever | 1, a fatal message naming the call |
@@ -55,6 +56,7 @@ const MODES: &[&str] = &[
     "forge-vis-range",
     "forge-vis-truncated",
     "forge-vis-header",
+    "forge-vis-toolarge",
     "forge-vis-ack",
     "forge-vis-pc",
     "stopped-in-barrier",
@@ -288,6 +290,7 @@ fn main() {
         "forge-vis-range"
         | "forge-vis-truncated"
         | "forge-vis-header"
+        | "forge-vis-toolarge"
         | "forge-vis-ack"
         | "forge-vis-pc" => {
             if me == last && n > 1 {
@@ -306,6 +309,9 @@ fn main() {
                         "forge-vis-range" => (true, 11, record(1 << 30, 4, 4), vec![0, 0, 0]),
                         "forge-vis-truncated" => (true, 11, record(0, 100, 10), vec![0, 0, 0]),
                         "forge-vis-header" => (true, 14, vec![1, 2, 3, 4, 5], vec![0, 0, 0]),
+                        "forge-vis-toolarge" => {
+                            (true, 14, record(0, 1 << 20, 0).repeat(1000), vec![0, 0, 0])
+                        }
                         "forge-vis-ack" => (false, 13, vec![], vec![0x0BAD_F00D, 0x7EAD_BEEF, 5]),
                         _ => (true, 16, b"x".to_vec(), vec![3]),
                     };
