@@ -83,6 +83,11 @@ pub const VARS: &[Var] = &[
         "`1`: every put, get and remote atomic goes through Active Messages.",
     ),
     user(
+        "GEX_VIS_FORCE_AM",
+        "off",
+        "`1`: every vector, indexed and strided transfer goes through Active Messages.",
+    ),
+    user(
         "GEX_COLL_FORCE_AM",
         "off",
         "`1`: collectives move data with Active Messages even within a neighbourhood.",

@@ -4,7 +4,8 @@
 //! An [`Event`] is a handle on one operation's completion. It borrows the
 //! operation's local buffer for its lifetime `'a`, so the buffer cannot be
 //! reused or freed while the operation may still use it. Dropping an event
-//! that has not completed waits for it, except in restricted context (AM
+//! that has not completed waits for it (and a staged get's data is copied
+//! into its destination, as a wait does), except in restricted context (AM
 //! handler, HSL held, open Prepare), where polling is not allowed: there the
 //! drop returns at once and the operation completes in the background
 //! (a staged get's data is then not copied into the released buffer).
@@ -134,6 +135,9 @@ struct CopyOut {
     staging: Arc<Staging>,
     dst: *mut u8,
     len: usize,
+    /// A scatter list instead of `dst`/`len`: (address, length) in order,
+    /// filled from consecutive bytes of `staging`.
+    scatter: Option<Box<[(usize, usize)]>>,
 }
 
 enum State {
@@ -243,6 +247,44 @@ impl<'a> Event<'a> {
                     staging,
                     dst: dst.as_mut_ptr(),
                     len: dst.len(),
+                    scatter: None,
+                }),
+                lc: None,
+            },
+            _borrow: PhantomData,
+        }
+    }
+
+    /// A pending event whose completion also copies `staging`, in order,
+    /// into the ranges of `scatter` (address, length): a get into several
+    /// places whose data arrives in parts (gex-vis). The copy is made by
+    /// the thread that observes completion.
+    ///
+    /// For layer and conduit authors; hidden from the documentation.
+    ///
+    /// # Safety
+    /// Every range of `scatter` must be writable, disjoint from the others
+    /// and exclusively borrowed by the caller for `'a` (the event carries
+    /// that borrow); their lengths must add up to `staging.len()`.
+    #[doc(hidden)]
+    pub unsafe fn pending_scatter(
+        c: Arc<Completion>,
+        staging: Arc<Staging>,
+        scatter: Box<[(usize, usize)]>,
+    ) -> Event<'a> {
+        assert_eq!(
+            scatter.iter().map(|r| r.1).sum::<usize>(),
+            staging.len(),
+            "staging and scatter list differ in length"
+        );
+        Event {
+            state: State::Pending {
+                c,
+                copy: Some(CopyOut {
+                    staging,
+                    dst: std::ptr::null_mut(),
+                    len: 0,
+                    scatter: Some(scatter),
                 }),
                 lc: None,
             },
@@ -272,11 +314,33 @@ impl<'a> Event<'a> {
             if let State::Pending { copy: Some(cp), .. } =
                 std::mem::replace(&mut self.state, State::Invalid)
             {
-                // SAFETY: the completion count reached zero with acquire
-                // ordering, so every part of the staging buffer was written
-                // and no writer remains; `dst` is valid for `len` bytes and
-                // exclusively borrowed for 'a, which this event carries.
-                unsafe { std::ptr::copy_nonoverlapping(cp.staging.ptr(), cp.dst, cp.len) };
+                // The completion count reached zero with acquire ordering,
+                // so every part of the staging buffer was written and no
+                // writer remains.
+                match &cp.scatter {
+                    // SAFETY: (and) `dst` is valid for `len` bytes and
+                    // exclusively borrowed for 'a, which this event carries.
+                    None => unsafe {
+                        std::ptr::copy_nonoverlapping(cp.staging.ptr(), cp.dst, cp.len)
+                    },
+                    Some(runs) => {
+                        let mut at = 0;
+                        for &(dst, len) in runs.iter() {
+                            // SAFETY: (as above) the ranges are writable and
+                            // borrowed for 'a (`pending_scatter`'s
+                            // contract), and their lengths add up to the
+                            // staging buffer's, so `at + len` stays in it.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    cp.staging.ptr().add(at),
+                                    dst as *mut u8,
+                                    len,
+                                )
+                            };
+                            at += len;
+                        }
+                    }
+                }
             }
             self.state = State::Invalid;
         }
@@ -463,6 +527,9 @@ impl Drop for Event<'_> {
                     rt.spin_until(|| c.is_complete());
                 }
             }
+            // Complete (now or before): a staged get's data goes to its
+            // destination, as a wait would have put it there.
+            self.try_finish();
         }
     }
 }
@@ -549,6 +616,48 @@ mod tests {
             assert!(ev.is_invalid());
         }
         assert_eq!(dst, [1, 2, 3, 4]);
+    }
+
+    /// A dropped event whose staged get completed copies its data out, as
+    /// a wait would (it used to be lost).
+    #[test]
+    fn a_dropped_complete_event_copies_its_staged_data_out() {
+        let c = Completion::new(1, None);
+        let st = Staging::new(3);
+        let mut dst = [0u8; 3];
+        {
+            let ev = Event::pending_into(c.clone(), st.clone(), &mut dst);
+            // SAFETY: the test is the only writer of the staging buffer.
+            unsafe { std::ptr::copy_nonoverlapping([7u8, 8, 9].as_ptr(), st.ptr(), 3) };
+            c.done();
+            drop(ev);
+        }
+        assert_eq!(dst, [7, 8, 9]);
+    }
+
+    #[test]
+    fn a_scatter_copy_out_fills_every_range_in_order() {
+        let c = Completion::new(1, None);
+        let st = Staging::new(5);
+        let mut dst = [0u8; 9];
+        {
+            let p = dst.as_mut_ptr() as usize;
+            // SAFETY: three disjoint ranges of `dst` (2 + 1 + 2 bytes, the
+            // staging buffer's 5), borrowed by this block only.
+            let mut ev = unsafe {
+                Event::pending_scatter(
+                    c.clone(),
+                    st.clone(),
+                    Box::new([(p + 6, 2), (p, 1), (p + 3, 2)]),
+                )
+            };
+            // SAFETY: the test is the only writer of the staging buffer.
+            unsafe { std::ptr::copy_nonoverlapping([1u8, 2, 3, 4, 5].as_ptr(), st.ptr(), 5) };
+            assert!(!ev.try_finish());
+            c.done();
+            assert!(ev.try_finish());
+        }
+        assert_eq!(dst, [3, 0, 0, 4, 5, 0, 1, 2, 0]);
     }
 
     #[test]

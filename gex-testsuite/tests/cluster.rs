@@ -26,6 +26,7 @@ const TEST_AM: &str = env!("CARGO_BIN_EXE_test-am");
 const TEST_CORE: &str = env!("CARGO_BIN_EXE_test-core");
 const TEST_RMA: &str = env!("CARGO_BIN_EXE_test-rma");
 const TEST_RATOMIC: &str = env!("CARGO_BIN_EXE_test-ratomic");
+const TEST_VIS: &str = env!("CARGO_BIN_EXE_test-vis");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 const TEST_FLOOD: &str = env!("CARGO_BIN_EXE_test-flood");
 const TEST_CONFIG: &str = env!("CARGO_BIN_EXE_test-config");
@@ -138,6 +139,45 @@ fn test_ratomic_over_udp_2_to_4_ranks() {
         "test-ratomic",
         &[("GEX_UDP_BYPASS", "0")],
         " (direct+am path)",
+    );
+}
+
+/// Vector, indexed and strided transfers: direct copies on smp, packed
+/// Active Messages (forced), and over udp without the bypass direct to the
+/// rank itself and through the conduit's one-sided operations plus packed
+/// AMs to the others (or packed AMs only, forced).
+#[test]
+fn test_vis_1_to_4_ranks() {
+    passes_on_1_to_4_ranks_env(TEST_VIS, "test-vis", &[], " (direct path)");
+}
+
+#[test]
+fn test_vis_am_path_1_to_4_ranks() {
+    passes_on_1_to_4_ranks_env(
+        TEST_VIS,
+        "test-vis",
+        &[("GEX_VIS_FORCE_AM", "1")],
+        " (am path)",
+    );
+}
+
+#[test]
+fn test_vis_over_udp_2_to_4_ranks() {
+    passes_over_udp_env(
+        TEST_VIS,
+        "test-vis",
+        &[("GEX_UDP_BYPASS", "0")],
+        " (conduit+direct path)",
+    );
+}
+
+#[test]
+fn test_vis_am_path_over_udp_2_to_4_ranks() {
+    passes_over_udp_env(
+        TEST_VIS,
+        "test-vis",
+        &[("GEX_UDP_BYPASS", "0"), ("GEX_VIS_FORCE_AM", "1")],
+        " (am path)",
     );
 }
 
@@ -487,6 +527,54 @@ fn forged_messages_to_ratomic_handlers_are_fatal_not_a_signal() {
             "forge-ratomic-result",
             "gex-ratomic result",
             "not in flight",
+        ),
+    ] {
+        let out = fault(mode, 2, "forging a message");
+        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+        assert!(
+            out.stderr
+                .contains(&format!("fatal error on rank 0: {handler}"))
+                && out.stderr.contains(what),
+            "{mode}: {}",
+            report(&out)
+        );
+    }
+}
+
+/// Forged messages to gex-vis's handlers (what a forged datagram would
+/// deliver): a packed put whose record names a range outside the segment
+/// or announces more data than follows, a get whose payload is not whole
+/// records, a reply naming an operation not in flight, a peer completion
+/// naming a reserved handler: a fatal error naming the handler, checked
+/// before any byte is written (never a signal).
+#[test]
+fn forged_messages_to_vis_handlers_are_fatal_not_a_signal() {
+    for (mode, handler, what) in [
+        (
+            "forge-vis-range",
+            "gex-vis put from rank 1: record 0",
+            "outside the local segment",
+        ),
+        (
+            "forge-vis-truncated",
+            "gex-vis put from rank 1",
+            "record 0 announces 100 bytes but only 10 follow",
+        ),
+        (
+            "forge-vis-header",
+            "gex-vis get from rank 1",
+            "a truncated record header at byte 0 of a 5-byte payload",
+        ),
+        (
+            "forge-vis-toolarge",
+            "gex-vis get from rank 1",
+            "asks for 1048576000 bytes, more than a Medium reply carries",
+        ),
+        ("forge-vis-ack", "gex-vis put ack", "not in flight"),
+        (
+            "forge-vis-pc",
+            "gex-vis peer completion from rank 1",
+            "handler index 3 is reserved to the library",
         ),
     ] {
         let out = fault(mode, 2, "forging a message");

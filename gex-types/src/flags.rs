@@ -89,6 +89,10 @@ bitflags! {
         const AM_REPLY = 1 << 36;
         /// Handler registration: called as a Request or a Reply.
         const AM_REQREP = Self::AM_REQUEST.bits() | Self::AM_REPLY.bits();
+        /// VIS puts (`gex_VIS_*Put{NB,NBI}`): expose local completion of
+        /// the source buffers (the root event's `Ec::LC` leaf, or the NBI
+        /// `LC` category) (`GEX_FLAG_ENABLE_LEAF_LC`).
+        const ENABLE_LEAF_LC = 1 << 37;
     }
 }
 

@@ -40,6 +40,9 @@ pub struct Config {
     /// gex-rma's settings (`GEX_RMA_FORCE_AM`; feature `rma`).
     #[cfg(feature = "rma")]
     pub rma: gex_rma::RmaSettings,
+    /// gex-vis's settings (`GEX_VIS_FORCE_AM`; feature `vis`).
+    #[cfg(feature = "vis")]
+    pub vis: gex_vis::VisSettings,
     /// gex-coll's settings (`GEX_COLL_FORCE_*`; feature `coll`).
     #[cfg(feature = "coll")]
     pub coll: gex_coll::CollSettings,
@@ -62,6 +65,8 @@ impl Config {
             udp: gex_conduit_udp::UdpSettings::from_lookup(vars)?,
             #[cfg(feature = "rma")]
             rma: gex_rma::RmaSettings::from_lookup(vars)?,
+            #[cfg(feature = "vis")]
+            vis: gex_vis::VisSettings::from_lookup(vars)?,
             #[cfg(feature = "coll")]
             coll: gex_coll::CollSettings::from_lookup(vars)?,
         })
@@ -120,18 +125,28 @@ pub fn init_with_factory(
     let coll = |ep: &Ep| gex_coll::register_with(ep, &config.coll);
     #[cfg(feature = "ratomic")]
     let ratomic = |ep: &Ep| gex_ratomic::register(ep);
+    #[cfg(feature = "vis")]
+    let vis = |ep: &Ep| gex_vis::register_with(ep, &config.vis);
     let layers: &[LayerInit<'_>] = &[
         #[cfg(feature = "rma")]
         &rma,
         #[cfg(feature = "ratomic")]
         &ratomic,
+        #[cfg(feature = "vis")]
+        &vis,
         #[cfg(feature = "coll")]
         &coll,
     ];
     Client::init_with_settings(name, flags, factory, layers, &config.client)
 }
 
-#[cfg(all(test, feature = "smp", feature = "udp", feature = "coll"))]
+#[cfg(all(
+    test,
+    feature = "smp",
+    feature = "udp",
+    feature = "coll",
+    feature = "vis"
+))]
 mod tests {
     use super::*;
 
@@ -142,6 +157,7 @@ mod tests {
             ("GEX_STATS", "1"),
             ("GEX_UDP_MTU", "1000"),
             ("GEX_RMA_FORCE_AM", "1"),
+            ("GEX_VIS_FORCE_AM", "1"),
             ("GEX_COLL_FORCE_AM", "1"),
             ("GEX_COLL_FORCE_DEFER", "0"),
         ]))
@@ -150,12 +166,14 @@ mod tests {
         assert!(c.client.stats_at_exit);
         assert_eq!(c.udp.mtu, Some(1000));
         assert!(c.rma.force_am);
+        assert!(c.vis.force_am);
         assert!(c.coll.force_am && !c.coll.force_defer);
         let d = Config::from_lookup(Lookup::pairs(&[])).unwrap();
         assert_eq!(d.conduit, None);
         assert_eq!(d.client, ClientSettings::default());
         assert_eq!(d.udp, gex_conduit_udp::UdpSettings::default());
         assert_eq!(d.rma, gex_rma::RmaSettings::default());
+        assert_eq!(d.vis, gex_vis::VisSettings::default());
         assert_eq!(d.coll, gex_coll::CollSettings::default());
     }
 
@@ -165,6 +183,7 @@ mod tests {
             ("GEX_STATS", "yes"),
             ("GEX_UDP_MTU", "abc"),
             ("GEX_RMA_FORCE_AM", "2"),
+            ("GEX_VIS_FORCE_AM", "2"),
             ("GEX_COLL_FORCE_AM", "on"),
             ("GEX_COLL_FORCE_DEFER", "true"),
         ] {

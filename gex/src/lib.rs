@@ -88,14 +88,14 @@
 //! control plane's wire format, the raw segment tables, the layers' own
 //! AM handlers) is reachable only through the crates that define it
 //! (`gex-core`, `gex-conduit`, `gex-bootstrap`, `gex-am`, `gex-rma`,
-//! `gex-ratomic`, `gex-coll`, `gex-conduit-smp`, `gex-conduit-udp`), where it is marked
+//! `gex-ratomic`, `gex-vis`, `gex-coll`, `gex-conduit-smp`, `gex-conduit-udp`), where it is marked
 //! "For layer and conduit authors": with it a caller can skip the checks
 //! this surface makes. A runtime that embeds one layer, or brings its own
 //! transport, depends on those crates directly.
 //!
 //! # Cargo features
 //!
-//! One per layer (`am`, `rma`, `ratomic`, `coll`) and conduit (`smp`, `udp`); all are
+//! One per layer (`am`, `rma`, `ratomic`, `vis`, `coll`) and conduit (`smp`, `udp`); all are
 //! on by default.
 
 #![warn(missing_docs)]
@@ -238,6 +238,40 @@ pub mod ratomic {
     pub use gex_ratomic::{AdType, AtomicDomain, Injected, Mechanism, Route};
 }
 
+/// Vector, indexed and strided transfers (feature `vis`): the
+/// `gex_VIS_*` calls on any team ([`Vis`](vis::Vis)).
+///
+/// ```
+/// # fn main() -> gex::Result<()> {
+/// use gex::vis::{StridedLocal, Vis};
+/// use gex::{Flags, Memvec, Segment};
+///
+/// let (_client, _ep, tm) = gex::init("VIS")?;
+/// let _seg = Segment::attach(&tm, 1 << 16)?;
+/// let peer = (tm.rank() + 1) % tm.size();
+/// // Two pieces of the stream "hello world" to offsets 0 and 100.
+/// let dst = [Memvec::new(0, 5), Memvec::new(100, 6)];
+/// tm.vector_put_blocking(peer, &dst, &[b"hel", b"lo world"], Flags::PEER_SEG_OFFSET)?;
+/// let (mut a, mut b) = ([0u8; 5], [0u8; 6]);
+/// tm.vector_get_blocking(&mut [&mut a, &mut b], peer, &dst, Flags::PEER_SEG_OFFSET)?;
+/// assert_eq!((&a, &b), (b"hello", b" world"));
+/// // A 2 x 3 block of bytes out of rows of 10 into rows of 3.
+/// let src: Vec<u8> = (0..20).collect();
+/// tm.strided_put_blocking(peer, 200, &[1, 3], StridedLocal::new(&src[..], 0), &[1, 10], 1, &[3, 2], Flags::PEER_SEG_OFFSET)?;
+/// let (mut r0, mut r1) = ([0u8; 3], [0u8; 3]);
+/// tm.indexed_get_blocking(&mut [&mut r0, &mut r1], 3, peer, &[200, 203], 3, Flags::PEER_SEG_OFFSET)?;
+/// assert_eq!((r0, r1), ([0, 1, 2], [10, 11, 12]));
+/// # Ok(())
+/// # }
+/// ```
+#[cfg(feature = "vis")]
+pub mod vis {
+    pub use gex_vis::{
+        force_am, route, set_force_am, set_peer_completion_handler, Injected, Route, StridedLocal,
+        Vis, MAX_PEERCOMPLETION,
+    };
+}
+
 /// Collectives and teams (feature `coll`).
 ///
 /// ```
@@ -377,6 +411,9 @@ pub fn barrier(tm: &Tm) -> Result<()> {
 /// ```
 /// ```compile_fail
 /// let _ = gex::ratomic::ampath::register;
+/// ```
+/// ```compile_fail
+/// let _ = gex::vis::ampath::register;
 /// ```
 /// NBI tracking of a layer's operations:
 /// ```compile_fail

@@ -19,6 +19,12 @@
 //! | `forge-ratomic-range` | the last rank forges a request to gex-ratomic's operation handler at rank 0 naming a U64 FADD at an offset past its segment | 1, a fatal message naming the handler and the range |
 //! | `forge-ratomic-align` | the same at offset 4 (inside, misaligned for a U64) | 1, a fatal message naming the alignment |
 //! | `forge-ratomic-result` | the last rank forges a reply to gex-ratomic's result handler at rank 0 naming an operation not in flight | 1, a fatal message naming the handler |
+//! | `forge-vis-range` | the last rank forges a request to gex-vis's packed put handler at rank 0 whose record names a range past its segment | 1, a fatal message naming the handler, the record and the range |
+//! | `forge-vis-truncated` | the same with a record announcing 100 bytes of which 10 follow | 1, a fatal message naming the record |
+//! | `forge-vis-header` | a request to gex-vis's get handler whose payload (5 bytes) is not a whole record header | 1, a fatal message naming the truncation |
+//! | `forge-vis-toolarge` | a get request whose 1000 records each name the whole segment, more than any reply carries (the target must not build it) | 1, a fatal message naming the size |
+//! | `forge-vis-ack` | a reply to gex-vis's put acknowledgement handler naming an operation not in flight | 1, a fatal message naming the handler |
+//! | `forge-vis-pc` | a request to gex-vis's peer completion handler naming reserved handler index 3 | 1, a fatal message naming the index |
 //! | `barrier-double-notify` | the last rank calls `gasnet_barrier_notify` twice; the others wait forever | 1, a fatal message naming the call |
 //! | `barrier-wait-unnotified` | the last rank calls `gasnet_barrier_wait` with no notify | 1, likewise |
 //! | `barrier-try-unnotified` | the last rank calls `gasnet_barrier_try` with no notify | 1, likewise |
@@ -47,6 +53,12 @@ const MODES: &[&str] = &[
     "forge-ratomic-range",
     "forge-ratomic-align",
     "forge-ratomic-result",
+    "forge-vis-range",
+    "forge-vis-truncated",
+    "forge-vis-header",
+    "forge-vis-toolarge",
+    "forge-vis-ack",
+    "forge-vis-pc",
     "stopped-in-barrier",
     "barrier-double-notify",
     "barrier-wait-unnotified",
@@ -271,6 +283,40 @@ fn main() {
                 };
                 say(&format!("forging a message to handler {handler} at rank 0"));
                 forge(0, request, handler, &[], &args);
+            }
+            say("waiting forever");
+            wait_forever()
+        }
+        "forge-vis-range"
+        | "forge-vis-truncated"
+        | "forge-vis-header"
+        | "forge-vis-toolarge"
+        | "forge-vis-ack"
+        | "forge-vis-pc" => {
+            if me == last && n > 1 {
+                // gex-vis's handlers: 11 (packed put, Medium request), 13
+                // (put ack, Short reply), 14 (get, Medium request), 16
+                // (peer completion, Medium request). A record is an offset
+                // (u64 LE) and a length (u32 LE), data after it for a put.
+                let record = |off: u64, len: u32, data: usize| {
+                    let mut r = off.to_le_bytes().to_vec();
+                    r.extend_from_slice(&len.to_le_bytes());
+                    r.extend(std::iter::repeat_n(0xAB, data));
+                    r
+                };
+                let (request, handler, payload, args): (bool, u8, Vec<u8>, Vec<i32>) =
+                    match mode.as_str() {
+                        "forge-vis-range" => (true, 11, record(1 << 30, 4, 4), vec![0, 0, 0]),
+                        "forge-vis-truncated" => (true, 11, record(0, 100, 10), vec![0, 0, 0]),
+                        "forge-vis-header" => (true, 14, vec![1, 2, 3, 4, 5], vec![0, 0, 0]),
+                        "forge-vis-toolarge" => {
+                            (true, 14, record(0, 1 << 20, 0).repeat(1000), vec![0, 0, 0])
+                        }
+                        "forge-vis-ack" => (false, 13, vec![], vec![0x0BAD_F00D, 0x7EAD_BEEF, 5]),
+                        _ => (true, 16, b"x".to_vec(), vec![3]),
+                    };
+                say(&format!("forging a message to handler {handler} at rank 0"));
+                forge(0, request, handler, &payload, &args);
             }
             say("waiting forever");
             wait_forever()
