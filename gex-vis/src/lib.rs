@@ -338,19 +338,44 @@ fn remote_list(
     call: &str,
     p: &Peer,
     name: &str,
-    list: impl Iterator<Item = (usize, usize)>,
+    list: impl Iterator<Item = (usize, usize)> + Clone,
     flags: Flags,
 ) -> Result<Vec<(usize, usize)>> {
+    check_remote(call, p, name, list.clone(), flags)?;
+    Ok(remote_offsets(p, list, flags).collect())
+}
+
+/// Checks every element of the remote list `[(addr, len)]` named `name`
+/// against the peer's segment (the one range check), allocating nothing.
+fn check_remote(
+    call: &str,
+    p: &Peer,
+    name: &str,
+    list: impl Iterator<Item = (usize, usize)>,
+    flags: Flags,
+) -> Result<()> {
     let is_offset = flags.contains(Flags::PEER_SEG_OFFSET);
-    let mut out = Vec::with_capacity(list.size_hint().0);
     for (i, (addr, len)) in list.enumerate() {
-        let off = p
-            .desc
+        p.desc
             .offset_of(p.jobrank, addr, len, is_offset, ZeroLen::AnyAddress)
             .map_err(|e| bad(call, format!("{name}[{i}]: {e}")))?;
-        out.push((off, len));
     }
-    Ok(out)
+    Ok(())
+}
+
+/// The segment offsets of a remote list [`check_remote`] accepted (a
+/// zero-length element, which names no memory, gets 0).
+fn remote_offsets(
+    p: &Peer,
+    list: impl Iterator<Item = (usize, usize)>,
+    flags: Flags,
+) -> impl Iterator<Item = (usize, usize)> {
+    let (base, is_offset) = (p.desc.owner_base, flags.contains(Flags::PEER_SEG_OFFSET));
+    list.map(move |(addr, len)| match (len, is_offset) {
+        (0, _) => (0, 0),
+        (_, true) => (addr, len),
+        (_, false) => (addr - base, len),
+    })
 }
 
 fn total(call: &str, name: &str, mut lens: impl Iterator<Item = usize>) -> Result<usize> {
@@ -592,25 +617,49 @@ fn wait_for(c: &Completion) {
     }
 }
 
+/// The direct route of a put: `runs` calls its argument with every run,
+/// which is copied at once (checked before: nothing has moved if the
+/// checks failed); then the armed peer completion, if any.
+fn direct_put(
+    call: &str,
+    p: &Peer,
+    base: usize,
+    runs: impl FnOnce(&mut dyn FnMut(shape::Piece)),
+) -> Result<Started> {
+    let pc = take_armed();
+    runs(&mut |r| {
+        // SAFETY: `[roff, roff + len)` lies inside the peer's segment
+        // (checked by the one range check), which is mapped here at
+        // `base`; the source is the caller's memory, borrowed for the
+        // call (`memmove`: overlap is the caller's undefined case, never
+        // a memory error).
+        unsafe { copy_run(r.local as *const u8, (base + r.roff) as *mut u8, r.len) };
+    });
+    if let Some(pc) = pc {
+        ampath::send_peer_completion(p.jobrank, &pc)
+            .map_err(|e| Error::bad_arg(format!("{call}: peer completion: {e}")))?;
+    }
+    Ok(Started::Done)
+}
+
+/// The direct route of a get, as [`direct_put`].
+fn direct_get<'d>(base: usize, runs: impl FnOnce(&mut dyn FnMut(shape::Piece))) -> GetOut<'d> {
+    runs(&mut |r| {
+        // SAFETY: `[roff, roff + len)` lies inside the peer's segment
+        // (checked), mapped here at `base`; the destination is the
+        // caller's memory, exclusively borrowed for the call.
+        unsafe { copy_run((base + r.roff) as *const u8, r.local as *mut u8, r.len) };
+    });
+    GetOut::Done
+}
+
 /// Moves the runs of a put: copies on the direct route, else packed
 /// Active Messages. The sources are read before this returns.
 fn run_put(call: &str, p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result<Started> {
-    let pc = take_armed();
     if let Some(base) = p.direct {
-        plan.for_each(|r| {
-            // SAFETY: `[roff, roff + len)` lies inside the peer's segment
-            // (checked by the one range check), which is mapped here at
-            // `base`; the source is the caller's memory, borrowed for the
-            // call (`memmove`: overlap is the caller's undefined case, never
-            // a memory error).
-            unsafe { copy_run(r.local as *const u8, (base + r.roff) as *mut u8, r.len) };
-        });
-        if let Some(pc) = pc {
-            ampath::send_peer_completion(p.jobrank, &pc)
-                .map_err(|e| Error::bad_arg(format!("{call}: peer completion: {e}")))?;
-        }
-        return Ok(Started::Done);
+        return direct_put(call, p, base, |f| plan.for_each(f));
     }
+    let pc = take_armed();
     let pieces = plan.into_pieces();
     let parent = (mode == Mode::Nbi).then(|| nbi::track(Ec::PUT));
     let immediate = flags.contains(Flags::IMMEDIATE);
@@ -675,13 +724,7 @@ impl<'d> GetOut<'d> {
 /// waits (their borrow ends with the call).
 fn run_get<'d>(p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result<GetOut<'d>> {
     if let Some(base) = p.direct {
-        plan.for_each(|r| {
-            // SAFETY: `[roff, roff + len)` lies inside the peer's segment
-            // (checked), mapped here at `base`; the destination is the
-            // caller's memory, exclusively borrowed for the call.
-            unsafe { copy_run((base + r.roff) as *const u8, r.local as *mut u8, r.len) };
-        });
-        return Ok(GetOut::Done);
+        return Ok(direct_get(base, |f| plan.for_each(f)));
     }
     let pieces = plan.into_pieces();
     let immediate = flags.contains(Flags::IMMEDIATE);
@@ -735,17 +778,16 @@ fn vector_put<T: TmRef + ?Sized>(
     let dt = total(call, "dstlist", dstlist.iter().map(|m| m.len))?;
     let st = total(call, "srclist", srclist.iter().map(|s| s.len()))?;
     same_total(call, dt, st)?;
-    let remote = remote_list(
-        call,
-        &p,
-        "dstlist",
-        dstlist.iter().map(|m| (m.addr, m.len)),
-        flags,
-    )?;
-    let local: Vec<(usize, usize)> = srclist
-        .iter()
-        .map(|s| (s.as_ptr() as usize, s.len()))
-        .collect();
+    let dst = dstlist.iter().map(|m| (m.addr, m.len));
+    let src = srclist.iter().map(|s| (s.as_ptr() as usize, s.len()));
+    if let Some(base) = p.direct {
+        check_remote(call, &p, "dstlist", dst.clone(), flags)?;
+        return direct_put(call, &p, base, |f| {
+            shape::vector_runs(remote_offsets(&p, dst, flags), src, f)
+        });
+    }
+    let remote = remote_list(call, &p, "dstlist", dst, flags)?;
+    let local: Vec<(usize, usize)> = src.collect();
     run_put(
         call,
         &p,
@@ -768,17 +810,18 @@ fn vector_get<'d, T: TmRef + ?Sized>(
     let dt = total(call, "dstlist", dstlist.iter().map(|s| s.len()))?;
     let st = total(call, "srclist", srclist.iter().map(|m| m.len))?;
     same_total(call, dt, st)?;
-    let remote = remote_list(
-        call,
-        &p,
-        "srclist",
-        srclist.iter().map(|m| (m.addr, m.len)),
-        flags,
-    )?;
-    let local: Vec<(usize, usize)> = dstlist
+    let src = srclist.iter().map(|m| (m.addr, m.len));
+    let dst = dstlist
         .iter_mut()
-        .map(|s| (s.as_mut_ptr() as usize, s.len()))
-        .collect();
+        .map(|s| (s.as_mut_ptr() as usize, s.len()));
+    if let Some(base) = p.direct {
+        check_remote(call, &p, "srclist", src.clone(), flags)?;
+        return Ok(direct_get(base, |f| {
+            shape::vector_runs(remote_offsets(&p, src, flags), dst, f)
+        }));
+    }
+    let remote = remote_list(call, &p, "srclist", src, flags)?;
+    let local: Vec<(usize, usize)> = dst.collect();
     run_get(
         &p,
         Plan::Pieces(shape::vector(&remote, &local)),
@@ -787,14 +830,16 @@ fn vector_get<'d, T: TmRef + ?Sized>(
     )
 }
 
-fn fixed_lengths(call: &str, name: &str, list: &[usize], want: usize) -> Result<()> {
-    match list.iter().position(|&n| n != want) {
-        Some(i) => Err(bad(
+fn fixed_lengths(
+    call: &str,
+    name: &str,
+    lens: impl Iterator<Item = usize>,
+    want: usize,
+) -> Result<()> {
+    match lens.enumerate().find(|&(_, n)| n != want) {
+        Some((i, n)) => Err(bad(
             call,
-            format!(
-                "{name}[{i}] has {} bytes, but {name}'s element length is {want}",
-                list[i]
-            ),
+            format!("{name}[{i}] has {n} bytes, but {name}'s element length is {want}"),
         )),
         None => Ok(()),
     }
@@ -822,24 +867,22 @@ fn indexed_put<T: TmRef + ?Sized>(
     mode: Mode,
 ) -> Result<Started> {
     let p = peer(call, tm, rank, flags, Dir::Put)?;
-    let lens: Vec<usize> = srclist.iter().map(|s| s.len()).collect();
-    fixed_lengths(call, "srclist", &lens, srclen)?;
+    fixed_lengths(call, "srclist", srclist.iter().map(|s| s.len()), srclen)?;
     same_total(
         call,
         indexed_total(call, "dstlist", dstlist.len(), dstlen)?,
         indexed_total(call, "srclist", srclist.len(), srclen)?,
     )?;
-    let remote = remote_list(
-        call,
-        &p,
-        "dstlist",
-        dstlist.iter().map(|&a| (a, dstlen)),
-        flags,
-    )?;
-    let local: Vec<(usize, usize)> = srclist
-        .iter()
-        .map(|s| (s.as_ptr() as usize, s.len()))
-        .collect();
+    let dst = dstlist.iter().map(|&a| (a, dstlen));
+    let src = srclist.iter().map(|s| (s.as_ptr() as usize, s.len()));
+    if let Some(base) = p.direct {
+        check_remote(call, &p, "dstlist", dst.clone(), flags)?;
+        return direct_put(call, &p, base, |f| {
+            shape::vector_runs(remote_offsets(&p, dst, flags), src, f)
+        });
+    }
+    let remote = remote_list(call, &p, "dstlist", dst, flags)?;
+    let local: Vec<(usize, usize)> = src.collect();
     run_put(
         call,
         &p,
@@ -862,24 +905,24 @@ fn indexed_get<'d, T: TmRef + ?Sized>(
     mode: Mode,
 ) -> Result<GetOut<'d>> {
     let p = peer(call, tm, rank, flags, Dir::Get)?;
-    let lens: Vec<usize> = dstlist.iter().map(|s| s.len()).collect();
-    fixed_lengths(call, "dstlist", &lens, dstlen)?;
+    fixed_lengths(call, "dstlist", dstlist.iter().map(|s| s.len()), dstlen)?;
     same_total(
         call,
         indexed_total(call, "dstlist", dstlist.len(), dstlen)?,
         indexed_total(call, "srclist", srclist.len(), srclen)?,
     )?;
-    let remote = remote_list(
-        call,
-        &p,
-        "srclist",
-        srclist.iter().map(|&a| (a, srclen)),
-        flags,
-    )?;
-    let local: Vec<(usize, usize)> = dstlist
+    let src = srclist.iter().map(|&a| (a, srclen));
+    let dst = dstlist
         .iter_mut()
-        .map(|s| (s.as_mut_ptr() as usize, s.len()))
-        .collect();
+        .map(|s| (s.as_mut_ptr() as usize, s.len()));
+    if let Some(base) = p.direct {
+        check_remote(call, &p, "srclist", src.clone(), flags)?;
+        return Ok(direct_get(base, |f| {
+            shape::vector_runs(remote_offsets(&p, src, flags), dst, f)
+        }));
+    }
+    let remote = remote_list(call, &p, "srclist", src, flags)?;
+    let local: Vec<(usize, usize)> = dst.collect();
     run_get(
         &p,
         Plan::Pieces(shape::vector(&remote, &local)),

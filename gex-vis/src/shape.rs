@@ -48,27 +48,40 @@ impl Pieces {
 /// segment offsets (already checked), `local` addresses.
 pub(crate) fn vector(remote: &[(usize, usize)], local: &[(usize, usize)]) -> Pieces {
     let mut out = Pieces::default();
-    let (mut i, mut j) = (0, 0);
-    let (mut ri, mut lj) = (0usize, 0usize); // bytes of remote[i], local[j] used
-    while i < remote.len() && j < local.len() {
-        let (ro, rl) = remote[i];
-        let (la, ll) = local[j];
-        if ri == rl {
-            i += 1;
-            ri = 0;
-            continue;
-        }
-        if lj == ll {
-            j += 1;
-            lj = 0;
-            continue;
-        }
-        let n = (rl - ri).min(ll - lj);
-        out.push(ro + ri, la + lj, n);
-        ri += n;
-        lj += n;
-    }
+    vector_runs(remote.iter().copied(), local.iter().copied(), |r| {
+        out.push(r.roff, r.local, r.len)
+    });
     out
+}
+
+/// [`vector`] as a stream: calls `f` with each run (not merged, no
+/// allocation), in order. Zero-length elements on either side are
+/// skipped.
+#[inline]
+pub(crate) fn vector_runs(
+    mut remote: impl Iterator<Item = (usize, usize)>,
+    mut local: impl Iterator<Item = (usize, usize)>,
+    mut f: impl FnMut(Piece),
+) {
+    let (mut r, mut l) = (remote.next(), local.next());
+    while let (Some((ro, rl)), Some((la, ll))) = (r, l) {
+        if rl == 0 {
+            r = remote.next();
+            continue;
+        }
+        if ll == 0 {
+            l = local.next();
+            continue;
+        }
+        let n = rl.min(ll);
+        f(Piece {
+            roff: ro,
+            local: la,
+            len: n,
+        });
+        r = Some((ro + n, rl - n));
+        l = Some((la + n, ll - n));
+    }
 }
 
 /// One stride level of a strided transfer: `count` elements `rs` bytes
