@@ -617,47 +617,47 @@ fn wait_for(c: &Completion) {
     }
 }
 
-/// The direct route of a put: `runs` calls its argument with every run,
-/// which is copied at once (checked before: nothing has moved if the
-/// checks failed); then the armed peer completion, if any.
-fn direct_put(
-    call: &str,
-    p: &Peer,
-    base: usize,
-    runs: impl FnOnce(&mut dyn FnMut(shape::Piece)),
-) -> Result<Started> {
-    let pc = take_armed();
-    runs(&mut |r| {
+/// The direct route's copy of a put's run into the peer's segment,
+/// mapped here at `base` (inlined into the walk over the runs).
+#[inline(always)]
+fn put_copy(base: usize) -> impl FnMut(shape::Piece) {
+    move |r| {
         // SAFETY: `[roff, roff + len)` lies inside the peer's segment
-        // (checked by the one range check), which is mapped here at
-        // `base`; the source is the caller's memory, borrowed for the
-        // call (`memmove`: overlap is the caller's undefined case, never
-        // a memory error).
+        // (checked by the one range check before any run is walked), which
+        // is mapped here at `base`; the source is the caller's memory,
+        // borrowed for the call (`memmove`: overlap is the caller's
+        // undefined case, never a memory error).
         unsafe { copy_run(r.local as *const u8, (base + r.roff) as *mut u8, r.len) };
-    });
-    if let Some(pc) = pc {
+    }
+}
+
+/// The direct route's copy of a get's run out of the peer's segment.
+#[inline(always)]
+fn get_copy(base: usize) -> impl FnMut(shape::Piece) {
+    move |r| {
+        // SAFETY: `[roff, roff + len)` lies inside the peer's segment
+        // (checked), mapped here at `base`; the destination is the
+        // caller's memory, exclusively borrowed for the call.
+        unsafe { copy_run((base + r.roff) as *const u8, r.local as *mut u8, r.len) };
+    }
+}
+
+/// The end of a direct put, once its runs are copied: the armed peer
+/// completion, if any.
+fn direct_put_done(call: &str, p: &Peer) -> Result<Started> {
+    if let Some(pc) = take_armed() {
         ampath::send_peer_completion(p.jobrank, &pc)
             .map_err(|e| Error::bad_arg(format!("{call}: peer completion: {e}")))?;
     }
     Ok(Started::Done)
 }
 
-/// The direct route of a get, as [`direct_put`].
-fn direct_get<'d>(base: usize, runs: impl FnOnce(&mut dyn FnMut(shape::Piece))) -> GetOut<'d> {
-    runs(&mut |r| {
-        // SAFETY: `[roff, roff + len)` lies inside the peer's segment
-        // (checked), mapped here at `base`; the destination is the
-        // caller's memory, exclusively borrowed for the call.
-        unsafe { copy_run((base + r.roff) as *const u8, r.local as *mut u8, r.len) };
-    });
-    GetOut::Done
-}
-
 /// Moves the runs of a put: copies on the direct route, else packed
 /// Active Messages. The sources are read before this returns.
 fn run_put(call: &str, p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result<Started> {
     if let Some(base) = p.direct {
-        return direct_put(call, p, base, |f| plan.for_each(f));
+        plan.for_each(put_copy(base));
+        return direct_put_done(call, p);
     }
     let pc = take_armed();
     let pieces = plan.into_pieces();
@@ -724,7 +724,8 @@ impl<'d> GetOut<'d> {
 /// waits (their borrow ends with the call).
 fn run_get<'d>(p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result<GetOut<'d>> {
     if let Some(base) = p.direct {
-        return Ok(direct_get(base, |f| plan.for_each(f)));
+        plan.for_each(get_copy(base));
+        return Ok(GetOut::Done);
     }
     let pieces = plan.into_pieces();
     let immediate = flags.contains(Flags::IMMEDIATE);
@@ -782,9 +783,8 @@ fn vector_put<T: TmRef + ?Sized>(
     let src = srclist.iter().map(|s| (s.as_ptr() as usize, s.len()));
     if let Some(base) = p.direct {
         check_remote(call, &p, "dstlist", dst.clone(), flags)?;
-        return direct_put(call, &p, base, |f| {
-            shape::vector_runs(remote_offsets(&p, dst, flags), src, f)
-        });
+        shape::vector_runs(remote_offsets(&p, dst, flags), src, put_copy(base));
+        return direct_put_done(call, &p);
     }
     let remote = remote_list(call, &p, "dstlist", dst, flags)?;
     let local: Vec<(usize, usize)> = src.collect();
@@ -816,9 +816,8 @@ fn vector_get<'d, T: TmRef + ?Sized>(
         .map(|s| (s.as_mut_ptr() as usize, s.len()));
     if let Some(base) = p.direct {
         check_remote(call, &p, "srclist", src.clone(), flags)?;
-        return Ok(direct_get(base, |f| {
-            shape::vector_runs(remote_offsets(&p, src, flags), dst, f)
-        }));
+        shape::vector_runs(remote_offsets(&p, src, flags), dst, get_copy(base));
+        return Ok(GetOut::Done);
     }
     let remote = remote_list(call, &p, "srclist", src, flags)?;
     let local: Vec<(usize, usize)> = dst.collect();
@@ -877,9 +876,8 @@ fn indexed_put<T: TmRef + ?Sized>(
     let src = srclist.iter().map(|s| (s.as_ptr() as usize, s.len()));
     if let Some(base) = p.direct {
         check_remote(call, &p, "dstlist", dst.clone(), flags)?;
-        return direct_put(call, &p, base, |f| {
-            shape::vector_runs(remote_offsets(&p, dst, flags), src, f)
-        });
+        shape::vector_runs(remote_offsets(&p, dst, flags), src, put_copy(base));
+        return direct_put_done(call, &p);
     }
     let remote = remote_list(call, &p, "dstlist", dst, flags)?;
     let local: Vec<(usize, usize)> = src.collect();
@@ -917,9 +915,8 @@ fn indexed_get<'d, T: TmRef + ?Sized>(
         .map(|s| (s.as_mut_ptr() as usize, s.len()));
     if let Some(base) = p.direct {
         check_remote(call, &p, "srclist", src.clone(), flags)?;
-        return Ok(direct_get(base, |f| {
-            shape::vector_runs(remote_offsets(&p, src, flags), dst, f)
-        }));
+        shape::vector_runs(remote_offsets(&p, src, flags), dst, get_copy(base));
+        return Ok(GetOut::Done);
     }
     let remote = remote_list(call, &p, "srclist", src, flags)?;
     let local: Vec<(usize, usize)> = dst.collect();
