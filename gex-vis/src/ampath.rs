@@ -491,6 +491,10 @@ fn plan_put(
             if medium - buf.len() < RECORD + 1 {
                 flush(&mut buf, &mut out);
             }
+            if buf.capacity() == 0 {
+                // One allocation per message, never regrown.
+                buf.reserve_exact(medium.min(pieces.bytes + RECORD * pieces.v.len()));
+            }
             let n = (medium - buf.len() - RECORD).min(r.len - at);
             buf.extend_from_slice(&header(r.roff + at, n));
             buf.extend_from_slice(&data[at..at + n]);
