@@ -501,6 +501,55 @@ fn forged_messages_to_ratomic_handlers_are_fatal_not_a_signal() {
     }
 }
 
+/// A message naming an endpoint index the target does not have (forged
+/// past `MAX_EPS`, an impossible source index, or sent through the API to
+/// an index the target never created: endpoints are created locally) is a
+/// fatal error naming the index and the reason, never a memory access or
+/// a panic; on smp and over udp.
+#[test]
+fn messages_to_missing_endpoints_are_fatal() {
+    for (mode, announce, what) in [
+        (
+            "forge-ep-dest",
+            "forging a message to endpoint 200 of rank 0",
+            "no process has endpoint index 200",
+        ),
+        (
+            "forge-ep-source",
+            "forging a message from endpoint 77 to rank 0",
+            "the source endpoint index 77 is impossible",
+        ),
+        (
+            "ep-not-created",
+            "sending to endpoint 5 of rank 0, which it never created",
+            "this rank has not created endpoint 5",
+        ),
+    ] {
+        for conduit in ["smp", "udp"] {
+            let env: &[(&str, &str)] = if conduit == "udp" {
+                &[("GEX_UDP_BYPASS", "0")]
+            } else {
+                &[]
+            };
+            let out = launch_on(conduit, TEST_FAULTS, 2, &[mode], env);
+            assert!(!out.timed_out, "{mode} over {conduit}: {}", report(&out));
+            assert!(
+                out.stdout.contains(&format!("mode {mode}: {announce}")),
+                "{mode} over {conduit}: {}",
+                report(&out)
+            );
+            assert_eq!(out.code, 1, "{mode} over {conduit}: {}", report(&out));
+            assert!(
+                out.stderr.contains("fatal error on rank 0: an AM Short request")
+                    && out.stderr.contains(what),
+                "{mode} over {conduit}: {}",
+                report(&out)
+            );
+            check_cleanup(&out);
+        }
+    }
+}
+
 /// GASNet-1 barrier misuse is a fatal error in the spec: the job dies with
 /// code 1 and a message naming the call, on the smp and udp conduits and an
 /// odd rank count.
