@@ -419,7 +419,10 @@ fn bad_endpoint(msg: &IncomingAm<'_>) -> ! {
             msg.src_ep
         )
     } else if msg.dest_ep as usize >= MAX_EPS {
-        format!("no process has endpoint index {} (GASNET_MAXEPS is {MAX_EPS})", msg.dest_ep)
+        format!(
+            "no process has endpoint index {} (GASNET_MAXEPS is {MAX_EPS})",
+            msg.dest_ep
+        )
     } else {
         match gex_core::local_ep_capabilities(msg.dest_ep as EpIndex) {
             None => format!(

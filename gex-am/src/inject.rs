@@ -349,14 +349,7 @@ pub(crate) fn max_payload_tm<T: TmRef + ?Sized>(
 ) -> Result<usize> {
     if rank != RANK_INVALID {
         let to = tm.am_peer(rank)?;
-        return max_payload(
-            Dest::client(tm.ep(), to),
-            cat,
-            is_request,
-            lc,
-            flags,
-            nargs,
-        );
+        return max_payload(Dest::client(tm.ep(), to), cat, is_request, lc, flags, nargs);
     }
     let call = format!(
         "gex_AM_Max{}{}",

@@ -1285,16 +1285,18 @@ impl UdpConduit {
                 payload = std::slice::from_raw_parts(dst, len);
             }
         }
-        sink.deliver(&IncomingAm::new(
-            src,
-            am.category,
-            am.is_request,
-            am.handler,
-            &am.args[..am.nargs],
-            payload,
-            am.dest_addr,
-        )
-        .between(am.src_ep, am.dest_ep));
+        sink.deliver(
+            &IncomingAm::new(
+                src,
+                am.category,
+                am.is_request,
+                am.handler,
+                &am.args[..am.nargs],
+                payload,
+                am.dest_addr,
+            )
+            .between(am.src_ep, am.dest_ep),
+        );
     }
 
     /// Sends a message of `len` bytes that `fill` encodes to `dest` over

@@ -26,6 +26,7 @@ const TEST_AM: &str = env!("CARGO_BIN_EXE_test-am");
 const TEST_CORE: &str = env!("CARGO_BIN_EXE_test-core");
 const TEST_RMA: &str = env!("CARGO_BIN_EXE_test-rma");
 const TEST_RATOMIC: &str = env!("CARGO_BIN_EXE_test-ratomic");
+const TEST_EP: &str = env!("CARGO_BIN_EXE_test-ep");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 const TEST_FLOOD: &str = env!("CARGO_BIN_EXE_test-flood");
 const TEST_CONFIG: &str = env!("CARGO_BIN_EXE_test-config");
@@ -139,6 +140,20 @@ fn test_ratomic_over_udp_2_to_4_ranks() {
         &[("GEX_UDP_BYPASS", "0")],
         " (direct+am path)",
     );
+}
+
+/// Endpoints made with `gex_EP_Create`: three AM-capable endpoints per
+/// rank, each served by its own thread, exchange Short, Medium and Long
+/// requests and replies between every pair of (rank, endpoint), on smp
+/// and over udp without the bypass; plus the error cases.
+#[test]
+fn test_ep_1_to_4_ranks() {
+    passes_on_1_to_4_ranks(TEST_EP, "test-ep");
+}
+
+#[test]
+fn test_ep_over_udp_2_to_4_ranks() {
+    passes_over_udp(TEST_EP, "test-ep");
 }
 
 /// Runs `program` over the udp conduit with the shared-memory bypass off
@@ -540,7 +555,8 @@ fn messages_to_missing_endpoints_are_fatal() {
             );
             assert_eq!(out.code, 1, "{mode} over {conduit}: {}", report(&out));
             assert!(
-                out.stderr.contains("fatal error on rank 0: an AM Short request")
+                out.stderr
+                    .contains("fatal error on rank 0: an AM Short request")
                     && out.stderr.contains(what),
                 "{mode} over {conduit}: {}",
                 report(&out)

@@ -892,7 +892,10 @@ fn tm_pairs(job: &Job, pair_ams: &[AtomicU64]) {
         .query_bound_segment(me, Flags::empty())
         .is_err());
     assert_eq!(
-        job.ep.pair(1).query_bound_segment(me, Flags::empty()).unwrap(),
+        job.ep
+            .pair(1)
+            .query_bound_segment(me, Flags::empty())
+            .unwrap(),
         None
     );
     let e = job.ep.pair(1).jobrank_of(me).unwrap_err();
