@@ -32,7 +32,8 @@ const POLL_BATCH: usize = 64;
 const AM_HEADER: usize = 16;
 /// The payload length's bits in the AM header's last word.
 const PLEN_MASK: u32 = (1 << 24) - 1;
-const _: () = assert!(MAX_MEDIUM <= PLEN_MASK as usize && MAX_LONG <= PLEN_MASK as usize);
+const _: () = assert!(MAX_MEDIUM <= PLEN_MASK as usize);
+const _: () = assert!(MAX_LONG <= PLEN_MASK as usize);
 const _: () = assert!(gex_types::MAX_EPS <= 256);
 
 /// An inbound ring and what this process knows of it without touching
