@@ -810,6 +810,18 @@ mod interface_tests {
         );
         let short = OutgoingAm::new(AmCategory::Short, false, 201, &[], &[]);
         assert_eq!((short.dest_offset, short.dest_addr), (0, 0));
+        // Between primordial endpoints unless set; `between` keeps the rest.
+        assert_eq!((short.src_ep, short.dest_ep), (0, 0));
+        let m2 = m.between(3, 31);
+        assert_eq!((m2.src_ep, m2.dest_ep, m2.dest_offset), (3, 31, 16));
+        let args = [5];
+        let inc = IncomingAm::new(2, AmCategory::Short, true, 202, &args, &[], 0);
+        assert_eq!((inc.src_ep, inc.dest_ep), (0, 0));
+        let inc = inc.between(7, 1);
+        assert_eq!(
+            (inc.src, inc.src_ep, inc.dest_ep, inc.args),
+            (2, 7, 1, &args[..])
+        );
         let l = AmLimits::new(1, 2, 3, 4).min(AmLimits::new(4, 3, 2, 1));
         assert_eq!(l, AmLimits::new(1, 2, 2, 1));
     }
