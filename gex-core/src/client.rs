@@ -176,6 +176,25 @@ pub trait TmRef {
     /// primordial endpoints' segments are known across processes.
     fn jobrank_of(&self, rank: Rank) -> Result<Rank>;
 
+    /// Whether the local endpoint has `cap` (always for a team: every team
+    /// is over primordial endpoints, which have every capability).
+    #[inline(always)]
+    fn local_has(&self, cap: EpCapabilities) -> bool {
+        let _ = cap;
+        true
+    }
+
+    /// An error naming the local endpoint and `call` unless the endpoint
+    /// was created with `cap` (see [`TmRef::local_has`]).
+    #[inline(always)]
+    fn require_local(&self, call: &str, cap: EpCapabilities) -> Result<()> {
+        if self.local_has(cap) {
+            Ok(())
+        } else {
+            Err(lacks_capability(self.ep(), call, cap))
+        }
+    }
+
     /// The endpoint index this names in every peer (0 for a team: every
     /// team is over primordial endpoints).
     #[inline(always)]
@@ -775,6 +794,25 @@ fn no_segment_ep(index: EpIndex, rank: Rank) -> Error {
 
 #[cold]
 #[inline(never)]
+fn lacks_capability(ep: &Ep, call: &str, cap: EpCapabilities) -> Error {
+    let name = match cap {
+        EpCapabilities::RMA => "RMA",
+        EpCapabilities::AM => "AM",
+        EpCapabilities::VIS => "VIS",
+        EpCapabilities::COLL => "COLL",
+        EpCapabilities::AD => "AD",
+        _ => "ALL",
+    };
+    Error::bad_arg(format!(
+        "{call}: endpoint {} of rank {} was created without GEX_EP_CAPABILITY_{name} (capabilities {:?})",
+        ep.0.index,
+        ep.runtime().jobrank(),
+        ep.0.caps
+    ))
+}
+
+#[cold]
+#[inline(never)]
 fn not_am_capable(ep: &Ep) -> Error {
     Error::bad_arg(format!(
         "endpoint {} of rank {} was created without GEX_EP_CAPABILITY_AM (capabilities {:?}): it cannot send Active Messages",
@@ -819,6 +857,11 @@ impl TmRef for TmPair {
     #[inline]
     fn remote_ep_index(&self) -> EpIndex {
         self.remote_index
+    }
+
+    #[inline]
+    fn local_has(&self, cap: EpCapabilities) -> bool {
+        self.ep.0.caps.contains(cap)
     }
 
     #[inline]

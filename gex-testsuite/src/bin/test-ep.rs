@@ -15,7 +15,8 @@
 //! endpoint must have received exactly what every (rank, endpoint) sent.
 //! Then the errors: no AM capability (registration, sends, payload
 //! queries), an index of `MAX_EPS` or more, a Long to an endpoint without a
-//! segment, RMA over a pair to a created endpoint, bad create arguments,
+//! segment, RMA over a pair to a created endpoint or from one without the
+//! RMA capability, bad create arguments,
 //! and creating more than `MAX_EPS` endpoints.
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
@@ -213,7 +214,7 @@ fn main() {
     let job = Job::start("TESTEP", 1 << 20);
     let (me, n) = (job.rank(), job.size());
     assert!(
-        long_at(8, 0, 0) + 8 <= job.seg.size(),
+        long_at(8, 0, 0) + 64 <= job.seg.size(),
         "test-ep's segment holds the Longs of up to 8 ranks"
     );
     assert!(n <= 8, "test-ep's segment holds the Longs of up to 8 ranks");
@@ -363,7 +364,7 @@ fn errors(job: &Job, ep1: &Ep, ep3: &Ep) {
     assert!(e.message().contains("has no bound segment"), "{e}");
 
     // RMA over a pair to a created endpoint: its segment is not known.
-    let e = ep1
+    let e = ep3
         .pair(2)
         .put_blocking(me, 0, &[1u8; 8][..], Flags::PEER_SEG_OFFSET)
         .unwrap_err();
@@ -372,16 +373,36 @@ fn errors(job: &Job, ep1: &Ep, ep3: &Ep) {
         ep1.pair(2).query_bound_segment(me, Flags::empty()).unwrap(),
         None
     );
-    // ... and to a primordial one from a created endpoint, it works.
+    // ... and to a primordial one from a created endpoint with the RMA
+    // capability, it works; without the capability, it is an error naming
+    // the endpoint, and nothing moves.
     let mut back = [0u8; 8];
-    let at = long_at(8, 0, 0);
-    ep1.pair(0)
+    let at = long_at(8, 0, 0) + 8 * me as usize;
+    ep3.pair(0)
         .put_blocking(me, at, &[5u8; 8][..], Flags::PEER_SEG_OFFSET)
-        .expect("put from a created endpoint to a primordial one");
-    ep1.pair(0)
+        .expect("put from a created RMA endpoint to a primordial one");
+    ep3.pair(0)
         .get_blocking(&mut back[..], me, at, Flags::PEER_SEG_OFFSET)
         .expect("get");
     assert_eq!(back, [5u8; 8]);
+    for e in [
+        ep1.pair(0)
+            .put_blocking(me, at, &[6u8; 8][..], Flags::PEER_SEG_OFFSET)
+            .unwrap_err(),
+        ep1.pair(0)
+            .put_nbi(me, at, &[6u8; 8][..], Lc::Now, Flags::PEER_SEG_OFFSET)
+            .unwrap_err(),
+        ep1.pair(0)
+            .get_blocking(&mut back[..], me, at, Flags::PEER_SEG_OFFSET)
+            .unwrap_err(),
+    ] {
+        assert!(
+            e.message().contains("endpoint 1") && e.message().contains("GEX_EP_CAPABILITY_RMA"),
+            "{e}"
+        );
+    }
+    job.seg.read(at, &mut back).unwrap();
+    assert_eq!(back, [5u8; 8], "a refused put wrote nothing");
 
     // Bad create arguments.
     let e = Ep::create(&job.client, EpCapabilities::empty(), Flags::empty()).unwrap_err();
