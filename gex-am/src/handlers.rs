@@ -1,12 +1,16 @@
 //! Handler registration (`gex_EP_RegisterHandlers`) and dispatch.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::layer::LayerAm;
 use gex_conduit::{AmSink, IncomingAm};
 use gex_core::context::{hsls_held, HandlerScope};
 use gex_core::{CData, Ep};
-use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Result, AM_INDEX_BASE, AM_MAX_ARGS};
+use gex_types::{
+    AmArg, AmCategory, AmIndex, EpCapabilities, EpIndex, Error, Flags, Result, AM_INDEX_BASE,
+    AM_MAX_ARGS, MAX_EPS,
+};
 
 use crate::token::{ReplyToken, RequestToken, Token, TokenCtx};
 use gex_core::internals::*;
@@ -277,6 +281,9 @@ impl AmLayer {
         if let Some(l) = ep.existing_layer_state::<AmLayer>() {
             return Ok(l);
         }
+        if !ep.capabilities().contains(EpCapabilities::AM) {
+            return Err(gex_core::ep_not_am_capable(ep));
+        }
         let mut created = false;
         let layer = ep
             .layer_state(|| {
@@ -289,9 +296,18 @@ impl AmLayer {
             })
             .ok_or_else(|| Error::bad_arg("endpoint state is owned by another layer"))?;
         if created {
-            // The runtime keeps the dispatcher for the life of the process.
+            // The table lives as long as the process (see `unsafe_static`);
+            // from now on messages for this endpoint's index run in it.
             let ptr: &'static AmLayer = unsafe_static(layer);
-            ep.runtime().install_sink(Box::new(Dispatch(ptr)))?;
+            let _ = EP_LAYERS[ep.index() as usize].set(ptr);
+            // One dispatcher per process, routing by endpoint index,
+            // installed by the first endpoint to register.
+            let rt = ep.runtime();
+            let _g = INSTALL.lock().unwrap_or_else(|p| p.into_inner());
+            if !SINK_INSTALLED.load(Ordering::Acquire) {
+                rt.install_sink(Box::new(Dispatch))?;
+                SINK_INSTALLED.store(true, Ordering::Release);
+            }
         }
         Ok(layer)
     }
@@ -357,13 +373,70 @@ fn unsafe_static(layer: &AmLayer) -> &'static AmLayer {
     unsafe { &*(layer as *const AmLayer) }
 }
 
-struct Dispatch(&'static AmLayer);
+/// The handler table of each endpoint index of this process, set when the
+/// endpoint first registers handlers (an endpoint index is never reused).
+static EP_LAYERS: [OnceLock<&'static AmLayer>; MAX_EPS] = [const { OnceLock::new() }; MAX_EPS];
+static INSTALL: Mutex<()> = Mutex::new(());
+static SINK_INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// The process's AM dispatcher: runs each message in the handler table of
+/// the endpoint it names.
+struct Dispatch;
 
 impl AmSink for Dispatch {
     #[inline]
     fn deliver(&self, msg: &IncomingAm<'_>) {
-        self.0.dispatch(msg)
+        // Both indices are untrusted; MAX_EPS is a power of two, so one
+        // comparison checks both.
+        if (msg.src_ep | msg.dest_ep) as usize >= MAX_EPS {
+            bad_endpoint(msg)
+        }
+        match EP_LAYERS[msg.dest_ep as usize].get() {
+            Some(layer) => layer.dispatch(msg),
+            None => bad_endpoint(msg),
+        }
     }
+}
+
+/// A message for an endpoint index that cannot run it (out of range, not
+/// created here, without the AM capability, no handler registered), or
+/// from an impossible source index: fatal, with the reason.
+#[cold]
+#[inline(never)]
+fn bad_endpoint(msg: &IncomingAm<'_>) -> ! {
+    let what = format!(
+        "an AM {} {} for handler {} from rank {} endpoint {} to endpoint {} of this rank",
+        msg.category.name(),
+        if msg.is_request { "request" } else { "reply" },
+        msg.handler,
+        msg.src,
+        msg.src_ep,
+        msg.dest_ep
+    );
+    let why = if msg.src_ep as usize >= MAX_EPS {
+        format!(
+            "the source endpoint index {} is impossible (GASNET_MAXEPS is {MAX_EPS})",
+            msg.src_ep
+        )
+    } else if msg.dest_ep as usize >= MAX_EPS {
+        format!(
+            "no process has endpoint index {} (GASNET_MAXEPS is {MAX_EPS})",
+            msg.dest_ep
+        )
+    } else {
+        match gex_core::local_ep_capabilities(msg.dest_ep as EpIndex) {
+            None => format!(
+                "this rank has not created endpoint {} (endpoints are created locally, not collectively: the sender must make sure the target endpoint exists, and has its handlers, before sending to it)",
+                msg.dest_ep
+            ),
+            Some(c) if !c.contains(EpCapabilities::AM) => format!(
+                "endpoint {} was created without GEX_EP_CAPABILITY_AM ({c:?})",
+                msg.dest_ep
+            ),
+            Some(_) => format!("endpoint {} has no handler registered", msg.dest_ep),
+        }
+    };
+    gex_core::fatal(&format!("{what}: {why}"))
 }
 
 impl AmLayer {
@@ -400,6 +473,7 @@ impl AmLayer {
             layer: self,
             entry,
             src: msg.src,
+            src_ep: msg.src_ep,
             category: msg.category,
         };
         let scope = HandlerScope::enter(msg.is_request);

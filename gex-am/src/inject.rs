@@ -5,15 +5,19 @@ use gex_conduit::{AmLimits, Injected, OutgoingAm, ZeroLen};
 use gex_core::internals::*;
 use gex_core::{segment_desc, Ep, Event, Lc, TmRef};
 use gex_types::{
-    AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result, AM_INDEX_BASE, AM_MAX_ARGS,
-    RANK_INVALID,
+    AmArg, AmCategory, AmIndex, EpIndex, EpLocation, Error, Flags, Rank, Result, AM_INDEX_BASE,
+    AM_MAX_ARGS, RANK_INVALID,
 };
 
-/// Where a message goes: the local endpoint and the peer's jobrank.
+/// Where a message goes: the local endpoint, the peer's jobrank and the
+/// endpoint index there.
 #[derive(Clone, Copy)]
 pub(crate) struct Dest<'a> {
     pub(crate) ep: &'a Ep,
     pub(crate) jobrank: Rank,
+    /// The endpoint index in the peer (below `MAX_EPS`, checked by
+    /// `TmRef::am_peer` or taken from an arrived message that was checked).
+    pub(crate) remote_ep: EpIndex,
     /// Whether the sender may name the library's reserved handler indices
     /// `[1, AM_INDEX_BASE)`: a layer's [`crate::LayerAm`], or a reply from
     /// one of a layer's own handlers. Client calls never may.
@@ -22,10 +26,11 @@ pub(crate) struct Dest<'a> {
 
 impl<'a> Dest<'a> {
     /// A destination for a client call (client handler indices only).
-    pub(crate) fn client(ep: &'a Ep, jobrank: Rank) -> Self {
+    pub(crate) fn client(ep: &'a Ep, to: EpLocation) -> Self {
         Dest {
             ep,
-            jobrank,
+            jobrank: to.rank,
+            remote_ep: to.ep_index,
             internal: false,
         }
     }
@@ -129,6 +134,14 @@ fn resolve_long(
     len: usize,
     flags: Flags,
 ) -> Result<usize> {
+    if d.remote_ep != 0 {
+        return Err(Error::bad_arg(format!(
+            "{}: the destination endpoint {} of rank {} has no bound segment (only primordial endpoints, index 0, have one): a Long with a payload cannot go there",
+            call(),
+            d.remote_ep,
+            d.jobrank
+        )));
+    }
     let seg = segment_desc(d.ep.runtime(), d.jobrank).unwrap_or_default();
     let is_offset = flags.contains(Flags::PEER_SEG_OFFSET);
     seg.offset_of(d.jobrank, dest_addr, len, is_offset, ZeroLen::InSegment)
@@ -213,8 +226,9 @@ pub(crate) fn send(
             dest_offset = resolve_long(call, d, dest_addr, payload.len(), flags)?;
         }
     }
-    let msg =
-        OutgoingAm::new(cat, is_request, handler, args, payload).to_offset(dest_offset, dest_addr);
+    let msg = OutgoingAm::new(cat, is_request, handler, args, payload)
+        .to_offset(dest_offset, dest_addr)
+        .between(d.ep.index(), d.remote_ep);
     match conduit.am_send(d.jobrank, &msg, flags.contains(Flags::IMMEDIATE), rt.sink())? {
         Injected::Sent => {
             // The payload was copied out at injection: locally complete.
@@ -235,7 +249,7 @@ pub(crate) fn send(
 pub(crate) fn request(
     call: &str,
     ep: &Ep,
-    jobrank: impl FnOnce() -> Result<Rank>,
+    to: impl FnOnce() -> Result<EpLocation>,
     internal: bool,
     cat: AmCategory,
     handler: AmIndex,
@@ -246,9 +260,11 @@ pub(crate) fn request(
     args: &[AmArg],
 ) -> Result<Injected> {
     gex_core::context::check_may_communicate(call)?;
+    let to = to()?;
     let d = Dest {
         ep,
-        jobrank: jobrank()?,
+        jobrank: to.rank,
+        remote_ep: to.ep_index,
         internal,
     };
     send(d, true, cat, handler, payload, dest_addr, lc, flags, args).map(crate::injected)
@@ -332,15 +348,8 @@ pub(crate) fn max_payload_tm<T: TmRef + ?Sized>(
     nargs: u32,
 ) -> Result<usize> {
     if rank != RANK_INVALID {
-        let jobrank = tm.jobrank_of(rank)?;
-        return max_payload(
-            Dest::client(tm.ep(), jobrank),
-            cat,
-            is_request,
-            lc,
-            flags,
-            nargs,
-        );
+        let to = tm.am_peer(rank)?;
+        return max_payload(Dest::client(tm.ep(), to), cat, is_request, lc, flags, nargs);
     }
     let call = format!(
         "gex_AM_Max{}{}",
@@ -348,12 +357,15 @@ pub(crate) fn max_payload_tm<T: TmRef + ?Sized>(
         cat.name()
     );
     check_query(&call, cat, is_request, lc, flags, nargs)?;
+    // The local endpoint and the remote index first (every tm has a rank
+    // 0): an error about them rather than "no endpoint".
+    tm.am_peer(0)?;
     let conduit = tm.ep().runtime().conduit();
     let mut least = usize::MAX;
     let mut r = 0;
     // Every rank the tm can address: stop at the first out-of-range rank.
-    while let Ok(j) = tm.jobrank_of(r) {
-        least = least.min(limit_of(conduit.am_limits(j), cat, is_request));
+    while let Ok(to) = tm.am_peer(r) {
+        least = least.min(limit_of(conduit.am_limits(to.rank), cat, is_request));
         r += 1;
     }
     if r == 0 {

@@ -10,7 +10,7 @@
 
 use gex_conduit::Injected;
 use gex_core::{Ep, Lc};
-use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result};
+use gex_types::{AmArg, AmCategory, AmIndex, EpLocation, Error, Flags, Rank, Result};
 
 use crate::inject::request;
 use gex_core::internals::*;
@@ -50,7 +50,7 @@ impl LayerAm {
 
     /// `jobrank`, if `handler` is one of this layer's and the rank is in
     /// the job.
-    fn check(&self, call: &str, jobrank: Rank, handler: AmIndex) -> Result<Rank> {
+    fn check(&self, call: &str, jobrank: Rank, handler: AmIndex) -> Result<EpLocation> {
         if handler >= 128 || self.indices & (1u128 << handler) == 0 {
             return Err(Error::bad_arg(format!(
                 "{call}: handler index {handler} was not registered by this layer"
@@ -62,7 +62,11 @@ impl LayerAm {
                 "{call}: rank {jobrank} is not in the job of {size} ranks"
             )));
         }
-        Ok(jobrank)
+        // A layer's handlers are on the primordial endpoints.
+        Ok(EpLocation {
+            rank: jobrank,
+            ep_index: 0,
+        })
     }
 
     /// A Short request to one of this layer's handlers at `jobrank`.

@@ -78,7 +78,7 @@ pub trait AmRequest: TmRef {
         inject::request(
             "gex_AM_RequestShort",
             self.ep(),
-            || self.jobrank_of(rank),
+            || self.am_peer(rank),
             false,
             AmCategory::Short,
             handler,
@@ -105,7 +105,7 @@ pub trait AmRequest: TmRef {
         inject::request(
             "gex_AM_RequestMedium",
             self.ep(),
-            || self.jobrank_of(rank),
+            || self.am_peer(rank),
             false,
             AmCategory::Medium,
             handler,
@@ -135,7 +135,7 @@ pub trait AmRequest: TmRef {
         inject::request(
             "gex_AM_RequestLong",
             self.ep(),
-            || self.jobrank_of(rank),
+            || self.am_peer(rank),
             false,
             AmCategory::Long,
             handler,
@@ -179,7 +179,7 @@ pub trait AmRequest: TmRef {
         flags: Flags,
         nargs: u32,
     ) -> Result<Option<SrcDesc<'b>>> {
-        let d = Dest::client(self.ep(), self.jobrank_of(rank)?);
+        let d = Dest::client(self.ep(), self.am_peer(rank)?);
         SrcDesc::prepare(
             d,
             true,
@@ -206,7 +206,7 @@ pub trait AmRequest: TmRef {
         flags: Flags,
         nargs: u32,
     ) -> Result<Option<SrcDesc<'b>>> {
-        let d = Dest::client(self.ep(), self.jobrank_of(rank)?);
+        let d = Dest::client(self.ep(), self.am_peer(rank)?);
         SrcDesc::prepare(
             d,
             true,

@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 
 use gex_core::{Ep, Lc};
-use gex_types::{AmArg, AmCategory, AmIndex, Flags, Rank, Result, Ti, AM_INDEX_BASE};
+use gex_types::{AmArg, AmCategory, AmIndex, EpIndex, Flags, Rank, Result, Ti, AM_INDEX_BASE};
 
 use crate::handlers::{AmLayer, HandlerEntry};
 use crate::inject::{self, Dest, LcOpt};
@@ -15,6 +15,9 @@ pub(crate) struct TokenCtx<'a> {
     pub(crate) layer: &'a AmLayer,
     pub(crate) entry: &'a HandlerEntry,
     pub(crate) src: Rank,
+    /// The sending endpoint's index in its process (checked below
+    /// `MAX_EPS` by the dispatcher): where a reply goes.
+    pub(crate) src_ep: EpIndex,
     pub(crate) category: AmCategory,
 }
 
@@ -23,6 +26,9 @@ pub(crate) struct TokenCtx<'a> {
 pub struct TokenInfo<'a> {
     /// The sender's jobrank.
     pub srcrank: Rank,
+    /// The sending endpoint's index in its process (an extension: the
+    /// spec's struct has "at least" its fields). A reply goes to it.
+    pub src_ep_index: EpIndex,
     /// The receiving endpoint.
     pub ep: &'a Ep,
     /// The running handler's registration.
@@ -37,6 +43,7 @@ impl<'a> TokenCtx<'a> {
     fn info(&self, is_req: bool) -> TokenInfo<'a> {
         TokenInfo {
             srcrank: self.src,
+            src_ep_index: self.src_ep,
             ep: &self.layer.ep,
             entry: self.entry,
             is_req,
@@ -86,12 +93,20 @@ impl Replied<'_> {
 
 impl std::fmt::Debug for RequestToken<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "RequestToken(from rank {})", self.ctx.src)
+        write!(
+            f,
+            "RequestToken(from rank {} endpoint {})",
+            self.ctx.src, self.ctx.src_ep
+        )
     }
 }
 impl std::fmt::Debug for ReplyToken<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ReplyToken(from rank {})", self.ctx.src)
+        write!(
+            f,
+            "ReplyToken(from rank {} endpoint {})",
+            self.ctx.src, self.ctx.src_ep
+        )
     }
 }
 impl std::fmt::Debug for Replied<'_> {
@@ -123,6 +138,11 @@ impl<'a> ReplyToken<'a> {
     pub fn src_rank(&self) -> Rank {
         self.ctx.src
     }
+
+    /// The sending endpoint's index in its process (where a reply goes).
+    pub fn src_ep_index(&self) -> EpIndex {
+        self.ctx.src_ep
+    }
 }
 
 impl<'a> RequestToken<'a> {
@@ -149,10 +169,16 @@ impl<'a> RequestToken<'a> {
         self.ctx.src
     }
 
+    /// The sending endpoint's index in its process (where a reply goes).
+    pub fn src_ep_index(&self) -> EpIndex {
+        self.ctx.src_ep
+    }
+
     fn dest(&self) -> Dest<'a> {
         Dest {
             ep: &self.ctx.layer.ep,
             jobrank: self.ctx.src,
+            remote_ep: self.ctx.src_ep,
             // A layer's handler replies to its own layer's handlers; a
             // client's handler only to client indices.
             internal: self.ctx.entry.index < AM_INDEX_BASE,
@@ -312,6 +338,14 @@ impl<'a> Token<'a> {
         match self {
             Token::Request(t) => t.src_rank(),
             Token::Reply(t) => t.src_rank(),
+        }
+    }
+
+    /// The sending endpoint's index in its process.
+    pub fn src_ep_index(&self) -> EpIndex {
+        match self {
+            Token::Request(t) => t.src_ep_index(),
+            Token::Reply(t) => t.src_ep_index(),
         }
     }
 

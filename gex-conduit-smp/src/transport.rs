@@ -9,7 +9,7 @@ use gex_bootstrap::Bootstrap;
 use gex_conduit::{
     AmLimits, AmSink, IncomingAm, Injected, OutgoingAm, PollScope, SegmentDesc, ZeroLen,
 };
-use gex_types::{AmArg, AmCategory, Error, Rank, Result, AM_MAX_ARGS};
+use gex_types::{AmArg, AmCategory, EpIndex, Error, Rank, Result, AM_MAX_ARGS};
 
 use crate::lock::SpinLock;
 use crate::ring::{self, align_up, ring_bytes, Consumer, Producer};
@@ -24,8 +24,17 @@ pub const MAX_MEDIUM: usize = 64 << 10;
 pub const MAX_LONG: usize = 1 << 20;
 /// Messages drained from one ring per poll before moving to the next.
 const POLL_BATCH: usize = 64;
-/// Bytes before the arguments: ring header (8) and AM header (8).
+/// Bytes before the arguments: ring header (8) and AM header (8). The AM
+/// header is: category (1), destination endpoint index (1), handler (1),
+/// argument count (1), and a little-endian word of the payload length
+/// (low 24 bits) and the source endpoint index (high 8 bits). Whether the
+/// record is a request or a reply is which ring it is in.
 const AM_HEADER: usize = 16;
+/// The payload length's bits in the AM header's last word.
+const PLEN_MASK: u32 = (1 << 24) - 1;
+const _: () = assert!(MAX_MEDIUM <= PLEN_MASK as usize);
+const _: () = assert!(MAX_LONG <= PLEN_MASK as usize);
+const _: () = assert!(gex_types::MAX_EPS <= 256);
 
 /// An inbound ring and what this process knows of it without touching
 /// shared memory beyond the producer's tail.
@@ -300,9 +309,11 @@ impl SmpTransport {
         unsafe {
             let start = rec.body.sub(8);
             let cat = *start.add(8);
+            let dest_ep = *start.add(9);
             let handler = *start.add(10);
             let nargs = (*start.add(11) as usize).min(AM_MAX_ARGS);
-            let plen = (start.add(12) as *const u32).read() as usize;
+            let word = (start.add(12) as *const u32).read();
+            let (plen, src_ep) = ((word & PLEN_MASK) as usize, (word >> 24) as u8);
             let args = std::slice::from_raw_parts(start.add(AM_HEADER) as *const AmArg, nargs);
             let after = align_up(AM_HEADER + 4 * nargs);
             let category = AmCategory::from_u8(cat).unwrap_or_else(|| {
@@ -329,9 +340,10 @@ impl SmpTransport {
                     }
                 }
             };
-            sink.deliver(&IncomingAm::new(
-                src, category, is_request, handler, args, payload, dest_addr,
-            ));
+            sink.deliver(
+                &IncomingAm::new(src, category, is_request, handler, args, payload, dest_addr)
+                    .between(EpIndex::from(src_ep), EpIndex::from(dest_ep)),
+            );
         }
     }
 
@@ -347,10 +359,10 @@ impl SmpTransport {
         unsafe {
             let start = b.sub(8);
             *start.add(8) = msg.category as u8;
-            *start.add(9) = msg.is_request as u8;
+            *start.add(9) = msg.dest_ep as u8;
             *start.add(10) = msg.handler;
             *start.add(11) = msg.args.len() as u8;
-            (start.add(12) as *mut u32).write(msg.payload.len() as u32);
+            (start.add(12) as *mut u32).write(msg.payload.len() as u32 | (msg.src_ep << 24));
             std::ptr::copy_nonoverlapping(
                 msg.args.as_ptr() as *const u8,
                 start.add(AM_HEADER),

@@ -1254,6 +1254,12 @@ impl UdpConduit {
         // A zero-byte Long names no memory (its dest_addr goes to the
         // handler as sent, any value): nothing to check or place.
         if am.category == AmCategory::Long && len > 0 {
+            if am.dest_ep != 0 {
+                gex_bootstrap::fatal(&format!(
+                    "udp conduit: a Long AM from rank {src} for endpoint {} of this rank, which has no bound segment (only the primordial endpoint, index 0, has one)",
+                    am.dest_ep
+                ));
+            }
             let Some(&(base, size)) = self.link.segment.get() else {
                 gex_bootstrap::fatal(&format!(
                     "udp conduit: a Long AM from rank {src} arrived before this rank attached a segment"
@@ -1279,15 +1285,18 @@ impl UdpConduit {
                 payload = std::slice::from_raw_parts(dst, len);
             }
         }
-        sink.deliver(&IncomingAm::new(
-            src,
-            am.category,
-            am.is_request,
-            am.handler,
-            &am.args[..am.nargs],
-            payload,
-            am.dest_addr,
-        ));
+        sink.deliver(
+            &IncomingAm::new(
+                src,
+                am.category,
+                am.is_request,
+                am.handler,
+                &am.args[..am.nargs],
+                payload,
+                am.dest_addr,
+            )
+            .between(am.src_ep, am.dest_ep),
+        );
     }
 
     /// Sends a message of `len` bytes that `fill` encodes to `dest` over

@@ -7,6 +7,9 @@
 //! | 1 | handler index |
 //! | 1 | argument count (0..=16) |
 //! | 4 | payload length (LE) |
+//! | 1 | sending endpoint's index (below `gex_types::MAX_EPS`) |
+//! | 1 | destination endpoint's index (below `gex_types::MAX_EPS`) |
+//! | 2 | 0 |
 //! | 16 | Long only: destination offset in the target segment, destination as named (LE u64 each) |
 //! | 4 × nargs | arguments (LE i32) |
 //! | len | payload |
@@ -27,7 +30,10 @@
 //! | len | payload |
 
 use gex_conduit::OutgoingAm;
-use gex_types::{AmArg, AmCategory, AmIndex, AM_MAX_ARGS};
+use gex_types::{AmArg, AmCategory, AmIndex, EpIndex, AM_MAX_ARGS};
+
+/// Bytes of an AM's header before a Long's destination and the arguments.
+pub const AM_HEADER: usize = 12;
 
 /// An AM decoded from a message; the payload borrows the message.
 #[derive(Debug, PartialEq, Eq)]
@@ -38,6 +44,10 @@ pub struct Am<'a> {
     pub is_request: bool,
     /// Handler index.
     pub handler: AmIndex,
+    /// The sending endpoint's index (as the bytes say: unchecked).
+    pub src_ep: EpIndex,
+    /// The destination endpoint's index (as the bytes say: unchecked).
+    pub dest_ep: EpIndex,
     /// Arguments.
     pub args: [AmArg; AM_MAX_ARGS],
     /// Number of arguments.
@@ -68,7 +78,7 @@ pub fn encoded_len(msg: &OutgoingAm<'_>) -> usize {
 /// `len`-byte payload.
 pub fn encoded_len_of(category: AmCategory, nargs: usize, len: usize) -> usize {
     let long = if category == AmCategory::Long { 16 } else { 0 };
-    8 + long + 4 * nargs + len
+    AM_HEADER + long + 4 * nargs + len
 }
 
 /// Appends the encoding of `msg` ([`encoded_len`] bytes) to `out`.
@@ -78,6 +88,8 @@ pub fn encode_append(msg: &OutgoingAm<'_>, out: &mut Vec<u8>) {
     out.push(msg.handler);
     out.push(msg.args.len() as u8);
     out.extend_from_slice(&(msg.payload.len() as u32).to_le_bytes());
+    // Indices below MAX_EPS <= 256 (the AM layer's guarantee).
+    out.extend_from_slice(&[msg.src_ep as u8, msg.dest_ep as u8, 0, 0]);
     if msg.category == AmCategory::Long {
         out.extend_from_slice(&(msg.dest_offset as u64).to_le_bytes());
         out.extend_from_slice(&(msg.dest_addr as u64).to_le_bytes());
@@ -205,9 +217,14 @@ pub fn long_payload(first: &[u8]) -> Option<(usize, usize, usize)> {
     if nargs > AM_MAX_ARGS {
         return None;
     }
+    // Only the primordial endpoint has a bound segment: a Long for another
+    // one is not placed, so that delivery reports it with nothing written.
+    if *first.get(9)? != 0 {
+        return None;
+    }
     let len = u32::from_le_bytes(first.get(4..8)?.try_into().ok()?) as usize;
-    let off = u64::from_le_bytes(first.get(8..16)?.try_into().ok()?) as usize;
-    let start = 24 + 4 * nargs;
+    let off = u64::from_le_bytes(first.get(AM_HEADER..AM_HEADER + 8)?.try_into().ok()?) as usize;
+    let start = AM_HEADER + 16 + 4 * nargs;
     (first.len() >= start).then_some((start, len, off))
 }
 
@@ -244,12 +261,16 @@ fn parse_header(b: &[u8]) -> Option<(Am<'static>, usize, usize)> {
         return None;
     }
     let len = u32::from_le_bytes(b.get(4..8)?.try_into().ok()?) as usize;
-    let mut at = 8;
+    let (src_ep, dest_ep) = (EpIndex::from(*b.get(8)?), EpIndex::from(*b.get(9)?));
+    if b.get(10..12)? != [0, 0] {
+        return None;
+    }
+    let mut at = AM_HEADER;
     let (mut dest_offset, mut dest_addr) = (0, 0);
     if category == AmCategory::Long {
-        dest_offset = u64::from_le_bytes(b.get(8..16)?.try_into().ok()?) as usize;
-        dest_addr = u64::from_le_bytes(b.get(16..24)?.try_into().ok()?) as usize;
-        at = 24;
+        dest_offset = u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?) as usize;
+        dest_addr = u64::from_le_bytes(b.get(at + 8..at + 16)?.try_into().ok()?) as usize;
+        at += 16;
     }
     let mut args = [0; AM_MAX_ARGS];
     for a in args.iter_mut().take(nargs) {
@@ -261,6 +282,8 @@ fn parse_header(b: &[u8]) -> Option<(Am<'static>, usize, usize)> {
             category,
             is_request,
             handler,
+            src_ep,
+            dest_ep,
             args,
             nargs,
             dest_offset,
@@ -323,10 +346,13 @@ mod tests {
         fn round_trip(cat in 0u8..3, req: bool, handler: u8,
                       args in proptest::collection::vec(any::<i32>(), 0..=16),
                       payload in proptest::collection::vec(any::<u8>(), 0..300),
-                      off: u32, dest: u64) {
+                      off: u32, dest: u64,
+                      src_ep in 0..gex_types::MAX_EPS as EpIndex,
+                      dest_ep in 0..gex_types::MAX_EPS as EpIndex) {
             let category = AmCategory::from_u8(cat).unwrap();
             let payload = if category == AmCategory::Short { vec![] } else { payload };
-            let mut msg = OutgoingAm::new(category, req, handler, &args, &payload);
+            let mut msg = OutgoingAm::new(category, req, handler, &args, &payload)
+                .between(src_ep, dest_ep);
             if category == AmCategory::Long {
                 msg = msg.to_offset(off as usize, dest as usize);
             }
@@ -336,8 +362,13 @@ mod tests {
             prop_assert_eq!(am.category, category);
             prop_assert_eq!(am.is_request, req);
             prop_assert_eq!(am.handler, handler);
+            prop_assert_eq!((am.src_ep, am.dest_ep), (src_ep, dest_ep));
             prop_assert_eq!(&am.args[..am.nargs], &args[..]);
             prop_assert_eq!(am.payload, &payload[..]);
+            // The padding after the endpoint indices must be zero.
+            let mut bad = buf.clone();
+            bad[10] = 1;
+            prop_assert!(decode(&bad).is_none());
             prop_assert_eq!(am.dest_offset, msg.dest_offset);
             prop_assert_eq!(am.dest_addr, msg.dest_addr);
         }
@@ -348,7 +379,8 @@ mod tests {
                       len in 0usize..5000, off: u32, dest: u64) {
             let payload = vec![9u8; len];
             let msg = OutgoingAm::new(AmCategory::Long, true, handler, &args, &payload)
-                .to_offset(off as usize, dest as usize);
+                .to_offset(off as usize, dest as usize)
+                .between(3, 0);
             let mut buf = Vec::new();
             encode(&msg, &mut buf);
             let (start, plen, poff) = long_payload(&buf).unwrap();
@@ -358,6 +390,14 @@ mod tests {
             prop_assert_eq!(plen, len);
             prop_assert_eq!(&am.args[..am.nargs], &args[..]);
             prop_assert_eq!((am.handler, am.dest_offset, am.dest_addr), (handler, off as usize, dest as usize));
+            prop_assert_eq!((am.src_ep, am.dest_ep), (3, 0));
+            // A Long for another endpoint (no bound segment) is never placed.
+            let to_ep1 = OutgoingAm::new(AmCategory::Long, true, handler, &args, &payload)
+                .to_offset(off as usize, dest as usize)
+                .between(3, 1);
+            let mut buf1 = Vec::new();
+            encode(&to_ep1, &mut buf1);
+            prop_assert!(long_payload(&buf1).is_none());
             prop_assert!(am.payload.is_empty());
             prop_assert!(decode_placed(&buf).is_none() || len == 0);
         }

@@ -26,6 +26,9 @@
 //! * delivers arrived messages to an [`AmSink`] when polled
 //!   ([`Conduit::poll`], with the [`PollScope`] the caller allows), one
 //!   [`IncomingAm`] each; a Long's payload is already in the bound segment;
+//! * carries the source and destination endpoint indices of every message
+//!   ([`OutgoingAm::between`], [`IncomingAm::between`]): the AM layer
+//!   dispatches by the destination index and replies to the source index;
 //! * creates and publishes segments ([`Conduit::attach_segment`], a
 //!   collective returning every rank's [`SegmentDesc`]); a conduit that maps
 //!   a peer's segment into this process says so in
@@ -73,7 +76,7 @@ pub use gex_bootstrap::os::shm;
 
 pub use range::{fits, RangeError, ZeroLen};
 
-use gex_types::{AmArg, AmCategory, AmIndex, Rank, Result};
+use gex_types::{AmArg, AmCategory, AmIndex, EpIndex, Rank, Result};
 
 use gex_bootstrap::Bootstrap;
 
@@ -145,6 +148,13 @@ pub struct OutgoingAm<'a> {
     /// Long only: the destination as the initiator named it (address or
     /// offset), passed to the handler unchanged.
     pub dest_addr: usize,
+    /// The sending endpoint's index in this process (a reply goes back to
+    /// it). Below `gex_types::MAX_EPS`, so it fits one byte on the wire.
+    pub src_ep: EpIndex,
+    /// The index of the endpoint in the target process whose handler table
+    /// runs the message. Below `gex_types::MAX_EPS`; whether the target has
+    /// it is for the target to check.
+    pub dest_ep: EpIndex,
 }
 
 impl<'a> OutgoingAm<'a> {
@@ -165,6 +175,21 @@ impl<'a> OutgoingAm<'a> {
             payload,
             dest_offset: 0,
             dest_addr: 0,
+            src_ep: 0,
+            dest_ep: 0,
+        }
+    }
+
+    /// This message from endpoint `src_ep` of this process to endpoint
+    /// `dest_ep` of the target (both 0, the primordial endpoints, unless
+    /// set): both must be below `gex_types::MAX_EPS`.
+    #[inline]
+    pub fn between(self, src_ep: EpIndex, dest_ep: EpIndex) -> OutgoingAm<'a> {
+        debug_assert!((src_ep | dest_ep) < gex_types::MAX_EPS as EpIndex);
+        OutgoingAm {
+            src_ep,
+            dest_ep,
+            ..self
         }
     }
 
@@ -198,6 +223,12 @@ pub struct IncomingAm<'a> {
     pub payload: &'a [u8],
     /// Long only: the destination as the initiator named it.
     pub dest_addr: usize,
+    /// The sending endpoint's index in the sender's process, as the
+    /// message says (untrusted: the AM layer checks it).
+    pub src_ep: EpIndex,
+    /// The index of the endpoint in this process the message is for, as
+    /// the message says (untrusted: the AM layer checks that it exists).
+    pub dest_ep: EpIndex,
 }
 
 impl<'a> IncomingAm<'a> {
@@ -220,6 +251,19 @@ impl<'a> IncomingAm<'a> {
             args,
             payload,
             dest_addr,
+            src_ep: 0,
+            dest_ep: 0,
+        }
+    }
+
+    /// This message from endpoint `src_ep` of the sender to endpoint
+    /// `dest_ep` of this process, as the wire says (unchecked).
+    #[inline]
+    pub fn between(self, src_ep: EpIndex, dest_ep: EpIndex) -> IncomingAm<'a> {
+        IncomingAm {
+            src_ep,
+            dest_ep,
+            ..self
         }
     }
 }
@@ -766,6 +810,18 @@ mod interface_tests {
         );
         let short = OutgoingAm::new(AmCategory::Short, false, 201, &[], &[]);
         assert_eq!((short.dest_offset, short.dest_addr), (0, 0));
+        // Between primordial endpoints unless set; `between` keeps the rest.
+        assert_eq!((short.src_ep, short.dest_ep), (0, 0));
+        let m2 = m.between(3, 31);
+        assert_eq!((m2.src_ep, m2.dest_ep, m2.dest_offset), (3, 31, 16));
+        let args = [5];
+        let inc = IncomingAm::new(2, AmCategory::Short, true, 202, &args, &[], 0);
+        assert_eq!((inc.src_ep, inc.dest_ep), (0, 0));
+        let inc = inc.between(7, 1);
+        assert_eq!(
+            (inc.src, inc.src_ep, inc.dest_ep, inc.args),
+            (2, 7, 1, &args[..])
+        );
         let l = AmLimits::new(1, 2, 3, 4).min(AmLimits::new(4, 3, 2, 1));
         assert_eq!(l, AmLimits::new(1, 2, 2, 1));
     }

@@ -3,9 +3,13 @@
 
 use std::any::Any;
 use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use gex_types::{valid_client_name, EpIndex, EpLocation, Error, Flags, Rank, Result, RANK_INVALID};
+use gex_types::{
+    valid_client_name, EpCapabilities, EpIndex, EpLocation, Error, Flags, Rank, Result, MAX_EPS,
+    RANK_INVALID,
+};
 
 use crate::bootstrap::Bootstrap;
 use crate::conduit::{ConduitFactory, RangeError, SegmentDesc, ZeroLen};
@@ -66,6 +70,9 @@ struct ClientInner {
     flags: Flags,
     rt: &'static Runtime,
     cdata: CDataSlot,
+    /// Endpoints made so far (the primordial one included): the next
+    /// `gex_EP_Create` gets this index.
+    ep_count: Mutex<EpIndex>,
 }
 
 /// A client of the library (`gex_Client_t`).
@@ -76,6 +83,7 @@ struct EpInner {
     client: Client,
     index: EpIndex,
     flags: Flags,
+    caps: EpCapabilities,
     segment: OnceLock<Segment>,
     cdata: CDataSlot,
     /// Layer state hung on the endpoint (the AM layer's handler table).
@@ -162,8 +170,49 @@ pub struct BoundSegment {
 pub trait TmRef {
     /// The local endpoint.
     fn ep(&self) -> &Ep;
-    /// The jobrank named by `rank`, checked.
+    /// The jobrank named by `rank`, checked, for a call that addresses
+    /// the peer endpoint's bound segment: over a TM-pair naming another
+    /// endpoint than the primordial one this is an error, since only the
+    /// primordial endpoints' segments are known across processes.
     fn jobrank_of(&self, rank: Rank) -> Result<Rank>;
+
+    /// Whether the local endpoint has `cap` (always for a team: every team
+    /// is over primordial endpoints, which have every capability).
+    #[inline(always)]
+    fn local_has(&self, cap: EpCapabilities) -> bool {
+        let _ = cap;
+        true
+    }
+
+    /// An error naming the local endpoint and `call` unless the endpoint
+    /// was created with `cap` (see [`TmRef::local_has`]).
+    #[inline(always)]
+    fn require_local(&self, call: &str, cap: EpCapabilities) -> Result<()> {
+        if self.local_has(cap) {
+            Ok(())
+        } else {
+            Err(lacks_capability(self.ep(), call, cap))
+        }
+    }
+
+    /// The endpoint index this names in every peer (0 for a team: every
+    /// team is over primordial endpoints).
+    #[inline(always)]
+    fn remote_ep_index(&self) -> EpIndex {
+        0
+    }
+
+    /// The (jobrank, endpoint index) an Active Message to `rank` goes to,
+    /// checked: the local endpoint may send Active Messages
+    /// (`GEX_EP_CAPABILITY_AM`), `rank` is in range and the index below
+    /// [`MAX_EPS`]. For a team, `jobrank_of` and the primordial endpoint.
+    #[inline(always)]
+    fn am_peer(&self, rank: Rank) -> Result<EpLocation> {
+        Ok(EpLocation {
+            rank: self.jobrank_of(rank)?,
+            ep_index: 0,
+        })
+    }
 
     /// The bound segment of the endpoint named by `(self, rank)`
     /// (`gex_EP_QueryBoundSegmentNB`). `Ok(None)` when it has none. Every
@@ -184,6 +233,22 @@ pub trait TmRef {
             return Err(Error::bad_arg(format!(
                 "{CALL}: GEX_RANK_INVALID is not permitted"
             )));
+        }
+        let index = self.remote_ep_index();
+        if index != 0 {
+            // Only primordial segments are known across processes: the
+            // spec's "unsuccessful" query (size 0) for any other endpoint.
+            let jobsize = self.ep().runtime().jobsize();
+            if rank >= jobsize {
+                return Err(not_in_job(rank, jobsize));
+            }
+            if index as usize >= MAX_EPS {
+                return Err(Error::bad_arg(format!(
+                    "{CALL}: {}",
+                    bad_ep_index(index, rank)
+                )));
+            }
+            return Ok(None);
         }
         let jr = self.jobrank_of(rank)?;
         let rt = self.ep().0.client.0.rt;
@@ -220,7 +285,11 @@ impl fmt::Debug for Tm {
 }
 impl fmt::Debug for TmPair {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "TmPair(remote index {})", self.remote_index)
+        write!(
+            f,
+            "TmPair(local index {}, remote index {})",
+            self.ep.0.index, self.remote_index
+        )
     }
 }
 impl fmt::Debug for Segment {
@@ -328,11 +397,14 @@ impl Client {
             flags,
             rt,
             cdata: CDataSlot::default(),
+            ep_count: Mutex::new(1),
         }));
+        EP_CAPS[0].store(CREATED | EpCapabilities::ALL.bits(), Ordering::Release);
         let ep = Ep(Arc::new(EpInner {
             client: client.clone(),
             index: 0,
             flags: Flags::empty(),
+            caps: EpCapabilities::ALL,
             segment: OnceLock::new(),
             cdata: CDataSlot::default(),
             ext: LayerSlot::default(),
@@ -380,7 +452,88 @@ impl Client {
     }
 }
 
+/// What each endpoint index of this process was created with: 0 for an
+/// index not created yet, else [`CREATED`] and the capabilities' bits.
+/// Read on error paths, to say why a message for an index cannot run.
+static EP_CAPS: [AtomicU32; MAX_EPS] = [const { AtomicU32::new(0) }; MAX_EPS];
+const CREATED: u32 = 1 << 31;
+
+/// The capabilities endpoint `index` of this process was created with, or
+/// `None` if this process has not created it (yet).
+///
+/// For layer and conduit authors: the AM layer names the reason when a
+/// message arrives for an endpoint that cannot run it.
+#[doc(hidden)]
+pub fn local_ep_capabilities(index: EpIndex) -> Option<EpCapabilities> {
+    let v = EP_CAPS.get(index as usize)?.load(Ordering::Acquire);
+    (v & CREATED != 0).then(|| EpCapabilities::from_bits_truncate(v))
+}
+
 impl Ep {
+    /// Creates an endpoint of `client` (`gex_EP_Create`), with the next
+    /// free index (1, 2, ... in order of creation in this process; at most
+    /// [`MAX_EPS`] endpoints in all, the primordial one included).
+    ///
+    /// Not collective: peers reach it through a TM-pair naming its index
+    /// ([`Ep::pair`]), so the program must make sure it exists (and, for
+    /// Active Messages, has its handlers registered) before any peer sends
+    /// to it; a message for an index this process has not created is a
+    /// fatal error naming the index and the sender.
+    ///
+    /// `capabilities` is a non-empty subset of [`EpCapabilities::ALL`]:
+    /// `AM` lets it register handlers and send and receive Active
+    /// Messages. A created endpoint has no bound segment, so RMA, VIS and
+    /// atomics over a pair cannot target it yet, and it belongs to no team,
+    /// so collectives, `Segment::attach` and atomic domains (which take a
+    /// team) are for the primordial endpoint only. `flags` must be empty
+    /// (the spec's "zero is currently required").
+    pub fn create(client: &Client, capabilities: EpCapabilities, flags: Flags) -> Result<Ep> {
+        const CALL: &str = "gex_EP_Create";
+        context::check_may_communicate(CALL)?;
+        if capabilities.is_empty() || !EpCapabilities::ALL.contains(capabilities) {
+            return Err(Error::bad_arg(format!(
+                "{CALL}: capabilities {:#x} must be a non-empty combination of GEX_EP_CAPABILITY_{{RMA,AM,VIS,COLL,AD}}",
+                capabilities.bits()
+            )));
+        }
+        if !flags.is_empty() {
+            return Err(Error::bad_arg(format!(
+                "{CALL}: flags must be 0, got {flags:?}"
+            )));
+        }
+        let mut count = client.0.ep_count.lock().unwrap_or_else(|p| p.into_inner());
+        let index = *count;
+        if index as usize >= MAX_EPS {
+            return Err(Error::resource(format!(
+                "{CALL}: this process already has GASNET_MAXEPS = {MAX_EPS} endpoints (the primordial one included)"
+            )));
+        }
+        *count += 1;
+        EP_CAPS[index as usize].store(CREATED | capabilities.bits(), Ordering::Release);
+        Ok(Ep(Arc::new(EpInner {
+            client: client.clone(),
+            index,
+            flags,
+            caps: capabilities,
+            segment: OnceLock::new(),
+            cdata: CDataSlot::default(),
+            ext: LayerSlot::default(),
+        })))
+    }
+
+    /// The capabilities the endpoint was created with (every one for the
+    /// primordial endpoint).
+    #[inline]
+    pub fn capabilities(&self) -> EpCapabilities {
+        self.0.caps
+    }
+
+    /// Whether this is the primordial endpoint (index 0).
+    #[inline]
+    pub fn is_primordial(&self) -> bool {
+        self.0.index == 0
+    }
+
     /// The owning client (`gex_EP_QueryClient`).
     pub fn client(&self) -> &Client {
         &self.0.client
@@ -433,7 +586,10 @@ impl Ep {
     }
 
     /// A TM-pair naming endpoint `remote_index` of any process, to be used
-    /// with a jobrank (`gex_TM_Pair`).
+    /// with a jobrank (`gex_TM_Pair`). Not checked here (the call cannot
+    /// fail): an index of [`MAX_EPS`] or more is an error in each call
+    /// that uses the pair; an index below it that the peer has not created
+    /// is the program's error, found by the peer (see [`Ep::create`]).
     pub fn pair(&self, remote_index: EpIndex) -> TmPair {
         TmPair {
             ep: self.clone(),
@@ -619,10 +775,58 @@ fn not_in_job(rank: Rank, jobsize: Rank) -> Error {
 
 #[cold]
 #[inline(never)]
-fn no_such_ep(index: EpIndex, rank: Rank) -> Error {
+fn bad_ep_index(index: EpIndex, rank: Rank) -> String {
+    format!(
+        "TM-pair to endpoint index {index} of rank {rank}: no process has such an endpoint (GASNET_MAXEPS is {MAX_EPS})"
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn no_segment_ep(index: EpIndex, rank: Rank) -> Error {
+    if index as usize >= MAX_EPS {
+        return Error::bad_arg(bad_ep_index(index, rank));
+    }
     Error::bad_arg(format!(
-        "no endpoint with index {index} exists on rank {rank}: only the primordial endpoint (index 0) is supported"
+        "TM-pair to endpoint index {index} of rank {rank}: that endpoint has no bound segment known to this process (only the primordial endpoints' segments, from gex_Segment_Attach, are; created endpoints are reached by Active Messages)"
     ))
+}
+
+#[cold]
+#[inline(never)]
+fn lacks_capability(ep: &Ep, call: &str, cap: EpCapabilities) -> Error {
+    let name = match cap {
+        EpCapabilities::RMA => "RMA",
+        EpCapabilities::AM => "AM",
+        EpCapabilities::VIS => "VIS",
+        EpCapabilities::COLL => "COLL",
+        EpCapabilities::AD => "AD",
+        _ => "ALL",
+    };
+    Error::bad_arg(format!(
+        "{call}: endpoint {} of rank {} was created without GEX_EP_CAPABILITY_{name} (capabilities {:?})",
+        ep.0.index,
+        ep.runtime().jobrank(),
+        ep.0.caps
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn not_am_capable(ep: &Ep) -> Error {
+    Error::bad_arg(format!(
+        "endpoint {} of rank {} was created without GEX_EP_CAPABILITY_AM (capabilities {:?}): it cannot send Active Messages",
+        ep.0.index,
+        ep.runtime().jobrank(),
+        ep.0.caps
+    ))
+}
+
+/// The error of an Active Message call on an endpoint without the AM
+/// capability, naming it. For the AM layer.
+#[doc(hidden)]
+pub fn ep_not_am_capable(ep: &Ep) -> Error {
+    not_am_capable(ep)
 }
 
 impl TmPair {
@@ -645,9 +849,37 @@ impl TmRef for TmPair {
             return Err(not_in_job(rank, jobsize));
         }
         if self.remote_index != 0 {
-            return Err(no_such_ep(self.remote_index, rank));
+            return Err(no_segment_ep(self.remote_index, rank));
         }
         Ok(rank)
+    }
+
+    #[inline]
+    fn remote_ep_index(&self) -> EpIndex {
+        self.remote_index
+    }
+
+    #[inline]
+    fn local_has(&self, cap: EpCapabilities) -> bool {
+        self.ep.0.caps.contains(cap)
+    }
+
+    #[inline]
+    fn am_peer(&self, rank: Rank) -> Result<EpLocation> {
+        if !self.ep.0.caps.contains(EpCapabilities::AM) {
+            return Err(not_am_capable(&self.ep));
+        }
+        let jobsize = self.ep.runtime().jobsize();
+        if rank >= jobsize {
+            return Err(not_in_job(rank, jobsize));
+        }
+        if self.remote_index as usize >= MAX_EPS {
+            return Err(Error::bad_arg(bad_ep_index(self.remote_index, rank)));
+        }
+        Ok(EpLocation {
+            rank,
+            ep_index: self.remote_index,
+        })
     }
 }
 

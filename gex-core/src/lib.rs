@@ -47,8 +47,8 @@ pub mod stats;
 pub mod system;
 
 pub use client::{
-    segment_desc, BoundSegment, CData, Client, ClientSettings, Ep, LayerInit, Segment, Tm, TmPair,
-    TmRef,
+    ep_not_am_capable, local_ep_capabilities, segment_desc, BoundSegment, CData, Client,
+    ClientSettings, Ep, LayerInit, Segment, Tm, TmPair, TmRef,
 };
 pub use event::{Completion, Event, Lc, Staging};
 

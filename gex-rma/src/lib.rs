@@ -59,7 +59,7 @@ pub use local::{Dst, Src};
 
 use gex_conduit::{RangeError, ZeroLen};
 use gex_core::{context, segment_desc, Completion, Ep, Runtime, Staging, TmRef};
-use gex_types::{Ec, Error, Flags, Rank, Result, RmaValue};
+use gex_types::{Ec, EpCapabilities, Error, Flags, Rank, Result, RmaValue};
 
 use ampath::GetDst;
 use gex_core::internals::*;
@@ -184,7 +184,11 @@ fn direct_route<T: TmRef + ?Sized>(
     len: usize,
     flags: Flags,
 ) -> Option<*mut u8> {
-    if !context::may_communicate() || !(flags - FAST_FLAGS).is_empty() {
+    // `local_has` is a constant `true` for a team (primordial endpoint).
+    if !context::may_communicate()
+        || !(flags - FAST_FLAGS).is_empty()
+        || !tm.local_has(EpCapabilities::RMA)
+    {
         return None;
     }
     let jobrank = tm.jobrank_of(rank).ok()?;
@@ -258,6 +262,7 @@ fn remote<T: TmRef + ?Sized>(
     flags: Flags,
 ) -> Result<Remote> {
     context::check_may_communicate(call)?;
+    tm.require_local(call, EpCapabilities::RMA)?;
     if !(flags - RMA_FLAGS).is_empty() {
         return Err(bad_flags(call, flags));
     }

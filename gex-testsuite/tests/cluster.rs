@@ -27,6 +27,7 @@ const TEST_CORE: &str = env!("CARGO_BIN_EXE_test-core");
 const TEST_RMA: &str = env!("CARGO_BIN_EXE_test-rma");
 const TEST_RATOMIC: &str = env!("CARGO_BIN_EXE_test-ratomic");
 const TEST_VIS: &str = env!("CARGO_BIN_EXE_test-vis");
+const TEST_EP: &str = env!("CARGO_BIN_EXE_test-ep");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 const TEST_FLOOD: &str = env!("CARGO_BIN_EXE_test-flood");
 const TEST_CONFIG: &str = env!("CARGO_BIN_EXE_test-config");
@@ -179,6 +180,20 @@ fn test_vis_am_path_over_udp_2_to_4_ranks() {
         &[("GEX_UDP_BYPASS", "0"), ("GEX_VIS_FORCE_AM", "1")],
         " (am path)",
     );
+}
+
+/// Endpoints made with `gex_EP_Create`: three AM-capable endpoints per
+/// rank, each served by its own thread, exchange Short, Medium and Long
+/// requests and replies between every pair of (rank, endpoint), on smp
+/// and over udp without the bypass; plus the error cases.
+#[test]
+fn test_ep_1_to_4_ranks() {
+    passes_on_1_to_4_ranks(TEST_EP, "test-ep");
+}
+
+#[test]
+fn test_ep_over_udp_2_to_4_ranks() {
+    passes_over_udp(TEST_EP, "test-ep");
 }
 
 /// Runs `program` over the udp conduit with the shared-memory bypass off
@@ -586,6 +601,56 @@ fn forged_messages_to_vis_handlers_are_fatal_not_a_signal() {
             "{mode}: {}",
             report(&out)
         );
+    }
+}
+
+/// A message naming an endpoint index the target does not have (forged
+/// past `MAX_EPS`, an impossible source index, or sent through the API to
+/// an index the target never created: endpoints are created locally) is a
+/// fatal error naming the index and the reason, never a memory access or
+/// a panic; on smp and over udp.
+#[test]
+fn messages_to_missing_endpoints_are_fatal() {
+    for (mode, announce, what) in [
+        (
+            "forge-ep-dest",
+            "forging a message to endpoint 200 of rank 0",
+            "no process has endpoint index 200",
+        ),
+        (
+            "forge-ep-source",
+            "forging a message from endpoint 77 to rank 0",
+            "the source endpoint index 77 is impossible",
+        ),
+        (
+            "ep-not-created",
+            "sending to endpoint 5 of rank 0, which it never created",
+            "this rank has not created endpoint 5",
+        ),
+    ] {
+        for conduit in ["smp", "udp"] {
+            let env: &[(&str, &str)] = if conduit == "udp" {
+                &[("GEX_UDP_BYPASS", "0")]
+            } else {
+                &[]
+            };
+            let out = launch_on(conduit, TEST_FAULTS, 2, &[mode], env);
+            assert!(!out.timed_out, "{mode} over {conduit}: {}", report(&out));
+            assert!(
+                out.stdout.contains(&format!("mode {mode}: {announce}")),
+                "{mode} over {conduit}: {}",
+                report(&out)
+            );
+            assert_eq!(out.code, 1, "{mode} over {conduit}: {}", report(&out));
+            assert!(
+                out.stderr
+                    .contains("fatal error on rank 0: an AM Short request")
+                    && out.stderr.contains(what),
+                "{mode} over {conduit}: {}",
+                report(&out)
+            );
+            check_cleanup(&out);
+        }
     }
 }
 

@@ -136,6 +136,29 @@ bitflags! {
     }
 }
 
+bitflags! {
+    /// What an endpoint created with `gex_EP_Create` may be used for
+    /// (`gex_EP_Capabilities_t`, `GEX_EP_CAPABILITY_*`). The primordial
+    /// endpoint has every capability.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+    pub struct EpCapabilities: u32 {
+        /// Puts and gets (`GEX_EP_CAPABILITY_RMA`).
+        const RMA = 1 << 0;
+        /// Active Messages: handler registration, requests and replies
+        /// (`GEX_EP_CAPABILITY_AM`).
+        const AM = 1 << 1;
+        /// Vector, indexed and strided transfers (`GEX_EP_CAPABILITY_VIS`).
+        const VIS = 1 << 2;
+        /// Collectives (`GEX_EP_CAPABILITY_COLL`).
+        const COLL = 1 << 3;
+        /// Remote atomics (`GEX_EP_CAPABILITY_AD`).
+        const AD = 1 << 4;
+        /// Every capability (`GEX_EP_CAPABILITY_ALL`).
+        const ALL = Self::RMA.bits() | Self::AM.bits() | Self::VIS.bits()
+            | Self::COLL.bits() | Self::AD.bits();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,5 +169,6 @@ mod tests {
         assert!(Flags::AM_REQREP.contains(Flags::AM_REQUEST | Flags::AM_REPLY));
         assert_eq!(Ec::ALL.bits().count_ones(), 5);
         assert_eq!(Ti::ALL.bits().count_ones(), 5);
+        assert_eq!(EpCapabilities::ALL.bits().count_ones(), 5);
     }
 }

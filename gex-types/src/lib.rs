@@ -13,7 +13,7 @@ mod flags;
 mod ops;
 
 pub use error::{Error, ErrorKind, Result};
-pub use flags::{Ec, Flags, Ti};
+pub use flags::{Ec, EpCapabilities, Flags, Ti};
 pub use ops::{Dt, Op, Ops};
 
 /// A position within, or the size of, an ordered set such as a team
@@ -45,9 +45,14 @@ pub const AM_MAX_ARGS: usize = 16;
 /// Every payload limit query returns at least this many bytes.
 pub const AM_MIN_PAYLOAD_LIMIT: usize = 512;
 
-/// Maximum number of endpoints per client in each process (`GASNET_MAXEPS`).
-/// Only the primordial endpoint exists in this release.
-pub const MAX_EPS: usize = 1;
+/// Maximum number of endpoints per client in each process (`GASNET_MAXEPS`):
+/// the primordial endpoint (index 0) and up to 31 made by `gex_EP_Create`
+/// (indices 1 to 31, in order of creation). A power of two at most 256, so
+/// that an index travels in one byte of an AM header and one comparison
+/// checks two indices (`(a | b) < MAX_EPS`).
+pub const MAX_EPS: usize = 32;
+
+const _: () = assert!(MAX_EPS.is_power_of_two() && MAX_EPS <= 256);
 
 /// Specification version implemented (major, minor).
 pub const SPEC_VERSION: (u32, u32) = (0, 17);

@@ -293,6 +293,7 @@ enum Dir {
 
 fn peer<T: TmRef + ?Sized>(call: &str, tm: &T, rank: Rank, flags: Flags, dir: Dir) -> Result<Peer> {
     context::check_may_communicate(call)?;
+    tm.require_local(call, gex_types::EpCapabilities::VIS)?;
     let allowed = match dir {
         Dir::Put => VIS_FLAGS | Flags::ENABLE_LEAF_LC,
         Dir::Get => VIS_FLAGS,

@@ -8,7 +8,10 @@
 //! many in flight), for Short, and for Medium and Long by payload size.
 //! This is a benchmark program, not a test: it checks delivery counts only.
 //! `BENCH_ONLY=pingpong` or `BENCH_ONLY=oneway` measures just the Short
-//! ping-pong or the Short one-way flood.
+//! ping-pong or the Short one-way flood; `BENCH_ONLY=pingpong-ep` the
+//! Short ping-pong between created endpoints (index 1 on both ranks,
+//! through TM-pairs), which the full run also reports after the primordial
+//! one.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Arc;
@@ -129,6 +132,27 @@ fn main() {
         ));
     }
     register_handlers(&job.ep, &mut table).unwrap();
+    // A created endpoint on every rank with the ping-pong handler, for the
+    // row between created endpoints.
+    let ep1 = gex::Ep::create(&job.client, gex::EpCapabilities::AM, Flags::empty())
+        .expect("gex_EP_Create");
+    {
+        let s = st.clone();
+        let mut t1 = vec![HandlerEntry::req_rep(
+            H_PING,
+            Flags::AM_SHORT,
+            0,
+            move |tok, _msg| match tok {
+                Token::Request(t) => {
+                    t.reply_short(H_PING, Flags::empty(), &[]).expect("reply");
+                }
+                Token::Reply(_) => {
+                    s.replies.fetch_add(1, Relaxed);
+                }
+            },
+        )];
+        register_handlers(&ep1, &mut t1).unwrap();
+    }
     job.barrier();
 
     let peer = if n > 1 { 1 } else { 0 };
@@ -173,6 +197,19 @@ fn main() {
             }
             t0.elapsed().as_secs_f64()
         };
+        // Short ping-pong between the created endpoints (index 1 <-> 1).
+        let pair1 = ep1.pair(1);
+        let pingpong_ep = |iters: u64| -> f64 {
+            let start = st.replies.load(SeqCst);
+            let t0 = Instant::now();
+            for i in 1..=iters {
+                pair1
+                    .request_short(peer, H_PING, Flags::empty(), &[])
+                    .unwrap();
+                wait(&|| st.replies.load(Relaxed) == start + i);
+            }
+            t0.elapsed().as_secs_f64()
+        };
         let flood = |cat: AmCategory, idx: u8, len: usize, iters: u64, roundtrip: bool| -> f64 {
             let data = vec![7u8; len];
             let dest =
@@ -207,8 +244,12 @@ fn main() {
         // Warm up.
         pingpong(AmCategory::Short, H_PING, 0, 1000);
         let only = std::env::var("BENCH_ONLY").ok();
-        if only.as_deref() == Some("oneway") || only.as_deref() == Some("pingpong") {
-            if only.as_deref() == Some("oneway") {
+        if matches!(only.as_deref(), Some("oneway" | "pingpong" | "pingpong-ep")) {
+            if only.as_deref() == Some("pingpong-ep") {
+                pingpong_ep(1000);
+                let t = pingpong_ep(iters);
+                report("AMShort     ping-pong roundtrip ReqRep ep1:", iters, t, 0);
+            } else if only.as_deref() == Some("oneway") {
                 let t = flood(AmCategory::Short, H_REQ, 0, iters * 20, false);
                 report("AMShort     flood     one-way   Req:", iters * 20, t, 0);
             } else {
@@ -227,6 +268,9 @@ fn main() {
         }
         let t = pingpong(AmCategory::Short, H_PING, 0, iters);
         report("AMShort     ping-pong roundtrip ReqRep:", iters, t, 0);
+        pingpong_ep(1000);
+        let t = pingpong_ep(iters);
+        report("AMShort     ping-pong roundtrip ReqRep ep1:", iters, t, 0);
         let t = flood(AmCategory::Short, H_REQ, 0, iters * 5, false);
         report("AMShort     flood     one-way   Req:", iters * 5, t, 0);
         let t = flood(AmCategory::Short, H_PING, 0, iters * 5, true);

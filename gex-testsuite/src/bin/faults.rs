@@ -59,6 +59,9 @@ const MODES: &[&str] = &[
     "forge-vis-toolarge",
     "forge-vis-ack",
     "forge-vis-pc",
+    "forge-ep-dest",
+    "forge-ep-source",
+    "ep-not-created",
     "stopped-in-barrier",
     "barrier-double-notify",
     "barrier-wait-unnotified",
@@ -321,6 +324,31 @@ fn main() {
             say("waiting forever");
             wait_forever()
         }
+        "forge-ep-dest" | "forge-ep-source" | "ep-not-created" => {
+            if me == last && n > 1 {
+                match mode.as_str() {
+                    "forge-ep-dest" => {
+                        say("forging a message to endpoint 200 of rank 0");
+                        forge_between(0, true, H_PRESENT, &[], &[], 0, 200);
+                    }
+                    "forge-ep-source" => {
+                        say("forging a message from endpoint 77 to rank 0");
+                        forge_between(0, true, H_PRESENT, &[], &[], 77, 0);
+                    }
+                    _ => {
+                        // A well-formed request through the API to an
+                        // index below MAX_EPS that rank 0 never created.
+                        say("sending to endpoint 5 of rank 0, which it never created");
+                        job.ep
+                            .pair(5)
+                            .request_short(0, H_PRESENT, Flags::empty(), &[])
+                            .expect("the sender cannot know whether the index exists");
+                    }
+                }
+            }
+            say("waiting forever");
+            wait_forever()
+        }
         "stopped-in-barrier" => {
             if me == last && n > 1 {
                 say("stopping myself");
@@ -342,6 +370,20 @@ fn main() {
 /// through the conduit: what a forged datagram would deliver over a
 /// network.
 fn forge(dest: u32, is_request: bool, handler: u8, payload: &[u8], args: &[i32]) {
+    forge_between(dest, is_request, handler, payload, args, 0, 0)
+}
+
+/// [`forge`] from endpoint index `src_ep` to endpoint index `dest_ep`,
+/// whatever they are (the wire has a byte for each).
+fn forge_between(
+    dest: u32,
+    is_request: bool,
+    handler: u8,
+    payload: &[u8],
+    args: &[i32],
+    src_ep: u32,
+    dest_ep: u32,
+) {
     use gex_core::conduit::OutgoingAm;
     let rt = gex_core::Runtime::get().expect("the client exists");
     let category = if payload.is_empty() {
@@ -349,7 +391,10 @@ fn forge(dest: u32, is_request: bool, handler: u8, payload: &[u8], args: &[i32])
     } else {
         gex::AmCategory::Medium
     };
-    let msg = OutgoingAm::new(category, is_request, handler, args, payload);
+    let mut msg = OutgoingAm::new(category, is_request, handler, args, payload);
+    // Not `between`, which (in debug builds) asserts the indices are valid.
+    msg.src_ep = src_ep;
+    msg.dest_ep = dest_ep;
     rt.conduit()
         .am_send(dest, &msg, false, rt.sink())
         .expect("a forged message is still well formed");

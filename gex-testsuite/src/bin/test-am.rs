@@ -1218,13 +1218,14 @@ fn violations(job: &Job, c: &Counters) {
     job.wait_for("the reserved-index reply checks", || {
         c.reserved_reply_checked.load(SeqCst) == 5
     });
-    // A TM-pair names jobranks; only endpoint index 0 exists.
+    // A TM-pair names jobranks; an endpoint index of MAX_EPS or more
+    // exists nowhere (pairs to created endpoints: test-ep).
     let pair = job.ep.pair(0);
     pair.request_short((me + 1) % n, H_IMM, Flags::empty(), &[77])
         .unwrap();
     assert!(job
         .ep
-        .pair(1)
+        .pair(gex::MAX_EPS as gex::EpIndex)
         .request_short(me, H_IMM, Flags::empty(), &[77])
         .is_err());
 }

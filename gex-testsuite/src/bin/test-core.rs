@@ -874,18 +874,32 @@ fn tm_pairs(job: &Job, pair_ams: &[AtomicU64]) {
         .request_short(n, H_PAIR, Flags::empty(), &[me as i32])
         .unwrap_err();
     assert!(e.message().contains(&format!("jobrank {n}")), "{e}");
+    // An index no process can have is an error at the sender; an index
+    // below MAX_EPS is the target's to check (test-ep sends to created
+    // endpoints). A created endpoint's segment is not known here: the
+    // spec's unsuccessful query, and RMA over such a pair is an error.
+    let max = gex::MAX_EPS as gex::EpIndex;
     let e = job
         .ep
-        .pair(1)
+        .pair(max)
         .request_short(me, H_PAIR, Flags::empty(), &[me as i32])
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BadArg, "{e}");
-    assert!(e.message().contains("index 1"), "{e}");
+    assert!(e.message().contains(&format!("index {max}")), "{e}");
     assert!(job
         .ep
-        .pair(1)
+        .pair(max)
         .query_bound_segment(me, Flags::empty())
         .is_err());
+    assert_eq!(
+        job.ep
+            .pair(1)
+            .query_bound_segment(me, Flags::empty())
+            .unwrap(),
+        None
+    );
+    let e = job.ep.pair(1).jobrank_of(me).unwrap_err();
+    assert!(e.message().contains("no bound segment"), "{e}");
     job.wait_for("a TM-pair request from every rank", || {
         pair_ams.iter().all(|c| c.load(SeqCst) == 1)
     });
