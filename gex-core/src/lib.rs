@@ -38,6 +38,7 @@
 
 mod client;
 pub mod context;
+pub mod copy;
 pub mod event;
 mod hsl;
 pub mod nbi;

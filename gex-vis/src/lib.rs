@@ -83,6 +83,7 @@ pub use gex_core::Event;
 pub use gex_types::Memvec;
 
 use gex_conduit::{SegmentDesc, ZeroLen};
+use gex_core::copy::copy_bytes;
 use gex_core::internals::*;
 use gex_core::{context, nbi, segment_desc, Completion, Runtime, Staging, TmRef};
 use gex_types::{AmIndex, Ec, Error, Flags, Rank, Result, AM_INDEX_BASE};
@@ -579,39 +580,6 @@ impl Started {
     }
 }
 
-/// Copies one run: up to 16 bytes as at most two overlapping unaligned
-/// loads and stores (no call: lists of 8-byte pieces are common), longer
-/// runs through `memmove`.
-///
-/// # Safety
-/// `src` readable and `dst` writable for `len` bytes (they may overlap).
-#[inline(always)]
-unsafe fn copy_run(src: *const u8, dst: *mut u8, len: usize) {
-    // SAFETY: per the contract every access lies within the first `len`
-    // bytes of `src` or `dst`; each arm reads everything before it writes,
-    // so overlapping ranges copy as `memmove` does.
-    unsafe {
-        if len.wrapping_sub(8) <= 8 {
-            let head = (src as *const u64).read_unaligned();
-            let tail = (src.add(len - 8) as *const u64).read_unaligned();
-            (dst as *mut u64).write_unaligned(head);
-            (dst.add(len - 8) as *mut u64).write_unaligned(tail);
-        } else if len > 16 {
-            std::ptr::copy(src, dst, len);
-        } else if len >= 4 {
-            let head = (src as *const u32).read_unaligned();
-            let tail = (src.add(len - 4) as *const u32).read_unaligned();
-            (dst as *mut u32).write_unaligned(head);
-            (dst.add(len - 4) as *mut u32).write_unaligned(tail);
-        } else if len > 0 {
-            let (a, b, c) = (src.read(), src.add(len / 2).read(), src.add(len - 1).read());
-            dst.write(a);
-            dst.add(len / 2).write(b);
-            dst.add(len - 1).write(c);
-        }
-    }
-}
-
 fn wait_for(c: &Completion) {
     if let Some(rt) = Runtime::get() {
         rt.spin_until(|| c.is_complete());
@@ -628,7 +596,7 @@ fn put_copy(base: usize) -> impl FnMut(shape::Piece) {
         // is mapped here at `base`; the source is the caller's memory,
         // borrowed for the call (`memmove`: overlap is the caller's
         // undefined case, never a memory error).
-        unsafe { copy_run(r.local as *const u8, (base + r.roff) as *mut u8, r.len) };
+        unsafe { copy_bytes(r.local as *const u8, (base + r.roff) as *mut u8, r.len) };
     }
 }
 
@@ -639,7 +607,7 @@ fn get_copy(base: usize) -> impl FnMut(shape::Piece) {
         // SAFETY: `[roff, roff + len)` lies inside the peer's segment
         // (checked), mapped here at `base`; the destination is the
         // caller's memory, exclusively borrowed for the call.
-        unsafe { copy_run((base + r.roff) as *const u8, r.local as *mut u8, r.len) };
+        unsafe { copy_bytes((base + r.roff) as *const u8, r.local as *mut u8, r.len) };
     }
 }
 
@@ -1497,25 +1465,6 @@ mod tests {
         assert!(read(&[("GEX_VIS_FORCE_AM", "1")]).unwrap().force_am);
         assert!(read(&[("GEX_VIS_FORCE_AM", "x")]).is_err());
         assert_eq!(var("GEX_VIS_FORCE_AM").unwrap().default, "off");
-    }
-
-    /// Every length up to 40 at every small offset, overlapping both ways,
-    /// against `memmove` semantics.
-    #[test]
-    fn copy_run_matches_memmove() {
-        for len in 0..=40usize {
-            for from in 0..8usize {
-                for to in 0..8usize {
-                    let mut buf: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37)).collect();
-                    let mut want = buf.clone();
-                    want.copy_within(from..from + len, to);
-                    let p = buf.as_mut_ptr();
-                    // SAFETY: both ranges lie within the 64-byte buffer.
-                    unsafe { copy_run(p.add(from), p.add(to), len) };
-                    assert_eq!(buf, want, "len {len}, from {from}, to {to}");
-                }
-            }
-        }
     }
 
     #[test]
