@@ -73,10 +73,10 @@ pub const MAX_MEDIUM: usize = 64 << 10;
 pub const MAX_LONG: usize = 1 << 20;
 /// Datagrams received per poll before handlers run.
 /// Puts of this many bytes or more are sent from the client's source
-/// ([`gex_conduit::PutSource`]) instead of a copy: one MAC piece, the
+/// ([`gex_conduit::PutSource`]) instead of a copy: one gather piece, the
 /// least the protocol sends by reference (shorter chunks are copied into
 /// the datagram anyway).
-const ZERO_COPY_MIN: usize = proto::MAC_PIECE;
+const ZERO_COPY_MIN: usize = proto::GATHER_PIECE;
 const RECV_BATCH: usize = 64;
 /// Messages delivered per poll.
 const DELIVER_BATCH: usize = 64;

@@ -10,7 +10,13 @@ use super::wire::{
     has_preamble, AckInfo, DataInfo, Datagram, Kind, Lane, CHUNK_HEADER_LEN,
     FIRST_CHUNK_HEADER_LEN, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MAX_SACK_WORDS, MIN_DATAGRAM,
 };
-use super::{Auth, Backpressure, Config, PeerStats, Stats, MAC_PIECE};
+use super::{Auth, Backpressure, Config, PeerStats, Stats};
+
+/// The granularity of the zero-copy send path: a long chunk's whole
+/// pieces of this length are sent by reference (scatter-gather) and the
+/// rest is copied into the datagram's head. The MAC does not depend on the
+/// split.
+pub const GATHER_PIECE: usize = 16 << 10;
 
 /// Largest window accepted (far below 2^31, so 32-bit sequence numbers on
 /// the wire expand exactly).
@@ -223,7 +229,7 @@ impl SendState {
 
     /// Packs queued messages into one body of at most `max_body` bytes.
     /// Small chunks are copied (several messages may share a datagram);
-    /// whole [`MAC_PIECE`]s of a long chunk are kept by reference and end
+    /// whole [`GATHER_PIECE`]s of a long chunk are kept by reference and end
     /// the body (also after small chunks: in a flood, the end of one large
     /// message and most of the next share a datagram, and the large part is
     /// not copied). The socket shell passes the referenced part to the
@@ -258,13 +264,13 @@ impl SendState {
                 break;
             }
             let mut take = remaining.min(room - hdr);
-            // A chunk of at least one MAC piece is referenced, not copied,
-            // and ends the body; the referenced part must be whole pieces
-            // (see [`MAC_PIECE`]), so the first `take % MAC_PIECE` bytes
+            // A chunk of at least one gather piece is referenced, not
+            // copied, and ends the body; the referenced part is whole pieces
+            // (see [`GATHER_PIECE`]), so the first `take % GATHER_PIECE` bytes
             // are copied into the head, or, for a message alone in the
             // queue that goes on in the next datagram anyway, left for it.
-            let mut lead = take % MAC_PIECE;
-            if take < remaining && alone && take - lead >= MAC_PIECE {
+            let mut lead = take % GATHER_PIECE;
+            if take < remaining && alone && take - lead >= GATHER_PIECE {
                 take -= lead;
                 lead = 0;
             }
@@ -273,9 +279,9 @@ impl SendState {
             // pieces.
             let (start, split) = (front.off, front.head.len());
             if start + lead < split && start + take > split {
-                lead += (split - start - lead).div_ceil(MAC_PIECE) * MAC_PIECE;
+                lead += (split - start - lead).div_ceil(GATHER_PIECE) * GATHER_PIECE;
             }
-            let gather = take >= lead + MAC_PIECE;
+            let gather = take >= lead + GATHER_PIECE;
             let last = take == remaining;
             let total = first.then_some(front.len() as u32);
             let range = start..start + take;

@@ -71,9 +71,9 @@
 //!   4  8  job tag (public; derived from the job key, see Authentication)
 //!  12  4  source rank
 //!  16  4  destination rank (a datagram for another rank is dropped)
-//!  20 16  MAC: keyed SipHash-2-4-128 over the length, bytes 0..20 and
-//!         36..end cut into 16 KiB pieces from the end, long pieces by
-//!         their BLAKE3 hash (see Auth); zero when auth is off
+//!  20 16  MAC: AEGIS-MAC (128-bit tag; AEGIS-128L below 768 bytes,
+//!         AEGIS-128X4 from there) over the length, bytes 0..20 and
+//!         36..end (see Auth); zero when auth is off
 //! ACK blocks, request lane's first (if HAS_ACK) then the reply lane's (if
 //! HAS_REPLY_ACK), each 5 + 8*n bytes:
 //!   +0 4  cum: low 32 bits of the lane's next sequence number expected (all below received)
@@ -101,10 +101,9 @@
 //! The job's secret is a 256-bit key ([`Config::key`]) that never goes on
 //! the wire. Two keys are derived from it with BLAKE3's key derivation
 //! ([`Auth`]): an 8-byte public *job tag*, carried in every datagram, and
-//! the *MAC key*. The MAC is keyed SipHash-2-4 with 128-bit output over
-//! the whole datagram except its MAC field (its length, the header before
-//! the field, then the pieces the ACK blocks, DATA header and body are cut
-//! into, long pieces by their BLAKE3 hash); the sender computes it when a datagram is
+//! the *MAC keys*. The MAC is AEGIS-MAC with a 128-bit tag over the whole
+//! datagram except its MAC field (its length, the header before the field,
+//! then the ACK blocks, DATA header and body); the sender computes it when a datagram is
 //! complete (`poll_transmit`, over the header buffer and the scatter-gather
 //! tail alike). [`Endpoint::handle_datagram`] checks, in this order, and
 //! drops at the first failure, counting it (see [`Stats`]):
@@ -182,8 +181,8 @@ pub mod wire;
 
 use std::time::Duration;
 
-pub use auth::{job_tag, key_from_text, Auth, MAC_PIECE};
-pub use endpoint::{Endpoint, KeepAll, Placer};
+pub use auth::{job_tag, key_from_text, Auth};
+pub use endpoint::{Endpoint, KeepAll, Placer, GATHER_PIECE};
 pub use wire::{
     chunks, decode_datagram, encode_chunk, encode_datagram, expand_seq, AckInfo, Chunk, Chunks,
     DataInfo, Datagram, Kind, Lane, MAC_LEN, MAX_DATAGRAM, MAX_MESSAGE, MAX_OVERHEAD, MIN_DATAGRAM,

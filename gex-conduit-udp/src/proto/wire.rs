@@ -9,14 +9,14 @@
 pub const MAGIC: [u8; 2] = *b"GX";
 /// Protocol version (third byte). 2: a job tag instead of the job key, and
 /// a message authentication code in the common header. 3: the MAC hashes
-/// the datagram in pieces (see `Auth`).
-pub const VERSION: u8 = 3;
+/// the datagram in pieces. 4: the MAC is AEGIS-MAC (see `Auth`).
+pub const VERSION: u8 = 4;
 /// Offset of the job tag in the common header.
 pub const TAG_AT: usize = 4;
 /// Offset of the message authentication code in the common header.
 pub const MAC_AT: usize = 20;
-/// Length of the message authentication code (keyed SipHash-2-4 with
-/// 128-bit output; see [`crate::proto::Auth`]).
+/// Length of the message authentication code (AEGIS-MAC's 128-bit tag;
+/// see [`crate::proto::Auth`]).
 pub const MAC_LEN: usize = 16;
 /// Length of the common header (magic, version, kind, job tag, source,
 /// destination, MAC).

@@ -248,8 +248,8 @@ fn seal_over_two_parts_equals_one() {
 }
 
 proptest! {
-    /// Large datagrams (several MAC pieces) sealed as a head and a tail
-    /// split anywhere (a piece spanning the two buffers included) get the
+    /// Large datagrams (over 64 KiB) sealed as a head and a tail
+    /// split anywhere get the
     /// MAC of the whole, which verifies; changing any byte breaks it.
     #[test]
     fn seal_of_large_datagrams_does_not_depend_on_the_split(
