@@ -1,6 +1,6 @@
 //! The non-blocking collectives (`gex_Coll_*NB`) and the extra data
 //! movement collectives of the design notes, in the EX style: one team,
-//! non-blocking, an event.
+//! non-blocking, a [`CollHandle`]; and a blocking form of each.
 //!
 //! Common rules (spec "Collectives (Coll)"):
 //!
@@ -13,23 +13,26 @@
 //!   collective, root, size, type or operator) ends the job with a message
 //!   naming the call, rather than corrupting data.
 //! - `flags` must be empty (the spec defines none for collectives).
-//! - Buffers are borrowed until the event completes. Output goes to a
+//! - Buffers are borrowed until the handle completes. Output goes to a
 //!   buffer owned by the library and is copied into `dst` by the thread
-//!   that observes completion (test or wait), so a leaked event never
+//!   that observes completion (test or wait), so a leaked handle never
 //!   leaves the library writing into freed memory. Inputs are copied (into
 //!   messages, or the library's accumulator) during initiation.
-//! - Completion of the event means: inputs are no longer needed, outputs
+//! - Completion of the handle means: inputs are no longer needed, outputs
 //!   are in place and readable by the thread that synced it, and this
 //!   member's part of the data movement is done. Nothing is implied about
 //!   other members (except for the barrier).
 //! - Calls from handler context or holding an HSL return an error.
+//! - The handle is `Send`: any thread may sync it (one at a time), not
+//!   only the initiator; any number may be outstanding.
 
 use std::sync::Arc;
 
-use gex_core::{context, Event, Staging, Tm};
+use gex_core::{context, Staging, Tm};
 use gex_types::{Dt, Error, Flags, Rank, Result};
 
 use crate::algos::{AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceKind};
+use crate::handle::CollHandle;
 use crate::engine::{send_now, signature, Logic, Op, Out};
 use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
 use crate::team::{barrier_event, team_of, team_ref, TeamInfo};
@@ -83,19 +86,19 @@ fn begin(call: &str, tm: &Tm, flags: Flags) -> Result<Arc<TeamInfo>> {
     team_of(tm, call)
 }
 
-/// Non-blocking barrier over `tm` (`gex_Coll_BarrierNB`): the event
+/// Non-blocking barrier over `tm` (`gex_Coll_BarrierNB`): the handle
 /// completes only after every member has initiated the barrier.
 ///
 /// Initiation is a release and synchronization an acquire: memory writes
 /// of the calling thread (and GASNet operations it synchronized) before the
-/// call are visible to every member's thread after it syncs its event.
+/// call are visible to every member's thread after it syncs its handle.
 /// When every member shares this process's neighbourhood, each member
 /// stores a counter in shared memory and the barrier completes (in the
 /// progress hook of whichever thread waits or tests) once every member's
 /// counter has moved; otherwise dissemination over Active Messages:
 /// `ceil(log2 n)` rounds of one message per member. `INVALID` if complete
 /// at initiation. `flags` must be empty.
-pub fn barrier_nb(tm: &Tm, flags: Flags) -> Result<Event<'static>> {
+pub fn barrier_nb(tm: &Tm, flags: Flags) -> Result<CollHandle<'static>> {
     const CALL: &str = "gex_Coll_BarrierNB";
     context::check_may_communicate(CALL)?;
     check_flags(CALL, flags)?;
@@ -129,7 +132,7 @@ pub fn broadcast_nb<'a>(
     dst: &'a mut [u8],
     src: Option<&'a [u8]>,
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_BroadcastNB";
     let t = begin(CALL, tm, flags)?;
     check_root(CALL, root, &t)?;
@@ -149,7 +152,7 @@ pub fn broadcast_nb<'a>(
         }
     }
     if nbytes == 0 || n == 1 {
-        return Ok(Event::INVALID);
+        return Ok(CollHandle::INVALID);
     }
     let v = to_virtual(me, root, n);
     let children: Vec<Rank> = binomial_children(v, n)
@@ -161,7 +164,7 @@ pub fn broadcast_nb<'a>(
         for &c in &children {
             send_now(key, sig, c, 0, dst);
         }
-        return Ok(Event::INVALID);
+        return Ok(CollHandle::INVALID);
     }
     let staging = Staging::new(nbytes);
     let op = Op::start(
@@ -175,7 +178,7 @@ pub fn broadcast_nb<'a>(
             got: 0,
         }),
     );
-    Ok(Event::pending_into(op.c.clone(), staging, dst))
+    Ok(CollHandle::pending_into(op.c.clone(), staging, dst))
 }
 
 struct ReduceArgs {
@@ -247,7 +250,7 @@ pub fn reduce_to_one_nb<'a>(
     dt_cnt: usize,
     op: &ReduceOp,
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ReduceToOneNB";
     let mut a = reduce_begin(
         CALL,
@@ -285,7 +288,7 @@ pub fn reduce_to_one_nb<'a>(
         if let Some(d) = dst {
             d.copy_from_slice(&acc);
         }
-        return Ok(Event::INVALID);
+        return Ok(CollHandle::INVALID);
     }
     let staging = dst.as_ref().map(|_| Staging::new(a.nbytes));
     let opr = Op::start(
@@ -304,8 +307,8 @@ pub fn reduce_to_one_nb<'a>(
         )),
     );
     Ok(match (dst, staging) {
-        (Some(d), Some(s)) => Event::pending_into(opr.c.clone(), s, d),
-        _ => Event::pending(opr.c.clone()),
+        (Some(d), Some(s)) => CollHandle::pending_into(opr.c.clone(), s, d),
+        _ => CollHandle::pending(opr.c.clone()),
     })
 }
 
@@ -330,7 +333,7 @@ pub fn reduce_to_all_nb<'a>(
     dt_cnt: usize,
     op: &ReduceOp,
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ReduceToAllNB";
     let mut a = reduce_begin(CALL, tm, "reduce_to_all", 0, dt, dt_sz, dt_cnt, op, flags)?;
     check_len(CALL, "dst", dst.len(), a.nbytes)?;
@@ -344,7 +347,7 @@ pub fn reduce_to_all_nb<'a>(
     a.key = a.t.next_key();
     if a.t.size() == 1 {
         dst.copy_from_slice(&acc);
-        return Ok(Event::INVALID);
+        return Ok(CollHandle::INVALID);
     }
     let staging = Staging::new(a.nbytes);
     let logic: Box<dyn Logic> = if a.nbytes <= RECURSIVE_DOUBLING_MAX {
@@ -370,7 +373,7 @@ pub fn reduce_to_all_nb<'a>(
         ))
     };
     let opr = Op::start(a.key, a.sig, CALL, logic);
-    Ok(Event::pending_into(opr.c.clone(), staging, dst))
+    Ok(CollHandle::pending_into(opr.c.clone(), staging, dst))
 }
 
 /// [`reduce_to_one_nb`] over typed slices (`dt`, `dt_sz` and `dt_cnt` from
@@ -382,7 +385,7 @@ pub fn reduce_to_one_nb_typed<'a, T: Elem>(
     src: Option<&'a [T]>,
     op: &ReduceOp,
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     let cnt = src
         .map(<[T]>::len)
         .or(dst.as_ref().map(|d| d.len()))
@@ -407,7 +410,7 @@ pub fn reduce_to_all_nb_typed<'a, T: Elem>(
     src: Option<&'a [T]>,
     op: &ReduceOp,
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     let cnt = dst.len();
     reduce_to_all_nb(
         tm,
@@ -434,7 +437,7 @@ fn collect<'a>(
     own: Option<(usize, &[u8])>,
     expect_blocks: usize,
     initial: Vec<Out>,
-) -> Event<'a> {
+) -> CollHandle<'a> {
     let staging = Staging::new(dst.len());
     if let Some((slot, bytes)) = own {
         // SAFETY: the slot lies inside the fresh staging buffer (the callers
@@ -464,7 +467,7 @@ fn collect<'a>(
             },
         }),
     );
-    Event::pending_into(op.c.clone(), staging, dst)
+    CollHandle::pending_into(op.c.clone(), staging, dst)
 }
 
 /// Scatter (design notes `gasnet_all_scatter_nb`): the root's `src` holds
@@ -477,7 +480,7 @@ pub fn scatter_nb<'a>(
     dst: &'a mut [u8],
     src: Option<&'a [u8]>,
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ScatterNB";
     let t = begin(CALL, tm, flags)?;
     check_root(CALL, root, &t)?;
@@ -501,10 +504,10 @@ pub fn scatter_nb<'a>(
                 send_now(key, sig, t.members[to as usize], 0, blk);
             }
         }
-        return Ok(Event::INVALID);
+        return Ok(CollHandle::INVALID);
     }
     if nb == 0 {
-        return Ok(Event::INVALID);
+        return Ok(CollHandle::INVALID);
     }
     Ok(collect(CALL, key, sig, dst, nb, None, 1, Vec::new()))
 }
@@ -519,7 +522,7 @@ pub fn gather_nb<'a>(
     dst: Option<&'a mut [u8]>,
     src: &'a [u8],
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_GatherNB";
     let t = begin(CALL, tm, flags)?;
     check_root(CALL, root, &t)?;
@@ -538,11 +541,11 @@ pub fn gather_nb<'a>(
         if nb > 0 {
             send_now(key, sig, t.members[root as usize], me, src);
         }
-        return Ok(Event::INVALID);
+        return Ok(CollHandle::INVALID);
     };
     if nb == 0 || n == 1 {
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(src);
-        return Ok(Event::INVALID);
+        return Ok(CollHandle::INVALID);
     }
     Ok(collect(
         CALL,
@@ -565,7 +568,7 @@ pub fn gather_all_nb<'a>(
     dst: &'a mut [u8],
     src: &'a [u8],
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_GatherAllNB";
     let t = begin(CALL, tm, flags)?;
     let (me, n, nb) = (t.me, t.size(), src.len());
@@ -575,7 +578,7 @@ pub fn gather_all_nb<'a>(
     let sig = signature("gather_all", &[nb as u64]);
     if nb == 0 || n == 1 {
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(src);
-        return Ok(Event::INVALID);
+        return Ok(CollHandle::INVALID);
     }
     let mine: Arc<[u8]> = src.into();
     let initial = (1..n)
@@ -602,7 +605,7 @@ pub fn exchange_nb<'a>(
     dst: &'a mut [u8],
     src: &'a [u8],
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ExchangeNB";
     let t = begin(CALL, tm, flags)?;
     let (me, n) = (t.me, t.size() as usize);
@@ -620,7 +623,7 @@ pub fn exchange_nb<'a>(
     let own = &src[me as usize * nb..(me as usize + 1) * nb];
     if nb == 0 || n == 1 {
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(own);
-        return Ok(Event::INVALID);
+        return Ok(CollHandle::INVALID);
     }
     let initial = (1..n as u32)
         .map(|i| {
@@ -639,4 +642,106 @@ pub fn exchange_nb<'a>(
         n - 1,
         initial,
     ))
+}
+
+// ------------------------------------------------------- blocking forms
+//
+// The notes give every collective a blocking form; each is its
+// non-blocking call and a wait, with the same arguments and rules.
+
+/// Blocking [`broadcast_nb`].
+pub fn broadcast(
+    tm: &Tm,
+    root: Rank,
+    dst: &mut [u8],
+    src: Option<&[u8]>,
+    flags: Flags,
+) -> Result<()> {
+    broadcast_nb(tm, root, dst, src, flags)?.wait()
+}
+
+/// Blocking [`reduce_to_one_nb`].
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_to_one(
+    tm: &Tm,
+    root: Rank,
+    dst: Option<&mut [u8]>,
+    src: Option<&[u8]>,
+    dt: Dt,
+    dt_sz: usize,
+    dt_cnt: usize,
+    op: &ReduceOp,
+    flags: Flags,
+) -> Result<()> {
+    reduce_to_one_nb(tm, root, dst, src, dt, dt_sz, dt_cnt, op, flags)?.wait()
+}
+
+/// Blocking [`reduce_to_all_nb`].
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_to_all(
+    tm: &Tm,
+    dst: &mut [u8],
+    src: Option<&[u8]>,
+    dt: Dt,
+    dt_sz: usize,
+    dt_cnt: usize,
+    op: &ReduceOp,
+    flags: Flags,
+) -> Result<()> {
+    reduce_to_all_nb(tm, dst, src, dt, dt_sz, dt_cnt, op, flags)?.wait()
+}
+
+/// Blocking [`reduce_to_one_nb_typed`].
+pub fn reduce_to_one_typed<T: Elem>(
+    tm: &Tm,
+    root: Rank,
+    dst: Option<&mut [T]>,
+    src: Option<&[T]>,
+    op: &ReduceOp,
+    flags: Flags,
+) -> Result<()> {
+    reduce_to_one_nb_typed(tm, root, dst, src, op, flags)?.wait()
+}
+
+/// Blocking [`reduce_to_all_nb_typed`].
+pub fn reduce_to_all_typed<T: Elem>(
+    tm: &Tm,
+    dst: &mut [T],
+    src: Option<&[T]>,
+    op: &ReduceOp,
+    flags: Flags,
+) -> Result<()> {
+    reduce_to_all_nb_typed(tm, dst, src, op, flags)?.wait()
+}
+
+/// Blocking [`scatter_nb`].
+pub fn scatter(
+    tm: &Tm,
+    root: Rank,
+    dst: &mut [u8],
+    src: Option<&[u8]>,
+    flags: Flags,
+) -> Result<()> {
+    scatter_nb(tm, root, dst, src, flags)?.wait()
+}
+
+/// Blocking [`gather_nb`].
+pub fn gather(
+    tm: &Tm,
+    root: Rank,
+    dst: Option<&mut [u8]>,
+    src: &[u8],
+    flags: Flags,
+) -> Result<()> {
+    gather_nb(tm, root, dst, src, flags)?.wait()
+}
+
+/// Blocking [`gather_all_nb`].
+pub fn gather_all(tm: &Tm, dst: &mut [u8], src: &[u8], flags: Flags) -> Result<()> {
+    gather_all_nb(tm, dst, src, flags)?.wait()
+}
+
+/// Blocking [`exchange_nb`].
+pub fn exchange(tm: &Tm, dst: &mut [u8], src: &[u8], flags: Flags) -> Result<()> {
+    exchange_nb(tm, dst, src, flags)?.wait()
 }

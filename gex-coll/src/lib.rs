@@ -11,8 +11,10 @@
 //! barrier_notify(7, 0)?; barrier_wait(7, 0)?;
 //! ```
 //!
-//! - Non-blocking collectives return a `gex_core::Event` that borrows the
-//!   caller's buffers; see [`coll`] for the rules common to all of them.
+//! - Non-blocking collectives return a [`CollHandle`] that borrows the
+//!   caller's buffers and that any thread may sync (it is `Send`; wait and
+//!   test for one, some or all); each has a blocking form (`broadcast`,
+//!   `reduce_to_all`, ...). See [`coll`] for the rules common to all.
 //! - Algorithms: dissemination barrier; binomial-tree broadcast (pipelined
 //!   by chunk); binomial-tree reductions and, for small vectors,
 //!   recursive-doubling reduce-to-all, both combining in rank order (so
@@ -49,6 +51,7 @@ mod algos;
 pub mod coll;
 mod engine;
 mod g1;
+mod handle;
 pub mod reduce;
 mod shm;
 mod shmbar;
@@ -56,10 +59,12 @@ mod team;
 mod tree;
 
 pub use coll::{
-    barrier, barrier_nb, barrier_uses_shared_memory, broadcast_nb, exchange_nb, gather_all_nb,
-    gather_nb, reduce_to_all_nb, reduce_to_all_nb_typed, reduce_to_one_nb, reduce_to_one_nb_typed,
-    scatter_nb,
+    barrier, barrier_nb, barrier_uses_shared_memory, broadcast, broadcast_nb, exchange,
+    exchange_nb, gather, gather_all, gather_all_nb, gather_nb, reduce_to_all, reduce_to_all_nb,
+    reduce_to_all_nb_typed, reduce_to_all_typed, reduce_to_one, reduce_to_one_nb,
+    reduce_to_one_nb_typed, reduce_to_one_typed, scatter, scatter_nb,
 };
+pub use handle::CollHandle;
 pub use g1::{
     barrier_notify, barrier_try, barrier_wait, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
 };
@@ -134,9 +139,10 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
     shm::setup(ep.runtime(), settings.force_am)
 }
 
-/// The layer's progress: deferred sends, then shared-memory barriers.
+/// The layer's progress: deferred sends (shared-memory barriers are
+/// looked at by their handles).
 fn progress_hook() -> usize {
-    engine::retry_deferred() + shmbar::progress()
+    engine::retry_deferred()
 }
 
 #[cfg(test)]

@@ -32,7 +32,8 @@ use gex::coll::{
     BARRIERFLAG_MISMATCH,
 };
 use gex::rma::Rma;
-use gex::{Dt, EpLocation, ErrorKind, Event, Flags, Memvec, Op, Rank, Tm, TmRef};
+use gex::coll::CollHandle;
+use gex::{Dt, EpLocation, ErrorKind, Flags, Memvec, Op, Rank, Tm, TmRef};
 use gex_testsuite::{check_payload, payload, wait_bound, Job, Rng};
 
 const SEG: usize = 4 << 20;
@@ -55,7 +56,7 @@ struct T {
 
 impl T {
     /// Waits for `ev`, polling; panics after the bound.
-    fn wait(&self, mut ev: Event<'_>, what: &str) {
+    fn wait(&self, mut ev: CollHandle<'_>, what: &str) {
         let deadline = Instant::now() + wait_bound();
         let mut i = 0u32;
         while !ev.test().unwrap_or_else(|e| panic!("{what}: {e}")) {
@@ -74,10 +75,10 @@ impl T {
         }
     }
 
-    fn wait_all(&self, evs: &mut [Event<'_>], what: &str) {
+    fn wait_all(&self, evs: &mut [CollHandle<'_>], what: &str) {
         let deadline = Instant::now() + wait_bound();
         let mut i = 0u32;
-        while !Event::test_all(evs, Flags::empty()).unwrap_or_else(|e| panic!("{what}: {e}")) {
+        while !CollHandle::test_all(evs).unwrap_or_else(|e| panic!("{what}: {e}")) {
             gex::poll().expect("poll");
             i = i.wrapping_add(1);
             if self.oversubscribed || i.is_multiple_of(16) {
@@ -166,7 +167,7 @@ fn barriers(t: &T) {
     }
 
     // Many barriers in flight on one team.
-    let mut evs: Vec<Event<'static>> = (0..10)
+    let mut evs: Vec<CollHandle<'static>> = (0..10)
         .map(|_| barrier_nb(tm, Flags::empty()).unwrap())
         .collect();
     t.wait_all(&mut evs, "10 barriers in flight");
@@ -201,7 +202,7 @@ fn team_barriers(t: &T, teams: &[&Tm], rounds: u32) {
                     .expect("put");
             }
         }
-        let mut evs: Vec<Event<'static>> = Vec::new();
+        let mut evs: Vec<CollHandle<'static>> = Vec::new();
         let k = teams.len();
         for j in 0..k {
             let tm = teams[(j + me as usize + round as usize) % k];
@@ -1068,7 +1069,7 @@ fn in_flight(t: &T, row: &Tm, col: &Tm) {
     let src_sum: Vec<u64> = (0..64).map(|i| i * 1000 + u64::from(me)).collect();
     let mut sums: Vec<Vec<u64>> = (0..K).map(|_| vec![0u64; 64]).collect();
     let add: ReduceOp = Op::Add.into();
-    let mut evs: Vec<Event<'_>> = Vec::new();
+    let mut evs: Vec<CollHandle<'_>> = Vec::new();
     {
         let mut rs = out_r.iter_mut();
         let mut cs = out_c.iter_mut();
@@ -1232,7 +1233,7 @@ fn created_teams(t: &T) {
 fn errors(t: &T) {
     let tm = &t.job.tm;
     let n = t.n;
-    let bad = |r: gex::Result<Event<'_>>| r.map(|_| ()).unwrap_err().kind();
+    let bad = |r: gex::Result<CollHandle<'_>>| r.map(|_| ()).unwrap_err().kind();
     let mut buf = vec![0u8; 8];
     assert_eq!(
         bad(broadcast_nb(tm, n, &mut buf, None, Flags::empty())),
