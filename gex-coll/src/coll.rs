@@ -32,8 +32,8 @@ use gex_core::{context, Staging, Tm};
 use gex_types::{Dt, Error, Flags, Rank, Result};
 
 use crate::algos::{AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceKind};
-use crate::handle::CollHandle;
 use crate::engine::{send_now, signature, Logic, Op, Out};
+use crate::handle::CollHandle;
 use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
 use crate::team::{barrier_event, team_of, team_ref, TeamInfo};
 use crate::tree::{binomial_children, from_virtual, to_virtual};
@@ -726,13 +726,7 @@ pub fn scatter(
 }
 
 /// Blocking [`gather_nb`].
-pub fn gather(
-    tm: &Tm,
-    root: Rank,
-    dst: Option<&mut [u8]>,
-    src: &[u8],
-    flags: Flags,
-) -> Result<()> {
+pub fn gather(tm: &Tm, root: Rank, dst: Option<&mut [u8]>, src: &[u8], flags: Flags) -> Result<()> {
     gather_nb(tm, root, dst, src, flags)?.wait()
 }
 

@@ -128,7 +128,11 @@ impl<'a> CollHandle<'a> {
     };
 
     /// Pending on `c`; at completion `staging` is copied into `dst`.
-    pub(crate) fn pending_into(c: Arc<Completion>, staging: Arc<Staging>, dst: &'a mut [u8]) -> Self {
+    pub(crate) fn pending_into(
+        c: Arc<Completion>,
+        staging: Arc<Staging>,
+        dst: &'a mut [u8],
+    ) -> Self {
         assert_eq!(staging.len(), dst.len(), "staging and dst differ in length");
         CollHandle {
             state: State::Pending {

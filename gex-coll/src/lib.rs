@@ -64,10 +64,10 @@ pub use coll::{
     reduce_to_all_nb_typed, reduce_to_all_typed, reduce_to_one, reduce_to_one_nb,
     reduce_to_one_nb_typed, reduce_to_one_typed, scatter, scatter_nb,
 };
-pub use handle::CollHandle;
 pub use g1::{
     barrier_notify, barrier_try, barrier_wait, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
 };
+pub use handle::CollHandle;
 pub use reduce::{reduce_sequential, Elem, ReduceOp, UserReduceFn};
 pub use team::{
     recommended_scratch_size, tm_create, tm_create_scratch_size, tm_destroy, tm_split,

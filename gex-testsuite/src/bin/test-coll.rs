@@ -24,15 +24,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use gex::am::{register_handlers, AmRequest, HandlerEntry};
+use gex::coll::CollHandle;
 use gex::coll::{
-    barrier_nb, barrier_notify, barrier_try, barrier_uses_shared_memory, barrier_wait,
-    broadcast_nb, exchange_nb, gather_all_nb, gather_nb, reduce_to_all_nb, reduce_to_all_nb_typed,
-    reduce_to_one_nb, reduce_to_one_nb_typed, scatter_nb, tm_create, tm_create_scratch_size,
-    tm_destroy, tm_split, tm_split_scratch_size, ReduceOp, BARRIERFLAG_ANONYMOUS,
-    BARRIERFLAG_MISMATCH,
+    barrier_nb, barrier_notify, barrier_try, barrier_uses_shared_memory, barrier_wait, broadcast,
+    broadcast_nb, exchange, exchange_nb, gather, gather_all, gather_all_nb, gather_nb,
+    reduce_to_all, reduce_to_all_nb, reduce_to_all_nb_typed, reduce_to_all_typed, reduce_to_one,
+    reduce_to_one_nb, reduce_to_one_nb_typed, reduce_to_one_typed, scatter, scatter_nb, tm_create,
+    tm_create_scratch_size, tm_destroy, tm_split, tm_split_scratch_size, ReduceOp,
+    BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
 };
 use gex::rma::Rma;
-use gex::coll::CollHandle;
 use gex::{Dt, EpLocation, ErrorKind, Flags, Memvec, Op, Rank, Tm, TmRef};
 use gex_testsuite::{check_payload, payload, wait_bound, Job, Rng};
 
@@ -882,6 +883,337 @@ fn all_collectives(t: &T, tm: &Tm, label: u64, full: bool) {
     t.barrier(tm);
 }
 
+// ------------------------------------------------------------ handles
+
+/// Tests `h` until it completes, from any thread, polling; panics after
+/// the bound.
+fn sync_bounded(me: Rank, oversubscribed: bool, h: &mut CollHandle<'_>, what: &str) {
+    let deadline = Instant::now() + wait_bound();
+    let mut i = 0u32;
+    while !h.test().unwrap_or_else(|e| panic!("{what}: {e}")) {
+        i = i.wrapping_add(1);
+        if oversubscribed || i.is_multiple_of(16) {
+            std::thread::yield_now();
+        }
+        if i.is_multiple_of(256) && Instant::now() > deadline {
+            panic!(
+                "rank {me}: timed out after {:?} syncing {what}",
+                wait_bound()
+            );
+        }
+    }
+    assert!(h.is_invalid(), "{what}: a synced handle is invalid");
+}
+
+/// `test_some` until every handle is synced, from any thread; each call
+/// that reports progress must have synced at least one; panics after the
+/// bound.
+fn sync_some_bounded(me: Rank, oversubscribed: bool, hs: &mut [CollHandle<'_>], what: &str) {
+    let deadline = Instant::now() + wait_bound();
+    let mut i = 0u32;
+    loop {
+        let before = hs.iter().filter(|h| !h.is_invalid()).count();
+        if before == 0 {
+            assert!(CollHandle::test_some(hs).unwrap(), "{what}: all invalid");
+            return;
+        }
+        if CollHandle::test_some(hs).unwrap_or_else(|e| panic!("{what}: {e}")) {
+            let after = hs.iter().filter(|h| !h.is_invalid()).count();
+            assert!(
+                after < before,
+                "{what}: test_some succeeded and synced none"
+            );
+            continue;
+        }
+        i = i.wrapping_add(1);
+        if oversubscribed || i.is_multiple_of(16) {
+            std::thread::yield_now();
+        }
+        if i.is_multiple_of(256) && Instant::now() > deadline {
+            panic!(
+                "rank {me}: timed out after {:?} syncing {what}",
+                wait_bound()
+            );
+        }
+    }
+}
+
+const fn assert_send<T: Send>() {}
+const _: () = assert_send::<CollHandle<'static>>();
+
+/// Collective handles synced by a thread other than the initiator's: a
+/// barrier (the shared-memory one where the team has a channel: its
+/// handle must look at the counters itself, not wait for the initiating
+/// thread's progress), broadcast, reduce-to-all, exchange and gather-all,
+/// moved to a helper thread that syncs them (one by one and with
+/// `test_some`); then collectives initiated on a helper thread and synced
+/// by the main thread. Every output byte is checked.
+fn handles_across_threads(t: &T, tm: &Tm, label: u64) {
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    let (jr, over) = (t.me, t.oversubscribed);
+    for round in 0..20u64 {
+        let tag = |r: usize, j: usize| mix(label ^ round, (r as u64) << 20 ^ j as u64);
+        let root = (round % n as u64) as Rank;
+        let nb = 1 + (round as usize * 37) % 1500;
+        let bsrc = payload(tag(root as usize, 99), nb);
+        let mut bdst = vec![0xeeu8; nb];
+        let mine = [tag(me as usize, 1), u64::from(me)];
+        let mut sum = [0u64; 2];
+        let xnb = 1 + (round as usize) % 13;
+        let xsrc: Vec<u8> = (0..n)
+            .flat_map(|j| payload(tag(me as usize, j), xnb))
+            .collect();
+        let mut xdst = vec![0xeeu8; xnb * n];
+        let gsrc = payload(tag(me as usize, 77), xnb);
+        let mut gdst = vec![0xeeu8; xnb * n];
+        {
+            let bar = barrier_nb(tm, Flags::empty()).unwrap();
+            let b = broadcast_nb(
+                tm,
+                root,
+                &mut bdst,
+                (me == root).then_some(&bsrc[..]),
+                Flags::empty(),
+            )
+            .unwrap();
+            let r =
+                reduce_to_all_nb_typed(tm, &mut sum, Some(&mine), &Op::Add.into(), Flags::empty())
+                    .unwrap();
+            let x = exchange_nb(tm, &mut xdst, &xsrc, Flags::empty()).unwrap();
+            let g = gather_all_nb(tm, &mut gdst, &gsrc, Flags::empty()).unwrap();
+            std::thread::scope(|s| {
+                s.spawn(move || {
+                    let mut bar = bar;
+                    sync_bounded(jr, over, &mut bar, "barrier on another thread");
+                    let mut hs = vec![b, r, x, g];
+                    if round % 2 == 0 {
+                        sync_some_bounded(jr, over, &mut hs, "test_some on another thread");
+                    } else {
+                        for (i, h) in hs.iter_mut().enumerate() {
+                            sync_bounded(jr, over, h, &format!("handle {i} on another thread"));
+                        }
+                    }
+                });
+            });
+        }
+        check_payload(
+            "broadcast synced by another thread",
+            tag(root as usize, 99),
+            &bdst,
+        );
+        let want0 = (0..n).fold(0u64, |a, r| a.wrapping_add(tag(r, 1)));
+        let want1 = (0..n as u64).sum::<u64>();
+        assert_eq!(
+            sum,
+            [want0, want1],
+            "reduce-to-all synced by another thread"
+        );
+        for i in 0..n {
+            check_payload(
+                "exchange synced by another thread",
+                tag(i, me as usize),
+                &xdst[i * xnb..(i + 1) * xnb],
+            );
+            check_payload(
+                "gather_all synced by another thread",
+                tag(i, 77),
+                &gdst[i * xnb..(i + 1) * xnb],
+            );
+        }
+        // Initiated on a helper thread, synced here.
+        let mut bdst = vec![0xeeu8; nb];
+        let handles = std::thread::scope(|s| {
+            s.spawn(|| {
+                let b = broadcast_nb(
+                    tm,
+                    root,
+                    &mut bdst,
+                    (me == root).then_some(&bsrc[..]),
+                    Flags::empty(),
+                )
+                .unwrap();
+                vec![barrier_nb(tm, Flags::empty()).unwrap(), b]
+            })
+            .join()
+            .unwrap()
+        });
+        let mut handles = handles;
+        sync_some_bounded(jr, over, &mut handles, "handles of another thread");
+        drop(handles);
+        check_payload(
+            "broadcast initiated by another thread",
+            tag(root as usize, 99),
+            &bdst,
+        );
+    }
+    // Slices of invalid handles: nothing to wait for.
+    let mut none = [CollHandle::INVALID, CollHandle::default()];
+    assert!(CollHandle::test_some(&mut none).unwrap());
+    assert!(CollHandle::test_all(&mut none).unwrap());
+    CollHandle::wait_some(&mut none).unwrap();
+    CollHandle::wait_all(&mut none).unwrap();
+}
+
+/// 2^16 - 1 collectives outstanding at once over `tm` (the notes' minimum):
+/// barriers, then 8-byte broadcasts from every root in turn into
+/// consecutive pieces of one buffer (2^16 - 1 of them up to 2 ranks, 8191
+/// beyond, to keep the debug-build job short), each set synced with one
+/// `test_all` loop; every byte checked.
+fn many_outstanding(t: &T, tm: &Tm, label: u64) {
+    let (me, n) = (tm.rank(), tm.size());
+    let mut count: usize = (1 << 16) - 1;
+    let mut hs: Vec<CollHandle<'_>> = (0..count)
+        .map(|_| barrier_nb(tm, Flags::empty()).unwrap())
+        .collect();
+    t.wait_all(&mut hs, "2^16-1 barriers");
+    assert!(hs.iter().all(CollHandle::is_invalid));
+    drop(hs);
+    if n > 2 {
+        count = 8191;
+    }
+    let mut buf = vec![0xeeu8; count * 8];
+    let srcs: Vec<Vec<u8>> = (0..count)
+        .map(|i| {
+            if i as u32 % n == me {
+                payload(mix(label, i as u64), 8)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let mut hs: Vec<CollHandle<'_>> = buf
+        .chunks_mut(8)
+        .enumerate()
+        .map(|(i, d)| {
+            let root = i as u32 % n;
+            let s = (root == me).then_some(&srcs[i][..]);
+            broadcast_nb(tm, root, d, s, Flags::empty()).unwrap()
+        })
+        .collect();
+    t.wait_all(&mut hs, "2^16-1 broadcasts");
+    drop(hs);
+    for (i, d) in buf.chunks(8).enumerate() {
+        check_payload("one of 2^16-1 broadcasts", mix(label, i as u64), d);
+    }
+}
+
+/// The blocking forms, every byte checked, odd sizes.
+fn blocking_forms(tm: &Tm, label: u64) {
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    for &nb in &[0usize, 1, 7, 1000, 70_001] {
+        let tag = |r: usize, j: usize| mix(label ^ nb as u64, (r as u64) << 20 ^ j as u64);
+        let root = (nb % n) as Rank;
+        let src = payload(tag(root as usize, 5), nb);
+        let mut dst = vec![0xeeu8; nb];
+        broadcast(
+            tm,
+            root,
+            &mut dst,
+            (me == root).then_some(&src[..]),
+            Flags::empty(),
+        )
+        .unwrap();
+        check_payload("blocking broadcast", tag(root as usize, 5), &dst);
+        let ssrc: Vec<u8> = (0..n)
+            .flat_map(|j| payload(tag(root as usize, j), nb))
+            .collect();
+        let mut dst = vec![0xeeu8; nb];
+        scatter(
+            tm,
+            root,
+            &mut dst,
+            (me == root).then_some(&ssrc[..]),
+            Flags::empty(),
+        )
+        .unwrap();
+        check_payload("blocking scatter", tag(root as usize, me as usize), &dst);
+        let mine = payload(tag(me as usize, 6), nb);
+        let mut all = vec![0xeeu8; nb * n];
+        gather(
+            tm,
+            root,
+            (me == root).then_some(&mut all[..]),
+            &mine,
+            Flags::empty(),
+        )
+        .unwrap();
+        if me == root {
+            for r in 0..n {
+                check_payload("blocking gather", tag(r, 6), &all[r * nb..(r + 1) * nb]);
+            }
+        }
+        let mut all = vec![0xeeu8; nb * n];
+        gather_all(tm, &mut all, &mine, Flags::empty()).unwrap();
+        for r in 0..n {
+            check_payload("blocking gather_all", tag(r, 6), &all[r * nb..(r + 1) * nb]);
+        }
+        let xsrc: Vec<u8> = (0..n)
+            .flat_map(|j| payload(tag(me as usize, j), nb))
+            .collect();
+        let mut xdst = vec![0xeeu8; nb * n];
+        exchange(tm, &mut xdst, &xsrc, Flags::empty()).unwrap();
+        for i in 0..n {
+            check_payload(
+                "blocking exchange",
+                tag(i, me as usize),
+                &xdst[i * nb..(i + 1) * nb],
+            );
+        }
+        let cnt = nb.max(1);
+        let v: Vec<u64> = (0..cnt).map(|i| tag(me as usize, i)).collect();
+        let want: Vec<u64> = (0..cnt)
+            .map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(tag(r, i))))
+            .collect();
+        let mut out = vec![0u64; cnt];
+        reduce_to_all_typed(tm, &mut out, Some(&v), &Op::Add.into(), Flags::empty()).unwrap();
+        assert_eq!(out, want, "blocking reduce_to_all_typed");
+        let mut out = vec![0u64; cnt];
+        reduce_to_one_typed(
+            tm,
+            root,
+            (me == root).then_some(&mut out[..]),
+            Some(&v),
+            &Op::Add.into(),
+            Flags::empty(),
+        )
+        .unwrap();
+        if me == root {
+            assert_eq!(out, want, "blocking reduce_to_one_typed");
+        }
+        let vb: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut ob = vec![0u8; cnt * 8];
+        reduce_to_all(
+            tm,
+            &mut ob,
+            Some(&vb),
+            Dt::U64,
+            8,
+            cnt,
+            &Op::Add.into(),
+            Flags::empty(),
+        )
+        .unwrap();
+        let wb: Vec<u8> = want.iter().flat_map(|x| x.to_le_bytes()).collect();
+        assert_eq!(ob, wb, "blocking reduce_to_all");
+        let mut ob = vec![0u8; cnt * 8];
+        reduce_to_one(
+            tm,
+            root,
+            (me == root).then_some(&mut ob[..]),
+            Some(&vb),
+            Dt::U64,
+            8,
+            cnt,
+            &Op::Add.into(),
+            Flags::empty(),
+        )
+        .unwrap();
+        if me == root {
+            assert_eq!(ob, wb, "blocking reduce_to_one");
+        }
+    }
+}
+
 // ------------------------------------------------------------------ teams
 
 struct Grid {
@@ -1327,6 +1659,9 @@ fn main() {
     barriers(&t);
     g1_barrier(&t);
     all_collectives(&t, &t.job.tm, 0x10, true);
+    blocking_forms(&t.job.tm, 0x20);
+    handles_across_threads(&t, &t.job.tm, 0x30);
+    many_outstanding(&t, &t.job.tm, 0x40);
     errors(&t);
     teams(&t);
     barriers(&t);
