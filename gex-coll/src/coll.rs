@@ -12,7 +12,11 @@
 //!   member; a disagreement that shows in the messages (a different
 //!   collective, root, size, type or operator) ends the job with a message
 //!   naming the call, rather than corrupting data.
-//! - `flags` must be empty (the spec defines none for collectives).
+//! - `flags`: the barrier takes none. The data-movement collectives take
+//!   at most one `Flags::COLL_IN_{NO,MY,ALL}SYNC` and one
+//!   `Flags::COLL_OUT_{NO,MY,ALL}SYNC` (the design notes' sync modes;
+//!   none means MYSYNC), single-valued; what each costs is in the `sync`
+//!   module's notes (ARCHITECTURE.md, "Collectives").
 //! - Buffers are borrowed until the handle completes. Output goes to a
 //!   buffer owned by the library and is copied into `dst` by the thread
 //!   that observes completion (test or wait), so a leaked handle never
@@ -32,9 +36,10 @@ use gex_core::{context, Staging, Tm};
 use gex_types::{Dt, Error, Flags, Rank, Result};
 
 use crate::algos::{AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceKind};
-use crate::engine::{send_now, signature, Logic, Op, Out};
+use crate::engine::{send_now, signature, Key, Logic, Op, Out};
 use crate::handle::CollHandle;
 use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
+use crate::sync::{self, SyncMode};
 use crate::team::{barrier_event, team_of, team_ref, TeamInfo};
 use crate::tree::{binomial_children, from_virtual, to_virtual};
 
@@ -43,7 +48,7 @@ fn check_flags(call: &str, flags: Flags) -> Result<()> {
         Ok(())
     } else {
         Err(Error::bad_arg(format!(
-            "{call}: no flags are defined for collectives; got {flags:?}"
+            "{call}: the barrier takes no flags; got {flags:?}"
         )))
     }
 }
@@ -80,10 +85,26 @@ fn check_size(call: &str, nbytes: usize) -> Result<()> {
     }
 }
 
-fn begin(call: &str, tm: &Tm, flags: Flags) -> Result<Arc<TeamInfo>> {
+/// The checks every data-movement collective starts with; its team and
+/// sync mode.
+fn begin(call: &str, tm: &Tm, flags: Flags) -> Result<(Arc<TeamInfo>, SyncMode)> {
     context::check_may_communicate(call)?;
-    check_flags(call, flags)?;
-    team_of(tm, call)
+    let mode = sync::parse(call, flags)?;
+    Ok((team_of(tm, call)?, mode))
+}
+
+/// `OUT_ALLSYNC`: the key of the closing barrier, reserved right after the
+/// operation's own.
+fn out_key(t: &Arc<TeamInfo>, mode: SyncMode) -> Option<(Arc<TeamInfo>, Key)> {
+    (mode.out_all && t.size() > 1).then(|| (t.clone(), t.next_key()))
+}
+
+/// The handle, with the closing barrier of `OUT_ALLSYNC` if reserved.
+fn fin<'a>(h: CollHandle<'a>, out: Option<(Arc<TeamInfo>, Key)>) -> CollHandle<'a> {
+    match out {
+        Some((t, key)) => h.then_out_barrier(t, key),
+        None => h,
+    }
 }
 
 /// Non-blocking barrier over `tm` (`gex_Coll_BarrierNB`): the handle
@@ -134,7 +155,7 @@ pub fn broadcast_nb<'a>(
     flags: Flags,
 ) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_BroadcastNB";
-    let t = begin(CALL, tm, flags)?;
+    let (t, mode) = begin(CALL, tm, flags)?;
     check_root(CALL, root, &t)?;
     let nbytes = dst.len();
     check_size(CALL, nbytes)?;
@@ -144,15 +165,19 @@ pub fn broadcast_nb<'a>(
             check_len(CALL, "src", s.len(), nbytes)?;
         }
     }
+    if mode.in_all {
+        sync::enter_all(&t, Some(root), CALL);
+    }
     let key = t.next_key();
-    let sig = signature("broadcast", &[u64::from(root), nbytes as u64]);
+    let out = out_key(&t, mode);
+    let sig = signature("broadcast", &[u64::from(root), nbytes as u64, mode.word]);
     if me == root {
         if let Some(s) = src {
             dst.copy_from_slice(s);
         }
     }
     if nbytes == 0 || n == 1 {
-        return Ok(CollHandle::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
     }
     let v = to_virtual(me, root, n);
     let children: Vec<Rank> = binomial_children(v, n)
@@ -164,7 +189,7 @@ pub fn broadcast_nb<'a>(
         for &c in &children {
             send_now(key, sig, c, 0, dst);
         }
-        return Ok(CollHandle::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
     }
     let staging = Staging::new(nbytes);
     let op = Op::start(
@@ -178,11 +203,15 @@ pub fn broadcast_nb<'a>(
             got: 0,
         }),
     );
-    Ok(CollHandle::pending_into(op.c.clone(), staging, dst))
+    Ok(fin(
+        CollHandle::pending_into(op.c.clone(), staging, dst),
+        out,
+    ))
 }
 
 struct ReduceArgs {
     t: Arc<TeamInfo>,
+    mode: SyncMode,
     key: crate::engine::Key,
     sig: u32,
     nbytes: usize,
@@ -200,7 +229,7 @@ fn reduce_begin(
     op: &ReduceOp,
     flags: Flags,
 ) -> Result<ReduceArgs> {
-    let t = begin(call, tm, flags)?;
+    let (t, mode) = begin(call, tm, flags)?;
     check_root(call, root, &t)?;
     validate(call, dt, dt_sz, op)?;
     if dt_cnt == 0 {
@@ -220,9 +249,11 @@ fn reduce_begin(
                 dt_sz as u64,
                 dt_cnt as u64,
                 op.op() as u64,
+                mode.word,
             ],
         ),
         t,
+        mode,
         nbytes,
     })
 }
@@ -271,19 +302,25 @@ pub fn reduce_to_one_nb<'a>(
     } else {
         None
     };
-    let acc = match (src, &dst) {
-        (Some(s), _) => {
-            check_len(CALL, "src", s.len(), a.nbytes)?;
-            s.to_vec()
-        }
-        (None, Some(d)) => d.to_vec(),
+    match (src, &dst) {
+        (Some(s), _) => check_len(CALL, "src", s.len(), a.nbytes)?,
+        (None, Some(_)) => {}
         (None, None) => {
             return Err(Error::bad_arg(format!(
                 "{CALL}: src is required on ranks other than the root"
             )))
         }
+    }
+    if a.mode.in_all {
+        sync::enter_all(&a.t, None, CALL);
+    }
+    let acc = match (src, &dst) {
+        (Some(s), _) => s.to_vec(),
+        (None, Some(d)) => d.to_vec(),
+        (None, None) => unreachable!("checked above"),
     };
     a.key = a.t.next_key();
+    let out = out_key(&a.t, a.mode);
     if n == 1 {
         if let Some(d) = dst {
             d.copy_from_slice(&acc);
@@ -306,10 +343,13 @@ pub fn reduce_to_one_nb<'a>(
             staging.clone(),
         )),
     );
-    Ok(match (dst, staging) {
-        (Some(d), Some(s)) => CollHandle::pending_into(opr.c.clone(), s, d),
-        _ => CollHandle::pending(opr.c.clone()),
-    })
+    Ok(fin(
+        match (dst, staging) {
+            (Some(d), Some(s)) => CollHandle::pending_into(opr.c.clone(), s, d),
+            _ => CollHandle::pending(opr.c.clone()),
+        },
+        out,
+    ))
 }
 
 /// Vectors up to this size are all-reduced by recursive doubling (fewer
@@ -337,14 +377,18 @@ pub fn reduce_to_all_nb<'a>(
     const CALL: &str = "gex_Coll_ReduceToAllNB";
     let mut a = reduce_begin(CALL, tm, "reduce_to_all", 0, dt, dt_sz, dt_cnt, op, flags)?;
     check_len(CALL, "dst", dst.len(), a.nbytes)?;
+    if let Some(s) = src {
+        check_len(CALL, "src", s.len(), a.nbytes)?;
+    }
+    if a.mode.in_all {
+        sync::enter_all(&a.t, None, CALL);
+    }
     let acc = match src {
-        Some(s) => {
-            check_len(CALL, "src", s.len(), a.nbytes)?;
-            s.to_vec()
-        }
+        Some(s) => s.to_vec(),
         None => dst.to_vec(),
     };
     a.key = a.t.next_key();
+    let out = out_key(&a.t, a.mode);
     if a.t.size() == 1 {
         dst.copy_from_slice(&acc);
         return Ok(CollHandle::INVALID);
@@ -373,7 +417,10 @@ pub fn reduce_to_all_nb<'a>(
         ))
     };
     let opr = Op::start(a.key, a.sig, CALL, logic);
-    Ok(CollHandle::pending_into(opr.c.clone(), staging, dst))
+    Ok(fin(
+        CollHandle::pending_into(opr.c.clone(), staging, dst),
+        out,
+    ))
 }
 
 /// [`reduce_to_one_nb`] over typed slices (`dt`, `dt_sz` and `dt_cnt` from
@@ -482,7 +529,7 @@ pub fn scatter_nb<'a>(
     flags: Flags,
 ) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ScatterNB";
-    let t = begin(CALL, tm, flags)?;
+    let (t, mode) = begin(CALL, tm, flags)?;
     check_root(CALL, root, &t)?;
     let (me, n, nb) = (t.me, t.size(), dst.len());
     check_size(CALL, nb)?;
@@ -493,8 +540,12 @@ pub fn scatter_nb<'a>(
     } else {
         None
     };
+    if mode.in_all {
+        sync::enter_all(&t, Some(root), CALL);
+    }
     let key = t.next_key();
-    let sig = signature("scatter", &[u64::from(root), nb as u64]);
+    let out = out_key(&t, mode);
+    let sig = signature("scatter", &[u64::from(root), nb as u64, mode.word]);
     if let Some(s) = src {
         dst.copy_from_slice(&s[me as usize * nb..(me as usize + 1) * nb]);
         if nb > 0 {
@@ -504,12 +555,15 @@ pub fn scatter_nb<'a>(
                 send_now(key, sig, t.members[to as usize], 0, blk);
             }
         }
-        return Ok(CollHandle::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
     }
     if nb == 0 {
-        return Ok(CollHandle::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
     }
-    Ok(collect(CALL, key, sig, dst, nb, None, 1, Vec::new()))
+    Ok(fin(
+        collect(CALL, key, sig, dst, nb, None, 1, Vec::new()),
+        out,
+    ))
 }
 
 /// Gather (design notes `gasnet_all_gather_nb`): every member's `src` of
@@ -524,7 +578,7 @@ pub fn gather_nb<'a>(
     flags: Flags,
 ) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_GatherNB";
-    let t = begin(CALL, tm, flags)?;
+    let (t, mode) = begin(CALL, tm, flags)?;
     check_root(CALL, root, &t)?;
     let (me, n, nb) = (t.me, t.size(), src.len());
     check_size(CALL, nb * n as usize)?;
@@ -535,27 +589,34 @@ pub fn gather_nb<'a>(
     } else {
         None
     };
+    if mode.in_all {
+        sync::enter_all(&t, None, CALL);
+    }
     let key = t.next_key();
-    let sig = signature("gather", &[u64::from(root), nb as u64]);
+    let out = out_key(&t, mode);
+    let sig = signature("gather", &[u64::from(root), nb as u64, mode.word]);
     let Some(dst) = dst else {
         if nb > 0 {
             send_now(key, sig, t.members[root as usize], me, src);
         }
-        return Ok(CollHandle::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
     };
     if nb == 0 || n == 1 {
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(src);
-        return Ok(CollHandle::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
     }
-    Ok(collect(
-        CALL,
-        key,
-        sig,
-        dst,
-        nb,
-        Some((me as usize, src)),
-        n as usize - 1,
-        Vec::new(),
+    Ok(fin(
+        collect(
+            CALL,
+            key,
+            sig,
+            dst,
+            nb,
+            Some((me as usize, src)),
+            n as usize - 1,
+            Vec::new(),
+        ),
+        out,
     ))
 }
 
@@ -570,29 +631,36 @@ pub fn gather_all_nb<'a>(
     flags: Flags,
 ) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_GatherAllNB";
-    let t = begin(CALL, tm, flags)?;
+    let (t, mode) = begin(CALL, tm, flags)?;
     let (me, n, nb) = (t.me, t.size(), src.len());
     check_size(CALL, nb * n as usize)?;
     check_len(CALL, "dst", dst.len(), nb * n as usize)?;
+    if mode.in_all {
+        sync::enter_all(&t, None, CALL);
+    }
     let key = t.next_key();
-    let sig = signature("gather_all", &[nb as u64]);
+    let out = out_key(&t, mode);
+    let sig = signature("gather_all", &[nb as u64, mode.word]);
     if nb == 0 || n == 1 {
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(src);
-        return Ok(CollHandle::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
     }
     let mine: Arc<[u8]> = src.into();
     let initial = (1..n)
         .map(|i| Out::owned(t.members[((me + i) % n) as usize], me, mine.clone()))
         .collect();
-    Ok(collect(
-        CALL,
-        key,
-        sig,
-        dst,
-        nb,
-        Some((me as usize, src)),
-        n as usize - 1,
-        initial,
+    Ok(fin(
+        collect(
+            CALL,
+            key,
+            sig,
+            dst,
+            nb,
+            Some((me as usize, src)),
+            n as usize - 1,
+            initial,
+        ),
+        out,
     ))
 }
 
@@ -607,7 +675,7 @@ pub fn exchange_nb<'a>(
     flags: Flags,
 ) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ExchangeNB";
-    let t = begin(CALL, tm, flags)?;
+    let (t, mode) = begin(CALL, tm, flags)?;
     let (me, n) = (t.me, t.size() as usize);
     check_len(CALL, "dst", dst.len(), src.len())?;
     if !src.len().is_multiple_of(n) {
@@ -618,12 +686,16 @@ pub fn exchange_nb<'a>(
     }
     check_size(CALL, src.len())?;
     let nb = src.len() / n;
+    if mode.in_all {
+        sync::enter_all(&t, None, CALL);
+    }
     let key = t.next_key();
-    let sig = signature("exchange", &[nb as u64]);
+    let out = out_key(&t, mode);
+    let sig = signature("exchange", &[nb as u64, mode.word]);
     let own = &src[me as usize * nb..(me as usize + 1) * nb];
     if nb == 0 || n == 1 {
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(own);
-        return Ok(CollHandle::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
     }
     let initial = (1..n as u32)
         .map(|i| {
@@ -632,15 +704,18 @@ pub fn exchange_nb<'a>(
             Out::owned(t.members[to as usize], me, blk)
         })
         .collect();
-    Ok(collect(
-        CALL,
-        key,
-        sig,
-        dst,
-        nb,
-        Some((me as usize, own)),
-        n - 1,
-        initial,
+    Ok(fin(
+        collect(
+            CALL,
+            key,
+            sig,
+            dst,
+            nb,
+            Some((me as usize, own)),
+            n - 1,
+            initial,
+        ),
+        out,
     ))
 }
 

@@ -37,7 +37,10 @@ use std::task::{Context, Poll};
 use gex_core::{context, Completion, Runtime, Staging};
 use gex_types::Result;
 
+use crate::engine::{Key, Op};
 use crate::shmbar::ShmTeam;
+use crate::sync::start_out_barrier;
+use crate::team::TeamInfo;
 
 /// Output staged by the library, copied into the caller's buffer at
 /// completion.
@@ -49,10 +52,17 @@ struct CopyOut {
 
 enum State {
     Invalid,
-    /// Complete when `c` is; then `copy` (if any) goes to its destination.
+    /// Complete when `c` is; then `copy` (if any) goes to its destination,
+    /// and with `then` (`OUT_ALLSYNC`: the team and the key reserved at
+    /// initiation) this member enters the closing barrier.
     Pending {
         c: Arc<Completion>,
         copy: Option<CopyOut>,
+        then: Option<(Arc<TeamInfo>, Key)>,
+    },
+    /// `OUT_ALLSYNC`'s closing barrier, entered: complete with it.
+    OutBarrier {
+        op: Arc<Op>,
     },
     /// A shared-memory barrier: complete once every member's counter has
     /// reached episode `k` (those before `from` have, already).
@@ -104,7 +114,11 @@ impl CollHandle<'static> {
     /// Pending on `c`, with no output to copy.
     pub(crate) fn pending(c: Arc<Completion>) -> Self {
         CollHandle {
-            state: State::Pending { c, copy: None },
+            state: State::Pending {
+                c,
+                copy: None,
+                then: None,
+            },
             _borrow: PhantomData,
         }
     }
@@ -142,6 +156,7 @@ impl<'a> CollHandle<'a> {
                     dst: dst.as_mut_ptr(),
                     len: dst.len(),
                 }),
+                then: None,
             },
             _borrow: PhantomData,
         }
@@ -153,18 +168,51 @@ impl<'a> CollHandle<'a> {
         matches!(self.state, State::Invalid)
     }
 
-    /// If complete, finishes (copies staged output out) and becomes
-    /// invalid; returns whether it is complete.
+    /// `OUT_ALLSYNC`: once this member's part is done (and its output in
+    /// place), it enters a barrier over `t` under `key` (reserved at
+    /// initiation), and the handle completes with that barrier. Enters at
+    /// once if the part is done already.
+    pub(crate) fn then_out_barrier(mut self, t: Arc<TeamInfo>, key: Key) -> Self {
+        match &mut self.state {
+            State::Pending { then, .. } => *then = Some((t, key)),
+            State::Invalid => {
+                self.state = State::OutBarrier {
+                    op: start_out_barrier(&t, key),
+                }
+            }
+            State::ShmBarrier { .. } | State::OutBarrier { .. } => {
+                unreachable!("a barrier has no OUT_ALLSYNC")
+            }
+        }
+        self
+    }
+
+    /// If complete, finishes (copies staged output out, enters the
+    /// `OUT_ALLSYNC` barrier) and becomes invalid; returns whether it is
+    /// complete.
     fn try_finish(&mut self) -> bool {
-        let done = match &mut self.state {
+        match &mut self.state {
             State::Invalid => return true,
-            State::Pending { c, .. } => c.is_complete(),
-            State::ShmBarrier { team, k, from } => team.arrived_spin(*k, from),
-        };
-        if done {
-            if let State::Pending { copy: Some(cp), .. } =
-                std::mem::replace(&mut self.state, State::Invalid)
-            {
+            State::Pending { c, .. } => {
+                if !c.is_complete() {
+                    return false;
+                }
+            }
+            State::ShmBarrier { team, k, from } => {
+                if !team.arrived_spin(*k, from) {
+                    return false;
+                }
+            }
+            State::OutBarrier { op } => {
+                if !op.is_complete() {
+                    return false;
+                }
+            }
+        }
+        if let State::Pending { copy, then, .. } =
+            std::mem::replace(&mut self.state, State::Invalid)
+        {
+            if let Some(cp) = copy {
                 // SAFETY: the completion count reached zero with acquire
                 // ordering, so every part of the staging buffer was written
                 // and no writer remains; `dst` is valid for `len` bytes and
@@ -172,9 +220,15 @@ impl<'a> CollHandle<'a> {
                 // the staging buffer has `len` bytes (`pending_into`).
                 unsafe { std::ptr::copy_nonoverlapping(cp.staging.ptr(), cp.dst, cp.len) };
             }
-            self.state = State::Invalid;
+            if let Some((t, key)) = then {
+                let op = start_out_barrier(&t, key);
+                if !op.is_complete() {
+                    self.state = State::OutBarrier { op };
+                    return false;
+                }
+            }
         }
-        done
+        true
     }
 
     /// Whether the collective completed on this member (the notes'
@@ -279,14 +333,18 @@ impl<'a> CollHandle<'a> {
 
 impl Drop for CollHandle<'_> {
     fn drop(&mut self) {
-        let State::Pending {
-            c, copy: Some(_), ..
-        } = &self.state
-        else {
-            // Nothing borrowed is written after initiation: the operation
-            // finishes in the background.
+        let State::Pending { c, copy, then } = &self.state else {
+            // Nothing borrowed is written after initiation, and an entered
+            // barrier advances in the handlers: the operation finishes in
+            // the background.
             return;
         };
+        if copy.is_none() && then.is_none() {
+            return;
+        }
+        // The output must reach its destination (the borrow ends here),
+        // and an `OUT_ALLSYNC` member must enter the closing barrier, or
+        // the others' syncs would never succeed.
         if !c.is_complete() {
             // Polling is not allowed in restricted context: there the
             // staged output is dropped with the handle (nothing writes the

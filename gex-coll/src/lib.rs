@@ -55,6 +55,7 @@ mod handle;
 pub mod reduce;
 mod shm;
 mod shmbar;
+mod sync;
 mod team;
 mod tree;
 

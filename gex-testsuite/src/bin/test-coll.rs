@@ -1214,6 +1214,314 @@ fn blocking_forms(tm: &Tm, label: u64) {
     }
 }
 
+// ------------------------------------------------------------ sync modes
+
+/// Segment area of the sync-mode checks: [2 MiB, 3 MiB).
+const SYNC_AREA: usize = 2 << 20;
+
+/// No flags, then every (IN, OUT) pair of sync modes.
+fn sync_mode_list() -> Vec<Flags> {
+    let ins = [
+        Flags::COLL_IN_NOSYNC,
+        Flags::COLL_IN_MYSYNC,
+        Flags::COLL_IN_ALLSYNC,
+    ];
+    let outs = [
+        Flags::COLL_OUT_NOSYNC,
+        Flags::COLL_OUT_MYSYNC,
+        Flags::COLL_OUT_ALLSYNC,
+    ];
+    let mut v = vec![
+        Flags::empty(),
+        Flags::COLL_IN_ALLSYNC,
+        Flags::COLL_OUT_ALLSYNC,
+    ];
+    v.extend(ins.iter().flat_map(|&i| outs.iter().map(move |&o| i | o)));
+    v
+}
+
+/// Every data-movement collective under every sync mode over `tm`, sizes
+/// 0 (complete at initiation: `OUT_ALLSYNC` still closes with a barrier),
+/// odd and chunked; then collectives of mixed modes in flight at once
+/// (NOSYNC ones overlapping later ones), synced in reverse order. Every
+/// byte checked.
+fn sync_modes(t: &T, tm: &Tm, label: u64, sizes: &[usize]) {
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    for (mi, &mode) in sync_mode_list().iter().enumerate() {
+        for &nb in sizes {
+            let what = |c: &str| format!("{c} {mode:?} {nb} B");
+            let tag = |r: usize, j: usize| {
+                mix(
+                    label ^ (mi as u64) << 32 ^ nb as u64,
+                    (r as u64) << 20 ^ j as u64,
+                )
+            };
+            let root = ((mi + nb) % n) as Rank;
+            let src = payload(tag(root as usize, 1), nb);
+            let mut dst = vec![0xeeu8; nb];
+            let s = (me == root).then_some(&src[..]);
+            t.wait(
+                broadcast_nb(tm, root, &mut dst, s, mode).unwrap(),
+                &what("broadcast"),
+            );
+            check_payload(&what("broadcast"), tag(root as usize, 1), &dst);
+            let ssrc: Vec<u8> = (0..n)
+                .flat_map(|j| payload(tag(root as usize, j), nb))
+                .collect();
+            let s = (me == root).then_some(&ssrc[..]);
+            t.wait(
+                scatter_nb(tm, root, &mut dst, s, mode).unwrap(),
+                &what("scatter"),
+            );
+            check_payload(&what("scatter"), tag(root as usize, me as usize), &dst);
+            let mine = payload(tag(me as usize, 2), nb);
+            let mut all = vec![0xeeu8; nb * n];
+            let d = (me == root).then_some(&mut all[..]);
+            t.wait(
+                gather_nb(tm, root, d, &mine, mode).unwrap(),
+                &what("gather"),
+            );
+            if me == root {
+                for r in 0..n {
+                    check_payload(&what("gather"), tag(r, 2), &all[r * nb..(r + 1) * nb]);
+                }
+            }
+            let mut all = vec![0xeeu8; nb * n];
+            t.wait(
+                gather_all_nb(tm, &mut all, &mine, mode).unwrap(),
+                &what("gather_all"),
+            );
+            for r in 0..n {
+                check_payload(&what("gather_all"), tag(r, 2), &all[r * nb..(r + 1) * nb]);
+            }
+            let xsrc: Vec<u8> = (0..n)
+                .flat_map(|j| payload(tag(me as usize, j), nb))
+                .collect();
+            let mut xdst = vec![0xeeu8; nb * n];
+            t.wait(
+                exchange_nb(tm, &mut xdst, &xsrc, mode).unwrap(),
+                &what("exchange"),
+            );
+            for i in 0..n {
+                check_payload(
+                    &what("exchange"),
+                    tag(i, me as usize),
+                    &xdst[i * nb..(i + 1) * nb],
+                );
+            }
+            let cnt = nb.max(1);
+            let v: Vec<u64> = (0..cnt).map(|i| tag(me as usize, i)).collect();
+            let want: Vec<u64> = (0..cnt)
+                .map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(tag(r, i))))
+                .collect();
+            let mut out = vec![0u64; cnt];
+            t.wait(
+                reduce_to_all_nb_typed(tm, &mut out, Some(&v), &Op::Add.into(), mode).unwrap(),
+                &what("reduce_to_all"),
+            );
+            assert_eq!(out, want, "{}", what("reduce_to_all"));
+            let mut out = vec![0u64; cnt];
+            t.wait(
+                reduce_to_one_nb_typed(
+                    tm,
+                    root,
+                    (me == root).then_some(&mut out[..]),
+                    Some(&v),
+                    &Op::Add.into(),
+                    mode,
+                )
+                .unwrap(),
+                &what("reduce_to_one"),
+            );
+            if me == root {
+                assert_eq!(out, want, "{}", what("reduce_to_one"));
+            }
+        }
+    }
+    // Mixed modes in flight at once, synced last to first.
+    let nb = 777;
+    let tag = |r: usize, j: usize| mix(label ^ 0x0F1, (r as u64) << 20 ^ j as u64);
+    let srcs: Vec<Vec<u8>> = (0..6).map(|k| payload(tag(k % n, k), nb)).collect();
+    let mut dsts = vec![vec![0xeeu8; nb]; 6];
+    let modes = [
+        Flags::COLL_IN_NOSYNC | Flags::COLL_OUT_NOSYNC,
+        Flags::COLL_OUT_ALLSYNC,
+        Flags::COLL_IN_NOSYNC | Flags::COLL_OUT_NOSYNC,
+        Flags::empty(),
+        Flags::COLL_IN_ALLSYNC | Flags::COLL_OUT_NOSYNC,
+        Flags::COLL_IN_NOSYNC | Flags::COLL_OUT_ALLSYNC,
+    ];
+    let mut hs: Vec<CollHandle<'_>> = dsts
+        .iter_mut()
+        .enumerate()
+        .map(|(k, d)| {
+            let root = (k % n) as Rank;
+            let s = (me == root).then_some(&srcs[k][..]);
+            broadcast_nb(tm, root, d, s, modes[k]).unwrap()
+        })
+        .collect();
+    let mine = [u64::from(me) + 1];
+    let mut sum = [0u64];
+    let mut last = vec![reduce_to_all_nb_typed(
+        tm,
+        &mut sum,
+        Some(&mine),
+        &Op::Add.into(),
+        Flags::COLL_IN_NOSYNC | Flags::COLL_OUT_NOSYNC,
+    )
+    .unwrap()];
+    t.wait_all(&mut last, "NOSYNC reduce-to-all after six broadcasts");
+    drop(last);
+    while let Some(h) = hs.pop() {
+        t.wait(h, "broadcasts of mixed sync modes, last first");
+    }
+    drop(hs);
+    for (k, d) in dsts.iter().enumerate() {
+        check_payload("broadcasts of mixed sync modes", tag(k % n, k), d);
+    }
+    assert_eq!(sum[0], (1..=n as u64).sum::<u64>());
+}
+
+/// What the ALLSYNC modes promise, checked through memory other ranks
+/// write and read (over the primordial team, whose ranks are jobranks):
+///
+/// - `IN_ALLSYNC`: rank 0 tells every rank to go and enters at once; each
+///   rank then puts a stamp into the broadcast source (in rank 0's
+///   segment) and into every rank's exchange source, and only then
+///   enters. Data may not move before everyone entered, so rank 0's
+///   broadcast and every rank's exchange carry every stamp. (Without the
+///   mode, rank 0 would read its source before the stamps land.)
+/// - `OUT_ALLSYNC`: a broadcast from rank 0 into every rank's segment;
+///   once rank 0's sync succeeds, every rank's destination must be in
+///   place, which rank 0 checks by reading them all. (Without the mode the
+///   root's handle completes at initiation.)
+fn allsync_semantics(t: &T) {
+    let tm = &t.job.tm;
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    let seg = &t.job.seg;
+    let stamp = |j: usize, k: usize| mix(0xA11, (j as u64) << 16 | k as u64);
+    // Zeroed areas: [SYNC_AREA, +8n) the broadcast source on rank 0,
+    // [SYNC_AREA + 4096, +8n) each rank's exchange source.
+    let xs = SYNC_AREA + 4096;
+    seg.write(SYNC_AREA, &vec![0u8; 8 * n]).unwrap();
+    seg.write(xs, &vec![0u8; 8 * n]).unwrap();
+    t.barrier(tm);
+    for round in 0..3 {
+        if me == 0 {
+            for r in 1..n as Rank {
+                tm.request_short(r, H_GO, Flags::empty(), &[]).expect("go");
+            }
+        } else {
+            t.wait_for("rank 0's go", || t.go.load(SeqCst));
+            t.go.store(false, SeqCst);
+        }
+        let v = stamp(me as usize, round).to_le_bytes();
+        tm.put_blocking(
+            0,
+            SYNC_AREA + 8 * me as usize,
+            &v[..],
+            Flags::PEER_SEG_OFFSET,
+        )
+        .unwrap();
+        for k in 0..n {
+            let v = stamp(me as usize, k + 100 * round).to_le_bytes();
+            // Block `me` of rank k's exchange source: it goes back to me.
+            tm.put_blocking(
+                k as Rank,
+                xs + 8 * me as usize,
+                &v[..],
+                Flags::PEER_SEG_OFFSET,
+            )
+            .unwrap();
+        }
+        let mut got = vec![0u8; 8 * n];
+        let mut xdst = vec![0u8; 8 * n];
+        {
+            // SAFETY: both ranges lie in this rank's attached segment.
+            // Peers write them (puts) only before entering the
+            // collectives below, and IN_ALLSYNC makes the library read
+            // them only after every rank entered; nothing writes them
+            // while the library reads them, and this thread does not
+            // read them itself.
+            let bsrc = unsafe { std::slice::from_raw_parts(seg.as_ptr().add(SYNC_AREA), 8 * n) };
+            // SAFETY: as above.
+            let xsrc = unsafe { std::slice::from_raw_parts(seg.as_ptr().add(xs), 8 * n) };
+            let s = (me == 0).then_some(bsrc);
+            let b = broadcast_nb(tm, 0, &mut got, s, Flags::COLL_IN_ALLSYNC).unwrap();
+            t.wait(b, "IN_ALLSYNC broadcast");
+            let x = exchange_nb(tm, &mut xdst, xsrc, Flags::COLL_IN_ALLSYNC).unwrap();
+            t.wait(x, "IN_ALLSYNC exchange");
+        }
+        for j in 0..n {
+            let w = stamp(j, round).to_le_bytes();
+            assert_eq!(
+                &got[8 * j..8 * j + 8],
+                &w,
+                "IN_ALLSYNC broadcast: rank {j}'s stamp"
+            );
+            let w = stamp(me as usize, j + 100 * round).to_le_bytes();
+            assert_eq!(
+                &xdst[8 * j..8 * j + 8],
+                &w,
+                "IN_ALLSYNC exchange: block from rank {j}"
+            );
+        }
+        t.barrier(tm);
+    }
+    // OUT_ALLSYNC.
+    let od = SYNC_AREA + 8192;
+    let nb = 4099;
+    for round in 0..3u64 {
+        seg.write(od, &vec![0u8; nb]).unwrap();
+        t.barrier(tm);
+        let data = payload(mix(0x0A11, round), nb);
+        {
+            // SAFETY: the range lies in this rank's attached segment; the
+            // only other access is rank 0's read after its OUT_ALLSYNC
+            // sync, when this rank's output is in place and the library no
+            // longer writes it.
+            let dst = unsafe { std::slice::from_raw_parts_mut(seg.as_ptr().add(od), nb) };
+            let s = (me == 0).then_some(&data[..]);
+            let h = broadcast_nb(tm, 0, dst, s, Flags::COLL_OUT_ALLSYNC).unwrap();
+            if me == 0 && n > 1 {
+                assert!(!h.is_invalid(), "an OUT_ALLSYNC root waits for the others");
+            }
+            t.wait(h, "OUT_ALLSYNC broadcast");
+        }
+        if me == 0 {
+            for r in 0..n as Rank {
+                let mut back = vec![0u8; nb];
+                tm.get_blocking(&mut back[..], r, od, Flags::PEER_SEG_OFFSET)
+                    .unwrap();
+                check_payload(
+                    &format!("OUT_ALLSYNC: rank {r}'s output"),
+                    mix(0x0A11, round),
+                    &back,
+                );
+            }
+        }
+        t.barrier(tm);
+    }
+}
+
+/// Sync-mode argument errors.
+fn sync_mode_errors(tm: &Tm) {
+    let mut d = [0u8; 4];
+    for f in [
+        Flags::COLL_IN_NOSYNC | Flags::COLL_IN_ALLSYNC,
+        Flags::COLL_OUT_MYSYNC | Flags::COLL_OUT_NOSYNC,
+        Flags::COLL_IN_NOSYNC | Flags::IMMEDIATE,
+    ] {
+        let e = broadcast_nb(tm, 0, &mut d, Some(&[1, 2, 3, 4][..]), f).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::BadArg, "{f:?}");
+        let e = exchange_nb(tm, &mut [0u8; 0], &[], f).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::BadArg, "{f:?}");
+    }
+    // The barrier takes no sync mode.
+    let e = barrier_nb(tm, Flags::COLL_IN_ALLSYNC).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BadArg);
+}
+
 // ------------------------------------------------------------------ teams
 
 struct Grid {
@@ -1662,6 +1970,9 @@ fn main() {
     blocking_forms(&t.job.tm, 0x20);
     handles_across_threads(&t, &t.job.tm, 0x30);
     many_outstanding(&t, &t.job.tm, 0x40);
+    sync_mode_errors(&t.job.tm);
+    sync_modes(&t, &t.job.tm, 0x50, &[0, 5, 70_001]);
+    allsync_semantics(&t);
     errors(&t);
     teams(&t);
     barriers(&t);
