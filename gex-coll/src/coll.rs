@@ -39,6 +39,7 @@ use crate::algos::{AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceK
 use crate::engine::{send_now, signature, Key, Logic, Op, Out};
 use crate::handle::CollHandle;
 use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
+use crate::shmdata;
 use crate::sync::{self, SyncMode};
 use crate::team::{barrier_event, team_of, team_ref, TeamInfo};
 use crate::tree::{binomial_children, from_virtual, to_virtual};
@@ -178,6 +179,17 @@ pub fn broadcast_nb<'a>(
     }
     if nbytes == 0 || n == 1 {
         return Ok(fin(CollHandle::INVALID, out));
+    }
+    if shmdata::eligible(&t) {
+        if me == root {
+            shmdata::broadcast_root(u64::from(sig), dst, n as usize);
+            return Ok(fin(CollHandle::INVALID, out));
+        }
+        let (c, staging) = shmdata::broadcast_recv(u64::from(sig), root, nbytes);
+        return Ok(fin(
+            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            out,
+        ));
     }
     let v = to_virtual(me, root, n);
     let children: Vec<Rank> = binomial_children(v, n)
@@ -383,12 +395,26 @@ pub fn reduce_to_all_nb<'a>(
     if a.mode.in_all {
         sync::enter_all(&a.t, None, CALL);
     }
+    a.key = a.t.next_key();
+    let out = out_key(&a.t, a.mode);
+    if a.t.size() > 1 && shmdata::reduce_eligible(&a.t, op) {
+        // The input is read in this call, straight from the caller's
+        // buffer.
+        let input: &[u8] = match src {
+            Some(s) => s,
+            None => dst,
+        };
+        let (c, staging) =
+            shmdata::reduce_to_all(u64::from(a.sig), input, a.t.size() as usize, dt, dt_sz, op);
+        return Ok(fin(
+            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            out,
+        ));
+    }
     let acc = match src {
         Some(s) => s.to_vec(),
         None => dst.to_vec(),
     };
-    a.key = a.t.next_key();
-    let out = out_key(&a.t, a.mode);
     if a.t.size() == 1 {
         dst.copy_from_slice(&acc);
         return Ok(CollHandle::INVALID);

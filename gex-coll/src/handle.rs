@@ -59,6 +59,9 @@ enum State {
         c: Arc<Completion>,
         copy: Option<CopyOut>,
         then: Option<(Arc<TeamInfo>, Key)>,
+        /// A shared-memory data collective: a test advances this rank's
+        /// queue of them first (`crate::shmdata::progress`).
+        poke: bool,
     },
     /// `OUT_ALLSYNC`'s closing barrier, entered: complete with it.
     OutBarrier {
@@ -118,6 +121,7 @@ impl CollHandle<'static> {
                 c,
                 copy: None,
                 then: None,
+                poke: false,
             },
             _borrow: PhantomData,
         }
@@ -157,6 +161,7 @@ impl<'a> CollHandle<'a> {
                     len: dst.len(),
                 }),
                 then: None,
+                poke: false,
             },
             _borrow: PhantomData,
         }
@@ -166,6 +171,14 @@ impl<'a> CollHandle<'a> {
     /// becomes invalid once synced).
     pub fn is_invalid(&self) -> bool {
         matches!(self.state, State::Invalid)
+    }
+
+    /// Marks a shared-memory data collective's handle (see `poke`).
+    pub(crate) fn shm_poke(mut self) -> Self {
+        if let State::Pending { poke, .. } = &mut self.state {
+            *poke = true;
+        }
+        self
     }
 
     /// `OUT_ALLSYNC`: once this member's part is done (and its output in
@@ -193,8 +206,9 @@ impl<'a> CollHandle<'a> {
     fn try_finish(&mut self) -> bool {
         match &mut self.state {
             State::Invalid => return true,
-            State::Pending { c, .. } => {
-                if !c.is_complete() {
+            State::Pending { c, poke, .. } => {
+                if !c.is_complete() && !(*poke && crate::shmdata::progress() > 0 && c.is_complete())
+                {
                     return false;
                 }
             }
@@ -333,7 +347,7 @@ impl<'a> CollHandle<'a> {
 
 impl Drop for CollHandle<'_> {
     fn drop(&mut self) {
-        let State::Pending { c, copy, then } = &self.state else {
+        let State::Pending { c, copy, then, .. } = &self.state else {
             // Nothing borrowed is written after initiation, and an entered
             // barrier advances in the handlers: the operation finishes in
             // the background.

@@ -55,6 +55,7 @@ mod handle;
 pub mod reduce;
 mod shm;
 mod shmbar;
+mod shmdata;
 mod sync;
 mod team;
 mod tree;
@@ -140,10 +141,10 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
     shm::setup(ep.runtime(), settings.force_am)
 }
 
-/// The layer's progress: deferred sends (shared-memory barriers are
-/// looked at by their handles).
+/// The layer's progress: deferred sends, then the shared-memory data
+/// collectives (shared-memory barriers are looked at by their handles).
 fn progress_hook() -> usize {
-    engine::retry_deferred()
+    engine::retry_deferred() + shmdata::progress()
 }
 
 #[cfg(test)]

@@ -63,6 +63,11 @@ impl TeamInfo {
         self.members.len() as u32
     }
 
+    /// The team's shared-memory barrier channel, if it has one.
+    pub(crate) fn shm_channel(&self) -> Option<usize> {
+        self.shm.get().map(|s| s.channel)
+    }
+
     /// Whether the team's barriers use its shared-memory channel.
     pub(crate) fn uses_shared_memory(&self) -> bool {
         self.shm.get().is_some()

@@ -1166,7 +1166,12 @@ fn blocking_forms(tm: &Tm, label: u64) {
             .collect();
         let mut out = vec![0u64; cnt];
         reduce_to_all_typed(tm, &mut out, Some(&v), &Op::Add.into(), Flags::empty()).unwrap();
-        assert_eq!(out, want, "blocking reduce_to_all_typed");
+        if let Some(i) = (0..cnt).find(|&i| out[i] != want[i]) {
+            panic!(
+                "blocking reduce_to_all_typed: element {i} of {cnt} is {:#x}, expected {:#x}",
+                out[i], want[i]
+            );
+        }
         let mut out = vec![0u64; cnt];
         reduce_to_one_typed(
             tm,

@@ -1,0 +1,397 @@
+//! Data collectives through shared memory: broadcast and reduce-to-all
+//! over the primordial team when every rank shares one neighbourhood (the
+//! whole job on smp), instead of Active Messages.
+//!
+//! # Buffers and counters
+//!
+//! Each rank has two buffers of [`HALF`] bytes in the neighbourhood's area
+//! and a control slot with three counters (`crate::shm::DataCtl`). Data
+//! operations are numbered `1, 2, ...` in the order the rank calls them
+//! (every member makes the same calls in the same order, so the numbers
+//! agree); a payload travels in chunks of at most `HALF` bytes, chunk `i`
+//! in buffer `i % 2`, so a writer fills one buffer while the readers empty
+//! the other (pipelining large payloads).
+//!
+//! - A writer (the broadcast root; every member of a reduction) copies
+//!   chunk `i` of operation `k` into its buffer, then stores `posted =
+//!   (k << 20) | (i + 1)` with release.
+//! - A reader waits for `posted >= (k << 20) | (i + 1)` (acquire), copies
+//!   or combines the chunk out, then stores its own `done = (k << 20) |
+//!   (i + 1)` (release); `(k + 1) << 20` once it is through with `k`.
+//! - Before writing chunk `i >= 2` a writer waits until every member that
+//!   reads its buffers (the others; in a reduction itself too) has
+//!   `done >= (k << 20) | (i - 1)` (chunk `i - 2`, the previous content of
+//!   that buffer, consumed); before chunks 0 and 1, until they are through
+//!   with the last operation that wrote its buffers.
+//!
+//! Counters only grow (at most 2^20 chunks of 64 KiB: the 4 GiB limit of a
+//! collective is 2^16), and a rank finishes its operations in order: its
+//! pending operations form one queue, which the layer's progress hook (and
+//! every test or wait of a handle of this kind) advances from the front.
+//! A rank blocked anywhere polls, and so runs the hook, so a writer
+//! waiting for readers never waits for a rank that is itself waiting for
+//! it. Writers wait in the initiation call (the broadcast root for every
+//! chunk but the last two; a reduction's members likewise); readers never
+//! block at initiation.
+//!
+//! # Checks
+//!
+//! Every writer publishes the signature of its operation (kind, root,
+//! size, type, operator, sync mode) before its first chunk; each reader
+//! compares it with its own and ends the job with a message if they
+//! differ. Members that disagree on the root wait for a rank that never
+//! writes: that is not detected.
+//!
+//! Nothing arriving from another rank is used as an address or a length:
+//! every length is the reader's own.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use gex_core::{Completion, Runtime, Staging};
+use gex_types::{Dt, Rank};
+
+use crate::engine::lock;
+use crate::reduce::{combine, ReduceOp};
+use crate::shm::{self, Area, HALF};
+
+const CHUNK_BITS: u32 = 20;
+
+/// Whether the data collectives over a team go through shared memory:
+/// the primordial team (its barriers on channel 0, which only it holds)
+/// over a neighbourhood that is the whole job.
+pub(crate) fn eligible(t: &crate::team::TeamInfo) -> bool {
+    t.size() > 1 && t.shm_channel() == Some(0) && shm::area().is_some_and(|a| a.whole_job())
+}
+
+/// Whether a reduction goes through shared memory: [`eligible`] and a
+/// built-in operator (whose elements, of 4 or 8 bytes, never straddle
+/// two chunks).
+pub(crate) fn reduce_eligible(t: &crate::team::TeamInfo, op: &ReduceOp) -> bool {
+    matches!(op, ReduceOp::Builtin(_)) && eligible(t)
+}
+
+fn area() -> &'static Area {
+    shm::area().expect("shared-memory data collectives need the area")
+}
+
+fn chunks(nbytes: usize) -> u64 {
+    nbytes.div_ceil(HALF).max(1) as u64
+}
+
+fn mark(k: u64, chunks: u64) -> u64 {
+    (k << CHUNK_BITS) | chunks
+}
+
+enum Kind {
+    /// A broadcast this rank receives from `root`.
+    Read { root: Rank },
+    /// A reduction to all over `n` members (a built-in operator).
+    Reduce {
+        n: usize,
+        dt: Dt,
+        dt_sz: usize,
+        op: ReduceOp,
+    },
+    /// An operation this rank only wrote (a broadcast root): done once
+    /// every operation before it is.
+    Wrote,
+}
+
+struct Entry {
+    k: u64,
+    nbytes: usize,
+    got: u64,
+    sig: u64,
+    kind: Kind,
+    staging: Option<Arc<Staging>>,
+    c: Option<Arc<Completion>>,
+}
+
+struct Local {
+    /// Data operations started.
+    k: u64,
+    /// The last operation that wrote this rank's buffers (0: none).
+    last_write: u64,
+    /// Operations not finished here, oldest first.
+    queue: VecDeque<Entry>,
+}
+
+static LOCAL: Mutex<Local> = Mutex::new(Local {
+    k: 0,
+    last_write: 0,
+    queue: VecDeque::new(),
+});
+
+/// `LOCAL.queue.len()`, read without the lock.
+static QUEUED: AtomicUsize = AtomicUsize::new(0);
+
+fn me() -> usize {
+    Runtime::get()
+        .expect("collectives run after client init")
+        .jobrank() as usize
+}
+
+/// The hook's part: advances this rank's queue from the front; returns
+/// how many chunks it consumed.
+pub(crate) fn progress() -> usize {
+    if QUEUED.load(Ordering::Relaxed) == 0 {
+        return 0;
+    }
+    let Ok(mut st) = LOCAL.try_lock() else {
+        return 0;
+    };
+    let a = area();
+    let me = me();
+    let mine = a.data_ctl(me);
+    let mut moved = 0;
+    while let Some(e) = st.queue.front_mut() {
+        let total = chunks(e.nbytes);
+        while e.got < total {
+            if !ready(a, e) {
+                break;
+            }
+            consume(a, e);
+            e.got += 1;
+            moved += 1;
+            // Release: the reads of the chunk happen before the writer may
+            // overwrite it.
+            mine.done.store(mark(e.k, e.got), Ordering::Release);
+        }
+        if e.got < total && !matches!(e.kind, Kind::Wrote) {
+            break;
+        }
+        let e = st.queue.pop_front().expect("front exists");
+        mine.done.store(mark(e.k + 1, 0), Ordering::Release);
+        if let Some(c) = e.c {
+            c.done();
+        }
+    }
+    QUEUED.store(st.queue.len(), Ordering::Relaxed);
+    moved
+}
+
+/// Whether chunk `e.got` of `e` can be consumed: posted by its writer (a
+/// broadcast's root, every member of a reduction).
+fn ready(a: &Area, e: &Entry) -> bool {
+    let want = mark(e.k, e.got + 1);
+    match &e.kind {
+        Kind::Read { root } => a.data_ctl(*root as usize).posted.load(Ordering::Acquire) >= want,
+        Kind::Reduce { n, .. } => {
+            (0..*n).all(|m| a.data_ctl(m).posted.load(Ordering::Acquire) >= want)
+        }
+        Kind::Wrote => false,
+    }
+}
+
+fn check_sig(a: &Area, e: &Entry, writer: usize) {
+    let got = a.data_ctl(writer).sig.load(Ordering::Relaxed);
+    if got != e.sig {
+        gex_core::fatal(&format!(
+            "gex-coll: collective mismatch in shared-memory data operation {}: rank {writer} \
+             called a different collective or passed different single-valued arguments \
+             (signature {got:#x}, this rank {:#x})",
+            e.k, e.sig
+        ));
+    }
+}
+
+/// Consumes chunk `e.got` (posted: [`ready`]).
+fn consume(a: &Area, e: &mut Entry) {
+    let i = e.got as usize;
+    let off = i * HALF;
+    let len = (e.nbytes - off).min(HALF);
+    let half = i % 2;
+    let staging = e.staging.as_ref().expect("a reader has a staging buffer");
+    // SAFETY: `off + len <= nbytes`, the staging buffer's length, and
+    // this queue entry is its only writer until the completion is
+    // signalled.
+    let out = unsafe { std::slice::from_raw_parts_mut(staging.ptr().add(off), len) };
+    match &mut e.kind {
+        Kind::Read { root } => {
+            let r = *root as usize;
+            if i == 0 {
+                check_sig(a, e, r);
+            }
+            // SAFETY: the root's buffer `half` holds `HALF >= len` bytes of
+            // the mapped area; the root posted the chunk (acquire above)
+            // and will not overwrite it before this rank's `done` says it
+            // was read. The bytes are plain data.
+            unsafe { std::ptr::copy_nonoverlapping(a.data_buf(r, half), out.as_mut_ptr(), len) };
+        }
+        Kind::Reduce { n, dt, dt_sz, op } => {
+            let n = *n;
+            if i == 0 {
+                for m in 0..n {
+                    let got = a.data_ctl(m).sig.load(Ordering::Relaxed);
+                    if got != e.sig {
+                        gex_core::fatal(&format!(
+                            "gex-coll: collective mismatch in shared-memory data operation {}: \
+                             rank {m} called a different collective or passed different \
+                             single-valued arguments (signature {got:#x}, this rank {:#x})",
+                            e.k, e.sig
+                        ));
+                    }
+                }
+            }
+            // SAFETY (each buffer read below): member `m`'s buffer `half`
+            // holds `HALF >= len` bytes of the mapped area, posted (acquire
+            // in `ready`) and not overwritten before this rank's `done`
+            // says it was read; nothing else writes it meanwhile.
+            let buf = |m: usize| unsafe { std::slice::from_raw_parts(a.data_buf(m, half), len) };
+            out.copy_from_slice(buf(0));
+            // Built-in operators only (`reduce_eligible`), which commute:
+            // `c_m (+) acc` is `acc (+) c_m` bit for bit (IEEE addition
+            // and multiplication commute), so combining into the
+            // accumulator gives the rank-order result
+            // `((c_0 (+) c_1) (+) c_2) ...`.
+            for m in 1..n {
+                combine(*dt, *dt_sz, op, buf(m), out);
+            }
+        }
+        Kind::Wrote => unreachable!("nothing to consume"),
+    }
+}
+
+/// Writes `data` as this rank's part of operation `k` (chunk by chunk,
+/// each after the readers consumed what it overwrites: this rank too if
+/// `self_reads`, as in a reduction), polling while it waits.
+fn write_all(k: u64, last_write: u64, sig: u64, data: &[u8], members: usize, self_reads: bool) {
+    let a = area();
+    let me = me();
+    let mine = a.data_ctl(me);
+    let rt = Runtime::get().expect("collectives run after client init");
+    let total = chunks(data.len());
+    for i in 0..total {
+        let need = if i < 2 {
+            if last_write == 0 {
+                0
+            } else {
+                mark(last_write + 1, 0)
+            }
+        } else {
+            mark(k, i - 1)
+        };
+        let consumed = || {
+            (0..members)
+                .filter(|&m| self_reads || m != me)
+                .all(|m| a.data_ctl(m).done.load(Ordering::Acquire) >= need)
+        };
+        if !consumed() {
+            rt.spin_until(consumed);
+        }
+        if i == 0 {
+            // Every reader is through with the previous operation's
+            // signature too.
+            mine.sig.store(sig, Ordering::Relaxed);
+        }
+        let off = i as usize * HALF;
+        let len = (data.len() - off).min(HALF);
+        // SAFETY: this rank's buffer `i % 2` holds `HALF >= len` bytes of
+        // the mapped area; every reader is through with its previous
+        // content (the acquire loads above), and only this rank writes it.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr().add(off),
+                a.data_buf(me, i as usize % 2),
+                len,
+            )
+        };
+        // Release: the data (and the signature) before the count.
+        mine.posted.store(mark(k, i + 1), Ordering::Release);
+    }
+}
+
+/// Starts an operation: its number, and the last one that wrote this
+/// rank's buffers (which becomes this one if `writes`).
+fn begin(writes: bool) -> (u64, u64) {
+    let mut st = lock(&LOCAL);
+    st.k += 1;
+    let k = st.k;
+    let last = st.last_write;
+    if writes {
+        st.last_write = k;
+    }
+    (k, last)
+}
+
+fn enqueue(e: Entry) {
+    let mut st = lock(&LOCAL);
+    st.queue.push_back(e);
+    QUEUED.store(st.queue.len(), Ordering::Relaxed);
+}
+
+/// Broadcast root: writes `data` (already in its own `dst`).
+pub(crate) fn broadcast_root(sig: u64, data: &[u8], members: usize) {
+    let (k, last) = begin(true);
+    write_all(k, last, sig, data, members, false);
+    enqueue(Entry {
+        k,
+        nbytes: data.len(),
+        got: 0,
+        sig,
+        kind: Kind::Wrote,
+        staging: None,
+        c: None,
+    });
+    progress();
+}
+
+/// Broadcast reader: the completion and the staging buffer the handle
+/// copies out of.
+pub(crate) fn broadcast_recv(
+    sig: u64,
+    root: Rank,
+    nbytes: usize,
+) -> (Arc<Completion>, Arc<Staging>) {
+    let (k, _) = begin(false);
+    let c = Completion::new(1, None);
+    let staging = Staging::new(nbytes);
+    enqueue(Entry {
+        k,
+        nbytes,
+        got: 0,
+        sig,
+        kind: Kind::Read { root },
+        staging: Some(staging.clone()),
+        c: Some(c.clone()),
+    });
+    progress();
+    (c, staging)
+}
+
+/// Reduction to all: writes `data` (this member's input), and returns
+/// the completion and the staging buffer of the result.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reduce_to_all(
+    sig: u64,
+    data: &[u8],
+    members: usize,
+    dt: Dt,
+    dt_sz: usize,
+    op: &ReduceOp,
+) -> (Arc<Completion>, Arc<Staging>) {
+    let (k, last) = begin(true);
+    let c = Completion::new(1, None);
+    let staging = Staging::new(data.len());
+    // Queued before writing: while this rank waits to write a chunk, its
+    // hook must be able to consume the chunks the others wrote.
+    enqueue(Entry {
+        k,
+        nbytes: data.len(),
+        got: 0,
+        sig,
+        kind: Kind::Reduce {
+            n: members,
+            dt,
+            dt_sz,
+            op: op.clone(),
+        },
+        staging: Some(staging.clone()),
+        c: Some(c.clone()),
+    });
+    write_all(k, last, sig, data, members, true);
+    progress();
+    (c, staging)
+}
