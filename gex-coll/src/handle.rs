@@ -207,8 +207,9 @@ impl<'a> CollHandle<'a> {
         match &mut self.state {
             State::Invalid => return true,
             State::Pending { c, poke, .. } => {
-                if !c.is_complete() && !(*poke && crate::shmdata::progress() > 0 && c.is_complete())
-                {
+                let done =
+                    c.is_complete() || (*poke && crate::shmdata::progress() > 0 && c.is_complete());
+                if !done {
                     return false;
                 }
             }
