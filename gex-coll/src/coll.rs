@@ -404,8 +404,12 @@ pub fn reduce_to_all_nb<'a>(
             Some(s) => s,
             None => dst,
         };
-        let (c, staging) =
-            shmdata::reduce_to_all(u64::from(a.sig), input, a.t.size() as usize, dt, dt_sz, op);
+        let how = shmdata::How::Reduce {
+            dt,
+            dt_sz,
+            op: op.clone(),
+        };
+        let (c, staging) = shmdata::all(u64::from(a.sig), input, a.t.size() as usize, how);
         return Ok(fin(
             CollHandle::pending_into(c, staging, dst).shm_poke(),
             out,
@@ -671,6 +675,13 @@ pub fn gather_all_nb<'a>(
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(src);
         return Ok(fin(CollHandle::INVALID, out));
     }
+    if shmdata::eligible(&t) {
+        let (c, staging) = shmdata::all(u64::from(sig), src, n as usize, shmdata::How::GatherAll);
+        return Ok(fin(
+            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            out,
+        ));
+    }
     let mine: Arc<[u8]> = src.into();
     let initial = (1..n)
         .map(|i| Out::owned(t.members[((me + i) % n) as usize], me, mine.clone()))
@@ -722,6 +733,13 @@ pub fn exchange_nb<'a>(
     if nb == 0 || n == 1 {
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(own);
         return Ok(fin(CollHandle::INVALID, out));
+    }
+    if shmdata::eligible(&t) {
+        let (c, staging) = shmdata::all(u64::from(sig), src, n, shmdata::How::Exchange { nb });
+        return Ok(fin(
+            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            out,
+        ));
     }
     let initial = (1..n as u32)
         .map(|i| {

@@ -1,5 +1,5 @@
-//! Data collectives through shared memory: broadcast and reduce-to-all
-//! over the primordial team when every rank shares one neighbourhood (the
+//! Data collectives through shared memory: broadcast, reduce-to-all,
+//! gather-all and exchange over the primordial team when every rank shares one neighbourhood (the
 //! whole job on smp), instead of Active Messages.
 //!
 //! # Buffers and counters
@@ -12,7 +12,8 @@
 //! in buffer `i % 2`, so a writer fills one buffer while the readers empty
 //! the other (pipelining large payloads).
 //!
-//! - A writer (the broadcast root; every member of a reduction) copies
+//! - A writer (the broadcast root; every member of a reduction, gather-all
+//!   or exchange, which writes its whole input) copies
 //!   chunk `i` of operation `k` into its buffer, then stores `posted =
 //!   (k << 20) | (i + 1)` with release.
 //! - A reader waits for `posted >= (k << 20) | (i + 1)` (acquire), copies
@@ -87,13 +88,9 @@ fn mark(k: u64, chunks: u64) -> u64 {
 enum Kind {
     /// A broadcast this rank receives from `root`.
     Read { root: Rank },
-    /// A reduction to all over `n` members (a built-in operator).
-    Reduce {
-        n: usize,
-        dt: Dt,
-        dt_sz: usize,
-        op: ReduceOp,
-    },
+    /// An operation where each of the `n` members writes its input and
+    /// reads everyone's.
+    All { n: usize, how: How },
     /// An operation this rank only wrote (a broadcast root): done once
     /// every operation before it is.
     Wrote,
@@ -172,13 +169,25 @@ pub(crate) fn progress() -> usize {
     moved
 }
 
+/// What an [`Kind::All`] operation makes of everyone's input.
+pub(crate) enum How {
+    /// Reduction to all (a built-in operator): the result has the
+    /// input's length.
+    Reduce { dt: Dt, dt_sz: usize, op: ReduceOp },
+    /// Gather-all: member `m`'s input lands at `m * len`.
+    GatherAll,
+    /// Exchange of blocks of `nb` bytes: block `me` of member `m`'s input
+    /// lands as block `m`.
+    Exchange { nb: usize },
+}
+
 /// Whether chunk `e.got` of `e` can be consumed: posted by its writer (a
 /// broadcast's root, every member of a reduction).
 fn ready(a: &Area, e: &Entry) -> bool {
     let want = mark(e.k, e.got + 1);
     match &e.kind {
         Kind::Read { root } => a.data_ctl(*root as usize).posted.load(Ordering::Acquire) >= want,
-        Kind::Reduce { n, .. } => {
+        Kind::All { n, .. } => {
             (0..*n).all(|m| a.data_ctl(m).posted.load(Ordering::Acquire) >= want)
         }
         Kind::Wrote => false,
@@ -204,50 +213,71 @@ fn consume(a: &Area, e: &mut Entry) {
     let len = (e.nbytes - off).min(HALF);
     let half = i % 2;
     let staging = e.staging.as_ref().expect("a reader has a staging buffer");
-    // SAFETY: `off + len <= nbytes`, the staging buffer's length, and
-    // this queue entry is its only writer until the completion is
-    // signalled.
-    let out = unsafe { std::slice::from_raw_parts_mut(staging.ptr().add(off), len) };
-    match &mut e.kind {
+    // The staging buffer's bytes `[at, at + len)`; `at + len` is within
+    // its length by each caller's arithmetic (noted there).
+    let out = |at: usize, len: usize| {
+        assert!(at + len <= staging.len(), "staging range");
+        // SAFETY: in range (asserted), and this queue entry is the
+        // staging buffer's only writer until its completion is
+        // signalled; the ranges written by one call do not overlap.
+        unsafe { std::slice::from_raw_parts_mut(staging.ptr().add(at), len) }
+    };
+    // SAFETY (each buffer read): member `m`'s buffer `half` holds
+    // `HALF >= len` bytes of the mapped area, posted (acquire in `ready`)
+    // and not overwritten before this rank's `done` says it was read;
+    // nothing else writes it meanwhile.
+    let buf = |m: usize| unsafe { std::slice::from_raw_parts(a.data_buf(m, half), len) };
+    match &e.kind {
         Kind::Read { root } => {
             let r = *root as usize;
             if i == 0 {
                 check_sig(a, e, r);
             }
-            // SAFETY: the root's buffer `half` holds `HALF >= len` bytes of
-            // the mapped area; the root posted the chunk (acquire above)
-            // and will not overwrite it before this rank's `done` says it
-            // was read. The bytes are plain data.
-            unsafe { std::ptr::copy_nonoverlapping(a.data_buf(r, half), out.as_mut_ptr(), len) };
+            // `off + len <= nbytes`, the staging length.
+            out(off, len).copy_from_slice(buf(r));
         }
-        Kind::Reduce { n, dt, dt_sz, op } => {
+        Kind::All { n, how } => {
             let n = *n;
             if i == 0 {
                 for m in 0..n {
-                    let got = a.data_ctl(m).sig.load(Ordering::Relaxed);
-                    if got != e.sig {
-                        gex_core::fatal(&format!(
-                            "gex-coll: collective mismatch in shared-memory data operation {}: \
-                             rank {m} called a different collective or passed different \
-                             single-valued arguments (signature {got:#x}, this rank {:#x})",
-                            e.k, e.sig
-                        ));
-                    }
+                    check_sig(a, e, m);
                 }
             }
-            // SAFETY (each buffer read below): member `m`'s buffer `half`
-            // holds `HALF >= len` bytes of the mapped area, posted (acquire
-            // in `ready`) and not overwritten before this rank's `done`
-            // says it was read; nothing else writes it meanwhile.
-            let buf = |m: usize| unsafe { std::slice::from_raw_parts(a.data_buf(m, half), len) };
-            out.copy_from_slice(buf(0));
-            // Built-in operators only (`reduce_eligible`), which commute:
-            // `c_m (+) acc` is `acc (+) c_m` bit for bit (IEEE addition
-            // and multiplication commute), so combining into the
-            // accumulator gives the rank-order result
-            // `((c_0 (+) c_1) (+) c_2) ...`.
-            for m in 1..n {
-                combine(*dt, *dt_sz, op, buf(m), out);
+            match how {
+                How::Reduce { dt, dt_sz, op } => {
+                    // `off + len <= nbytes`, the staging length.
+                    let acc = out(off, len);
+                    acc.copy_from_slice(buf(0));
+                    // Built-in operators only (`reduce_eligible`), which
+                    // commute: `c_m (+) acc` is `acc (+) c_m` bit for bit
+                    // (IEEE addition and multiplication commute), so
+                    // combining into the accumulator gives the rank-order
+                    // result `((c_0 (+) c_1) (+) c_2) ...`.
+                    for m in 1..n {
+                        combine(*dt, *dt_sz, op, buf(m), acc);
+                    }
+                }
+                How::GatherAll => {
+                    for m in 0..n {
+                        // `m * nbytes + off + len <= n * nbytes`.
+                        out(m * e.nbytes + off, len).copy_from_slice(buf(m));
+                    }
+                }
+                How::Exchange { nb } => {
+                    let nb = *nb;
+                    let me = me();
+                    // Block `me` of each input, where it meets this chunk.
+                    let lo = (me * nb).max(off);
+                    let hi = ((me + 1) * nb).min(off + len);
+                    if lo < hi {
+                        for m in 0..n {
+                            // `m * nb + (hi - me * nb) <= (m + 1) * nb
+                            // <= n * nb`, the staging length.
+                            out(m * nb + (lo - me * nb), hi - lo)
+                                .copy_from_slice(&buf(m)[lo - off..hi - off]);
+                        }
+                    }
+                }
             }
         }
         Kind::Wrote => unreachable!("nothing to consume"),
@@ -361,20 +391,22 @@ pub(crate) fn broadcast_recv(
     (c, staging)
 }
 
-/// Reduction to all: writes `data` (this member's input), and returns
-/// the completion and the staging buffer of the result.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn reduce_to_all(
+/// An operation where every member writes `data` (its input) and reads
+/// everyone's ([`How`]): returns the completion and the staging buffer of
+/// the result (the input's length; `members` times it for a gather-all).
+pub(crate) fn all(
     sig: u64,
     data: &[u8],
     members: usize,
-    dt: Dt,
-    dt_sz: usize,
-    op: &ReduceOp,
+    how: How,
 ) -> (Arc<Completion>, Arc<Staging>) {
     let (k, last) = begin(true);
     let c = Completion::new(1, None);
-    let staging = Staging::new(data.len());
+    let out_len = match how {
+        How::GatherAll => data.len() * members,
+        How::Reduce { .. } | How::Exchange { .. } => data.len(),
+    };
+    let staging = Staging::new(out_len);
     // Queued before writing: while this rank waits to write a chunk, its
     // hook must be able to consume the chunks the others wrote.
     enqueue(Entry {
@@ -382,12 +414,7 @@ pub(crate) fn reduce_to_all(
         nbytes: data.len(),
         got: 0,
         sig,
-        kind: Kind::Reduce {
-            n: members,
-            dt,
-            dt_sz,
-            op: op.clone(),
-        },
+        kind: Kind::All { n: members, how },
         staging: Some(staging.clone()),
         c: Some(c.clone()),
     });
