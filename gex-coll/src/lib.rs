@@ -15,12 +15,19 @@
 //!   caller's buffers and that any thread may sync (it is `Send`; wait and
 //!   test for one, some or all); each has a blocking form (`broadcast`,
 //!   `reduce_to_all`, ...). See [`coll`] for the rules common to all.
-//! - Algorithms: dissemination barrier; binomial-tree broadcast (pipelined
+//! - Data-movement collectives take the design notes' sync modes in
+//!   `flags` (`Flags::COLL_IN_*`, `COLL_OUT_*`; see [`coll`]).
+//! - On the primordial team of a job that is one neighbourhood (smp),
+//!   broadcast, reduce-to-all (built-in operators), gather-all and exchange
+//!   go through shared memory: two 64 KiB buffers per rank in the
+//!   collectives' area, chunks pipelined, counters in shared memory
+//!   (module `shmdata` documents the protocol).
+//! - Elsewhere: dissemination barrier; binomial-tree broadcast (pipelined
 //!   by chunk); binomial-tree reductions and, for small vectors,
 //!   recursive-doubling reduce-to-all, both combining in rank order (so
 //!   `GEX_OP_USER_NC` works and results are reproducible); flat scatter,
 //!   gather, gather-all and exchange.
-//! - All of them run over one internal Active Message handler (index 5).
+//! - Those run over one internal Active Message handler (index 5).
 //!   Operations are keyed by (team id, per-team call number), so any number
 //!   may be in flight over any teams, and messages for an operation a rank
 //!   has not started yet are kept until it does. They advance inside the
@@ -32,7 +39,7 @@
 //!   neighbourhood: the GASNet-1 barrier when the neighbourhood is the
 //!   whole job, and `barrier_nb` over any team whose members all share
 //!   this process's neighbourhood (one channel of the area per team,
-//!   advanced by the progress hook; see `shmbar`). Elsewhere, and with
+//!   looked at by the handle; see `shmbar`). Elsewhere, and with
 //!   `GEX_COLL_FORCE_AM=1` ([`CollSettings`], for testing), they use Active
 //!   Messages.
 //! - [`register`] must run on every rank during client init (the `gex`
@@ -100,7 +107,8 @@ pub fn register(ep: &Ep) -> Result<()> {
 pub struct CollSettings {
     /// `GEX_COLL_FORCE_AM` (`1`; default off): collectives move data with
     /// Active Messages even within a neighbourhood (no shared-memory
-    /// barriers; if any rank sets it, no rank uses them).
+    /// barriers or data collectives; if any rank sets it, no rank uses
+    /// them).
     pub force_am: bool,
     /// `GEX_COLL_FORCE_DEFER` (`1`; default off): collective handlers
     /// defer every message they forward to the progress hook.
