@@ -229,7 +229,7 @@ fn main() {
         }
         "coll-mismatch" => {
             let mut buf = vec![0u8; if me == 0 { 8 } else { 16 }];
-            let src = vec![7u8; 8];
+            let src = [7u8; 8];
             say("calling mismatched broadcasts");
             let h = gex::coll::broadcast_nb(
                 &job.tm,
