@@ -39,7 +39,7 @@ use crate::algos::{AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceK
 use crate::engine::{send_now, signature, Key, Logic, Op, Out};
 use crate::handle::CollHandle;
 use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
-use crate::shmdata;
+use crate::shmdata::{self, Readers};
 use crate::sync::{self, SyncMode};
 use crate::team::{barrier_event, team_of, team_ref, TeamInfo};
 use crate::tree::{binomial_children, from_virtual, to_virtual};
@@ -182,10 +182,10 @@ pub fn broadcast_nb<'a>(
     }
     if shmdata::eligible(&t) {
         if me == root {
-            shmdata::broadcast_root(u64::from(sig), dst, n as usize);
+            shmdata::write_only(u64::from(sig), dst, n as usize, Readers::Others);
             return Ok(fin(CollHandle::INVALID, out));
         }
-        let (c, staging) = shmdata::broadcast_recv(u64::from(sig), root, nbytes);
+        let (c, staging) = shmdata::read_one(u64::from(sig), root, nbytes, None);
         return Ok(fin(
             CollHandle::pending_into(c, staging, dst).shm_poke(),
             out,
@@ -326,13 +326,33 @@ pub fn reduce_to_one_nb<'a>(
     if a.mode.in_all {
         sync::enter_all(&a.t, None, CALL);
     }
+    a.key = a.t.next_key();
+    let out = out_key(&a.t, a.mode);
+    if n > 1 && shmdata::reduce_eligible(&a.t, op) {
+        let sig = u64::from(a.sig);
+        let Some(d) = dst else {
+            let s = src.expect("checked above");
+            shmdata::write_only(sig, s, n as usize, Readers::One(root));
+            return Ok(fin(CollHandle::INVALID, out));
+        };
+        // The input is read in this call, straight from the caller's
+        // buffer.
+        let (c, staging) = {
+            let input: &[u8] = src.unwrap_or(d);
+            let how = shmdata::How::Reduce {
+                dt,
+                dt_sz,
+                op: op.clone(),
+            };
+            shmdata::all(sig, input, n as usize, how, Readers::One(root))
+        };
+        return Ok(fin(CollHandle::pending_into(c, staging, d).shm_poke(), out));
+    }
     let acc = match (src, &dst) {
         (Some(s), _) => s.to_vec(),
         (None, Some(d)) => d.to_vec(),
         (None, None) => unreachable!("checked above"),
     };
-    a.key = a.t.next_key();
-    let out = out_key(&a.t, a.mode);
     if n == 1 {
         if let Some(d) = dst {
             d.copy_from_slice(&acc);
@@ -409,7 +429,13 @@ pub fn reduce_to_all_nb<'a>(
             dt_sz,
             op: op.clone(),
         };
-        let (c, staging) = shmdata::all(u64::from(a.sig), input, a.t.size() as usize, how);
+        let (c, staging) = shmdata::all(
+            u64::from(a.sig),
+            input,
+            a.t.size() as usize,
+            how,
+            Readers::Everyone,
+        );
         return Ok(fin(
             CollHandle::pending_into(c, staging, dst).shm_poke(),
             out,
@@ -576,6 +602,18 @@ pub fn scatter_nb<'a>(
     let key = t.next_key();
     let out = out_key(&t, mode);
     let sig = signature("scatter", &[u64::from(root), nb as u64, mode.word]);
+    if nb > 0 && shmdata::eligible(&t) {
+        if let Some(s) = src {
+            dst.copy_from_slice(&s[me as usize * nb..(me as usize + 1) * nb]);
+            shmdata::write_only(u64::from(sig), s, n as usize, Readers::Others);
+            return Ok(fin(CollHandle::INVALID, out));
+        }
+        let (c, staging) = shmdata::read_one(u64::from(sig), root, nb * n as usize, Some(nb));
+        return Ok(fin(
+            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            out,
+        ));
+    }
     if let Some(s) = src {
         dst.copy_from_slice(&s[me as usize * nb..(me as usize + 1) * nb]);
         if nb > 0 {
@@ -625,6 +663,20 @@ pub fn gather_nb<'a>(
     let key = t.next_key();
     let out = out_key(&t, mode);
     let sig = signature("gather", &[u64::from(root), nb as u64, mode.word]);
+    if nb > 0 && shmdata::eligible(&t) {
+        let Some(d) = dst else {
+            shmdata::write_only(u64::from(sig), src, n as usize, Readers::One(root));
+            return Ok(fin(CollHandle::INVALID, out));
+        };
+        let (c, staging) = shmdata::all(
+            u64::from(sig),
+            src,
+            n as usize,
+            shmdata::How::GatherAll,
+            Readers::One(root),
+        );
+        return Ok(fin(CollHandle::pending_into(c, staging, d).shm_poke(), out));
+    }
     let Some(dst) = dst else {
         if nb > 0 {
             send_now(key, sig, t.members[root as usize], me, src);
@@ -676,7 +728,13 @@ pub fn gather_all_nb<'a>(
         return Ok(fin(CollHandle::INVALID, out));
     }
     if shmdata::eligible(&t) {
-        let (c, staging) = shmdata::all(u64::from(sig), src, n as usize, shmdata::How::GatherAll);
+        let (c, staging) = shmdata::all(
+            u64::from(sig),
+            src,
+            n as usize,
+            shmdata::How::GatherAll,
+            Readers::Everyone,
+        );
         return Ok(fin(
             CollHandle::pending_into(c, staging, dst).shm_poke(),
             out,
@@ -735,7 +793,13 @@ pub fn exchange_nb<'a>(
         return Ok(fin(CollHandle::INVALID, out));
     }
     if shmdata::eligible(&t) {
-        let (c, staging) = shmdata::all(u64::from(sig), src, n, shmdata::How::Exchange { nb });
+        let (c, staging) = shmdata::all(
+            u64::from(sig),
+            src,
+            n,
+            shmdata::How::Exchange { nb },
+            Readers::Everyone,
+        );
         return Ok(fin(
             CollHandle::pending_into(c, staging, dst).shm_poke(),
             out,

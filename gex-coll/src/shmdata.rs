@@ -1,5 +1,6 @@
-//! Data collectives through shared memory: broadcast, reduce-to-all,
-//! gather-all and exchange over the primordial team when every rank shares one neighbourhood (the
+//! Data collectives through shared memory: broadcast, scatter, gather,
+//! gather-all, exchange, reduce-to-one and reduce-to-all (built-in
+//! operators) over the primordial team when every rank shares one neighbourhood (the
 //! whole job on smp), instead of Active Messages.
 //!
 //! # Buffers and counters
@@ -12,18 +13,24 @@
 //! in buffer `i % 2`, so a writer fills one buffer while the readers empty
 //! the other (pipelining large payloads).
 //!
-//! - A writer (the broadcast root; every member of a reduction, gather-all
-//!   or exchange, which writes its whole input) copies
+//! - A writer (the root of a broadcast or scatter; every member of a
+//!   gather, reduction, gather-all or exchange; each writes its whole
+//!   input) copies
 //!   chunk `i` of operation `k` into its buffer, then stores `posted =
 //!   (k << 20) | (i + 1)` with release.
 //! - A reader waits for `posted >= (k << 20) | (i + 1)` (acquire), copies
 //!   or combines the chunk out, then stores its own `done = (k << 20) |
 //!   (i + 1)` (release); `(k + 1) << 20` once it is through with `k`.
 //! - Before writing chunk `i >= 2` a writer waits until every member that
-//!   reads its buffers (the others; in a reduction itself too) has
-//!   `done >= (k << 20) | (i - 1)` (chunk `i - 2`, the previous content of
-//!   that buffer, consumed); before chunks 0 and 1, until they are through
-//!   with the last operation that wrote its buffers.
+//!   reads its buffers in this operation ([`Readers`]: the others for a
+//!   broadcast or scatter root, the root for the other members of a
+//!   gather or reduce-to-one, everyone, itself included, for the rest)
+//!   has `done >= (k << 20) | (i - 1)` (chunk `i - 2`, the previous
+//!   content of that buffer, consumed); before chunks 0 and 1, until every
+//!   member is through with the last operation that wrote its buffers.
+//!   Waiting for a member that does not read would deadlock: it may be
+//!   writing, waiting for this rank, and its `done` does not move
+//!   meanwhile.
 //!
 //! Counters only grow (at most 2^20 chunks of 64 KiB: the 4 GiB limit of a
 //! collective is 2^16), and a rank finishes its operations in order: its
@@ -86,8 +93,9 @@ fn mark(k: u64, chunks: u64) -> u64 {
 }
 
 enum Kind {
-    /// A broadcast this rank receives from `root`.
-    Read { root: Rank },
+    /// Data this rank receives from `root` alone: all of it (broadcast),
+    /// or block `me` of `nb` bytes (`block: Some(nb)`, scatter).
+    Read { root: Rank, block: Option<usize> },
     /// An operation where each of the `n` members writes its input and
     /// reads everyone's.
     All { n: usize, how: How },
@@ -186,7 +194,9 @@ pub(crate) enum How {
 fn ready(a: &Area, e: &Entry) -> bool {
     let want = mark(e.k, e.got + 1);
     match &e.kind {
-        Kind::Read { root } => a.data_ctl(*root as usize).posted.load(Ordering::Acquire) >= want,
+        Kind::Read { root, .. } => {
+            a.data_ctl(*root as usize).posted.load(Ordering::Acquire) >= want
+        }
         Kind::All { n, .. } => {
             (0..*n).all(|m| a.data_ctl(m).posted.load(Ordering::Acquire) >= want)
         }
@@ -228,13 +238,26 @@ fn consume(a: &Area, e: &mut Entry) {
     // nothing else writes it meanwhile.
     let buf = |m: usize| unsafe { std::slice::from_raw_parts(a.data_buf(m, half), len) };
     match &e.kind {
-        Kind::Read { root } => {
+        Kind::Read { root, block } => {
             let r = *root as usize;
             if i == 0 {
                 check_sig(a, e, r);
             }
-            // `off + len <= nbytes`, the staging length.
-            out(off, len).copy_from_slice(buf(r));
+            match *block {
+                // `off + len <= nbytes`, the staging length.
+                None => out(off, len).copy_from_slice(buf(r)),
+                Some(nb) => {
+                    let me = me();
+                    // Block `me` of the root's input, where it meets this
+                    // chunk.
+                    let lo = (me * nb).max(off);
+                    let hi = ((me + 1) * nb).min(off + len);
+                    if lo < hi {
+                        // `hi - me * nb <= nb`, the staging length.
+                        out(lo - me * nb, hi - lo).copy_from_slice(&buf(r)[lo - off..hi - off]);
+                    }
+                }
+            }
         }
         Kind::All { n, how } => {
             let n = *n;
@@ -284,28 +307,55 @@ fn consume(a: &Area, e: &mut Entry) {
     }
 }
 
-/// Writes `data` as this rank's part of operation `k` (chunk by chunk,
-/// each after the readers consumed what it overwrites: this rank too if
-/// `self_reads`, as in a reduction), polling while it waits.
-fn write_all(k: u64, last_write: u64, sig: u64, data: &[u8], members: usize, self_reads: bool) {
+/// Who reads a writer's buffers in one operation.
+#[derive(Clone, Copy)]
+pub(crate) enum Readers {
+    /// Every other member (broadcast and scatter roots).
+    Others,
+    /// One member (the root of a gather or reduce-to-one, which reads its
+    /// own buffers too).
+    One(Rank),
+    /// Every member, the writer included (gather-all, exchange,
+    /// reduce-to-all).
+    Everyone,
+}
+
+impl Readers {
+    fn reads(self, m: usize, me: usize) -> bool {
+        match self {
+            Readers::Others => m != me,
+            Readers::One(r) => m == r as usize,
+            Readers::Everyone => true,
+        }
+    }
+}
+
+/// Writes `data` as this rank's part of operation `k`, chunk by chunk,
+/// polling while it waits: chunks 0 and 1 once every member is through
+/// with the last operation that wrote these buffers (whoever read them
+/// then), chunk `i >= 2` once this operation's `readers` have consumed
+/// chunk `i - 2`. Only the readers: a member that does not read this
+/// operation's buffers may itself be writing, and its `done` does not
+/// move until it is through.
+fn write_all(k: u64, last_write: u64, sig: u64, data: &[u8], members: usize, readers: Readers) {
     let a = area();
     let me = me();
     let mine = a.data_ctl(me);
     let rt = Runtime::get().expect("collectives run after client init");
     let total = chunks(data.len());
     for i in 0..total {
-        let need = if i < 2 {
+        let (need, who) = if i < 2 {
             if last_write == 0 {
-                0
+                (0, Readers::Everyone)
             } else {
-                mark(last_write + 1, 0)
+                (mark(last_write + 1, 0), Readers::Everyone)
             }
         } else {
-            mark(k, i - 1)
+            (mark(k, i - 1), readers)
         };
         let consumed = || {
             (0..members)
-                .filter(|&m| self_reads || m != me)
+                .filter(|&m| who.reads(m, me))
                 .all(|m| a.data_ctl(m).done.load(Ordering::Acquire) >= need)
         };
         if !consumed() {
@@ -352,10 +402,12 @@ fn enqueue(e: Entry) {
     QUEUED.store(st.queue.len(), Ordering::Relaxed);
 }
 
-/// Broadcast root: writes `data` (already in its own `dst`).
-pub(crate) fn broadcast_root(sig: u64, data: &[u8], members: usize) {
+/// A member that only writes: the root of a broadcast or scatter (its
+/// whole input), a member other than the root of a gather or
+/// reduce-to-one. Returns once the last chunk is written.
+pub(crate) fn write_only(sig: u64, data: &[u8], members: usize, readers: Readers) {
     let (k, last) = begin(true);
-    write_all(k, last, sig, data, members, false);
+    write_all(k, last, sig, data, members, readers);
     enqueue(Entry {
         k,
         nbytes: data.len(),
@@ -368,22 +420,24 @@ pub(crate) fn broadcast_root(sig: u64, data: &[u8], members: usize) {
     progress();
 }
 
-/// Broadcast reader: the completion and the staging buffer the handle
-/// copies out of.
-pub(crate) fn broadcast_recv(
+/// A member that reads what `root` writes (`nbytes`): all of it
+/// (broadcast), or block `me` of `nb` bytes (`block: Some(nb)`, scatter).
+/// Returns the completion and the staging buffer the handle copies out of.
+pub(crate) fn read_one(
     sig: u64,
     root: Rank,
     nbytes: usize,
+    block: Option<usize>,
 ) -> (Arc<Completion>, Arc<Staging>) {
     let (k, _) = begin(false);
     let c = Completion::new(1, None);
-    let staging = Staging::new(nbytes);
+    let staging = Staging::new(block.unwrap_or(nbytes));
     enqueue(Entry {
         k,
         nbytes,
         got: 0,
         sig,
-        kind: Kind::Read { root },
+        kind: Kind::Read { root, block },
         staging: Some(staging.clone()),
         c: Some(c.clone()),
     });
@@ -391,14 +445,16 @@ pub(crate) fn broadcast_recv(
     (c, staging)
 }
 
-/// An operation where every member writes `data` (its input) and reads
-/// everyone's ([`How`]): returns the completion and the staging buffer of
+/// A member that writes `data` (its input) and reads everyone's ([`How`]):
+/// every member of a gather-all, exchange or reduce-to-all, the root of a
+/// gather or reduce-to-one. Returns the completion and the staging buffer of
 /// the result (the input's length; `members` times it for a gather-all).
 pub(crate) fn all(
     sig: u64,
     data: &[u8],
     members: usize,
     how: How,
+    readers: Readers,
 ) -> (Arc<Completion>, Arc<Staging>) {
     let (k, last) = begin(true);
     let c = Completion::new(1, None);
@@ -418,7 +474,7 @@ pub(crate) fn all(
         staging: Some(staging.clone()),
         c: Some(c.clone()),
     });
-    write_all(k, last, sig, data, members, true);
+    write_all(k, last, sig, data, members, readers);
     progress();
     (c, staging)
 }

@@ -1219,6 +1219,114 @@ fn blocking_forms(tm: &Tm, label: u64) {
     }
 }
 
+/// Every data collective initiated back to back over `tm` without syncing
+/// any (on smp's primordial team they all go through the same shared
+/// buffers, so each must wait for the readers of the one before, this
+/// rank's own reads included), roots rotating, then synced together;
+/// sizes of one and of several 64 KiB chunks. Every byte checked.
+fn back_to_back(t: &T, tm: &Tm, label: u64) {
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    for &nb in &[8usize, 3000, 200_000] {
+        let tag = |r: usize, j: usize| mix(label ^ nb as u64, (r as u64) << 20 ^ j as u64);
+        let cnt = nb / 8;
+        let root = |i: usize| ((i + nb) % n) as Rank;
+        let v: Vec<u64> = (0..cnt).map(|i| tag(me as usize, i)).collect();
+        let want: Vec<u64> = (0..cnt)
+            .map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(tag(r, i))))
+            .collect();
+        let bsrc = payload(tag(root(1) as usize, 1_000_001), nb);
+        let xsrc: Vec<u8> = (0..n)
+            .flat_map(|j| payload(tag(me as usize, j), nb))
+            .collect();
+        let mine = payload(tag(me as usize, 1_000_002), nb);
+        let ssrc: Vec<u8> = (0..n)
+            .flat_map(|j| payload(tag(root(2) as usize, 2_000_000 + j), nb))
+            .collect();
+        let (mut sum, mut one) = (vec![0u64; cnt], vec![0u64; cnt]);
+        let mut bdst = vec![0xeeu8; nb];
+        let mut xdst = vec![0xeeu8; nb * n];
+        let mut gadst = vec![0xeeu8; nb * n];
+        let mut sdst = vec![0xeeu8; nb];
+        let mut gdst = vec![0xeeu8; nb * n];
+        let add: ReduceOp = Op::Add.into();
+        {
+            let mut hs = vec![
+                reduce_to_all_nb_typed(tm, &mut sum, Some(&v), &add, Flags::empty()).unwrap(),
+                broadcast_nb(
+                    tm,
+                    root(1),
+                    &mut bdst,
+                    (me == root(1)).then_some(&bsrc[..]),
+                    Flags::empty(),
+                )
+                .unwrap(),
+                exchange_nb(tm, &mut xdst, &xsrc, Flags::empty()).unwrap(),
+                gather_all_nb(tm, &mut gadst, &mine, Flags::empty()).unwrap(),
+                scatter_nb(
+                    tm,
+                    root(2),
+                    &mut sdst,
+                    (me == root(2)).then_some(&ssrc[..]),
+                    Flags::empty(),
+                )
+                .unwrap(),
+                gather_nb(
+                    tm,
+                    root(3),
+                    (me == root(3)).then_some(&mut gdst[..]),
+                    &mine,
+                    Flags::empty(),
+                )
+                .unwrap(),
+                reduce_to_one_nb_typed(
+                    tm,
+                    root(4),
+                    (me == root(4)).then_some(&mut one[..]),
+                    Some(&v),
+                    &add,
+                    Flags::empty(),
+                )
+                .unwrap(),
+            ];
+            t.wait_all(&mut hs, "data collectives back to back");
+        }
+        let what = |c: &str| format!("{c} back to back, {nb} B");
+        if let Some(i) = (0..cnt).find(|&i| sum[i] != want[i]) {
+            panic!("{}: element {i} differs", what("reduce_to_all"));
+        }
+        if me == root(4) {
+            if let Some(i) = (0..cnt).find(|&i| one[i] != want[i]) {
+                panic!("{}: element {i} differs", what("reduce_to_one"));
+            }
+        }
+        check_payload(&what("broadcast"), tag(root(1) as usize, 1_000_001), &bdst);
+        for i in 0..n {
+            check_payload(
+                &what("exchange"),
+                tag(i, me as usize),
+                &xdst[i * nb..(i + 1) * nb],
+            );
+            check_payload(
+                &what("gather_all"),
+                tag(i, 1_000_002),
+                &gadst[i * nb..(i + 1) * nb],
+            );
+            if me == root(3) {
+                check_payload(
+                    &what("gather"),
+                    tag(i, 1_000_002),
+                    &gdst[i * nb..(i + 1) * nb],
+                );
+            }
+        }
+        check_payload(
+            &what("scatter"),
+            tag(root(2) as usize, 2_000_000 + me as usize),
+            &sdst,
+        );
+    }
+}
+
 // ------------------------------------------------------------ sync modes
 
 /// Segment area of the sync-mode checks: [2 MiB, 3 MiB).
@@ -1975,6 +2083,7 @@ fn main() {
     blocking_forms(&t.job.tm, 0x20);
     handles_across_threads(&t, &t.job.tm, 0x30);
     many_outstanding(&t, &t.job.tm, 0x40);
+    back_to_back(&t, &t.job.tm, 0x45);
     sync_mode_errors(&t.job.tm);
     sync_modes(&t, &t.job.tm, 0x50, &[0, 5, 70_001]);
     allsync_semantics(&t);
