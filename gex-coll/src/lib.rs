@@ -18,8 +18,8 @@
 //! - Data-movement collectives take the design notes' sync modes in
 //!   `flags` (`Flags::COLL_IN_*`, `COLL_OUT_*`; see [`coll`]).
 //! - On the primordial team of a job that is one neighbourhood (smp),
-//!   broadcast, reduce-to-all (built-in operators), gather-all and exchange
-//!   go through shared memory: two 64 KiB buffers per rank in the
+//!   every data collective (reductions with built-in operators) goes
+//!   through shared memory: two 64 KiB buffers per rank in the
 //!   collectives' area, chunks pipelined, counters in shared memory
 //!   (module `shmdata` documents the protocol).
 //! - Elsewhere: dissemination barrier; binomial-tree broadcast (pipelined
