@@ -1,6 +1,6 @@
 //! The non-blocking collectives (`gex_Coll_*NB`) and the extra data
 //! movement collectives of the design notes, in the EX style: one team,
-//! non-blocking, an event.
+//! non-blocking, a [`CollHandle`]; and a blocking form of each.
 //!
 //! Common rules (spec "Collectives (Coll)"):
 //!
@@ -12,26 +12,35 @@
 //!   member; a disagreement that shows in the messages (a different
 //!   collective, root, size, type or operator) ends the job with a message
 //!   naming the call, rather than corrupting data.
-//! - `flags` must be empty (the spec defines none for collectives).
-//! - Buffers are borrowed until the event completes. Output goes to a
+//! - `flags`: the barrier takes none. The data-movement collectives take
+//!   at most one `Flags::COLL_IN_{NO,MY,ALL}SYNC` and one
+//!   `Flags::COLL_OUT_{NO,MY,ALL}SYNC` (the design notes' sync modes;
+//!   none means MYSYNC), single-valued; what each costs is in the `sync`
+//!   module's notes (ARCHITECTURE.md, "Collectives").
+//! - Buffers are borrowed until the handle completes. Output goes to a
 //!   buffer owned by the library and is copied into `dst` by the thread
-//!   that observes completion (test or wait), so a leaked event never
+//!   that observes completion (test or wait), so a leaked handle never
 //!   leaves the library writing into freed memory. Inputs are copied (into
 //!   messages, or the library's accumulator) during initiation.
-//! - Completion of the event means: inputs are no longer needed, outputs
+//! - Completion of the handle means: inputs are no longer needed, outputs
 //!   are in place and readable by the thread that synced it, and this
 //!   member's part of the data movement is done. Nothing is implied about
 //!   other members (except for the barrier).
 //! - Calls from handler context or holding an HSL return an error.
+//! - The handle is `Send`: any thread may sync it (one at a time), not
+//!   only the initiator; any number may be outstanding.
 
 use std::sync::Arc;
 
-use gex_core::{context, Event, Staging, Tm};
+use gex_core::{context, Staging, Tm};
 use gex_types::{Dt, Error, Flags, Rank, Result};
 
 use crate::algos::{AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceKind};
-use crate::engine::{send_now, signature, Logic, Op, Out};
+use crate::engine::{send_now, signature, Key, Logic, Op, Out};
+use crate::handle::CollHandle;
 use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
+use crate::shmdata::{self, Readers};
+use crate::sync::{self, SyncMode};
 use crate::team::{barrier_event, team_of, team_ref, TeamInfo};
 use crate::tree::{binomial_children, from_virtual, to_virtual};
 
@@ -40,7 +49,7 @@ fn check_flags(call: &str, flags: Flags) -> Result<()> {
         Ok(())
     } else {
         Err(Error::bad_arg(format!(
-            "{call}: no flags are defined for collectives; got {flags:?}"
+            "{call}: the barrier takes no flags; got {flags:?}"
         )))
     }
 }
@@ -77,25 +86,41 @@ fn check_size(call: &str, nbytes: usize) -> Result<()> {
     }
 }
 
-fn begin(call: &str, tm: &Tm, flags: Flags) -> Result<Arc<TeamInfo>> {
+/// The checks every data-movement collective starts with; its team and
+/// sync mode.
+fn begin(call: &str, tm: &Tm, flags: Flags) -> Result<(Arc<TeamInfo>, SyncMode)> {
     context::check_may_communicate(call)?;
-    check_flags(call, flags)?;
-    team_of(tm, call)
+    let mode = sync::parse(call, flags)?;
+    Ok((team_of(tm, call)?, mode))
 }
 
-/// Non-blocking barrier over `tm` (`gex_Coll_BarrierNB`): the event
+/// `OUT_ALLSYNC`: the key of the closing barrier, reserved right after the
+/// operation's own.
+fn out_key(t: &Arc<TeamInfo>, mode: SyncMode) -> Option<(Arc<TeamInfo>, Key)> {
+    (mode.out_all && t.size() > 1).then(|| (t.clone(), t.next_key()))
+}
+
+/// The handle, with the closing barrier of `OUT_ALLSYNC` if reserved.
+fn fin<'a>(h: CollHandle<'a>, out: Option<(Arc<TeamInfo>, Key)>) -> CollHandle<'a> {
+    match out {
+        Some((t, key)) => h.then_out_barrier(t, key),
+        None => h,
+    }
+}
+
+/// Non-blocking barrier over `tm` (`gex_Coll_BarrierNB`): the handle
 /// completes only after every member has initiated the barrier.
 ///
 /// Initiation is a release and synchronization an acquire: memory writes
 /// of the calling thread (and GASNet operations it synchronized) before the
-/// call are visible to every member's thread after it syncs its event.
+/// call are visible to every member's thread after it syncs its handle.
 /// When every member shares this process's neighbourhood, each member
 /// stores a counter in shared memory and the barrier completes (in the
 /// progress hook of whichever thread waits or tests) once every member's
 /// counter has moved; otherwise dissemination over Active Messages:
 /// `ceil(log2 n)` rounds of one message per member. `INVALID` if complete
 /// at initiation. `flags` must be empty.
-pub fn barrier_nb(tm: &Tm, flags: Flags) -> Result<Event<'static>> {
+pub fn barrier_nb(tm: &Tm, flags: Flags) -> Result<CollHandle<'static>> {
     const CALL: &str = "gex_Coll_BarrierNB";
     context::check_may_communicate(CALL)?;
     check_flags(CALL, flags)?;
@@ -129,9 +154,9 @@ pub fn broadcast_nb<'a>(
     dst: &'a mut [u8],
     src: Option<&'a [u8]>,
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_BroadcastNB";
-    let t = begin(CALL, tm, flags)?;
+    let (t, mode) = begin(CALL, tm, flags)?;
     check_root(CALL, root, &t)?;
     let nbytes = dst.len();
     check_size(CALL, nbytes)?;
@@ -141,15 +166,30 @@ pub fn broadcast_nb<'a>(
             check_len(CALL, "src", s.len(), nbytes)?;
         }
     }
+    if mode.in_all {
+        sync::enter_all(&t, Some(root), CALL);
+    }
     let key = t.next_key();
-    let sig = signature("broadcast", &[u64::from(root), nbytes as u64]);
+    let out = out_key(&t, mode);
+    let sig = signature("broadcast", &[u64::from(root), nbytes as u64, mode.word]);
     if me == root {
         if let Some(s) = src {
             dst.copy_from_slice(s);
         }
     }
     if nbytes == 0 || n == 1 {
-        return Ok(Event::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
+    }
+    if shmdata::eligible(&t) {
+        if me == root {
+            shmdata::write_only(u64::from(sig), dst, n as usize, Readers::Others);
+            return Ok(fin(CollHandle::INVALID, out));
+        }
+        let (c, staging) = shmdata::read_one(u64::from(sig), root, nbytes, None);
+        return Ok(fin(
+            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            out,
+        ));
     }
     let v = to_virtual(me, root, n);
     let children: Vec<Rank> = binomial_children(v, n)
@@ -161,7 +201,7 @@ pub fn broadcast_nb<'a>(
         for &c in &children {
             send_now(key, sig, c, 0, dst);
         }
-        return Ok(Event::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
     }
     let staging = Staging::new(nbytes);
     let op = Op::start(
@@ -175,11 +215,15 @@ pub fn broadcast_nb<'a>(
             got: 0,
         }),
     );
-    Ok(Event::pending_into(op.c.clone(), staging, dst))
+    Ok(fin(
+        CollHandle::pending_into(op.c.clone(), staging, dst),
+        out,
+    ))
 }
 
 struct ReduceArgs {
     t: Arc<TeamInfo>,
+    mode: SyncMode,
     key: crate::engine::Key,
     sig: u32,
     nbytes: usize,
@@ -197,7 +241,7 @@ fn reduce_begin(
     op: &ReduceOp,
     flags: Flags,
 ) -> Result<ReduceArgs> {
-    let t = begin(call, tm, flags)?;
+    let (t, mode) = begin(call, tm, flags)?;
     check_root(call, root, &t)?;
     validate(call, dt, dt_sz, op)?;
     if dt_cnt == 0 {
@@ -217,9 +261,11 @@ fn reduce_begin(
                 dt_sz as u64,
                 dt_cnt as u64,
                 op.op() as u64,
+                mode.word,
             ],
         ),
         t,
+        mode,
         nbytes,
     })
 }
@@ -247,7 +293,7 @@ pub fn reduce_to_one_nb<'a>(
     dt_cnt: usize,
     op: &ReduceOp,
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ReduceToOneNB";
     let mut a = reduce_begin(
         CALL,
@@ -268,24 +314,50 @@ pub fn reduce_to_one_nb<'a>(
     } else {
         None
     };
-    let acc = match (src, &dst) {
-        (Some(s), _) => {
-            check_len(CALL, "src", s.len(), a.nbytes)?;
-            s.to_vec()
-        }
-        (None, Some(d)) => d.to_vec(),
+    match (src, &dst) {
+        (Some(s), _) => check_len(CALL, "src", s.len(), a.nbytes)?,
+        (None, Some(_)) => {}
         (None, None) => {
             return Err(Error::bad_arg(format!(
                 "{CALL}: src is required on ranks other than the root"
             )))
         }
-    };
+    }
+    if a.mode.in_all {
+        sync::enter_all(&a.t, None, CALL);
+    }
     a.key = a.t.next_key();
+    let out = out_key(&a.t, a.mode);
+    if n > 1 && shmdata::reduce_eligible(&a.t, op) {
+        let sig = u64::from(a.sig);
+        let Some(d) = dst else {
+            let s = src.expect("checked above");
+            shmdata::write_only(sig, s, n as usize, Readers::One(root));
+            return Ok(fin(CollHandle::INVALID, out));
+        };
+        // The input is read in this call, straight from the caller's
+        // buffer.
+        let (c, staging) = {
+            let input: &[u8] = src.unwrap_or(d);
+            let how = shmdata::How::Reduce {
+                dt,
+                dt_sz,
+                op: op.clone(),
+            };
+            shmdata::all(sig, input, n as usize, how, Readers::One(root))
+        };
+        return Ok(fin(CollHandle::pending_into(c, staging, d).shm_poke(), out));
+    }
+    let acc = match (src, &dst) {
+        (Some(s), _) => s.to_vec(),
+        (None, Some(d)) => d.to_vec(),
+        (None, None) => unreachable!("checked above"),
+    };
     if n == 1 {
         if let Some(d) = dst {
             d.copy_from_slice(&acc);
         }
-        return Ok(Event::INVALID);
+        return Ok(CollHandle::INVALID);
     }
     let staging = dst.as_ref().map(|_| Staging::new(a.nbytes));
     let opr = Op::start(
@@ -303,10 +375,13 @@ pub fn reduce_to_one_nb<'a>(
             staging.clone(),
         )),
     );
-    Ok(match (dst, staging) {
-        (Some(d), Some(s)) => Event::pending_into(opr.c.clone(), s, d),
-        _ => Event::pending(opr.c.clone()),
-    })
+    Ok(fin(
+        match (dst, staging) {
+            (Some(d), Some(s)) => CollHandle::pending_into(opr.c.clone(), s, d),
+            _ => CollHandle::pending(opr.c.clone()),
+        },
+        out,
+    ))
 }
 
 /// Vectors up to this size are all-reduced by recursive doubling (fewer
@@ -330,21 +405,49 @@ pub fn reduce_to_all_nb<'a>(
     dt_cnt: usize,
     op: &ReduceOp,
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ReduceToAllNB";
     let mut a = reduce_begin(CALL, tm, "reduce_to_all", 0, dt, dt_sz, dt_cnt, op, flags)?;
     check_len(CALL, "dst", dst.len(), a.nbytes)?;
+    if let Some(s) = src {
+        check_len(CALL, "src", s.len(), a.nbytes)?;
+    }
+    if a.mode.in_all {
+        sync::enter_all(&a.t, None, CALL);
+    }
+    a.key = a.t.next_key();
+    let out = out_key(&a.t, a.mode);
+    if a.t.size() > 1 && shmdata::reduce_eligible(&a.t, op) {
+        // The input is read in this call, straight from the caller's
+        // buffer.
+        let input: &[u8] = match src {
+            Some(s) => s,
+            None => dst,
+        };
+        let how = shmdata::How::Reduce {
+            dt,
+            dt_sz,
+            op: op.clone(),
+        };
+        let (c, staging) = shmdata::all(
+            u64::from(a.sig),
+            input,
+            a.t.size() as usize,
+            how,
+            Readers::Everyone,
+        );
+        return Ok(fin(
+            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            out,
+        ));
+    }
     let acc = match src {
-        Some(s) => {
-            check_len(CALL, "src", s.len(), a.nbytes)?;
-            s.to_vec()
-        }
+        Some(s) => s.to_vec(),
         None => dst.to_vec(),
     };
-    a.key = a.t.next_key();
     if a.t.size() == 1 {
         dst.copy_from_slice(&acc);
-        return Ok(Event::INVALID);
+        return Ok(CollHandle::INVALID);
     }
     let staging = Staging::new(a.nbytes);
     let logic: Box<dyn Logic> = if a.nbytes <= RECURSIVE_DOUBLING_MAX {
@@ -370,7 +473,10 @@ pub fn reduce_to_all_nb<'a>(
         ))
     };
     let opr = Op::start(a.key, a.sig, CALL, logic);
-    Ok(Event::pending_into(opr.c.clone(), staging, dst))
+    Ok(fin(
+        CollHandle::pending_into(opr.c.clone(), staging, dst),
+        out,
+    ))
 }
 
 /// [`reduce_to_one_nb`] over typed slices (`dt`, `dt_sz` and `dt_cnt` from
@@ -382,7 +488,7 @@ pub fn reduce_to_one_nb_typed<'a, T: Elem>(
     src: Option<&'a [T]>,
     op: &ReduceOp,
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     let cnt = src
         .map(<[T]>::len)
         .or(dst.as_ref().map(|d| d.len()))
@@ -407,7 +513,7 @@ pub fn reduce_to_all_nb_typed<'a, T: Elem>(
     src: Option<&'a [T]>,
     op: &ReduceOp,
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     let cnt = dst.len();
     reduce_to_all_nb(
         tm,
@@ -434,7 +540,7 @@ fn collect<'a>(
     own: Option<(usize, &[u8])>,
     expect_blocks: usize,
     initial: Vec<Out>,
-) -> Event<'a> {
+) -> CollHandle<'a> {
     let staging = Staging::new(dst.len());
     if let Some((slot, bytes)) = own {
         // SAFETY: the slot lies inside the fresh staging buffer (the callers
@@ -464,7 +570,7 @@ fn collect<'a>(
             },
         }),
     );
-    Event::pending_into(op.c.clone(), staging, dst)
+    CollHandle::pending_into(op.c.clone(), staging, dst)
 }
 
 /// Scatter (design notes `gasnet_all_scatter_nb`): the root's `src` holds
@@ -477,9 +583,9 @@ pub fn scatter_nb<'a>(
     dst: &'a mut [u8],
     src: Option<&'a [u8]>,
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ScatterNB";
-    let t = begin(CALL, tm, flags)?;
+    let (t, mode) = begin(CALL, tm, flags)?;
     check_root(CALL, root, &t)?;
     let (me, n, nb) = (t.me, t.size(), dst.len());
     check_size(CALL, nb)?;
@@ -490,8 +596,24 @@ pub fn scatter_nb<'a>(
     } else {
         None
     };
+    if mode.in_all {
+        sync::enter_all(&t, Some(root), CALL);
+    }
     let key = t.next_key();
-    let sig = signature("scatter", &[u64::from(root), nb as u64]);
+    let out = out_key(&t, mode);
+    let sig = signature("scatter", &[u64::from(root), nb as u64, mode.word]);
+    if nb > 0 && shmdata::eligible(&t) {
+        if let Some(s) = src {
+            dst.copy_from_slice(&s[me as usize * nb..(me as usize + 1) * nb]);
+            shmdata::write_only(u64::from(sig), s, n as usize, Readers::Others);
+            return Ok(fin(CollHandle::INVALID, out));
+        }
+        let (c, staging) = shmdata::read_one(u64::from(sig), root, nb * n as usize, Some(nb));
+        return Ok(fin(
+            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            out,
+        ));
+    }
     if let Some(s) = src {
         dst.copy_from_slice(&s[me as usize * nb..(me as usize + 1) * nb]);
         if nb > 0 {
@@ -501,12 +623,15 @@ pub fn scatter_nb<'a>(
                 send_now(key, sig, t.members[to as usize], 0, blk);
             }
         }
-        return Ok(Event::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
     }
     if nb == 0 {
-        return Ok(Event::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
     }
-    Ok(collect(CALL, key, sig, dst, nb, None, 1, Vec::new()))
+    Ok(fin(
+        collect(CALL, key, sig, dst, nb, None, 1, Vec::new()),
+        out,
+    ))
 }
 
 /// Gather (design notes `gasnet_all_gather_nb`): every member's `src` of
@@ -519,9 +644,9 @@ pub fn gather_nb<'a>(
     dst: Option<&'a mut [u8]>,
     src: &'a [u8],
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_GatherNB";
-    let t = begin(CALL, tm, flags)?;
+    let (t, mode) = begin(CALL, tm, flags)?;
     check_root(CALL, root, &t)?;
     let (me, n, nb) = (t.me, t.size(), src.len());
     check_size(CALL, nb * n as usize)?;
@@ -532,27 +657,48 @@ pub fn gather_nb<'a>(
     } else {
         None
     };
+    if mode.in_all {
+        sync::enter_all(&t, None, CALL);
+    }
     let key = t.next_key();
-    let sig = signature("gather", &[u64::from(root), nb as u64]);
+    let out = out_key(&t, mode);
+    let sig = signature("gather", &[u64::from(root), nb as u64, mode.word]);
+    if nb > 0 && shmdata::eligible(&t) {
+        let Some(d) = dst else {
+            shmdata::write_only(u64::from(sig), src, n as usize, Readers::One(root));
+            return Ok(fin(CollHandle::INVALID, out));
+        };
+        let (c, staging) = shmdata::all(
+            u64::from(sig),
+            src,
+            n as usize,
+            shmdata::How::GatherAll,
+            Readers::One(root),
+        );
+        return Ok(fin(CollHandle::pending_into(c, staging, d).shm_poke(), out));
+    }
     let Some(dst) = dst else {
         if nb > 0 {
             send_now(key, sig, t.members[root as usize], me, src);
         }
-        return Ok(Event::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
     };
     if nb == 0 || n == 1 {
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(src);
-        return Ok(Event::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
     }
-    Ok(collect(
-        CALL,
-        key,
-        sig,
-        dst,
-        nb,
-        Some((me as usize, src)),
-        n as usize - 1,
-        Vec::new(),
+    Ok(fin(
+        collect(
+            CALL,
+            key,
+            sig,
+            dst,
+            nb,
+            Some((me as usize, src)),
+            n as usize - 1,
+            Vec::new(),
+        ),
+        out,
     ))
 }
 
@@ -565,31 +711,51 @@ pub fn gather_all_nb<'a>(
     dst: &'a mut [u8],
     src: &'a [u8],
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_GatherAllNB";
-    let t = begin(CALL, tm, flags)?;
+    let (t, mode) = begin(CALL, tm, flags)?;
     let (me, n, nb) = (t.me, t.size(), src.len());
     check_size(CALL, nb * n as usize)?;
     check_len(CALL, "dst", dst.len(), nb * n as usize)?;
+    if mode.in_all {
+        sync::enter_all(&t, None, CALL);
+    }
     let key = t.next_key();
-    let sig = signature("gather_all", &[nb as u64]);
+    let out = out_key(&t, mode);
+    let sig = signature("gather_all", &[nb as u64, mode.word]);
     if nb == 0 || n == 1 {
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(src);
-        return Ok(Event::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
+    }
+    if shmdata::eligible(&t) {
+        let (c, staging) = shmdata::all(
+            u64::from(sig),
+            src,
+            n as usize,
+            shmdata::How::GatherAll,
+            Readers::Everyone,
+        );
+        return Ok(fin(
+            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            out,
+        ));
     }
     let mine: Arc<[u8]> = src.into();
     let initial = (1..n)
         .map(|i| Out::owned(t.members[((me + i) % n) as usize], me, mine.clone()))
         .collect();
-    Ok(collect(
-        CALL,
-        key,
-        sig,
-        dst,
-        nb,
-        Some((me as usize, src)),
-        n as usize - 1,
-        initial,
+    Ok(fin(
+        collect(
+            CALL,
+            key,
+            sig,
+            dst,
+            nb,
+            Some((me as usize, src)),
+            n as usize - 1,
+            initial,
+        ),
+        out,
     ))
 }
 
@@ -602,9 +768,9 @@ pub fn exchange_nb<'a>(
     dst: &'a mut [u8],
     src: &'a [u8],
     flags: Flags,
-) -> Result<Event<'a>> {
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ExchangeNB";
-    let t = begin(CALL, tm, flags)?;
+    let (t, mode) = begin(CALL, tm, flags)?;
     let (me, n) = (t.me, t.size() as usize);
     check_len(CALL, "dst", dst.len(), src.len())?;
     if !src.len().is_multiple_of(n) {
@@ -615,12 +781,29 @@ pub fn exchange_nb<'a>(
     }
     check_size(CALL, src.len())?;
     let nb = src.len() / n;
+    if mode.in_all {
+        sync::enter_all(&t, None, CALL);
+    }
     let key = t.next_key();
-    let sig = signature("exchange", &[nb as u64]);
+    let out = out_key(&t, mode);
+    let sig = signature("exchange", &[nb as u64, mode.word]);
     let own = &src[me as usize * nb..(me as usize + 1) * nb];
     if nb == 0 || n == 1 {
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(own);
-        return Ok(Event::INVALID);
+        return Ok(fin(CollHandle::INVALID, out));
+    }
+    if shmdata::eligible(&t) {
+        let (c, staging) = shmdata::all(
+            u64::from(sig),
+            src,
+            n,
+            shmdata::How::Exchange { nb },
+            Readers::Everyone,
+        );
+        return Ok(fin(
+            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            out,
+        ));
     }
     let initial = (1..n as u32)
         .map(|i| {
@@ -629,14 +812,113 @@ pub fn exchange_nb<'a>(
             Out::owned(t.members[to as usize], me, blk)
         })
         .collect();
-    Ok(collect(
-        CALL,
-        key,
-        sig,
-        dst,
-        nb,
-        Some((me as usize, own)),
-        n - 1,
-        initial,
+    Ok(fin(
+        collect(
+            CALL,
+            key,
+            sig,
+            dst,
+            nb,
+            Some((me as usize, own)),
+            n - 1,
+            initial,
+        ),
+        out,
     ))
+}
+
+// ------------------------------------------------------- blocking forms
+//
+// The notes give every collective a blocking form; each is its
+// non-blocking call and a wait, with the same arguments and rules.
+
+/// Blocking [`broadcast_nb`].
+pub fn broadcast(
+    tm: &Tm,
+    root: Rank,
+    dst: &mut [u8],
+    src: Option<&[u8]>,
+    flags: Flags,
+) -> Result<()> {
+    broadcast_nb(tm, root, dst, src, flags)?.wait()
+}
+
+/// Blocking [`reduce_to_one_nb`].
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_to_one(
+    tm: &Tm,
+    root: Rank,
+    dst: Option<&mut [u8]>,
+    src: Option<&[u8]>,
+    dt: Dt,
+    dt_sz: usize,
+    dt_cnt: usize,
+    op: &ReduceOp,
+    flags: Flags,
+) -> Result<()> {
+    reduce_to_one_nb(tm, root, dst, src, dt, dt_sz, dt_cnt, op, flags)?.wait()
+}
+
+/// Blocking [`reduce_to_all_nb`].
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_to_all(
+    tm: &Tm,
+    dst: &mut [u8],
+    src: Option<&[u8]>,
+    dt: Dt,
+    dt_sz: usize,
+    dt_cnt: usize,
+    op: &ReduceOp,
+    flags: Flags,
+) -> Result<()> {
+    reduce_to_all_nb(tm, dst, src, dt, dt_sz, dt_cnt, op, flags)?.wait()
+}
+
+/// Blocking [`reduce_to_one_nb_typed`].
+pub fn reduce_to_one_typed<T: Elem>(
+    tm: &Tm,
+    root: Rank,
+    dst: Option<&mut [T]>,
+    src: Option<&[T]>,
+    op: &ReduceOp,
+    flags: Flags,
+) -> Result<()> {
+    reduce_to_one_nb_typed(tm, root, dst, src, op, flags)?.wait()
+}
+
+/// Blocking [`reduce_to_all_nb_typed`].
+pub fn reduce_to_all_typed<T: Elem>(
+    tm: &Tm,
+    dst: &mut [T],
+    src: Option<&[T]>,
+    op: &ReduceOp,
+    flags: Flags,
+) -> Result<()> {
+    reduce_to_all_nb_typed(tm, dst, src, op, flags)?.wait()
+}
+
+/// Blocking [`scatter_nb`].
+pub fn scatter(
+    tm: &Tm,
+    root: Rank,
+    dst: &mut [u8],
+    src: Option<&[u8]>,
+    flags: Flags,
+) -> Result<()> {
+    scatter_nb(tm, root, dst, src, flags)?.wait()
+}
+
+/// Blocking [`gather_nb`].
+pub fn gather(tm: &Tm, root: Rank, dst: Option<&mut [u8]>, src: &[u8], flags: Flags) -> Result<()> {
+    gather_nb(tm, root, dst, src, flags)?.wait()
+}
+
+/// Blocking [`gather_all_nb`].
+pub fn gather_all(tm: &Tm, dst: &mut [u8], src: &[u8], flags: Flags) -> Result<()> {
+    gather_all_nb(tm, dst, src, flags)?.wait()
+}
+
+/// Blocking [`exchange_nb`].
+pub fn exchange(tm: &Tm, dst: &mut [u8], src: &[u8], flags: Flags) -> Result<()> {
+    exchange_nb(tm, dst, src, flags)?.wait()
 }

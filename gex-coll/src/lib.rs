@@ -11,14 +11,23 @@
 //! barrier_notify(7, 0)?; barrier_wait(7, 0)?;
 //! ```
 //!
-//! - Non-blocking collectives return a `gex_core::Event` that borrows the
-//!   caller's buffers; see [`coll`] for the rules common to all of them.
-//! - Algorithms: dissemination barrier; binomial-tree broadcast (pipelined
+//! - Non-blocking collectives return a [`CollHandle`] that borrows the
+//!   caller's buffers and that any thread may sync (it is `Send`; wait and
+//!   test for one, some or all); each has a blocking form (`broadcast`,
+//!   `reduce_to_all`, ...). See [`coll`] for the rules common to all.
+//! - Data-movement collectives take the design notes' sync modes in
+//!   `flags` (`Flags::COLL_IN_*`, `COLL_OUT_*`; see [`coll`]).
+//! - On the primordial team of a job that is one neighbourhood (smp),
+//!   every data collective (reductions with built-in operators) goes
+//!   through shared memory: two 64 KiB buffers per rank in the
+//!   collectives' area, chunks pipelined, counters in shared memory
+//!   (module `shmdata` documents the protocol).
+//! - Elsewhere: dissemination barrier; binomial-tree broadcast (pipelined
 //!   by chunk); binomial-tree reductions and, for small vectors,
 //!   recursive-doubling reduce-to-all, both combining in rank order (so
 //!   `GEX_OP_USER_NC` works and results are reproducible); flat scatter,
 //!   gather, gather-all and exchange.
-//! - All of them run over one internal Active Message handler (index 5).
+//! - Those run over one internal Active Message handler (index 5).
 //!   Operations are keyed by (team id, per-team call number), so any number
 //!   may be in flight over any teams, and messages for an operation a rank
 //!   has not started yet are kept until it does. They advance inside the
@@ -30,7 +39,7 @@
 //!   neighbourhood: the GASNet-1 barrier when the neighbourhood is the
 //!   whole job, and `barrier_nb` over any team whose members all share
 //!   this process's neighbourhood (one channel of the area per team,
-//!   advanced by the progress hook; see `shmbar`). Elsewhere, and with
+//!   looked at by the handle; see `shmbar`). Elsewhere, and with
 //!   `GEX_COLL_FORCE_AM=1` ([`CollSettings`], for testing), they use Active
 //!   Messages.
 //! - [`register`] must run on every rank during client init (the `gex`
@@ -49,20 +58,25 @@ mod algos;
 pub mod coll;
 mod engine;
 mod g1;
+mod handle;
 pub mod reduce;
 mod shm;
 mod shmbar;
+mod shmdata;
+mod sync;
 mod team;
 mod tree;
 
 pub use coll::{
-    barrier, barrier_nb, barrier_uses_shared_memory, broadcast_nb, exchange_nb, gather_all_nb,
-    gather_nb, reduce_to_all_nb, reduce_to_all_nb_typed, reduce_to_one_nb, reduce_to_one_nb_typed,
-    scatter_nb,
+    barrier, barrier_nb, barrier_uses_shared_memory, broadcast, broadcast_nb, exchange,
+    exchange_nb, gather, gather_all, gather_all_nb, gather_nb, reduce_to_all, reduce_to_all_nb,
+    reduce_to_all_nb_typed, reduce_to_all_typed, reduce_to_one, reduce_to_one_nb,
+    reduce_to_one_nb_typed, reduce_to_one_typed, scatter, scatter_nb,
 };
 pub use g1::{
     barrier_notify, barrier_try, barrier_wait, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
 };
+pub use handle::CollHandle;
 pub use reduce::{reduce_sequential, Elem, ReduceOp, UserReduceFn};
 pub use team::{
     recommended_scratch_size, tm_create, tm_create_scratch_size, tm_destroy, tm_split,
@@ -93,7 +107,8 @@ pub fn register(ep: &Ep) -> Result<()> {
 pub struct CollSettings {
     /// `GEX_COLL_FORCE_AM` (`1`; default off): collectives move data with
     /// Active Messages even within a neighbourhood (no shared-memory
-    /// barriers; if any rank sets it, no rank uses them).
+    /// barriers or data collectives; if any rank sets it, no rank uses
+    /// them).
     pub force_am: bool,
     /// `GEX_COLL_FORCE_DEFER` (`1`; default off): collective handlers
     /// defer every message they forward to the progress hook.
@@ -134,9 +149,10 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
     shm::setup(ep.runtime(), settings.force_am)
 }
 
-/// The layer's progress: deferred sends, then shared-memory barriers.
+/// The layer's progress: deferred sends, then the shared-memory data
+/// collectives (shared-memory barriers are looked at by their handles).
 fn progress_hook() -> usize {
-    engine::retry_deferred() + shmbar::progress()
+    engine::retry_deferred() + shmdata::progress()
 }
 
 #[cfg(test)]

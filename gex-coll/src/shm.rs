@@ -20,7 +20,10 @@
 //! - [`CHANNELS`] channels of one slot per rank for the EX barrier
 //!   (`crate::shmbar`): a team whose members all share the neighbourhood
 //!   owns one channel while it lives, and each member counts its barrier
-//!   initiations in its slot of that channel.
+//!   initiations in its slot of that channel;
+//! - then, page-aligned, the data area of the shared-memory data
+//!   collectives (`crate::shmdata`): one control slot per rank, then two
+//!   buffers of [`HALF`] bytes per rank.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
@@ -86,6 +89,28 @@ impl Area {
         self.nbrhd.binary_search(&jobrank).ok()
     }
 
+    /// The data control slot of local index `local`.
+    pub(crate) fn data_ctl(&self, local: usize) -> &'static DataCtl {
+        let n = self.nbrhd.len();
+        assert!(local < n, "data slot out of range");
+        // SAFETY: `data_offset(n) + n * SLOT` bytes lie inside the mapping
+        // (`area_len`), the offset is 128-byte aligned (page-aligned plus
+        // multiples of SLOT), the memory was zero-filled at creation (zero
+        // is a valid `DataCtl`: three `AtomicU64`s) and is only accessed
+        // through atomics; the mapping lives for the rest of the process.
+        unsafe { &*((self.base as *const u8).add(data_offset(n) + local * SLOT) as *const DataCtl) }
+    }
+
+    /// Start of data buffer `half` (0 or 1) of local index `local`
+    /// ([`HALF`] bytes). Accessed with raw copies only, under the
+    /// `posted`/`done` protocol of `crate::shmdata`.
+    pub(crate) fn data_buf(&self, local: usize, half: usize) -> *mut u8 {
+        let n = self.nbrhd.len();
+        assert!(local < n && half < 2, "data buffer out of range");
+        // SAFETY: the offset stays inside the mapping (`area_len`).
+        unsafe { (self.base as *mut u8).add(buffers_offset(n) + (local * 2 + half) * HALF) }
+    }
+
     /// The EX-barrier counter of the rank of local index `local` in
     /// channel `ch`.
     pub(crate) fn counter(&self, ch: usize, local: usize) -> &'static AtomicU64 {
@@ -99,9 +124,39 @@ fn slot_count(n: usize) -> usize {
     n * (1 + CHANNELS)
 }
 
-fn area_len(n: usize) -> usize {
+/// Bytes of one of the two data buffers of each rank.
+pub(crate) const HALF: usize = 64 << 10;
+
+/// Where the data area starts: after the slots, page-aligned.
+fn data_offset(n: usize) -> usize {
     (slot_count(n) * SLOT).div_ceil(4096) * 4096
 }
+
+/// Where the buffers start: after the data control slots, page-aligned.
+fn buffers_offset(n: usize) -> usize {
+    data_offset(n) + (n * SLOT).div_ceil(4096) * 4096
+}
+
+fn area_len(n: usize) -> usize {
+    buffers_offset(n) + n * 2 * HALF
+}
+
+/// A rank's control slot of the data collectives.
+#[repr(C, align(128))]
+pub(crate) struct DataCtl {
+    /// `(op << 20) | chunks`: the chunks of data operation `op` this rank
+    /// has written into its buffers so far (release, after the data).
+    pub(crate) posted: AtomicU64,
+    /// `(op << 20) | chunks`: how far this rank has consumed the data of
+    /// operation `op` (release, after its reads); `(op + 1) << 20` once it
+    /// is done with `op` and every operation before.
+    pub(crate) done: AtomicU64,
+    /// The signature of this rank's operation `op` (written before its
+    /// first chunk is posted): what readers compare theirs with.
+    pub(crate) sig: AtomicU64,
+}
+
+const _: () = assert!(std::mem::size_of::<DataCtl>() == SLOT);
 
 static AREA: OnceLock<Area> = OnceLock::new();
 

@@ -21,24 +21,22 @@
 //! A member enters barrier `k` by storing `base + k` in its slot with
 //! release ordering, after every write the calling thread made before the
 //! call; the barrier completes when an acquire load has seen every member's
-//! counter at `base + k` or beyond, and the event's completion (released
-//! by the thread that saw it, acquired by the thread that syncs the event)
-//! carries that on. So writes before the barrier on any member are visible
+//! counter at `base + k` or beyond, made by the thread that syncs the
+//! handle. So writes before the barrier on any member are visible
 //! after it on every member, as the spec requires. Several barriers may be
 //! in flight over one team (they complete in order) and over any number of
 //! teams.
 //!
 //! # Progress
 //!
-//! A barrier that is not complete at initiation waits in the initiating
-//! thread's pending list, which the layer's progress hook (run by every
-//! gex-core wait, poll and test) scans in that thread; nothing happens in
-//! AM handlers.
+//! A barrier that is not complete at initiation is a `CollHandle` holding
+//! the team and the episode; whichever thread tests or waits on it looks
+//! at the counters itself (nothing is kept per thread, so the handle may
+//! move between threads). Nothing happens in AM handlers or the progress
+//! hook.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
-
-use gex_core::Completion;
+use std::sync::{LazyLock, Mutex};
 
 use crate::engine::lock;
 use crate::shm::{self, CHANNELS};
@@ -84,7 +82,7 @@ impl ShmTeam {
     /// Whether every member from `*from` on has entered barrier `k`;
     /// advances `*from` past those that have.
     #[inline]
-    fn arrived(&self, k: u64, from: &mut usize) -> bool {
+    pub(crate) fn arrived(&self, k: u64, from: &mut usize) -> bool {
         while *from < self.counters.len() {
             // Acquire: pairs with the member's release store at entry.
             if self.counters[*from].load(Ordering::Acquire) < self.base[*from] + k {
@@ -96,14 +94,15 @@ impl ShmTeam {
     }
 
     /// Enters the next barrier. Returns `None` if it is already complete,
-    /// else the completion the progress hook will mark done.
+    /// else the episode to wait for and how many members (in rank order)
+    /// had arrived; the handle looks again until they all have.
     ///
     /// The counter is stored, not incremented atomically: a
     /// read-modify-write would wait for the line, which a peer just read,
     /// to be owned again. Collective calls over a team are made in one
     /// order by the member, so two threads never enter one team's
     /// barriers at once.
-    pub(crate) fn enter(self: &Arc<Self>) -> Option<Arc<Completion>> {
+    pub(crate) fn enter(&self) -> Option<(u64, usize)> {
         // Not a read-modify-write: one thread at a time enters (above).
         let k = self.entered.load(Ordering::Relaxed) + 1;
         self.entered.store(k, Ordering::Relaxed);
@@ -113,106 +112,31 @@ impl ShmTeam {
         if self.arrived(k, &mut from) {
             return None;
         }
-        let c = completion();
-        PENDING.with(|p| {
-            let mut p = p.borrow_mut();
-            p.push(Pending {
-                team: self.clone(),
-                k,
-                from,
-                c: c.clone(),
-            });
-            PENDING_N.set(p.len());
-        });
-        Some(c)
+        Some((k, from))
     }
-}
 
-thread_local! {
-    /// The completion of this thread's last pending barrier, for reuse.
-    static SPARE: std::cell::RefCell<Option<Arc<Completion>>> = const { std::cell::RefCell::new(None) };
-}
-
-/// A completion of one part: this thread's spare one if nothing else
-/// refers to it any more (its event and pending entry are gone, so it is
-/// complete and nobody can observe it being reset), else a new one. Saves
-/// an allocation and a free per barrier.
-fn completion() -> Arc<Completion> {
-    SPARE.with(|s| {
-        let mut s = s.borrow_mut();
-        match s.as_ref() {
-            Some(c) if Arc::strong_count(c) == 1 && c.is_complete() => {
-                c.add(1);
-                c.clone()
-            }
-            _ => {
-                let c = Completion::new(1, None);
-                *s = Some(c.clone());
-                c
-            }
+    /// [`ShmTeam::arrived`], looking a few more times before giving up
+    /// when every rank of the host has a core: a look costs less than the
+    /// poll the caller makes next, and the last arrival is seen sooner
+    /// (when ranks share cores the waiter yields instead).
+    #[inline]
+    pub(crate) fn arrived_spin(&self, k: u64, from: &mut usize) -> bool {
+        if self.arrived(k, from) {
+            return true;
         }
-    })
-}
-
-/// A barrier not complete at initiation.
-struct Pending {
-    team: Arc<ShmTeam>,
-    k: u64,
-    from: usize,
-    c: Arc<Completion>,
-}
-
-thread_local! {
-    /// The barriers this thread entered that were not complete at once.
-    /// Per thread, because an event is not `Send`: only the thread that
-    /// initiated a barrier can test or wait on it, and so only its hook
-    /// runs need to look (other members depend on this member's entry,
-    /// made at initiation, never on its completion).
-    static PENDING: std::cell::RefCell<Vec<Pending>> = const { std::cell::RefCell::new(Vec::new()) };
-    /// `PENDING.len()`, read without borrowing.
-    static PENDING_N: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// The progress hook's part: completes this thread's pending barriers
-/// that every member has entered; returns how many.
-pub(crate) fn progress() -> usize {
-    if PENDING_N.get() == 0 {
-        return 0;
-    }
-    PENDING.with(|p| {
-        let Ok(mut p) = p.try_borrow_mut() else {
-            return 0;
-        };
-        let before = p.len();
-        p.retain_mut(|b| {
-            if b.team.arrived(b.k, &mut b.from) {
-                b.c.done();
-                false
-            } else {
-                true
-            }
-        });
-        if p.len() == before && !*OVERSUBSCRIBED {
-            // Nothing yet: look at the oldest barrier a few more times
-            // before going back to poll, since a poll costs more than a
-            // look and the last arrival is seen sooner (with a core per
-            // rank; when ranks share cores the waiter yields instead).
-            let b = &mut p[0];
+        if !*OVERSUBSCRIBED {
             for _ in 0..RELOOKS {
                 std::hint::spin_loop();
-                if b.team.arrived(b.k, &mut b.from) {
-                    b.c.done();
-                    p.remove(0);
-                    break;
+                if self.arrived(k, from) {
+                    return true;
                 }
             }
         }
-        PENDING_N.set(p.len());
-        before - p.len()
-    })
+        false
+    }
 }
 
-/// Extra looks at the oldest pending barrier per hook run.
+/// Extra looks at a pending barrier per test.
 const RELOOKS: u32 = 16;
 
 /// Whether this host runs more ranks than it has cores.

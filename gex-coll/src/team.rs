@@ -25,7 +25,9 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use gex_core::{context, Ep, Event, Tm};
+use gex_core::{context, Ep, Tm};
+
+use crate::handle::CollHandle;
 use gex_types::{EpLocation, Error, Flags, Memvec, Rank, Result};
 
 use crate::algos::{Collect, CollectSink, Dissem};
@@ -59,6 +61,11 @@ impl TeamInfo {
 
     pub(crate) fn size(&self) -> u32 {
         self.members.len() as u32
+    }
+
+    /// The team's shared-memory barrier channel, if it has one.
+    pub(crate) fn shm_channel(&self) -> Option<usize> {
+        self.shm.get().map(|s| s.channel)
     }
 
     /// Whether the team's barriers use its shared-memory channel.
@@ -197,19 +204,19 @@ fn setup_shm(t: &TeamInfo, common: u64) {
 /// Enters a barrier over `t`: shared memory if the team has a channel,
 /// else dissemination over AMs. The event is `INVALID` if the barrier is
 /// complete at once.
-pub(crate) fn barrier_event(t: &TeamInfo, call: &'static str) -> Event<'static> {
+pub(crate) fn barrier_event(t: &TeamInfo, call: &'static str) -> CollHandle<'static> {
     // Every member of a team takes the same path, so the shared-memory one
     // need not number its barriers in the team's sequence of AM operations.
     if let Some(s) = t.shm.get() {
         return match s.enter() {
-            None => Event::INVALID,
-            Some(c) => Event::pending(c),
+            None => CollHandle::INVALID,
+            Some((k, from)) => CollHandle::shm_barrier(s.clone(), k, from),
         };
     }
     let key = t.next_key();
     if t.size() == 1 {
         std::sync::atomic::fence(Ordering::SeqCst);
-        return Event::INVALID;
+        return CollHandle::INVALID;
     }
     let op = Op::start(
         key,
@@ -223,7 +230,7 @@ pub(crate) fn barrier_event(t: &TeamInfo, call: &'static str) -> Event<'static> 
             Default::default(),
         )),
     );
-    Event::pending(op.c.clone())
+    CollHandle::pending(op.c.clone())
 }
 
 /// A blocking barrier over `t`, from a thread that may communicate.

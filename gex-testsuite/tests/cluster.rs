@@ -654,6 +654,37 @@ fn messages_to_missing_endpoints_are_fatal() {
     }
 }
 
+/// Members that pass different single-valued arguments to a collective
+/// (here the size of a broadcast) end the job with a message rather than
+/// corrupt data: through the shared-memory broadcast's signature check on
+/// smp, the Active Message signature check on udp without the bypass.
+#[test]
+fn collective_mismatch_is_fatal() {
+    let out = fault("coll-mismatch", 3, "calling mismatched broadcasts");
+    assert_eq!(out.code, 1, "smp: {}", report(&out));
+    assert!(
+        out.stderr
+            .contains("collective mismatch in shared-memory data operation"),
+        "smp: {}",
+        report(&out)
+    );
+    let out = launch_on(
+        "udp",
+        TEST_FAULTS,
+        3,
+        &["coll-mismatch"],
+        &[("GEX_UDP_BYPASS", "0")],
+    );
+    assert!(!out.timed_out, "udp: {}", report(&out));
+    assert_eq!(out.code, 1, "udp: {}", report(&out));
+    assert!(
+        out.stderr.contains("gex-coll: collective mismatch on team"),
+        "udp: {}",
+        report(&out)
+    );
+    check_cleanup(&out);
+}
+
 /// GASNet-1 barrier misuse is a fatal error in the spec: the job dies with
 /// code 1 and a message naming the call, on the smp and udp conduits and an
 /// odd rank count.

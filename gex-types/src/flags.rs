@@ -93,6 +93,29 @@ bitflags! {
         /// the source buffers (the root event's `Ec::LC` leaf, or the NBI
         /// `LC` category) (`GEX_FLAG_ENABLE_LEAF_LC`).
         const ENABLE_LEAF_LC = 1 << 37;
+
+        // Collective synchronisation modes (collectives design notes,
+        // "Synchronization modes"): at most one IN_* and one OUT_* per
+        // data-movement collective; none means MYSYNC. Bits from 48 up.
+        /// Collectives: data may move as soon as any member has entered
+        /// (`GASNET_COLL_IN_NOSYNC`).
+        const COLL_IN_NOSYNC = 1 << 48;
+        /// Collectives: each block may move once its source and
+        /// destination members have entered (`GASNET_COLL_IN_MYSYNC`; the
+        /// default).
+        const COLL_IN_MYSYNC = 1 << 49;
+        /// Collectives: data moves only once every member has entered
+        /// (`GASNET_COLL_IN_ALLSYNC`).
+        const COLL_IN_ALLSYNC = 1 << 50;
+        /// Collectives: a sync may succeed at any time; buffers are safe
+        /// once every member has synced (`GASNET_COLL_OUT_NOSYNC`).
+        const COLL_OUT_NOSYNC = 1 << 51;
+        /// Collectives: a sync succeeds once this member's buffers are done
+        /// (`GASNET_COLL_OUT_MYSYNC`; the default).
+        const COLL_OUT_MYSYNC = 1 << 52;
+        /// Collectives: a sync succeeds once every member's buffers are
+        /// done (`GASNET_COLL_OUT_ALLSYNC`).
+        const COLL_OUT_ALLSYNC = 1 << 53;
     }
 }
 

@@ -28,6 +28,7 @@
 //! | `barrier-double-notify` | the last rank calls `gasnet_barrier_notify` twice; the others wait forever | 1, a fatal message naming the call |
 //! | `barrier-wait-unnotified` | the last rank calls `gasnet_barrier_wait` with no notify | 1, likewise |
 //! | `barrier-try-unnotified` | the last rank calls `gasnet_barrier_try` with no notify | 1, likewise |
+//! | `coll-mismatch` | rank 0 broadcasts 8 bytes, the others expect 16 from it (a single-valued argument that differs) | 1, a fatal message naming the collective mismatch (shared memory on smp, Active Messages on udp) |
 //! | `early-exit0` | rank 1 returns from `main` (code 0) while rank 0 waits for its reply to an AM; the others wait forever | 0, after the exit grace |
 //! | `early-exit3` | as `early-exit0`, but rank 1 exits with code 3 | 3 |
 //! | `startup` | writes `GEX_JOB_ID` to `$GEX_LEAK_DIR/<rank>`, then starts (init, segment, handlers, barrier) and returns: the job the launcher-kill test kills at random moments | 0 |
@@ -66,6 +67,7 @@ const MODES: &[&str] = &[
     "barrier-double-notify",
     "barrier-wait-unnotified",
     "barrier-try-unnotified",
+    "coll-mismatch",
 ];
 
 /// A handler every rank registers, so the AM layer is installed everywhere.
@@ -222,6 +224,26 @@ fn main() {
                     }
                 }
             }
+            say("waiting forever");
+            wait_forever()
+        }
+        "coll-mismatch" => {
+            let mut buf = vec![0u8; if me == 0 { 8 } else { 16 }];
+            let src = [7u8; 8];
+            say("calling mismatched broadcasts");
+            let h = gex::coll::broadcast_nb(
+                &job.tm,
+                0,
+                &mut buf,
+                (me == 0).then_some(&src[..]),
+                Flags::empty(),
+            )
+            .expect("broadcast_nb");
+            if me != 0 {
+                let r = h.wait();
+                panic!("a mismatched broadcast returned: {r:?}");
+            }
+            drop(h);
             say("waiting forever");
             wait_forever()
         }

@@ -24,15 +24,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use gex::am::{register_handlers, AmRequest, HandlerEntry};
+use gex::coll::CollHandle;
 use gex::coll::{
-    barrier_nb, barrier_notify, barrier_try, barrier_uses_shared_memory, barrier_wait,
-    broadcast_nb, exchange_nb, gather_all_nb, gather_nb, reduce_to_all_nb, reduce_to_all_nb_typed,
-    reduce_to_one_nb, reduce_to_one_nb_typed, scatter_nb, tm_create, tm_create_scratch_size,
-    tm_destroy, tm_split, tm_split_scratch_size, ReduceOp, BARRIERFLAG_ANONYMOUS,
-    BARRIERFLAG_MISMATCH,
+    barrier_nb, barrier_notify, barrier_try, barrier_uses_shared_memory, barrier_wait, broadcast,
+    broadcast_nb, exchange, exchange_nb, gather, gather_all, gather_all_nb, gather_nb,
+    reduce_to_all, reduce_to_all_nb, reduce_to_all_nb_typed, reduce_to_all_typed, reduce_to_one,
+    reduce_to_one_nb, reduce_to_one_nb_typed, reduce_to_one_typed, scatter, scatter_nb, tm_create,
+    tm_create_scratch_size, tm_destroy, tm_split, tm_split_scratch_size, ReduceOp,
+    BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
 };
 use gex::rma::Rma;
-use gex::{Dt, EpLocation, ErrorKind, Event, Flags, Memvec, Op, Rank, Tm, TmRef};
+use gex::{Dt, EpLocation, ErrorKind, Flags, Memvec, Op, Rank, Tm, TmRef};
 use gex_testsuite::{check_payload, payload, wait_bound, Job, Rng};
 
 const SEG: usize = 4 << 20;
@@ -55,7 +57,7 @@ struct T {
 
 impl T {
     /// Waits for `ev`, polling; panics after the bound.
-    fn wait(&self, mut ev: Event<'_>, what: &str) {
+    fn wait(&self, mut ev: CollHandle<'_>, what: &str) {
         let deadline = Instant::now() + wait_bound();
         let mut i = 0u32;
         while !ev.test().unwrap_or_else(|e| panic!("{what}: {e}")) {
@@ -74,10 +76,10 @@ impl T {
         }
     }
 
-    fn wait_all(&self, evs: &mut [Event<'_>], what: &str) {
+    fn wait_all(&self, evs: &mut [CollHandle<'_>], what: &str) {
         let deadline = Instant::now() + wait_bound();
         let mut i = 0u32;
-        while !Event::test_all(evs, Flags::empty()).unwrap_or_else(|e| panic!("{what}: {e}")) {
+        while !CollHandle::test_all(evs).unwrap_or_else(|e| panic!("{what}: {e}")) {
             gex::poll().expect("poll");
             i = i.wrapping_add(1);
             if self.oversubscribed || i.is_multiple_of(16) {
@@ -166,7 +168,7 @@ fn barriers(t: &T) {
     }
 
     // Many barriers in flight on one team.
-    let mut evs: Vec<Event<'static>> = (0..10)
+    let mut evs: Vec<CollHandle<'static>> = (0..10)
         .map(|_| barrier_nb(tm, Flags::empty()).unwrap())
         .collect();
     t.wait_all(&mut evs, "10 barriers in flight");
@@ -201,7 +203,7 @@ fn team_barriers(t: &T, teams: &[&Tm], rounds: u32) {
                     .expect("put");
             }
         }
-        let mut evs: Vec<Event<'static>> = Vec::new();
+        let mut evs: Vec<CollHandle<'static>> = Vec::new();
         let k = teams.len();
         for j in 0..k {
             let tm = teams[(j + me as usize + round as usize) % k];
@@ -881,6 +883,758 @@ fn all_collectives(t: &T, tm: &Tm, label: u64, full: bool) {
     t.barrier(tm);
 }
 
+// ------------------------------------------------------------ handles
+
+/// Tests `h` until it completes, from any thread, polling; panics after
+/// the bound.
+fn sync_bounded(me: Rank, oversubscribed: bool, h: &mut CollHandle<'_>, what: &str) {
+    let deadline = Instant::now() + wait_bound();
+    let mut i = 0u32;
+    while !h.test().unwrap_or_else(|e| panic!("{what}: {e}")) {
+        i = i.wrapping_add(1);
+        if oversubscribed || i.is_multiple_of(16) {
+            std::thread::yield_now();
+        }
+        if i.is_multiple_of(256) && Instant::now() > deadline {
+            panic!(
+                "rank {me}: timed out after {:?} syncing {what}",
+                wait_bound()
+            );
+        }
+    }
+    assert!(h.is_invalid(), "{what}: a synced handle is invalid");
+}
+
+/// `test_some` until every handle is synced, from any thread; each call
+/// that reports progress must have synced at least one; panics after the
+/// bound.
+fn sync_some_bounded(me: Rank, oversubscribed: bool, hs: &mut [CollHandle<'_>], what: &str) {
+    let deadline = Instant::now() + wait_bound();
+    let mut i = 0u32;
+    loop {
+        let before = hs.iter().filter(|h| !h.is_invalid()).count();
+        if before == 0 {
+            assert!(CollHandle::test_some(hs).unwrap(), "{what}: all invalid");
+            return;
+        }
+        if CollHandle::test_some(hs).unwrap_or_else(|e| panic!("{what}: {e}")) {
+            let after = hs.iter().filter(|h| !h.is_invalid()).count();
+            assert!(
+                after < before,
+                "{what}: test_some succeeded and synced none"
+            );
+            continue;
+        }
+        i = i.wrapping_add(1);
+        if oversubscribed || i.is_multiple_of(16) {
+            std::thread::yield_now();
+        }
+        if i.is_multiple_of(256) && Instant::now() > deadline {
+            panic!(
+                "rank {me}: timed out after {:?} syncing {what}",
+                wait_bound()
+            );
+        }
+    }
+}
+
+const fn assert_send<T: Send>() {}
+const _: () = assert_send::<CollHandle<'static>>();
+
+/// Collective handles synced by a thread other than the initiator's: a
+/// barrier (the shared-memory one where the team has a channel: its
+/// handle must look at the counters itself, not wait for the initiating
+/// thread's progress), broadcast, reduce-to-all, exchange and gather-all,
+/// moved to a helper thread that syncs them (one by one and with
+/// `test_some`); then collectives initiated on a helper thread and synced
+/// by the main thread. Every output byte is checked.
+fn handles_across_threads(t: &T, tm: &Tm, label: u64) {
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    let (jr, over) = (t.me, t.oversubscribed);
+    for round in 0..20u64 {
+        let tag = |r: usize, j: usize| mix(label ^ round, (r as u64) << 20 ^ j as u64);
+        let root = (round % n as u64) as Rank;
+        let nb = 1 + (round as usize * 37) % 1500;
+        let bsrc = payload(tag(root as usize, 99), nb);
+        let mut bdst = vec![0xeeu8; nb];
+        let mine = [tag(me as usize, 1), u64::from(me)];
+        let mut sum = [0u64; 2];
+        let xnb = 1 + (round as usize) % 13;
+        let xsrc: Vec<u8> = (0..n)
+            .flat_map(|j| payload(tag(me as usize, j), xnb))
+            .collect();
+        let mut xdst = vec![0xeeu8; xnb * n];
+        let gsrc = payload(tag(me as usize, 77), xnb);
+        let mut gdst = vec![0xeeu8; xnb * n];
+        {
+            let bar = barrier_nb(tm, Flags::empty()).unwrap();
+            let b = broadcast_nb(
+                tm,
+                root,
+                &mut bdst,
+                (me == root).then_some(&bsrc[..]),
+                Flags::empty(),
+            )
+            .unwrap();
+            let r =
+                reduce_to_all_nb_typed(tm, &mut sum, Some(&mine), &Op::Add.into(), Flags::empty())
+                    .unwrap();
+            let x = exchange_nb(tm, &mut xdst, &xsrc, Flags::empty()).unwrap();
+            let g = gather_all_nb(tm, &mut gdst, &gsrc, Flags::empty()).unwrap();
+            std::thread::scope(|s| {
+                s.spawn(move || {
+                    let mut bar = bar;
+                    sync_bounded(jr, over, &mut bar, "barrier on another thread");
+                    let mut hs = vec![b, r, x, g];
+                    if round % 2 == 0 {
+                        sync_some_bounded(jr, over, &mut hs, "test_some on another thread");
+                    } else {
+                        for (i, h) in hs.iter_mut().enumerate() {
+                            sync_bounded(jr, over, h, &format!("handle {i} on another thread"));
+                        }
+                    }
+                });
+            });
+        }
+        check_payload(
+            "broadcast synced by another thread",
+            tag(root as usize, 99),
+            &bdst,
+        );
+        let want0 = (0..n).fold(0u64, |a, r| a.wrapping_add(tag(r, 1)));
+        let want1 = (0..n as u64).sum::<u64>();
+        assert_eq!(
+            sum,
+            [want0, want1],
+            "reduce-to-all synced by another thread"
+        );
+        for i in 0..n {
+            check_payload(
+                "exchange synced by another thread",
+                tag(i, me as usize),
+                &xdst[i * xnb..(i + 1) * xnb],
+            );
+            check_payload(
+                "gather_all synced by another thread",
+                tag(i, 77),
+                &gdst[i * xnb..(i + 1) * xnb],
+            );
+        }
+        // Initiated on a helper thread, synced here.
+        let mut bdst = vec![0xeeu8; nb];
+        let handles = std::thread::scope(|s| {
+            s.spawn(|| {
+                let b = broadcast_nb(
+                    tm,
+                    root,
+                    &mut bdst,
+                    (me == root).then_some(&bsrc[..]),
+                    Flags::empty(),
+                )
+                .unwrap();
+                vec![barrier_nb(tm, Flags::empty()).unwrap(), b]
+            })
+            .join()
+            .unwrap()
+        });
+        let mut handles = handles;
+        sync_some_bounded(jr, over, &mut handles, "handles of another thread");
+        drop(handles);
+        check_payload(
+            "broadcast initiated by another thread",
+            tag(root as usize, 99),
+            &bdst,
+        );
+    }
+    // Slices of invalid handles: nothing to wait for.
+    let mut none = [CollHandle::INVALID, CollHandle::default()];
+    assert!(CollHandle::test_some(&mut none).unwrap());
+    assert!(CollHandle::test_all(&mut none).unwrap());
+    CollHandle::wait_some(&mut none).unwrap();
+    CollHandle::wait_all(&mut none).unwrap();
+}
+
+/// 2^16 - 1 collectives outstanding at once over `tm` (the notes' minimum):
+/// barriers, then 8-byte broadcasts from every root in turn into
+/// consecutive pieces of one buffer (2^16 - 1 of them up to 2 ranks, 8191
+/// beyond, to keep the debug-build job short), each set synced with one
+/// `test_all` loop; every byte checked.
+fn many_outstanding(t: &T, tm: &Tm, label: u64) {
+    let (me, n) = (tm.rank(), tm.size());
+    let mut count: usize = (1 << 16) - 1;
+    let mut hs: Vec<CollHandle<'_>> = (0..count)
+        .map(|_| barrier_nb(tm, Flags::empty()).unwrap())
+        .collect();
+    t.wait_all(&mut hs, "2^16-1 barriers");
+    assert!(hs.iter().all(CollHandle::is_invalid));
+    drop(hs);
+    if n > 2 {
+        count = 8191;
+    }
+    let mut buf = vec![0xeeu8; count * 8];
+    let srcs: Vec<Vec<u8>> = (0..count)
+        .map(|i| {
+            if i as u32 % n == me {
+                payload(mix(label, i as u64), 8)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let mut hs: Vec<CollHandle<'_>> = buf
+        .chunks_mut(8)
+        .enumerate()
+        .map(|(i, d)| {
+            let root = i as u32 % n;
+            let s = (root == me).then_some(&srcs[i][..]);
+            broadcast_nb(tm, root, d, s, Flags::empty()).unwrap()
+        })
+        .collect();
+    t.wait_all(&mut hs, "2^16-1 broadcasts");
+    drop(hs);
+    for (i, d) in buf.chunks(8).enumerate() {
+        check_payload("one of 2^16-1 broadcasts", mix(label, i as u64), d);
+    }
+}
+
+/// The blocking forms, every byte checked, odd sizes.
+fn blocking_forms(tm: &Tm, label: u64) {
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    for &nb in &[0usize, 1, 7, 1000, 70_001] {
+        let tag = |r: usize, j: usize| mix(label ^ nb as u64, (r as u64) << 20 ^ j as u64);
+        let root = (nb % n) as Rank;
+        let src = payload(tag(root as usize, 5), nb);
+        let mut dst = vec![0xeeu8; nb];
+        broadcast(
+            tm,
+            root,
+            &mut dst,
+            (me == root).then_some(&src[..]),
+            Flags::empty(),
+        )
+        .unwrap();
+        check_payload("blocking broadcast", tag(root as usize, 5), &dst);
+        let ssrc: Vec<u8> = (0..n)
+            .flat_map(|j| payload(tag(root as usize, j), nb))
+            .collect();
+        let mut dst = vec![0xeeu8; nb];
+        scatter(
+            tm,
+            root,
+            &mut dst,
+            (me == root).then_some(&ssrc[..]),
+            Flags::empty(),
+        )
+        .unwrap();
+        check_payload("blocking scatter", tag(root as usize, me as usize), &dst);
+        let mine = payload(tag(me as usize, 6), nb);
+        let mut all = vec![0xeeu8; nb * n];
+        gather(
+            tm,
+            root,
+            (me == root).then_some(&mut all[..]),
+            &mine,
+            Flags::empty(),
+        )
+        .unwrap();
+        if me == root {
+            for r in 0..n {
+                check_payload("blocking gather", tag(r, 6), &all[r * nb..(r + 1) * nb]);
+            }
+        }
+        let mut all = vec![0xeeu8; nb * n];
+        gather_all(tm, &mut all, &mine, Flags::empty()).unwrap();
+        for r in 0..n {
+            check_payload("blocking gather_all", tag(r, 6), &all[r * nb..(r + 1) * nb]);
+        }
+        let xsrc: Vec<u8> = (0..n)
+            .flat_map(|j| payload(tag(me as usize, j), nb))
+            .collect();
+        let mut xdst = vec![0xeeu8; nb * n];
+        exchange(tm, &mut xdst, &xsrc, Flags::empty()).unwrap();
+        for i in 0..n {
+            check_payload(
+                "blocking exchange",
+                tag(i, me as usize),
+                &xdst[i * nb..(i + 1) * nb],
+            );
+        }
+        let cnt = nb.max(1);
+        let v: Vec<u64> = (0..cnt).map(|i| tag(me as usize, i)).collect();
+        let want: Vec<u64> = (0..cnt)
+            .map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(tag(r, i))))
+            .collect();
+        let mut out = vec![0u64; cnt];
+        reduce_to_all_typed(tm, &mut out, Some(&v), &Op::Add.into(), Flags::empty()).unwrap();
+        if let Some(i) = (0..cnt).find(|&i| out[i] != want[i]) {
+            panic!(
+                "blocking reduce_to_all_typed: element {i} of {cnt} is {:#x}, expected {:#x}",
+                out[i], want[i]
+            );
+        }
+        let mut out = vec![0u64; cnt];
+        reduce_to_one_typed(
+            tm,
+            root,
+            (me == root).then_some(&mut out[..]),
+            Some(&v),
+            &Op::Add.into(),
+            Flags::empty(),
+        )
+        .unwrap();
+        if me == root {
+            assert_eq!(out, want, "blocking reduce_to_one_typed");
+        }
+        let vb: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut ob = vec![0u8; cnt * 8];
+        reduce_to_all(
+            tm,
+            &mut ob,
+            Some(&vb),
+            Dt::U64,
+            8,
+            cnt,
+            &Op::Add.into(),
+            Flags::empty(),
+        )
+        .unwrap();
+        let wb: Vec<u8> = want.iter().flat_map(|x| x.to_le_bytes()).collect();
+        assert_eq!(ob, wb, "blocking reduce_to_all");
+        let mut ob = vec![0u8; cnt * 8];
+        reduce_to_one(
+            tm,
+            root,
+            (me == root).then_some(&mut ob[..]),
+            Some(&vb),
+            Dt::U64,
+            8,
+            cnt,
+            &Op::Add.into(),
+            Flags::empty(),
+        )
+        .unwrap();
+        if me == root {
+            assert_eq!(ob, wb, "blocking reduce_to_one");
+        }
+    }
+}
+
+/// Every data collective initiated back to back over `tm` without syncing
+/// any (on smp's primordial team they all go through the same shared
+/// buffers, so each must wait for the readers of the one before, this
+/// rank's own reads included), roots rotating, then synced together;
+/// sizes of one and of several 64 KiB chunks. Every byte checked.
+fn back_to_back(t: &T, tm: &Tm, label: u64) {
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    for &nb in &[8usize, 3000, 200_000] {
+        let tag = |r: usize, j: usize| mix(label ^ nb as u64, (r as u64) << 20 ^ j as u64);
+        let cnt = nb / 8;
+        let root = |i: usize| ((i + nb) % n) as Rank;
+        let v: Vec<u64> = (0..cnt).map(|i| tag(me as usize, i)).collect();
+        let want: Vec<u64> = (0..cnt)
+            .map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(tag(r, i))))
+            .collect();
+        let bsrc = payload(tag(root(1) as usize, 1_000_001), nb);
+        let xsrc: Vec<u8> = (0..n)
+            .flat_map(|j| payload(tag(me as usize, j), nb))
+            .collect();
+        let mine = payload(tag(me as usize, 1_000_002), nb);
+        let ssrc: Vec<u8> = (0..n)
+            .flat_map(|j| payload(tag(root(2) as usize, 2_000_000 + j), nb))
+            .collect();
+        let (mut sum, mut one) = (vec![0u64; cnt], vec![0u64; cnt]);
+        let mut bdst = vec![0xeeu8; nb];
+        let mut xdst = vec![0xeeu8; nb * n];
+        let mut gadst = vec![0xeeu8; nb * n];
+        let mut sdst = vec![0xeeu8; nb];
+        let mut gdst = vec![0xeeu8; nb * n];
+        let add: ReduceOp = Op::Add.into();
+        {
+            let mut hs = vec![
+                reduce_to_all_nb_typed(tm, &mut sum, Some(&v), &add, Flags::empty()).unwrap(),
+                broadcast_nb(
+                    tm,
+                    root(1),
+                    &mut bdst,
+                    (me == root(1)).then_some(&bsrc[..]),
+                    Flags::empty(),
+                )
+                .unwrap(),
+                exchange_nb(tm, &mut xdst, &xsrc, Flags::empty()).unwrap(),
+                gather_all_nb(tm, &mut gadst, &mine, Flags::empty()).unwrap(),
+                scatter_nb(
+                    tm,
+                    root(2),
+                    &mut sdst,
+                    (me == root(2)).then_some(&ssrc[..]),
+                    Flags::empty(),
+                )
+                .unwrap(),
+                gather_nb(
+                    tm,
+                    root(3),
+                    (me == root(3)).then_some(&mut gdst[..]),
+                    &mine,
+                    Flags::empty(),
+                )
+                .unwrap(),
+                reduce_to_one_nb_typed(
+                    tm,
+                    root(4),
+                    (me == root(4)).then_some(&mut one[..]),
+                    Some(&v),
+                    &add,
+                    Flags::empty(),
+                )
+                .unwrap(),
+            ];
+            t.wait_all(&mut hs, "data collectives back to back");
+        }
+        let what = |c: &str| format!("{c} back to back, {nb} B");
+        if let Some(i) = (0..cnt).find(|&i| sum[i] != want[i]) {
+            panic!("{}: element {i} differs", what("reduce_to_all"));
+        }
+        if me == root(4) {
+            if let Some(i) = (0..cnt).find(|&i| one[i] != want[i]) {
+                panic!("{}: element {i} differs", what("reduce_to_one"));
+            }
+        }
+        check_payload(&what("broadcast"), tag(root(1) as usize, 1_000_001), &bdst);
+        for i in 0..n {
+            check_payload(
+                &what("exchange"),
+                tag(i, me as usize),
+                &xdst[i * nb..(i + 1) * nb],
+            );
+            check_payload(
+                &what("gather_all"),
+                tag(i, 1_000_002),
+                &gadst[i * nb..(i + 1) * nb],
+            );
+            if me == root(3) {
+                check_payload(
+                    &what("gather"),
+                    tag(i, 1_000_002),
+                    &gdst[i * nb..(i + 1) * nb],
+                );
+            }
+        }
+        check_payload(
+            &what("scatter"),
+            tag(root(2) as usize, 2_000_000 + me as usize),
+            &sdst,
+        );
+    }
+}
+
+// ------------------------------------------------------------ sync modes
+
+/// Segment area of the sync-mode checks: [2 MiB, 3 MiB).
+const SYNC_AREA: usize = 2 << 20;
+
+/// No flags, then every (IN, OUT) pair of sync modes.
+fn sync_mode_list() -> Vec<Flags> {
+    let ins = [
+        Flags::COLL_IN_NOSYNC,
+        Flags::COLL_IN_MYSYNC,
+        Flags::COLL_IN_ALLSYNC,
+    ];
+    let outs = [
+        Flags::COLL_OUT_NOSYNC,
+        Flags::COLL_OUT_MYSYNC,
+        Flags::COLL_OUT_ALLSYNC,
+    ];
+    let mut v = vec![
+        Flags::empty(),
+        Flags::COLL_IN_ALLSYNC,
+        Flags::COLL_OUT_ALLSYNC,
+    ];
+    v.extend(ins.iter().flat_map(|&i| outs.iter().map(move |&o| i | o)));
+    v
+}
+
+/// Every data-movement collective under every sync mode over `tm`, sizes
+/// 0 (complete at initiation: `OUT_ALLSYNC` still closes with a barrier),
+/// odd and chunked; then collectives of mixed modes in flight at once
+/// (NOSYNC ones overlapping later ones), synced in reverse order. Every
+/// byte checked.
+fn sync_modes(t: &T, tm: &Tm, label: u64, sizes: &[usize]) {
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    for (mi, &mode) in sync_mode_list().iter().enumerate() {
+        for &nb in sizes {
+            let what = |c: &str| format!("{c} {mode:?} {nb} B");
+            let tag = |r: usize, j: usize| {
+                mix(
+                    label ^ (mi as u64) << 32 ^ nb as u64,
+                    (r as u64) << 20 ^ j as u64,
+                )
+            };
+            let root = ((mi + nb) % n) as Rank;
+            let src = payload(tag(root as usize, 1), nb);
+            let mut dst = vec![0xeeu8; nb];
+            let s = (me == root).then_some(&src[..]);
+            t.wait(
+                broadcast_nb(tm, root, &mut dst, s, mode).unwrap(),
+                &what("broadcast"),
+            );
+            check_payload(&what("broadcast"), tag(root as usize, 1), &dst);
+            let ssrc: Vec<u8> = (0..n)
+                .flat_map(|j| payload(tag(root as usize, j), nb))
+                .collect();
+            let s = (me == root).then_some(&ssrc[..]);
+            t.wait(
+                scatter_nb(tm, root, &mut dst, s, mode).unwrap(),
+                &what("scatter"),
+            );
+            check_payload(&what("scatter"), tag(root as usize, me as usize), &dst);
+            let mine = payload(tag(me as usize, 2), nb);
+            let mut all = vec![0xeeu8; nb * n];
+            let d = (me == root).then_some(&mut all[..]);
+            t.wait(
+                gather_nb(tm, root, d, &mine, mode).unwrap(),
+                &what("gather"),
+            );
+            if me == root {
+                for r in 0..n {
+                    check_payload(&what("gather"), tag(r, 2), &all[r * nb..(r + 1) * nb]);
+                }
+            }
+            let mut all = vec![0xeeu8; nb * n];
+            t.wait(
+                gather_all_nb(tm, &mut all, &mine, mode).unwrap(),
+                &what("gather_all"),
+            );
+            for r in 0..n {
+                check_payload(&what("gather_all"), tag(r, 2), &all[r * nb..(r + 1) * nb]);
+            }
+            let xsrc: Vec<u8> = (0..n)
+                .flat_map(|j| payload(tag(me as usize, j), nb))
+                .collect();
+            let mut xdst = vec![0xeeu8; nb * n];
+            t.wait(
+                exchange_nb(tm, &mut xdst, &xsrc, mode).unwrap(),
+                &what("exchange"),
+            );
+            for i in 0..n {
+                check_payload(
+                    &what("exchange"),
+                    tag(i, me as usize),
+                    &xdst[i * nb..(i + 1) * nb],
+                );
+            }
+            let cnt = nb.max(1);
+            let v: Vec<u64> = (0..cnt).map(|i| tag(me as usize, i)).collect();
+            let want: Vec<u64> = (0..cnt)
+                .map(|i| (0..n).fold(0u64, |a, r| a.wrapping_add(tag(r, i))))
+                .collect();
+            let mut out = vec![0u64; cnt];
+            t.wait(
+                reduce_to_all_nb_typed(tm, &mut out, Some(&v), &Op::Add.into(), mode).unwrap(),
+                &what("reduce_to_all"),
+            );
+            assert_eq!(out, want, "{}", what("reduce_to_all"));
+            let mut out = vec![0u64; cnt];
+            t.wait(
+                reduce_to_one_nb_typed(
+                    tm,
+                    root,
+                    (me == root).then_some(&mut out[..]),
+                    Some(&v),
+                    &Op::Add.into(),
+                    mode,
+                )
+                .unwrap(),
+                &what("reduce_to_one"),
+            );
+            if me == root {
+                assert_eq!(out, want, "{}", what("reduce_to_one"));
+            }
+        }
+    }
+    // Mixed modes in flight at once, synced last to first.
+    let nb = 777;
+    let tag = |r: usize, j: usize| mix(label ^ 0x0F1, (r as u64) << 20 ^ j as u64);
+    let srcs: Vec<Vec<u8>> = (0..6).map(|k| payload(tag(k % n, k), nb)).collect();
+    let mut dsts = vec![vec![0xeeu8; nb]; 6];
+    let modes = [
+        Flags::COLL_IN_NOSYNC | Flags::COLL_OUT_NOSYNC,
+        Flags::COLL_OUT_ALLSYNC,
+        Flags::COLL_IN_NOSYNC | Flags::COLL_OUT_NOSYNC,
+        Flags::empty(),
+        Flags::COLL_IN_ALLSYNC | Flags::COLL_OUT_NOSYNC,
+        Flags::COLL_IN_NOSYNC | Flags::COLL_OUT_ALLSYNC,
+    ];
+    let mut hs: Vec<CollHandle<'_>> = dsts
+        .iter_mut()
+        .enumerate()
+        .map(|(k, d)| {
+            let root = (k % n) as Rank;
+            let s = (me == root).then_some(&srcs[k][..]);
+            broadcast_nb(tm, root, d, s, modes[k]).unwrap()
+        })
+        .collect();
+    let mine = [u64::from(me) + 1];
+    let mut sum = [0u64];
+    let mut last = vec![reduce_to_all_nb_typed(
+        tm,
+        &mut sum,
+        Some(&mine),
+        &Op::Add.into(),
+        Flags::COLL_IN_NOSYNC | Flags::COLL_OUT_NOSYNC,
+    )
+    .unwrap()];
+    t.wait_all(&mut last, "NOSYNC reduce-to-all after six broadcasts");
+    drop(last);
+    while let Some(h) = hs.pop() {
+        t.wait(h, "broadcasts of mixed sync modes, last first");
+    }
+    drop(hs);
+    for (k, d) in dsts.iter().enumerate() {
+        check_payload("broadcasts of mixed sync modes", tag(k % n, k), d);
+    }
+    assert_eq!(sum[0], (1..=n as u64).sum::<u64>());
+}
+
+/// What the ALLSYNC modes promise, checked through memory other ranks
+/// write and read (over the primordial team, whose ranks are jobranks):
+///
+/// - `IN_ALLSYNC`: rank 0 tells every rank to go and enters at once; each
+///   rank then puts a stamp into the broadcast source (in rank 0's
+///   segment) and into every rank's exchange source, and only then
+///   enters. Data may not move before everyone entered, so rank 0's
+///   broadcast and every rank's exchange carry every stamp. (Without the
+///   mode, rank 0 would read its source before the stamps land.)
+/// - `OUT_ALLSYNC`: a broadcast from rank 0 into every rank's segment;
+///   once rank 0's sync succeeds, every rank's destination must be in
+///   place, which rank 0 checks by reading them all. (Without the mode the
+///   root's handle completes at initiation.)
+fn allsync_semantics(t: &T) {
+    let tm = &t.job.tm;
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    let seg = &t.job.seg;
+    let stamp = |j: usize, k: usize| mix(0xA11, (j as u64) << 16 | k as u64);
+    // Zeroed areas: [SYNC_AREA, +8n) the broadcast source on rank 0,
+    // [SYNC_AREA + 4096, +8n) each rank's exchange source.
+    let xs = SYNC_AREA + 4096;
+    seg.write(SYNC_AREA, &vec![0u8; 8 * n]).unwrap();
+    seg.write(xs, &vec![0u8; 8 * n]).unwrap();
+    t.barrier(tm);
+    for round in 0..3 {
+        if me == 0 {
+            for r in 1..n as Rank {
+                tm.request_short(r, H_GO, Flags::empty(), &[]).expect("go");
+            }
+        } else {
+            t.wait_for("rank 0's go", || t.go.load(SeqCst));
+            t.go.store(false, SeqCst);
+        }
+        let v = stamp(me as usize, round).to_le_bytes();
+        tm.put_blocking(
+            0,
+            SYNC_AREA + 8 * me as usize,
+            &v[..],
+            Flags::PEER_SEG_OFFSET,
+        )
+        .unwrap();
+        for k in 0..n {
+            let v = stamp(me as usize, k + 100 * round).to_le_bytes();
+            // Block `me` of rank k's exchange source: it goes back to me.
+            tm.put_blocking(
+                k as Rank,
+                xs + 8 * me as usize,
+                &v[..],
+                Flags::PEER_SEG_OFFSET,
+            )
+            .unwrap();
+        }
+        let mut got = vec![0u8; 8 * n];
+        let mut xdst = vec![0u8; 8 * n];
+        {
+            // SAFETY: both ranges lie in this rank's attached segment.
+            // Peers write them (puts) only before entering the
+            // collectives below, and IN_ALLSYNC makes the library read
+            // them only after every rank entered; nothing writes them
+            // while the library reads them, and this thread does not
+            // read them itself.
+            let bsrc = unsafe { std::slice::from_raw_parts(seg.as_ptr().add(SYNC_AREA), 8 * n) };
+            // SAFETY: as above.
+            let xsrc = unsafe { std::slice::from_raw_parts(seg.as_ptr().add(xs), 8 * n) };
+            let s = (me == 0).then_some(bsrc);
+            let b = broadcast_nb(tm, 0, &mut got, s, Flags::COLL_IN_ALLSYNC).unwrap();
+            t.wait(b, "IN_ALLSYNC broadcast");
+            let x = exchange_nb(tm, &mut xdst, xsrc, Flags::COLL_IN_ALLSYNC).unwrap();
+            t.wait(x, "IN_ALLSYNC exchange");
+        }
+        for j in 0..n {
+            let w = stamp(j, round).to_le_bytes();
+            assert_eq!(
+                &got[8 * j..8 * j + 8],
+                &w,
+                "IN_ALLSYNC broadcast: rank {j}'s stamp"
+            );
+            let w = stamp(me as usize, j + 100 * round).to_le_bytes();
+            assert_eq!(
+                &xdst[8 * j..8 * j + 8],
+                &w,
+                "IN_ALLSYNC exchange: block from rank {j}"
+            );
+        }
+        t.barrier(tm);
+    }
+    // OUT_ALLSYNC.
+    let od = SYNC_AREA + 8192;
+    let nb = 4099;
+    for round in 0..3u64 {
+        seg.write(od, &vec![0u8; nb]).unwrap();
+        t.barrier(tm);
+        let data = payload(mix(0x0A11, round), nb);
+        {
+            // SAFETY: the range lies in this rank's attached segment; the
+            // only other access is rank 0's read after its OUT_ALLSYNC
+            // sync, when this rank's output is in place and the library no
+            // longer writes it.
+            let dst = unsafe { std::slice::from_raw_parts_mut(seg.as_ptr().add(od), nb) };
+            let s = (me == 0).then_some(&data[..]);
+            let h = broadcast_nb(tm, 0, dst, s, Flags::COLL_OUT_ALLSYNC).unwrap();
+            if me == 0 && n > 1 {
+                assert!(!h.is_invalid(), "an OUT_ALLSYNC root waits for the others");
+            }
+            t.wait(h, "OUT_ALLSYNC broadcast");
+        }
+        if me == 0 {
+            for r in 0..n as Rank {
+                let mut back = vec![0u8; nb];
+                tm.get_blocking(&mut back[..], r, od, Flags::PEER_SEG_OFFSET)
+                    .unwrap();
+                check_payload(
+                    &format!("OUT_ALLSYNC: rank {r}'s output"),
+                    mix(0x0A11, round),
+                    &back,
+                );
+            }
+        }
+        t.barrier(tm);
+    }
+}
+
+/// Sync-mode argument errors.
+fn sync_mode_errors(tm: &Tm) {
+    let mut d = [0u8; 4];
+    for f in [
+        Flags::COLL_IN_NOSYNC | Flags::COLL_IN_ALLSYNC,
+        Flags::COLL_OUT_MYSYNC | Flags::COLL_OUT_NOSYNC,
+        Flags::COLL_IN_NOSYNC | Flags::IMMEDIATE,
+    ] {
+        let e = broadcast_nb(tm, 0, &mut d, Some(&[1, 2, 3, 4][..]), f).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::BadArg, "{f:?}");
+        let e = exchange_nb(tm, &mut [0u8; 0], &[], f).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::BadArg, "{f:?}");
+    }
+    // The barrier takes no sync mode.
+    let e = barrier_nb(tm, Flags::COLL_IN_ALLSYNC).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BadArg);
+}
+
 // ------------------------------------------------------------------ teams
 
 struct Grid {
@@ -1068,7 +1822,7 @@ fn in_flight(t: &T, row: &Tm, col: &Tm) {
     let src_sum: Vec<u64> = (0..64).map(|i| i * 1000 + u64::from(me)).collect();
     let mut sums: Vec<Vec<u64>> = (0..K).map(|_| vec![0u64; 64]).collect();
     let add: ReduceOp = Op::Add.into();
-    let mut evs: Vec<Event<'_>> = Vec::new();
+    let mut evs: Vec<CollHandle<'_>> = Vec::new();
     {
         let mut rs = out_r.iter_mut();
         let mut cs = out_c.iter_mut();
@@ -1232,7 +1986,7 @@ fn created_teams(t: &T) {
 fn errors(t: &T) {
     let tm = &t.job.tm;
     let n = t.n;
-    let bad = |r: gex::Result<Event<'_>>| r.map(|_| ()).unwrap_err().kind();
+    let bad = |r: gex::Result<CollHandle<'_>>| r.map(|_| ()).unwrap_err().kind();
     let mut buf = vec![0u8; 8];
     assert_eq!(
         bad(broadcast_nb(tm, n, &mut buf, None, Flags::empty())),
@@ -1326,6 +2080,13 @@ fn main() {
     barriers(&t);
     g1_barrier(&t);
     all_collectives(&t, &t.job.tm, 0x10, true);
+    blocking_forms(&t.job.tm, 0x20);
+    handles_across_threads(&t, &t.job.tm, 0x30);
+    many_outstanding(&t, &t.job.tm, 0x40);
+    back_to_back(&t, &t.job.tm, 0x45);
+    sync_mode_errors(&t.job.tm);
+    sync_modes(&t, &t.job.tm, 0x50, &[0, 5, 70_001]);
+    allsync_semantics(&t);
     errors(&t);
     teams(&t);
     barriers(&t);

@@ -1,0 +1,480 @@
+//! Data collectives through shared memory: broadcast, scatter, gather,
+//! gather-all, exchange, reduce-to-one and reduce-to-all (built-in
+//! operators) over the primordial team when every rank shares one neighbourhood (the
+//! whole job on smp), instead of Active Messages.
+//!
+//! # Buffers and counters
+//!
+//! Each rank has two buffers of [`HALF`] bytes in the neighbourhood's area
+//! and a control slot with three counters (`crate::shm::DataCtl`). Data
+//! operations are numbered `1, 2, ...` in the order the rank calls them
+//! (every member makes the same calls in the same order, so the numbers
+//! agree); a payload travels in chunks of at most `HALF` bytes, chunk `i`
+//! in buffer `i % 2`, so a writer fills one buffer while the readers empty
+//! the other (pipelining large payloads).
+//!
+//! - A writer (the root of a broadcast or scatter; every member of a
+//!   gather, reduction, gather-all or exchange; each writes its whole
+//!   input) copies
+//!   chunk `i` of operation `k` into its buffer, then stores `posted =
+//!   (k << 20) | (i + 1)` with release.
+//! - A reader waits for `posted >= (k << 20) | (i + 1)` (acquire), copies
+//!   or combines the chunk out, then stores its own `done = (k << 20) |
+//!   (i + 1)` (release); `(k + 1) << 20` once it is through with `k`.
+//! - Before writing chunk `i >= 2` a writer waits until every member that
+//!   reads its buffers in this operation ([`Readers`]: the others for a
+//!   broadcast or scatter root, the root for the other members of a
+//!   gather or reduce-to-one, everyone, itself included, for the rest)
+//!   has `done >= (k << 20) | (i - 1)` (chunk `i - 2`, the previous
+//!   content of that buffer, consumed); before chunks 0 and 1, until every
+//!   member is through with the last operation that wrote its buffers.
+//!   Waiting for a member that does not read would deadlock: it may be
+//!   writing, waiting for this rank, and its `done` does not move
+//!   meanwhile.
+//!
+//! Counters only grow (at most 2^20 chunks of 64 KiB: the 4 GiB limit of a
+//! collective is 2^16), and a rank finishes its operations in order: its
+//! pending operations form one queue, which the layer's progress hook (and
+//! every test or wait of a handle of this kind) advances from the front.
+//! A rank blocked anywhere polls, and so runs the hook, so a writer
+//! waiting for readers never waits for a rank that is itself waiting for
+//! it. Writers wait in the initiation call (the broadcast root for every
+//! chunk but the last two; a reduction's members likewise); readers never
+//! block at initiation.
+//!
+//! # Checks
+//!
+//! Every writer publishes the signature of its operation (kind, root,
+//! size, type, operator, sync mode) before its first chunk; each reader
+//! compares it with its own and ends the job with a message if they
+//! differ. Members that disagree on the root wait for a rank that never
+//! writes: that is not detected.
+//!
+//! Nothing arriving from another rank is used as an address or a length:
+//! every length is the reader's own.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use gex_core::{Completion, Runtime, Staging};
+use gex_types::{Dt, Rank};
+
+use crate::engine::lock;
+use crate::reduce::{combine, ReduceOp};
+use crate::shm::{self, Area, HALF};
+
+const CHUNK_BITS: u32 = 20;
+
+/// Whether the data collectives over a team go through shared memory:
+/// the primordial team (its barriers on channel 0, which only it holds)
+/// over a neighbourhood that is the whole job.
+pub(crate) fn eligible(t: &crate::team::TeamInfo) -> bool {
+    t.size() > 1 && t.shm_channel() == Some(0) && shm::area().is_some_and(|a| a.whole_job())
+}
+
+/// Whether a reduction goes through shared memory: [`eligible`] and a
+/// built-in operator (whose elements, of 4 or 8 bytes, never straddle
+/// two chunks).
+pub(crate) fn reduce_eligible(t: &crate::team::TeamInfo, op: &ReduceOp) -> bool {
+    matches!(op, ReduceOp::Builtin(_)) && eligible(t)
+}
+
+fn area() -> &'static Area {
+    shm::area().expect("shared-memory data collectives need the area")
+}
+
+fn chunks(nbytes: usize) -> u64 {
+    nbytes.div_ceil(HALF).max(1) as u64
+}
+
+fn mark(k: u64, chunks: u64) -> u64 {
+    (k << CHUNK_BITS) | chunks
+}
+
+enum Kind {
+    /// Data this rank receives from `root` alone: all of it (broadcast),
+    /// or block `me` of `nb` bytes (`block: Some(nb)`, scatter).
+    Read { root: Rank, block: Option<usize> },
+    /// An operation where each of the `n` members writes its input and
+    /// reads everyone's.
+    All { n: usize, how: How },
+    /// An operation this rank only wrote (a broadcast root): done once
+    /// every operation before it is.
+    Wrote,
+}
+
+struct Entry {
+    k: u64,
+    nbytes: usize,
+    got: u64,
+    sig: u64,
+    kind: Kind,
+    staging: Option<Arc<Staging>>,
+    c: Option<Arc<Completion>>,
+}
+
+struct Local {
+    /// Data operations started.
+    k: u64,
+    /// The last operation that wrote this rank's buffers (0: none).
+    last_write: u64,
+    /// Operations not finished here, oldest first.
+    queue: VecDeque<Entry>,
+}
+
+static LOCAL: Mutex<Local> = Mutex::new(Local {
+    k: 0,
+    last_write: 0,
+    queue: VecDeque::new(),
+});
+
+/// `LOCAL.queue.len()`, read without the lock.
+static QUEUED: AtomicUsize = AtomicUsize::new(0);
+
+fn me() -> usize {
+    Runtime::get()
+        .expect("collectives run after client init")
+        .jobrank() as usize
+}
+
+/// The hook's part: advances this rank's queue from the front; returns
+/// how many chunks it consumed.
+pub(crate) fn progress() -> usize {
+    if QUEUED.load(Ordering::Relaxed) == 0 {
+        return 0;
+    }
+    let Ok(mut st) = LOCAL.try_lock() else {
+        return 0;
+    };
+    let a = area();
+    let me = me();
+    let mine = a.data_ctl(me);
+    let mut moved = 0;
+    while let Some(e) = st.queue.front_mut() {
+        let total = chunks(e.nbytes);
+        while e.got < total {
+            if !ready(a, e) {
+                break;
+            }
+            consume(a, e);
+            e.got += 1;
+            moved += 1;
+            // Release: the reads of the chunk happen before the writer may
+            // overwrite it.
+            mine.done.store(mark(e.k, e.got), Ordering::Release);
+        }
+        if e.got < total && !matches!(e.kind, Kind::Wrote) {
+            break;
+        }
+        let e = st.queue.pop_front().expect("front exists");
+        mine.done.store(mark(e.k + 1, 0), Ordering::Release);
+        if let Some(c) = e.c {
+            c.done();
+        }
+    }
+    QUEUED.store(st.queue.len(), Ordering::Relaxed);
+    moved
+}
+
+/// What an [`Kind::All`] operation makes of everyone's input.
+pub(crate) enum How {
+    /// Reduction to all (a built-in operator): the result has the
+    /// input's length.
+    Reduce { dt: Dt, dt_sz: usize, op: ReduceOp },
+    /// Gather-all: member `m`'s input lands at `m * len`.
+    GatherAll,
+    /// Exchange of blocks of `nb` bytes: block `me` of member `m`'s input
+    /// lands as block `m`.
+    Exchange { nb: usize },
+}
+
+/// Whether chunk `e.got` of `e` can be consumed: posted by its writer (a
+/// broadcast's root, every member of a reduction).
+fn ready(a: &Area, e: &Entry) -> bool {
+    let want = mark(e.k, e.got + 1);
+    match &e.kind {
+        Kind::Read { root, .. } => {
+            a.data_ctl(*root as usize).posted.load(Ordering::Acquire) >= want
+        }
+        Kind::All { n, .. } => {
+            (0..*n).all(|m| a.data_ctl(m).posted.load(Ordering::Acquire) >= want)
+        }
+        Kind::Wrote => false,
+    }
+}
+
+fn check_sig(a: &Area, e: &Entry, writer: usize) {
+    let got = a.data_ctl(writer).sig.load(Ordering::Relaxed);
+    if got != e.sig {
+        gex_core::fatal(&format!(
+            "gex-coll: collective mismatch in shared-memory data operation {}: rank {writer} \
+             called a different collective or passed different single-valued arguments \
+             (signature {got:#x}, this rank {:#x})",
+            e.k, e.sig
+        ));
+    }
+}
+
+/// Consumes chunk `e.got` (posted: [`ready`]).
+fn consume(a: &Area, e: &mut Entry) {
+    let i = e.got as usize;
+    let off = i * HALF;
+    let len = (e.nbytes - off).min(HALF);
+    let half = i % 2;
+    let staging = e.staging.as_ref().expect("a reader has a staging buffer");
+    // The staging buffer's bytes `[at, at + len)`; `at + len` is within
+    // its length by each caller's arithmetic (noted there).
+    let out = |at: usize, len: usize| {
+        assert!(at + len <= staging.len(), "staging range");
+        // SAFETY: in range (asserted), and this queue entry is the
+        // staging buffer's only writer until its completion is
+        // signalled; the ranges written by one call do not overlap.
+        unsafe { std::slice::from_raw_parts_mut(staging.ptr().add(at), len) }
+    };
+    // SAFETY (each buffer read): member `m`'s buffer `half` holds
+    // `HALF >= len` bytes of the mapped area, posted (acquire in `ready`)
+    // and not overwritten before this rank's `done` says it was read;
+    // nothing else writes it meanwhile.
+    let buf = |m: usize| unsafe { std::slice::from_raw_parts(a.data_buf(m, half), len) };
+    match &e.kind {
+        Kind::Read { root, block } => {
+            let r = *root as usize;
+            if i == 0 {
+                check_sig(a, e, r);
+            }
+            match *block {
+                // `off + len <= nbytes`, the staging length.
+                None => out(off, len).copy_from_slice(buf(r)),
+                Some(nb) => {
+                    let me = me();
+                    // Block `me` of the root's input, where it meets this
+                    // chunk.
+                    let lo = (me * nb).max(off);
+                    let hi = ((me + 1) * nb).min(off + len);
+                    if lo < hi {
+                        // `hi - me * nb <= nb`, the staging length.
+                        out(lo - me * nb, hi - lo).copy_from_slice(&buf(r)[lo - off..hi - off]);
+                    }
+                }
+            }
+        }
+        Kind::All { n, how } => {
+            let n = *n;
+            if i == 0 {
+                for m in 0..n {
+                    check_sig(a, e, m);
+                }
+            }
+            match how {
+                How::Reduce { dt, dt_sz, op } => {
+                    // `off + len <= nbytes`, the staging length.
+                    let acc = out(off, len);
+                    acc.copy_from_slice(buf(0));
+                    // Built-in operators only (`reduce_eligible`), which
+                    // commute: `c_m (+) acc` is `acc (+) c_m` bit for bit
+                    // (IEEE addition and multiplication commute), so
+                    // combining into the accumulator gives the rank-order
+                    // result `((c_0 (+) c_1) (+) c_2) ...`.
+                    for m in 1..n {
+                        combine(*dt, *dt_sz, op, buf(m), acc);
+                    }
+                }
+                How::GatherAll => {
+                    for m in 0..n {
+                        // `m * nbytes + off + len <= n * nbytes`.
+                        out(m * e.nbytes + off, len).copy_from_slice(buf(m));
+                    }
+                }
+                How::Exchange { nb } => {
+                    let nb = *nb;
+                    let me = me();
+                    // Block `me` of each input, where it meets this chunk.
+                    let lo = (me * nb).max(off);
+                    let hi = ((me + 1) * nb).min(off + len);
+                    if lo < hi {
+                        for m in 0..n {
+                            // `m * nb + (hi - me * nb) <= (m + 1) * nb
+                            // <= n * nb`, the staging length.
+                            out(m * nb + (lo - me * nb), hi - lo)
+                                .copy_from_slice(&buf(m)[lo - off..hi - off]);
+                        }
+                    }
+                }
+            }
+        }
+        Kind::Wrote => unreachable!("nothing to consume"),
+    }
+}
+
+/// Who reads a writer's buffers in one operation.
+#[derive(Clone, Copy)]
+pub(crate) enum Readers {
+    /// Every other member (broadcast and scatter roots).
+    Others,
+    /// One member (the root of a gather or reduce-to-one, which reads its
+    /// own buffers too).
+    One(Rank),
+    /// Every member, the writer included (gather-all, exchange,
+    /// reduce-to-all).
+    Everyone,
+}
+
+impl Readers {
+    fn reads(self, m: usize, me: usize) -> bool {
+        match self {
+            Readers::Others => m != me,
+            Readers::One(r) => m == r as usize,
+            Readers::Everyone => true,
+        }
+    }
+}
+
+/// Writes `data` as this rank's part of operation `k`, chunk by chunk,
+/// polling while it waits: chunks 0 and 1 once every member is through
+/// with the last operation that wrote these buffers (whoever read them
+/// then), chunk `i >= 2` once this operation's `readers` have consumed
+/// chunk `i - 2`. Only the readers: a member that does not read this
+/// operation's buffers may itself be writing, and its `done` does not
+/// move until it is through.
+fn write_all(k: u64, last_write: u64, sig: u64, data: &[u8], members: usize, readers: Readers) {
+    let a = area();
+    let me = me();
+    let mine = a.data_ctl(me);
+    let rt = Runtime::get().expect("collectives run after client init");
+    let total = chunks(data.len());
+    for i in 0..total {
+        let (need, who) = if i < 2 {
+            if last_write == 0 {
+                (0, Readers::Everyone)
+            } else {
+                (mark(last_write + 1, 0), Readers::Everyone)
+            }
+        } else {
+            (mark(k, i - 1), readers)
+        };
+        let consumed = || {
+            (0..members)
+                .filter(|&m| who.reads(m, me))
+                .all(|m| a.data_ctl(m).done.load(Ordering::Acquire) >= need)
+        };
+        if !consumed() {
+            rt.spin_until(consumed);
+        }
+        if i == 0 {
+            // Every reader is through with the previous operation's
+            // signature too.
+            mine.sig.store(sig, Ordering::Relaxed);
+        }
+        let off = i as usize * HALF;
+        let len = (data.len() - off).min(HALF);
+        // SAFETY: this rank's buffer `i % 2` holds `HALF >= len` bytes of
+        // the mapped area; every reader is through with its previous
+        // content (the acquire loads above), and only this rank writes it.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr().add(off),
+                a.data_buf(me, i as usize % 2),
+                len,
+            )
+        };
+        // Release: the data (and the signature) before the count.
+        mine.posted.store(mark(k, i + 1), Ordering::Release);
+    }
+}
+
+/// Starts an operation: its number, and the last one that wrote this
+/// rank's buffers (which becomes this one if `writes`).
+fn begin(writes: bool) -> (u64, u64) {
+    let mut st = lock(&LOCAL);
+    st.k += 1;
+    let k = st.k;
+    let last = st.last_write;
+    if writes {
+        st.last_write = k;
+    }
+    (k, last)
+}
+
+fn enqueue(e: Entry) {
+    let mut st = lock(&LOCAL);
+    st.queue.push_back(e);
+    QUEUED.store(st.queue.len(), Ordering::Relaxed);
+}
+
+/// A member that only writes: the root of a broadcast or scatter (its
+/// whole input), a member other than the root of a gather or
+/// reduce-to-one. Returns once the last chunk is written.
+pub(crate) fn write_only(sig: u64, data: &[u8], members: usize, readers: Readers) {
+    let (k, last) = begin(true);
+    write_all(k, last, sig, data, members, readers);
+    enqueue(Entry {
+        k,
+        nbytes: data.len(),
+        got: 0,
+        sig,
+        kind: Kind::Wrote,
+        staging: None,
+        c: None,
+    });
+    progress();
+}
+
+/// A member that reads what `root` writes (`nbytes`): all of it
+/// (broadcast), or block `me` of `nb` bytes (`block: Some(nb)`, scatter).
+/// Returns the completion and the staging buffer the handle copies out of.
+pub(crate) fn read_one(
+    sig: u64,
+    root: Rank,
+    nbytes: usize,
+    block: Option<usize>,
+) -> (Arc<Completion>, Arc<Staging>) {
+    let (k, _) = begin(false);
+    let c = Completion::new(1, None);
+    let staging = Staging::new(block.unwrap_or(nbytes));
+    enqueue(Entry {
+        k,
+        nbytes,
+        got: 0,
+        sig,
+        kind: Kind::Read { root, block },
+        staging: Some(staging.clone()),
+        c: Some(c.clone()),
+    });
+    progress();
+    (c, staging)
+}
+
+/// A member that writes `data` (its input) and reads everyone's ([`How`]):
+/// every member of a gather-all, exchange or reduce-to-all, the root of a
+/// gather or reduce-to-one. Returns the completion and the staging buffer of
+/// the result (the input's length; `members` times it for a gather-all).
+pub(crate) fn all(
+    sig: u64,
+    data: &[u8],
+    members: usize,
+    how: How,
+    readers: Readers,
+) -> (Arc<Completion>, Arc<Staging>) {
+    let (k, last) = begin(true);
+    let c = Completion::new(1, None);
+    let out_len = match how {
+        How::GatherAll => data.len() * members,
+        How::Reduce { .. } | How::Exchange { .. } => data.len(),
+    };
+    let staging = Staging::new(out_len);
+    // Queued before writing: while this rank waits to write a chunk, its
+    // hook must be able to consume the chunks the others wrote.
+    enqueue(Entry {
+        k,
+        nbytes: data.len(),
+        got: 0,
+        sig,
+        kind: Kind::All { n: members, how },
+        staging: Some(staging.clone()),
+        c: Some(c.clone()),
+    });
+    write_all(k, last, sig, data, members, readers);
+    progress();
+    (c, staging)
+}
