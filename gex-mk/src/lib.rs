@@ -588,7 +588,7 @@ fn decode(r: usize, b: &[u8]) -> std::result::Result<Vec<Entry>, String> {
         _ => return Err(format!("rank {r} sent a malformed publication")),
     }
     let body = &b[1..];
-    if body.len() % ENTRY_BYTES != 0 {
+    if !body.len().is_multiple_of(ENTRY_BYTES) {
         return Err(format!("rank {r} sent a malformed publication"));
     }
     let mut out = Vec::new();

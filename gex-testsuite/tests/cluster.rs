@@ -626,6 +626,38 @@ fn forged_messages_to_vis_handlers_are_fatal_not_a_signal() {
     }
 }
 
+/// Forged requests to gex-rma's handlers for created endpoints' segments
+/// (an index that is not a created endpoint's, one without a bound
+/// segment, a range past the segment) are fatal errors naming what is
+/// wrong, never a write.
+#[test]
+fn forged_created_segment_rma_is_fatal() {
+    for (mode, what) in [
+        (
+            "forge-mk-index",
+            "endpoint index 0 is not the index of a created endpoint",
+        ),
+        (
+            "forge-mk-unbound",
+            "endpoint 7 of rank 0 has no bound segment",
+        ),
+        ("forge-mk-range", "(endpoint 1)"),
+    ] {
+        let out = fault(mode, 2, "forging a message");
+        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+        assert!(
+            out.stderr.contains("fatal error on rank 0: RMA ")
+                && out.stderr.contains("from rank 1")
+                && out.stderr.contains(what),
+            "{mode}: {}",
+            report(&out)
+        );
+        if mode == "forge-mk-range" {
+            assert!(out.stderr.contains("range"), "{mode}: {}", report(&out));
+        }
+    }
+}
+
 /// A message naming an endpoint index the target does not have (forged
 /// past `MAX_EPS`, an impossible source index, or sent through the API to
 /// an index the target never created: endpoints are created locally) is a
