@@ -122,3 +122,37 @@ pub fn update_ep_segments(index: EpIndex, jobsize: Rank, changes: &[(Rank, Optio
     let leaked = Box::leak(Box::new(EpSegTable::new(descs)));
     TABLES[index as usize].store(leaked, Ordering::Release);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn updates_replace_entries_and_keep_the_others() {
+        // Index 31: no other test of this process uses it.
+        let i = (MAX_EPS - 1) as EpIndex;
+        assert!(ep_segments(i).is_none() && ep_segments(0).is_none());
+        let a = SegmentDesc::new(0x1000, Some(0x7000), 4096);
+        let b = SegmentDesc::new(0x2000, None, 8192);
+        update_ep_segments(i, 4, &[(1, Some(a)), (3, Some(b))]);
+        let t = ep_segments(i).unwrap();
+        assert_eq!(
+            (t.get(0), t.get(1), t.get(3), t.get(4)),
+            (None, Some(a), Some(b), None)
+        );
+        // The fast form: mapped entries are accessible, the others empty.
+        // SAFETY: the table has 4 entries.
+        let f = unsafe { std::slice::from_raw_parts(t.fast(), 4) };
+        assert_eq!(
+            (f[1].size, f[1].local_base, f[1].owner_base),
+            (4096, 0x7000, 0x1000)
+        );
+        assert_eq!((f[3].size, f[0].size), (0, 0));
+        // A later update replaces one entry (a destroy), and the table an
+        // earlier reader holds is unchanged.
+        update_ep_segments(i, 4, &[(1, None), (9, Some(a))]);
+        assert_eq!(ep_segment(i, 1), None);
+        assert_eq!(ep_segment(i, 3), Some(b));
+        assert_eq!(t.get(1), Some(a));
+    }
+}

@@ -737,3 +737,71 @@ pub fn ep_publish_bound_segment(tm: &Tm, eps: &[&Ep], flags: Flags) -> Result<()
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(index: EpIndex, share: bool) -> Entry {
+        Entry {
+            index,
+            owner_base: 0x7f00_0000_1000,
+            size: 65536,
+            share: share.then_some((
+                shm::Handle {
+                    pid: 42,
+                    fd: 7,
+                    len: 65536,
+                },
+                9,
+            )),
+        }
+    }
+
+    #[test]
+    fn publications_round_trip() {
+        let b = encode(&[entry(1, true), entry(31, false)]);
+        let d = decode(3, &b).unwrap();
+        assert_eq!(d.len(), 2);
+        assert_eq!(
+            (d[0].index, d[0].owner_base, d[0].size),
+            (1, 0x7f00_0000_1000, 65536)
+        );
+        let (h, serial) = d[0].share.unwrap();
+        assert_eq!((h.pid, h.fd, h.len, serial), (42, 7, 65536, 9));
+        assert!(d[1].share.is_none() && d[1].index == 31);
+        assert!(decode(0, &encode(&[])).unwrap().is_empty());
+        let mut err = vec![1u8];
+        err.extend_from_slice(b"endpoint 1 is named twice");
+        assert_eq!(decode(0, &err).err().unwrap(), "endpoint 1 is named twice");
+    }
+
+    #[test]
+    fn malformed_publications_are_refused() {
+        let good = encode(&[entry(2, true)]);
+        // Truncated, empty, unknown status.
+        assert!(decode(1, &good[..good.len() - 1]).is_err());
+        assert!(decode(1, &[]).is_err());
+        assert!(decode(1, &[7]).is_err());
+        // Index 0, index MAX_EPS, size 0, a bad share byte.
+        for (at, v) in [(1, 0u8), (1, MAX_EPS as u8), (18, 2)] {
+            let mut b = good.clone();
+            b[at] = v;
+            assert!(decode(1, &b).is_err(), "byte {at} = {v}");
+        }
+        let mut b = good.clone();
+        b[10..18].fill(0);
+        let e = decode(1, &b).err().unwrap();
+        assert!(e.contains("0 bytes"), "{e}");
+    }
+
+    #[test]
+    fn device_classes_name_their_runtime() {
+        for c in [MkClass::CudaUva, MkClass::Hip, MkClass::Ze] {
+            assert!(c.spec_name().starts_with("GEX_MK_CLASS_"));
+            assert_ne!(c.runtime_name(), "none");
+        }
+        assert_eq!(MkArgs::Hip { device: 1 }.class(), MkClass::Hip);
+        assert!(register_class(MkClass::Host, |_, _| unreachable!()).is_err());
+    }
+}
