@@ -127,7 +127,9 @@ pub trait KindMemory: Send {
     /// How a process of the same neighbourhood maps this memory, if it can
     /// (host memory in a shared-memory object).
     fn share(&self) -> Option<shm::Handle>;
-    /// Gives the memory back (at `gex_Segment_Destroy`). Peers may still
+    /// Gives the memory back (at `gex_Segment_Destroy`; memory dropped
+    /// without it must stay valid, since tables may still name it). Peers
+    /// may still
     /// hold mappings or send to the segment while they learn of the
     /// destruction: the address range must stay harmless to access (the
     /// host kind replaces the pages with private anonymous ones).
@@ -199,6 +201,18 @@ impl KindMemory for HostMemory {
                     "gex_Segment_Destroy: cannot release the segment's memory at {p:p} (+{len}): {e}"
                 ));
             }
+        }
+    }
+}
+
+impl Drop for HostMemory {
+    fn drop(&mut self) {
+        // Dropped without `release` (every handle of a segment the program
+        // never destroyed is gone): this process's table, and peers' Active
+        // Messages, may still name the memory, so it stays mapped (and its
+        // descriptor open) for the rest of the process.
+        if let Some(region) = self.region.take() {
+            std::mem::forget(region);
         }
     }
 }

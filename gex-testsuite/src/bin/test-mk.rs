@@ -208,6 +208,8 @@ fn main() {
     check_payload("put to the re-created segment", tag(prev, 7, me, 1), &got);
     job.barrier();
 
+    dropped_without_destroy(&job);
+
     segment_destroy(&seg3, Flags::empty()).unwrap();
     segment_destroy(&seg2, Flags::empty()).unwrap();
     job.barrier();
@@ -401,4 +403,25 @@ fn check_all(job: &Job, from: &Ep, indices: &[u32]) {
             }
         }
     }
+}
+
+/// A bound segment whose every handle (and its endpoint's) the program
+/// dropped without destroying it stays reachable: the table still names
+/// it, so its memory must stay mapped.
+fn dropped_without_destroy(job: &Job) {
+    let me = job.rank();
+    let index = {
+        let ep = Ep::create(&job.client, EpCapabilities::ALL, Flags::empty()).unwrap();
+        let seg = segment_create(&job.client, &Mk::host(), 8192, Flags::empty()).unwrap();
+        ep_bind_segment(&ep, &seg, Flags::empty()).unwrap();
+        ep.index()
+    };
+    let pair = job.ep.pair(index);
+    let v = payload(tag(me, 11, me, index), 8192);
+    pair.put_blocking(me, 0, &v[..], Flags::PEER_SEG_OFFSET)
+        .expect("put to a dropped, undestroyed segment");
+    let mut back = vec![0u8; 8192];
+    pair.get_blocking(&mut back[..], me, 0, Flags::PEER_SEG_OFFSET)
+        .unwrap();
+    check_payload("dropped segment", tag(me, 11, me, index), &back);
 }
