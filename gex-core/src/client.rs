@@ -241,14 +241,24 @@ pub trait TmRef {
         self.jobrank_of(rank)
     }
 
-    /// The fast segment table (one [`crate::FastSeg`] per jobrank, or null)
-    /// of the endpoints this names: the primordial one for a team.
+    /// The fast-table entry ([`crate::FastSeg`]) of the endpoint this
+    /// names at `rank`, checked as [`TmRef::rma_jobrank_of`] does (`None`
+    /// for a bad rank or index, or before anything is known): the
+    /// primordial table for a team, the table of the pair's endpoint index
+    /// for a pair.
     ///
     /// For layer authors (gex-rma's direct route).
     #[doc(hidden)]
     #[inline(always)]
-    fn fast_table(&self) -> *const crate::FastSeg {
-        crate::fast_segments()
+    fn fast_entry(&self, rank: Rank) -> Option<&'static crate::FastSeg> {
+        let jobrank = self.jobrank_of(rank).ok()?;
+        let t = crate::fast_segments();
+        if t.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null table is leaked and has one entry per jobrank;
+        // `jobrank_of` returns a jobrank below the job size.
+        Some(unsafe { &*t.add(jobrank as usize) })
     }
 
     /// The segment of the endpoint this names at `jobrank`, as this process
@@ -1009,14 +1019,21 @@ impl TmRef for TmPair {
     }
 
     #[inline(always)]
-    fn fast_table(&self) -> *const crate::FastSeg {
-        if self.remote_index == 0 {
-            return crate::fast_segments();
+    fn fast_entry(&self, rank: Rank) -> Option<&'static crate::FastSeg> {
+        if self.remote_index != 0 {
+            // The table has one entry per jobrank: its length checks the
+            // rank, and an index of MAX_EPS or more has no table.
+            return crate::epseg::ep_segments(self.remote_index)?
+                .fast_slice()
+                .get(rank as usize);
         }
-        match crate::epseg::ep_segments(self.remote_index) {
-            Some(t) => t.fast(),
-            None => std::ptr::null(),
+        let jobrank = self.jobrank_of(rank).ok()?;
+        let t = crate::fast_segments();
+        if t.is_null() {
+            return None;
         }
+        // SAFETY: as in the default method.
+        Some(unsafe { &*t.add(jobrank as usize) })
     }
 
     #[inline]

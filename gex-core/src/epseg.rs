@@ -67,11 +67,11 @@ impl EpSegTable {
     /// The fast form (one entry per jobrank), honouring
     /// [`crate::set_direct_access`].
     #[inline]
-    pub fn fast(&self) -> *const FastSeg {
+    pub fn fast_slice(&self) -> &[FastSeg] {
         if direct_access() {
-            self.fast_mapped.as_ptr()
+            &self.fast_mapped
         } else {
-            self.fast_unmapped.as_ptr()
+            &self.fast_unmapped
         }
     }
 }
@@ -141,8 +141,8 @@ mod tests {
             (None, Some(a), Some(b), None)
         );
         // The fast form: mapped entries are accessible, the others empty.
-        // SAFETY: the table has 4 entries.
-        let f = unsafe { std::slice::from_raw_parts(t.fast(), 4) };
+        let f = t.fast_slice();
+        assert_eq!(f.len(), 4);
         assert_eq!(
             (f[1].size, f[1].local_base, f[1].owner_base),
             (4096, 0x7000, 0x1000)

@@ -192,16 +192,10 @@ fn direct_route<T: TmRef + ?Sized>(
     {
         return None;
     }
-    // For a team (and a pair naming primordial endpoints) this is the
-    // primordial table: `fast_table` is inlined to `fast_segments`.
-    let jobrank = tm.rma_jobrank_of(rank).ok()?;
-    let t = tm.fast_table();
-    if t.is_null() {
-        return None;
-    }
-    // SAFETY: the table has one entry per jobrank, and `jobrank_of` returns
-    // a jobrank below the job size.
-    let d = unsafe { &*t.add(jobrank as usize) };
+    // For a team this is the primordial table's entry (`fast_entry` is
+    // inlined to `jobrank_of` and `fast_segments`); for a pair, that of
+    // the endpoint index it names.
+    let d = tm.fast_entry(rank)?;
     let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
         addr
     } else {
@@ -302,10 +296,9 @@ fn remote<T: TmRef + ?Sized>(
         .map_err(|e| out_of_segment(call, e))?;
     // Direct access when the fast table says so (mapped here, and the
     // reference path not forced).
-    let t = tm.fast_table();
-    // SAFETY: a non-null table has one entry per jobrank, and `jobrank_of`
-    // returns a jobrank below the job size.
-    let local = (!t.is_null() && unsafe { (*t.add(jobrank as usize)).size } != 0)
+    let local = tm
+        .fast_entry(rank)
+        .is_some_and(|f| f.size != 0)
         .then(|| d.local_base.map(|b| (b + off) as *mut u8))
         .flatten();
     if flags.intersects(Flags::PEER_NEVER_SELF | Flags::PEER_NEVER_NBRHD)
