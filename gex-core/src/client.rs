@@ -1136,8 +1136,15 @@ impl Segment {
     ///
     /// For layer and conduit authors: gex-mk's `segment_create` checks the
     /// arguments, obtains the memory and calls this.
+    ///
+    /// # Safety
+    ///
+    /// `[base, base + size)` must be memory this process may read and
+    /// write, valid for as long as a table may name it (until the segment
+    /// is destroyed and no operation targets it, or for the rest of the
+    /// process), and not accessed through Rust references meanwhile.
     #[doc(hidden)]
-    pub fn from_created(
+    pub unsafe fn from_created(
         client: &Client,
         base: usize,
         size: usize,

@@ -115,7 +115,16 @@ impl MkArgs {
 }
 
 /// Memory a kind obtained for a segment ([`MemoryKind::allocate`]).
-pub trait KindMemory: Send {
+///
+/// # Safety
+///
+/// `[base(), base() + len())` must be memory this process may read and
+/// write (with the CPU, if the kind says it is host accessible), mapped
+/// from allocation until `release` and harmless to access after it (the
+/// tables and peers may still name it), and for the rest of the process
+/// if the value is dropped without `release`; `share` must name an object
+/// of `len()` bytes holding that memory.
+pub unsafe trait KindMemory: Send {
     /// Base address in this process (a device address for a device kind).
     fn base(&self) -> usize;
     /// Length in bytes.
@@ -162,7 +171,10 @@ struct HostMemory {
     len: usize,
 }
 
-impl KindMemory for HostMemory {
+// SAFETY: the memory is a memfd mapping of `len` bytes owned by the
+// region; `release` replaces its pages in place and `Drop` leaks it, so it
+// is never unmapped.
+unsafe impl KindMemory for HostMemory {
     fn base(&self) -> usize {
         self.region.as_ref().map_or(0, |r| r.ptr() as usize)
     }
@@ -459,13 +471,15 @@ pub fn segment_create(client: &Client, mk: &Mk, len: usize, flags: Flags) -> Res
         mem: Some(mem),
         serial,
     };
-    Ok(Segment::from_created(
-        client,
-        base,
-        len,
-        Arc::new(mk.clone()),
-        Box::new(backing),
-    ))
+    // SAFETY: the kind allocated `len` bytes at `base` for this segment;
+    // they stay mapped until `release` (which keeps the range harmless) or,
+    // if never released, for the rest of the process (`Drop` of the
+    // memory leaks it).
+    Ok(
+        unsafe {
+            Segment::from_created(client, base, len, Arc::new(mk.clone()), Box::new(backing))
+        },
+    )
 }
 
 /// Creates a segment over `len` bytes of client memory at `addr`, of kind
@@ -498,13 +512,13 @@ pub unsafe fn segment_create_at(
         mem: None,
         serial: NEXT_SEGMENT.fetch_add(1, Ordering::Relaxed),
     };
-    Ok(Segment::from_created(
-        client,
-        addr,
-        len,
-        Arc::new(mk.clone()),
-        Box::new(backing),
-    ))
+    // SAFETY: the caller's promise (this function's contract) is the one
+    // `from_created` needs.
+    Ok(
+        unsafe {
+            Segment::from_created(client, addr, len, Arc::new(mk.clone()), Box::new(backing))
+        },
+    )
 }
 
 /// The memory kind of a created segment (`None` for the attached one).
