@@ -688,11 +688,15 @@ impl Ep {
         }
         *mine = Some(seg.clone());
         *at = Some((self.0.index, Arc::downgrade(&self.0)));
-        crate::epseg::update_ep_segments(
-            self.0.index,
-            self.runtime().jobsize(),
-            &[(me, Some(seg.desc()))],
-        );
+        // SAFETY: a created segment's range was promised to `from_created`
+        // (valid while named by a table, or for the rest of the process).
+        unsafe {
+            crate::epseg::update_ep_segments(
+                self.0.index,
+                self.runtime().jobsize(),
+                &[(me, Some(seg.desc()))],
+            )
+        };
         Ok(())
     }
 
@@ -1234,7 +1238,10 @@ impl Segment {
         let bound = c.bound.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some((index, ep)) = bound {
             let rt = self.0.client.0.rt;
-            crate::epseg::update_ep_segments(index, rt.jobsize(), &[(rt.jobrank(), None)]);
+            // SAFETY: removing an entry names no memory.
+            unsafe {
+                crate::epseg::update_ep_segments(index, rt.jobsize(), &[(rt.jobrank(), None)])
+            };
             if let Some(ep) = ep.upgrade() {
                 let mut b = ep.bound.lock().unwrap_or_else(|p| p.into_inner());
                 if b.as_ref().is_some_and(|s| Arc::ptr_eq(&s.0, &self.0)) {

@@ -106,8 +106,19 @@ pub fn ep_segment(index: EpIndex, rank: Rank) -> Option<SegmentDesc> {
 /// index `index`'s table (`1 <= index < MAX_EPS`, `jobsize` entries).
 ///
 /// For layer and conduit authors (gex-mk's bind, publish and destroy).
+///
+/// # Safety
+///
+/// Every `local_base` given must be the start of a mapping of at least
+/// `size` bytes that stays readable and writable for the rest of the
+/// process (RMA copies into it from safe code, through any table that ever
+/// held it).
 #[doc(hidden)]
-pub fn update_ep_segments(index: EpIndex, jobsize: Rank, changes: &[(Rank, Option<SegmentDesc>)]) {
+pub unsafe fn update_ep_segments(
+    index: EpIndex,
+    jobsize: Rank,
+    changes: &[(Rank, Option<SegmentDesc>)],
+) {
     assert!(index != 0 && (index as usize) < MAX_EPS, "endpoint index");
     let _g = WRITERS.lock().unwrap_or_else(|p| p.into_inner());
     let mut descs = match ep_segments(index) {
@@ -134,7 +145,8 @@ mod tests {
         assert!(ep_segments(i).is_none() && ep_segments(0).is_none());
         let a = SegmentDesc::new(0x1000, Some(0x7000), 4096);
         let b = SegmentDesc::new(0x2000, None, 8192);
-        update_ep_segments(i, 4, &[(1, Some(a)), (3, Some(b))]);
+        // SAFETY: these tables are only read here, never copied through.
+        unsafe { update_ep_segments(i, 4, &[(1, Some(a)), (3, Some(b))]) };
         let t = ep_segments(i).unwrap();
         assert_eq!(
             (t.get(0), t.get(1), t.get(3), t.get(4)),
@@ -150,7 +162,8 @@ mod tests {
         assert_eq!((f[3].size, f[0].size), (0, 0));
         // A later update replaces one entry (a destroy), and the table an
         // earlier reader holds is unchanged.
-        update_ep_segments(i, 4, &[(1, None), (9, Some(a))]);
+        // SAFETY: as above.
+        unsafe { update_ep_segments(i, 4, &[(1, None), (9, Some(a))]) };
         assert_eq!(ep_segment(i, 1), None);
         assert_eq!(ep_segment(i, 3), Some(b));
         assert_eq!(t.get(1), Some(a));

@@ -760,7 +760,11 @@ pub fn ep_publish_bound_segment(tm: &Tm, eps: &[&Ep], flags: Flags) -> Result<()
     }
     for (index, ch) in changes.iter().enumerate() {
         if !ch.is_empty() {
-            gex_core::epseg::update_ep_segments(index as EpIndex, rt.jobsize(), ch);
+            // SAFETY: every local base is this rank's own bound segment
+            // (promised to `Segment::from_created`) or a neighbour's object
+            // mapped above and leaked, so mapped for the rest of the
+            // process.
+            unsafe { gex_core::epseg::update_ep_segments(index as EpIndex, rt.jobsize(), ch) };
         }
     }
     Ok(())
