@@ -84,7 +84,11 @@ struct EpInner {
     index: EpIndex,
     flags: Flags,
     caps: EpCapabilities,
+    /// The primordial endpoint's segment (`gex_Segment_Attach`).
     segment: OnceLock<Segment>,
+    /// A created endpoint's bound segment (`gex_EP_BindSegment`; unbound
+    /// again when the segment is destroyed).
+    bound: Mutex<Option<Segment>>,
     cdata: CDataSlot,
     /// Layer state hung on the endpoint (the AM layer's handler table).
     ext: LayerSlot,
@@ -148,6 +152,17 @@ struct SegmentInner {
     size: usize,
     flags: Flags,
     cdata: CDataSlot,
+    /// For a created segment (`gex_Segment_Create`): its memory kind, what
+    /// holds its memory, where it is bound and whether it was destroyed.
+    created: Option<Created>,
+}
+
+struct Created {
+    kind: CData,
+    backing: Mutex<Option<Box<dyn Any + Send>>>,
+    /// The endpoint it is bound to (weak: the endpoint holds the segment).
+    bound: Mutex<Option<(EpIndex, std::sync::Weak<EpInner>)>>,
+    destroyed: std::sync::atomic::AtomicBool,
 }
 
 /// A segment (`gex_Segment_t`): memory registered for remote access.
@@ -214,11 +229,74 @@ pub trait TmRef {
         })
     }
 
+    /// The jobrank named by `rank`, checked, for RMA: as
+    /// [`TmRef::jobrank_of`], except that a TM-pair may name any endpoint
+    /// index below [`MAX_EPS`] (its segment is then looked up with
+    /// [`TmRef::peer_segment`]).
+    ///
+    /// For layer authors (gex-rma).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn rma_jobrank_of(&self, rank: Rank) -> Result<Rank> {
+        self.jobrank_of(rank)
+    }
+
+    /// The fast-table entry ([`crate::FastSeg`]) of the endpoint this
+    /// names at `rank`, checked as [`TmRef::rma_jobrank_of`] does (`None`
+    /// for a bad rank or index, or before anything is known): the
+    /// primordial table for a team, the table of the pair's endpoint index
+    /// for a pair.
+    ///
+    /// For layer authors (gex-rma's direct route).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn fast_entry(&self, rank: Rank) -> Option<&'static crate::FastSeg> {
+        let jobrank = self.jobrank_of(rank).ok()?;
+        let t = crate::fast_segments();
+        if t.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null table is leaked and has one entry per jobrank;
+        // `jobrank_of` returns a jobrank below the job size.
+        Some(unsafe { &*t.add(jobrank as usize) })
+    }
+
+    /// The segment of the endpoint this names at `jobrank`, as this process
+    /// knows it (`None`: none bound, or not published to this process).
+    ///
+    /// For layer authors (gex-rma's general route).
+    #[doc(hidden)]
+    #[inline]
+    fn peer_segment(&self, jobrank: Rank) -> Option<SegmentDesc> {
+        crate::segment_table()
+            .and_then(|t| t.get(jobrank as usize).copied())
+            .filter(|d| d.size > 0)
+    }
+
+    /// [`TmRef::query_bound_segment`] in the spec's non-blocking form
+    /// (`gex_EP_QueryBoundSegmentNB`): the answer is written to `out` by the
+    /// time the returned event completes. Every segment this process may
+    /// address is known locally (the primordial ones since attach, created
+    /// ones since their publication), so the query never communicates: the
+    /// event is [`Event::INVALID`](crate::Event::INVALID), complete at
+    /// return, and `out` is written already.
+    fn query_bound_segment_nb<'o>(
+        &self,
+        rank: Rank,
+        out: &'o mut Option<BoundSegment>,
+        flags: Flags,
+    ) -> Result<crate::Event<'o>> {
+        *out = self.query_bound_segment(rank, flags)?;
+        Ok(crate::Event::INVALID)
+    }
+
     /// The bound segment of the endpoint named by `(self, rank)`
-    /// (`gex_EP_QueryBoundSegmentNB`). `Ok(None)` when it has none. Every
-    /// segment is known locally once attached, so the query never
-    /// communicates and completes at once; with `IMMEDIATE` it is also legal
-    /// in handler context.
+    /// (`gex_EP_QueryBoundSegmentNB` answered at once, and
+    /// `gex_Segment_QueryBound`). `Ok(None)` when it has none, or when it is
+    /// a created endpoint's segment not published to this process. Every
+    /// segment this process may address is known locally, so the query
+    /// never communicates and completes at once; with `IMMEDIATE` it is
+    /// also legal in handler context.
     fn query_bound_segment(&self, rank: Rank, flags: Flags) -> Result<Option<BoundSegment>> {
         const CALL: &str = "gex_EP_QueryBoundSegmentNB";
         if flags.difference(Flags::IMMEDIATE) != Flags::empty() {
@@ -236,8 +314,9 @@ pub trait TmRef {
         }
         let index = self.remote_ep_index();
         if index != 0 {
-            // Only primordial segments are known across processes: the
-            // spec's "unsuccessful" query (size 0) for any other endpoint.
+            // A created endpoint's segment: known here once bound (this
+            // process's own) or published to this process; else the spec's
+            // "unsuccessful" query (size 0).
             let jobsize = self.ep().runtime().jobsize();
             if rank >= jobsize {
                 return Err(not_in_job(rank, jobsize));
@@ -248,7 +327,11 @@ pub trait TmRef {
                     bad_ep_index(index, rank)
                 )));
             }
-            return Ok(None);
+            return Ok(crate::epseg::ep_segment(index, rank).map(|d| BoundSegment {
+                owner_addr: d.owner_base,
+                local_addr: d.local_base,
+                size: d.size,
+            }));
         }
         let jr = self.jobrank_of(rank)?;
         let rt = self.ep().0.client.0.rt;
@@ -406,6 +489,7 @@ impl Client {
             flags: Flags::empty(),
             caps: EpCapabilities::ALL,
             segment: OnceLock::new(),
+            bound: Mutex::new(None),
             cdata: CDataSlot::default(),
             ext: LayerSlot::default(),
         }));
@@ -516,6 +600,7 @@ impl Ep {
             flags,
             caps: capabilities,
             segment: OnceLock::new(),
+            bound: Mutex::new(None),
             cdata: CDataSlot::default(),
             ext: LayerSlot::default(),
         })))
@@ -544,9 +629,75 @@ impl Ep {
         self.0.flags
     }
 
-    /// The bound segment, if any (`gex_EP_QuerySegment`).
-    pub fn segment(&self) -> Option<&Segment> {
-        self.0.segment.get()
+    /// The bound segment, if any (`gex_EP_QuerySegment`): the attached
+    /// one for the primordial endpoint, the one bound by
+    /// `gex_mk::ep_bind_segment` (and not destroyed since) for a created one.
+    pub fn segment(&self) -> Option<Segment> {
+        if self.0.index == 0 {
+            self.0.segment.get().cloned()
+        } else {
+            self.0
+                .bound
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone()
+        }
+    }
+
+    /// Binds `seg`, a created segment, to this created endpoint
+    /// (`gex_EP_BindSegment`), and records it as this rank's entry of the
+    /// endpoint index's table (so this process reaches it at once; peers
+    /// after `gex_EP_PublishBoundSegment`).
+    ///
+    /// For layer and conduit authors: gex-mk's `ep_bind_segment` checks
+    /// the arguments and calls this.
+    #[doc(hidden)]
+    pub fn bind_created(&self, seg: &Segment) -> Result<()> {
+        const CALL: &str = "gex_EP_BindSegment";
+        let me = self.runtime().jobrank();
+        if self.0.index == 0 {
+            return Err(Error::bad_arg(format!(
+                "{CALL}: endpoint 0 of rank {me} is the primordial endpoint, whose segment is the one of gex_Segment_Attach"
+            )));
+        }
+        let Some(c) = &seg.0.created else {
+            return Err(Error::bad_arg(format!(
+                "{CALL}: the segment at {:#x} (+{}) is the attached segment of the primordial endpoint; only segments from gex_Segment_Create may be bound",
+                seg.0.base, seg.0.size
+            )));
+        };
+        let mut mine = self.0.bound.lock().unwrap_or_else(|p| p.into_inner());
+        let mut at = c.bound.lock().unwrap_or_else(|p| p.into_inner());
+        if c.destroyed.load(Ordering::Acquire) {
+            return Err(Error::bad_arg(format!(
+                "{CALL}: the segment at {:#x} (+{}) was destroyed",
+                seg.0.base, seg.0.size
+            )));
+        }
+        if let Some(s) = &*mine {
+            return Err(Error::bad_arg(format!(
+                "{CALL}: endpoint {} of rank {me} already has a bound segment (at {:#x}, +{}); an endpoint is bound once (destroy its segment first)",
+                self.0.index, s.0.base, s.0.size
+            )));
+        }
+        if let Some((i, _)) = *at {
+            return Err(Error::bad_arg(format!(
+                "{CALL}: the segment at {:#x} (+{}) is already bound to endpoint {i} of rank {me}",
+                seg.0.base, seg.0.size
+            )));
+        }
+        *mine = Some(seg.clone());
+        *at = Some((self.0.index, Arc::downgrade(&self.0)));
+        // SAFETY: a created segment's range was promised to `from_created`
+        // (valid while named by a table, or for the rest of the process).
+        unsafe {
+            crate::epseg::update_ep_segments(
+                self.0.index,
+                self.runtime().jobsize(),
+                &[(me, Some(seg.desc()))],
+            )
+        };
+        Ok(())
     }
 
     /// The endpoint index (`gex_EP_QueryIndex`); 0 for the primordial one.
@@ -859,6 +1010,46 @@ impl TmRef for TmPair {
         self.remote_index
     }
 
+    #[inline(always)]
+    fn rma_jobrank_of(&self, rank: Rank) -> Result<Rank> {
+        let jobsize = self.ep.runtime().jobsize();
+        if rank >= jobsize {
+            return Err(not_in_job(rank, jobsize));
+        }
+        if self.remote_index as usize >= MAX_EPS {
+            return Err(Error::bad_arg(bad_ep_index(self.remote_index, rank)));
+        }
+        Ok(rank)
+    }
+
+    #[inline(always)]
+    fn fast_entry(&self, rank: Rank) -> Option<&'static crate::FastSeg> {
+        if self.remote_index != 0 {
+            // The table has one entry per jobrank: its length checks the
+            // rank, and an index of MAX_EPS or more has no table.
+            return crate::epseg::ep_segments(self.remote_index)?
+                .fast_slice()
+                .get(rank as usize);
+        }
+        let jobrank = self.jobrank_of(rank).ok()?;
+        let t = crate::fast_segments();
+        if t.is_null() {
+            return None;
+        }
+        // SAFETY: as in the default method.
+        Some(unsafe { &*t.add(jobrank as usize) })
+    }
+
+    #[inline]
+    fn peer_segment(&self, jobrank: Rank) -> Option<SegmentDesc> {
+        if self.remote_index == 0 {
+            return crate::segment_table()
+                .and_then(|t| t.get(jobrank as usize).copied())
+                .filter(|d| d.size > 0);
+        }
+        crate::epseg::ep_segment(self.remote_index, jobrank)
+    }
+
     #[inline]
     fn local_has(&self, cap: EpCapabilities) -> bool {
         self.ep.0.caps.contains(cap)
@@ -937,9 +1128,132 @@ impl Segment {
             size,
             flags: Flags::empty(),
             cdata: CDataSlot::default(),
+            created: None,
         }));
         let _ = ep.0.segment.set(seg.clone());
         Ok(seg)
+    }
+
+    /// A created segment (`gex_Segment_Create`) of `size` bytes at `base`
+    /// in this process, of memory kind `kind`; `backing` holds its memory
+    /// (handed back by [`Segment::destroy_created`]).
+    ///
+    /// For layer and conduit authors: gex-mk's `segment_create` checks the
+    /// arguments, obtains the memory and calls this.
+    ///
+    /// # Safety
+    ///
+    /// `[base, base + size)` must be memory this process may read and
+    /// write, valid for as long as a table may name it (until the segment
+    /// is destroyed and no operation targets it, or for the rest of the
+    /// process), and not accessed through Rust references meanwhile.
+    #[doc(hidden)]
+    pub unsafe fn from_created(
+        client: &Client,
+        base: usize,
+        size: usize,
+        kind: CData,
+        backing: Box<dyn Any + Send>,
+    ) -> Segment {
+        Segment(Arc::new(SegmentInner {
+            client: client.clone(),
+            base,
+            size,
+            flags: Flags::empty(),
+            cdata: CDataSlot::default(),
+            created: Some(Created {
+                kind,
+                backing: Mutex::new(Some(backing)),
+                bound: Mutex::new(None),
+                destroyed: std::sync::atomic::AtomicBool::new(false),
+            }),
+        }))
+    }
+
+    /// Whether the segment came from `gex_Segment_Create` (rather than
+    /// `gex_Segment_Attach`).
+    pub fn is_created(&self) -> bool {
+        self.0.created.is_some()
+    }
+
+    /// Whether the segment was destroyed (`gex_Segment_Destroy`).
+    pub fn is_destroyed(&self) -> bool {
+        self.0
+            .created
+            .as_ref()
+            .is_some_and(|c| c.destroyed.load(Ordering::Acquire))
+    }
+
+    /// The memory kind of a created segment (the handle gex-mk gave).
+    ///
+    /// For layer and conduit authors.
+    #[doc(hidden)]
+    pub fn created_kind(&self) -> Option<&CData> {
+        self.0.created.as_ref().map(|c| &c.kind)
+    }
+
+    /// The index of the endpoint a created segment is bound to.
+    pub fn bound_ep_index(&self) -> Option<EpIndex> {
+        let c = self.0.created.as_ref()?;
+        c.bound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|b| b.0)
+    }
+
+    /// Runs `f` on the backing of a created segment that is not destroyed.
+    ///
+    /// For layer and conduit authors (gex-mk reads how peers map it).
+    #[doc(hidden)]
+    pub fn with_backing<R>(&self, f: impl FnOnce(&(dyn Any + Send)) -> R) -> Option<R> {
+        let c = self.0.created.as_ref()?;
+        let b = c.backing.lock().unwrap_or_else(|p| p.into_inner());
+        b.as_deref().map(f)
+    }
+
+    /// Destroys a created segment (`gex_Segment_Destroy`): marks it
+    /// destroyed, unbinds it from its endpoint, removes this rank's entry
+    /// from that endpoint index's table, and hands back its backing for the
+    /// caller to release. An error for an attached segment or one
+    /// destroyed already.
+    ///
+    /// For layer and conduit authors: gex-mk's `segment_destroy` calls
+    /// this.
+    #[doc(hidden)]
+    pub fn destroy_created(&self) -> Result<Box<dyn Any + Send>> {
+        const CALL: &str = "gex_Segment_Destroy";
+        let Some(c) = &self.0.created else {
+            return Err(Error::bad_arg(format!(
+                "{CALL}: the segment at {:#x} (+{}) is the attached segment of the primordial endpoint, which lives as long as the client",
+                self.0.base, self.0.size
+            )));
+        };
+        if c.destroyed.swap(true, Ordering::AcqRel) {
+            return Err(Error::bad_arg(format!(
+                "{CALL}: the segment at {:#x} (+{}) was destroyed already",
+                self.0.base, self.0.size
+            )));
+        }
+        let bound = c.bound.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some((index, ep)) = bound {
+            let rt = self.0.client.0.rt;
+            // SAFETY: removing an entry names no memory.
+            unsafe {
+                crate::epseg::update_ep_segments(index, rt.jobsize(), &[(rt.jobrank(), None)])
+            };
+            if let Some(ep) = ep.upgrade() {
+                let mut b = ep.bound.lock().unwrap_or_else(|p| p.into_inner());
+                if b.as_ref().is_some_and(|s| Arc::ptr_eq(&s.0, &self.0)) {
+                    *b = None;
+                }
+            }
+        }
+        Ok(c.backing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .expect("the backing is taken once, by the destroy that set the flag"))
     }
 
     /// The owning client (`gex_Segment_QueryClient`).
@@ -1003,6 +1317,12 @@ impl Segment {
     }
 
     fn check(&self, offset: usize, len: usize) -> Result<()> {
+        if self.is_destroyed() {
+            return Err(Error::bad_arg(format!(
+                "the segment at {:#x} (+{}) was destroyed",
+                self.0.base, self.0.size
+            )));
+        }
         self.offset_of(offset, len, true)
             .map(|_| ())
             .map_err(|e| Error::bad_arg(e.to_string()))

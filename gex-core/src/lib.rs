@@ -39,6 +39,7 @@
 mod client;
 pub mod context;
 pub mod copy;
+pub mod epseg;
 pub mod event;
 mod hsl;
 pub mod nbi;

@@ -26,13 +26,20 @@ use gex_conduit::ZeroLen;
 use gex_core::internals::*;
 use gex_core::slots::Slots;
 use gex_core::{Completion, Ep, Lc, Runtime, Staging};
-use gex_types::{AmArg, AmIndex, Error, Flags, Rank, Result};
+use gex_types::{AmArg, AmIndex, EpIndex, Error, Flags, Rank, Result};
 
 const H_PUT: AmIndex = 1;
 const H_PUT_ACK: AmIndex = 2;
 const H_GET: AmIndex = 3;
 const H_GET_DATA: AmIndex = 4;
 const H_MEMSET: AmIndex = 6;
+/// Put, get and memset to the segment bound to a created endpoint (an
+/// endpoint index other than 0 in the AM arguments): Medium puts whose
+/// handler copies into that segment after checking the range against it,
+/// as conduits place a Long into the primordial one.
+const H_PUT_EP: AmIndex = 40;
+const H_GET_EP: AmIndex = 41;
+const H_MEMSET_EP: AmIndex = 42;
 
 fn split(v: usize) -> (AmArg, AmArg) {
     let v = v as u64;
@@ -223,6 +230,35 @@ fn local_range(what: &str, src: Rank, off: usize, len: usize) -> usize {
     }
 }
 
+/// As [`local_range`], in the segment bound to this rank's endpoint
+/// `index` (the index comes from the network too: one out of range, not
+/// created or without a bound segment is fatal, naming it).
+fn local_range_ep(what: &str, src: Rank, index: AmArg, off: usize, len: usize) -> usize {
+    let rt = Runtime::get().expect("an AM arrived, so the client exists");
+    let me = rt.jobrank();
+    let index = index as u32;
+    if index == 0 || index as usize >= gex_types::MAX_EPS {
+        gex_core::fatal(&format!(
+            "{what} from rank {src}: endpoint index {index} is not the index of a created endpoint"
+        ));
+    }
+    let Some(d) = gex_core::epseg::ep_segment(index, me) else {
+        gex_core::fatal(&format!(
+            "{what} from rank {src}: endpoint {index} of rank {me} has no bound segment (never bound, or destroyed)"
+        ));
+    };
+    let base = d
+        .local_base
+        .expect("a bound segment is mapped by its owner");
+    match d.offset_of(me, off, len, true, ZeroLen::InSegment) {
+        Ok(off) => base + off,
+        Err(e) => gex_core::fatal(&format!(
+            "{what} from rank {src} (endpoint {index}): {}",
+            e.local()
+        )),
+    }
+}
+
 /// Registers the reference path's handlers on `ep`. Runs on every rank at
 /// client init (the facade passes it to `Client::init_with_layers`); a
 /// runtime using gex-rma without the facade must call it on every rank
@@ -311,6 +347,43 @@ pub fn register(ep: &Ep) -> Result<()> {
                 .expect("RMA memset acknowledgement");
         })
         .with_name("gex-rma memset"),
+        HandlerEntry::request(H_PUT_EP, Flags::AM_MEDIUM, 6, |tok, msg| {
+            let a = msg.args();
+            let data = msg.payload();
+            let off = join(a[0], a[1]);
+            let at = local_range_ep("RMA put", tok.src_rank(), a[2], off, data.len());
+            // SAFETY: the range is inside the segment bound to the named
+            // local endpoint (`local_range_ep`), which stays mapped (a
+            // destroyed segment's memory is replaced, never unmapped); the
+            // payload is a distinct buffer. A concurrent access races in the
+            // client's program, as with any RMA.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), at as *mut u8, data.len()) };
+            tok.reply_short(H_PUT_ACK, Flags::empty(), &a[3..6])
+                .expect("RMA put acknowledgement");
+        })
+        .with_name("gex-rma put (created endpoint)"),
+        HandlerEntry::request(H_GET_EP, Flags::AM_SHORT, 7, |tok, msg| {
+            let a = msg.args();
+            let (off, len) = (join(a[0], a[1]), a[2] as u32 as usize);
+            let at = local_range_ep("RMA get", tok.src_rank(), a[3], off, len);
+            // SAFETY: as for H_GET, in the segment bound to the named local
+            // endpoint (`local_range_ep`).
+            let data = unsafe { std::slice::from_raw_parts(at as *const u8, len) };
+            tok.reply_medium(H_GET_DATA, data, Lc::Now, Flags::empty(), &a[4..7])
+                .expect("RMA get reply");
+        })
+        .with_name("gex-rma get (created endpoint)"),
+        HandlerEntry::request(H_MEMSET_EP, Flags::AM_SHORT, 8, |tok, msg| {
+            let a = msg.args();
+            let (off, len, val) = (join(a[0], a[1]), join(a[2], a[3]), a[4] as u8);
+            let at = local_range_ep("RMA memset", tok.src_rank(), a[5], off, len);
+            // SAFETY: as for H_MEMSET, in the segment bound to the named
+            // local endpoint (`local_range_ep`).
+            unsafe { std::ptr::write_bytes(at as *mut u8, val, len) };
+            tok.reply_short(H_PUT_ACK, Flags::empty(), &[a[6], a[7], 0])
+                .expect("RMA memset acknowledgement");
+        })
+        .with_name("gex-rma memset (created endpoint)"),
     ];
     let layer = register_internal_handlers(ep, &mut table)?;
     let _ = LAYER.set(layer);
@@ -368,9 +441,11 @@ fn send_chunks(
 /// Starts a put of `len` bytes from `src` to offset `off` of `jobrank`'s
 /// segment. Returns `None` for an `IMMEDIATE` no-op, else the completion
 /// (reporting to `parent`). The source is copied out before this returns.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn put(
     ep: &Ep,
     jobrank: Rank,
+    index: EpIndex,
     off: usize,
     src: *const u8,
     len: usize,
@@ -378,7 +453,12 @@ pub(crate) fn put(
     parent: Option<Arc<Completion>>,
 ) -> Result<Option<Arc<Completion>>> {
     let am = layer()?;
-    let limit = ep.runtime().conduit().am_limits(jobrank).max_request_long;
+    let limits = ep.runtime().conduit().am_limits(jobrank);
+    let limit = if index == 0 {
+        limits.max_request_long
+    } else {
+        limits.max_request_medium
+    };
     let c = Completion::new(chunks(len, limit), parent.clone());
     let op = Arc::new(Op::new(jobrank, c.clone(), len, limit, None));
     let slot = insert(op.clone());
@@ -388,6 +468,12 @@ pub(crate) fn put(
         // call (a borrowed slice or the local segment), and chunk `i` lies
         // within it.
         let chunk = unsafe { std::slice::from_raw_parts(src.add(at), op.chunk_bytes(i)) };
+        if index != 0 {
+            let (olo, ohi) = split(off + at);
+            let [s0, s1, s2] = slot.args(i);
+            let args = [olo, ohi, index as AmArg, s0, s1, s2];
+            return am.request_medium(jobrank, H_PUT_EP, chunk, Lc::Now, flags, &args);
+        }
         am.request_long(
             jobrank,
             H_PUT,
@@ -412,9 +498,11 @@ pub(crate) fn put(
 /// Starts a memset of `len` bytes to `val` at offset `off` of `jobrank`'s
 /// segment: one Short request, whatever the length, acknowledged once
 /// done. Returns `None` for an `IMMEDIATE` no-op, else the completion.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn memset(
     _ep: &Ep,
     jobrank: Rank,
+    index: EpIndex,
     off: usize,
     len: usize,
     val: u8,
@@ -428,6 +516,10 @@ pub(crate) fn memset(
     let ((olo, ohi), (llo, lhi)) = (split(off), split(len));
     let [s0, s1, _] = slot.args(0);
     let started = send_chunks(slot, &op, immediate, |_, flags| {
+        if index != 0 {
+            let args = [olo, ohi, llo, lhi, AmArg::from(val), index as AmArg, s0, s1];
+            return am.request_short(jobrank, H_MEMSET_EP, flags, &args);
+        }
         let args = [olo, ohi, llo, lhi, AmArg::from(val), s0, s1];
         am.request_short(jobrank, H_MEMSET, flags, &args)
     })?;
@@ -447,9 +539,11 @@ pub(crate) enum GetDst {
 
 /// Starts a get of `len` bytes at offset `off` of `jobrank`'s segment.
 /// Returns `None` for an `IMMEDIATE` no-op, else the completion.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn get(
     ep: &Ep,
     jobrank: Rank,
+    index: EpIndex,
     off: usize,
     len: usize,
     dst: GetDst,
@@ -472,6 +566,18 @@ pub(crate) fn get(
     let started = send_chunks(slot, &op, immediate, |i, flags| {
         let (olo, ohi) = split(off + i * limit);
         let [s0, s1, s2] = slot.args(i);
+        if index != 0 {
+            let args = [
+                olo,
+                ohi,
+                op.chunk_bytes(i) as AmArg,
+                index as AmArg,
+                s0,
+                s1,
+                s2,
+            ];
+            return am.request_short(jobrank, H_GET_EP, flags, &args);
+        }
         let args = [olo, ohi, op.chunk_bytes(i) as AmArg, s0, s1, s2];
         am.request_short(jobrank, H_GET, flags, &args)
     })?;

@@ -60,7 +60,7 @@ pub use local::{Dst, Src};
 use gex_conduit::{RangeError, ZeroLen};
 use gex_core::copy::copy_bytes;
 use gex_core::{context, segment_desc, Completion, Ep, Runtime, Staging, TmRef};
-use gex_types::{Ec, EpCapabilities, Error, Flags, Rank, Result, RmaValue};
+use gex_types::{Ec, EpCapabilities, EpIndex, Error, Flags, Rank, Result, RmaValue};
 
 use ampath::GetDst;
 use gex_core::internals::*;
@@ -192,14 +192,10 @@ fn direct_route<T: TmRef + ?Sized>(
     {
         return None;
     }
-    let jobrank = tm.jobrank_of(rank).ok()?;
-    let t = gex_core::fast_segments();
-    if t.is_null() {
-        return None;
-    }
-    // SAFETY: the table has one entry per jobrank, and `jobrank_of` returns
-    // a jobrank below the job size.
-    let d = unsafe { &*t.add(jobrank as usize) };
+    // For a team this is the primordial table's entry (`fast_entry` is
+    // inlined to `jobrank_of` and `fast_segments`); for a pair, that of
+    // the endpoint index it names.
+    let d = tm.fast_entry(rank)?;
     let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
         addr
     } else {
@@ -217,6 +213,8 @@ fn direct_route<T: TmRef + ?Sized>(
 /// A checked remote range.
 struct Remote {
     jobrank: Rank,
+    /// The endpoint index whose segment it is (0: the primordial one).
+    ep: EpIndex,
     off: usize,
     /// The range in this process, when the peer's segment is mapped and the
     /// reference path is not forced.
@@ -236,6 +234,14 @@ fn bad_flags(call: &str, flags: Flags) -> Error {
 #[inline(never)]
 fn out_of_segment(call: &str, e: RangeError) -> Error {
     Error::bad_arg(format!("{call}: {e}; nothing was transferred"))
+}
+
+#[cold]
+#[inline(never)]
+fn unpublished(call: &str, jobrank: Rank, ep: EpIndex) -> Error {
+    Error::bad_arg(format!(
+        "{call}: endpoint {ep} of rank {jobrank} has no segment known to this process (none bound there, or not published with gex_EP_PublishBoundSegment, or destroyed here); nothing was transferred"
+    ))
 }
 
 #[cold]
@@ -267,40 +273,43 @@ fn remote<T: TmRef + ?Sized>(
     if !(flags - RMA_FLAGS).is_empty() {
         return Err(bad_flags(call, flags));
     }
-    let jobrank = tm.jobrank_of(rank)?;
+    let jobrank = tm.rma_jobrank_of(rank)?;
+    let ep = tm.remote_ep_index();
     if len == 0 {
         // Zero bytes name no memory: any address will do, as in the
         // reference implementation (the callers complete at once).
         return Ok(Remote {
             jobrank,
+            ep,
             off: 0,
             local: None,
         });
     }
-    let rt = tm.ep().runtime();
-    let d = segment_desc(rt, jobrank).unwrap_or_default();
+    let d = tm.peer_segment(jobrank);
+    if ep != 0 && d.is_none() {
+        return Err(unpublished(call, jobrank, ep));
+    }
+    let d = d.unwrap_or_default();
     let is_offset = flags.contains(Flags::PEER_SEG_OFFSET);
     let off = d
         .offset_of(jobrank, addr, len, is_offset, ZeroLen::InSegment)
         .map_err(|e| out_of_segment(call, e))?;
     // Direct access when the fast table says so (mapped here, and the
     // reference path not forced).
-    let t = gex_core::fast_segments();
-    // SAFETY: a non-null table has one entry per jobrank, and `jobrank_of`
-    // returns a jobrank below the job size.
-    let local = (!t.is_null() && unsafe { (*t.add(jobrank as usize)).size } != 0)
+    let local = tm
+        .fast_entry(rank)
+        .is_some_and(|f| f.size != 0)
         .then(|| d.local_base.map(|b| (b + off) as *mut u8))
         .flatten();
     if flags.intersects(Flags::PEER_NEVER_SELF | Flags::PEER_NEVER_NBRHD)
         && ((flags.contains(Flags::PEER_NEVER_SELF) && jobrank == tm.ep().runtime().jobrank())
-            || (flags.contains(Flags::PEER_NEVER_NBRHD)
-                && segment_desc(tm.ep().runtime(), jobrank)
-                    .is_some_and(|s| s.local_base.is_some())))
+            || (flags.contains(Flags::PEER_NEVER_NBRHD) && d.local_base.is_some()))
     {
         return Err(wrong_peer(call, jobrank, flags));
     }
     Ok(Remote {
         jobrank,
+        ep,
         off,
         local,
     })
@@ -720,7 +729,7 @@ fn memset<T: TmRef + ?Sized>(
         return Ok(Started::Done);
     }
     let immediate = flags.contains(Flags::IMMEDIATE);
-    let Some(c) = ampath::memset(tm.ep(), r.jobrank, r.off, nbytes, val, immediate)? else {
+    let Some(c) = ampath::memset(tm.ep(), r.jobrank, r.ep, r.off, nbytes, val, immediate)? else {
         return Ok(Started::NoOp);
     };
     Ok(match mode {
@@ -851,10 +860,11 @@ fn put_am(
         _ => None,
     };
     let immediate = flags.contains(Flags::IMMEDIATE);
-    if !force_am() && native::reaches(ep, r.jobrank) {
+    // The conduit's one-sided route reaches primordial segments only.
+    if r.ep == 0 && !force_am() && native::reaches(ep, r.jobrank) {
         return put_native(ep, r, sp, len, src_in_segment, lc, immediate, parent, mode);
     }
-    let Some(c) = ampath::put(ep, r.jobrank, r.off, sp, len, immediate, parent)? else {
+    let Some(c) = ampath::put(ep, r.jobrank, r.ep, r.off, sp, len, immediate, parent)? else {
         return Ok(Started::NoOp);
     };
     local_complete(lc);
@@ -946,17 +956,18 @@ fn put_native(
 /// reference path is not forced), else through the reference path.
 fn route_get(
     ep: &Ep,
-    jobrank: Rank,
-    off: usize,
+    r: &Remote,
     len: usize,
     dst: GetDst,
     immediate: bool,
     parent: Option<Arc<Completion>>,
 ) -> Result<Option<Arc<Completion>>> {
-    if !force_am() && native::reaches(ep, jobrank) {
+    let (jobrank, off) = (r.jobrank, r.off);
+    // The conduit's one-sided route reaches primordial segments only.
+    if r.ep == 0 && !force_am() && native::reaches(ep, jobrank) {
         native::get(ep, jobrank, off, len, dst, immediate, parent)
     } else {
-        ampath::get(ep, jobrank, off, len, dst, immediate, parent)
+        ampath::get(ep, jobrank, r.ep, off, len, dst, immediate, parent)
     }
 }
 
@@ -1094,22 +1105,13 @@ fn get_am<'d>(
         // The destination outlives the operation only if it is the segment.
         Mode::Nbi if into_segment => {
             let parent = Some(nbi::track(Ec::GET));
-            route_get(
-                ep,
-                r.jobrank,
-                r.off,
-                len,
-                GetDst::Raw(dp),
-                immediate,
-                parent,
-            )?
+            route_get(ep, &r, len, GetDst::Raw(dp), immediate, parent)?
         }
         Mode::Nb if !into_segment => {
             let staging = Staging::new(len);
             let Some(c) = route_get(
                 ep,
-                r.jobrank,
-                r.off,
+                &r,
                 len,
                 GetDst::Staged(staging.clone()),
                 immediate,
@@ -1130,15 +1132,14 @@ fn get_am<'d>(
             return Ok(GetOut::Event(ev));
         }
         Mode::Nb => {
-            let Some(c) = route_get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)?
-            else {
+            let Some(c) = route_get(ep, &r, len, GetDst::Raw(dp), immediate, None)? else {
                 return Ok(GetOut::NoOp);
             };
             return Ok(GetOut::Event(Started::Pending(c).event()));
         }
         Mode::Blocking | Mode::Nbi => {
             // Into a slice: the borrow ends with this call, so complete now.
-            let started = route_get(ep, r.jobrank, r.off, len, GetDst::Raw(dp), immediate, None)?;
+            let started = route_get(ep, &r, len, GetDst::Raw(dp), immediate, None)?;
             if let Some(c) = &started {
                 wait_for(c);
             }

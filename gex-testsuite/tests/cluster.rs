@@ -28,6 +28,7 @@ const TEST_RMA: &str = env!("CARGO_BIN_EXE_test-rma");
 const TEST_RATOMIC: &str = env!("CARGO_BIN_EXE_test-ratomic");
 const TEST_VIS: &str = env!("CARGO_BIN_EXE_test-vis");
 const TEST_EP: &str = env!("CARGO_BIN_EXE_test-ep");
+const TEST_MK: &str = env!("CARGO_BIN_EXE_test-mk");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 const TEST_FLOOD: &str = env!("CARGO_BIN_EXE_test-flood");
 const TEST_CONFIG: &str = env!("CARGO_BIN_EXE_test-config");
@@ -194,6 +195,27 @@ fn test_ep_1_to_4_ranks() {
 #[test]
 fn test_ep_over_udp_2_to_4_ranks() {
     passes_over_udp(TEST_EP, "test-ep");
+}
+
+/// Memory kinds and created segments: two created endpoints per rank with
+/// segments in library and client memory, published over the primordial
+/// team, RMA between every (rank, endpoint) from one thread per endpoint,
+/// queries, destroy and re-create, the errors; on smp (direct copies into
+/// mapped library memory), with the AM route forced, and over udp without
+/// the bypass.
+#[test]
+fn test_mk_1_to_4_ranks() {
+    passes_on_1_to_4_ranks(TEST_MK, "test-mk");
+}
+
+#[test]
+fn test_mk_am_path_1_to_4_ranks() {
+    passes_on_1_to_4_ranks_env(TEST_MK, "test-mk", &[("GEX_RMA_FORCE_AM", "1")], "");
+}
+
+#[test]
+fn test_mk_over_udp_2_to_4_ranks() {
+    passes_over_udp(TEST_MK, "test-mk");
 }
 
 /// Runs `program` over the udp conduit with the shared-memory bypass off
@@ -601,6 +623,38 @@ fn forged_messages_to_vis_handlers_are_fatal_not_a_signal() {
             "{mode}: {}",
             report(&out)
         );
+    }
+}
+
+/// Forged requests to gex-rma's handlers for created endpoints' segments
+/// (an index that is not a created endpoint's, one without a bound
+/// segment, a range past the segment) are fatal errors naming what is
+/// wrong, never a write.
+#[test]
+fn forged_created_segment_rma_is_fatal() {
+    for (mode, what) in [
+        (
+            "forge-mk-index",
+            "endpoint index 0 is not the index of a created endpoint",
+        ),
+        (
+            "forge-mk-unbound",
+            "endpoint 7 of rank 0 has no bound segment",
+        ),
+        ("forge-mk-range", "(endpoint 1)"),
+    ] {
+        let out = fault(mode, 2, "forging a message");
+        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+        assert!(
+            out.stderr.contains("fatal error on rank 0: RMA ")
+                && out.stderr.contains("from rank 1")
+                && out.stderr.contains(what),
+            "{mode}: {}",
+            report(&out)
+        );
+        if mode == "forge-mk-range" {
+            assert!(out.stderr.contains("range"), "{mode}: {}", report(&out));
+        }
     }
 }
 

@@ -88,14 +88,14 @@
 //! control plane's wire format, the raw segment tables, the layers' own
 //! AM handlers) is reachable only through the crates that define it
 //! (`gex-core`, `gex-conduit`, `gex-bootstrap`, `gex-am`, `gex-rma`,
-//! `gex-ratomic`, `gex-vis`, `gex-coll`, `gex-conduit-smp`, `gex-conduit-udp`), where it is marked
+//! `gex-ratomic`, `gex-vis`, `gex-coll`, `gex-mk`, `gex-conduit-smp`, `gex-conduit-udp`), where it is marked
 //! "For layer and conduit authors": with it a caller can skip the checks
 //! this surface makes. A runtime that embeds one layer, or brings its own
 //! transport, depends on those crates directly.
 //!
 //! # Cargo features
 //!
-//! One per layer (`am`, `rma`, `ratomic`, `vis`, `coll`) and conduit (`smp`, `udp`); all are
+//! One per layer (`am`, `rma`, `ratomic`, `vis`, `coll`, `mk`) and conduit (`smp`, `udp`); all are
 //! on by default.
 
 #![warn(missing_docs)]
@@ -303,6 +303,23 @@ pub mod coll {
         reduce_to_one_nb_typed, reduce_to_one_typed, scatter, scatter_nb, tm_create,
         tm_create_scratch_size, tm_destroy, tm_split, tm_split_scratch_size, CollHandle, Elem,
         ReduceOp, UserReduceFn, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
+    };
+}
+
+/// Memory kinds and created segments (feature `mk`): `GEX_MK_HOST`
+/// ([`Mk::host`](mk::Mk::host)), [`mk_create`](mk::mk_create),
+/// [`segment_create`](mk::segment_create) (library memory) and
+/// [`segment_create_at`](mk::segment_create_at) (client memory),
+/// [`segment_destroy`](mk::segment_destroy), binding to a created endpoint
+/// ([`ep_bind_segment`](mk::ep_bind_segment)) and publication
+/// ([`ep_publish_bound_segment`](mk::ep_publish_bound_segment)), after which
+/// RMA over a TM-pair naming the endpoint reaches the segment.
+#[cfg(feature = "mk")]
+pub mod mk {
+    pub use gex_mk::{
+        ep_bind_segment, ep_publish_bound_segment, mk_create, register_class, segment_create,
+        segment_create_at, segment_destroy, segment_kind, KindFactory, KindMemory, MemoryKind, Mk,
+        MkArgs, MkClass,
     };
 }
 

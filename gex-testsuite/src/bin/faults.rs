@@ -25,6 +25,9 @@
 //! | `forge-vis-toolarge` | a get request whose 1000 records each name the whole segment, more than any reply carries (the target must not build it) | 1, a fatal message naming the size |
 //! | `forge-vis-ack` | a reply to gex-vis's put acknowledgement handler naming an operation not in flight | 1, a fatal message naming the handler |
 //! | `forge-vis-pc` | a request to gex-vis's peer completion handler naming reserved handler index 3 | 1, a fatal message naming the index |
+//! | `forge-mk-index` | the last rank forges a put to gex-rma's created-endpoint put handler at rank 0 naming endpoint index 0 | 1, a fatal message naming the index |
+//! | `forge-mk-unbound` | a get to gex-rma's created-endpoint get handler naming endpoint 7, which rank 0 never bound | 1, a fatal message naming the endpoint |
+//! | `forge-mk-range` | every rank binds a 4 KiB created segment to endpoint 1; the last rank forges a put into rank 0's past its end | 1, a fatal message naming the range |
 //! | `barrier-double-notify` | the last rank calls `gasnet_barrier_notify` twice; the others wait forever | 1, a fatal message naming the call |
 //! | `barrier-wait-unnotified` | the last rank calls `gasnet_barrier_wait` with no notify | 1, likewise |
 //! | `barrier-try-unnotified` | the last rank calls `gasnet_barrier_try` with no notify | 1, likewise |
@@ -63,6 +66,9 @@ const MODES: &[&str] = &[
     "forge-ep-dest",
     "forge-ep-source",
     "ep-not-created",
+    "forge-mk-index",
+    "forge-mk-unbound",
+    "forge-mk-range",
     "stopped-in-barrier",
     "barrier-double-notify",
     "barrier-wait-unnotified",
@@ -342,6 +348,35 @@ fn main() {
                     };
                 say(&format!("forging a message to handler {handler} at rank 0"));
                 forge(0, request, handler, &payload, &args);
+            }
+            say("waiting forever");
+            wait_forever()
+        }
+        "forge-mk-index" | "forge-mk-unbound" | "forge-mk-range" => {
+            if mode == "forge-mk-range" {
+                let ep = gex::Ep::create(&job.client, gex::EpCapabilities::ALL, Flags::empty())
+                    .expect("create an endpoint");
+                let seg = gex::mk::segment_create(
+                    &job.client,
+                    &gex::mk::Mk::host(),
+                    4096,
+                    Flags::empty(),
+                )
+                .expect("create a segment");
+                gex::mk::ep_bind_segment(&ep, &seg, Flags::empty()).expect("bind");
+                job.barrier();
+            }
+            if me == last && n > 1 {
+                // gex-rma's handlers for created endpoints: 40 (put,
+                // Medium: offset lo, hi, endpoint, slot x 3), 41 (get,
+                // Short: offset lo, hi, length, endpoint, slot x 3).
+                let (handler, payload, args): (u8, Vec<u8>, Vec<i32>) = match mode.as_str() {
+                    "forge-mk-index" => (40, vec![1; 8], vec![0, 0, 0, 0, 0, 0]),
+                    "forge-mk-unbound" => (41, vec![], vec![0, 0, 8, 7, 0, 0, 0]),
+                    _ => (40, vec![1; 8], vec![4092, 0, 1, 0, 0, 0]),
+                };
+                say(&format!("forging a message to handler {handler} at rank 0"));
+                forge(0, true, handler, &payload, &args);
             }
             say("waiting forever");
             wait_forever()

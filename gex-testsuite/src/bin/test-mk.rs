@@ -1,0 +1,427 @@
+//! test-mk: memory kinds, created segments bound to created endpoints,
+//! their publication, and RMA between every pair of (rank, endpoint).
+//!
+//! Every rank creates two endpoints (indices 1 and 2), a segment in library
+//! memory of `GEX_MK_HOST` bound to endpoint 1 and one over client memory
+//! bound to endpoint 2, and publishes both over the primordial team. Then
+//! one thread per endpoint (the primordial one and the two created) puts a
+//! tagged pattern into its own slot of every (rank, created endpoint)
+//! segment through TM-pairs (blocking, NBI and NB, and a memset), and every
+//! rank reads every segment back with gets and compares byte for byte;
+//! each rank also puts a transfer larger than one Active Message into its
+//! neighbour's client-memory segment. Queries (blocking and NB) report
+//! every published segment. Then the segment of endpoint 1 is destroyed,
+//! re-created with another size, bound and published again, and used.
+//! The errors: memory kinds (device classes without their runtime, a
+//! destroyed kind, destroying GEX_MK_HOST or twice), bad create, bind and
+//! destroy arguments, binding twice, RMA to an unbound or unpublished
+//! endpoint segment and out of its range (nothing moved), publishing with
+//! a duplicated endpoint (every rank fails).
+
+use gex::mk::{
+    ep_bind_segment, ep_publish_bound_segment, mk_create, segment_create, segment_create_at,
+    segment_destroy, segment_kind, Mk, MkArgs, MkClass,
+};
+use gex::rma::Rma;
+use gex::{Ec, Ep, EpCapabilities, ErrorKind, Flags, Lc, TmRef};
+use gex_testsuite::{check_payload, payload, Job};
+
+/// Bytes of each created segment (the re-created one is twice that).
+const SEG: usize = 64 * 1024;
+/// Each (source rank, source endpoint) owns a slot of this many bytes in
+/// every created segment.
+const SLOT: usize = 512;
+/// Endpoints per rank that send: the primordial one and two created.
+const SENDERS: u32 = 3;
+/// Where the large put goes in the client-memory segment, and its length
+/// (more than one Active Message of any conduit).
+const BIG_AT: usize = 16 * 1024;
+const BIG: usize = 40_000;
+
+fn slot(src: u32, src_ep: u32) -> usize {
+    (src * SENDERS + src_ep) as usize * SLOT
+}
+
+fn tag(src: u32, src_ep: u32, dst: u32, dst_ep: u32) -> u64 {
+    (u64::from(src) << 32) | (u64::from(src_ep) << 24) | (u64::from(dst) << 8) | u64::from(dst_ep)
+}
+
+/// The bytes (src, src_ep) put into (dst, dst_ep)'s segment: a pattern in
+/// the first half of its slot, then a memset of 64 bytes of `0xa5 ^ src`.
+fn expected(src: u32, src_ep: u32, dst: u32, dst_ep: u32) -> Vec<u8> {
+    let mut v = payload(tag(src, src_ep, dst, dst_ep), SLOT - 64);
+    v.extend(std::iter::repeat_n(0xa5 ^ src as u8, 64));
+    v
+}
+
+fn main() {
+    let job = Job::start("TESTMK", 1 << 16);
+    let (me, n) = (job.rank(), job.size());
+    assert!(n <= 8, "test-mk's slots hold up to 8 ranks");
+    assert!(slot(8, 0) <= BIG_AT && BIG_AT + BIG <= SEG);
+
+    kinds(&job);
+
+    let ep1 = Ep::create(&job.client, EpCapabilities::ALL, Flags::empty()).expect("create ep1");
+    let ep2 = Ep::create(&job.client, EpCapabilities::ALL, Flags::empty()).expect("create ep2");
+    assert_eq!((ep1.index(), ep2.index()), (1, 2));
+
+    // Segments: library memory, and client memory (freed at the end).
+    let host = Mk::host();
+    let seg1 = segment_create(&job.client, &host, SEG, Flags::empty()).expect("create seg1");
+    let client_mem: &'static mut [u8] = Box::leak(vec![0u8; SEG].into_boxed_slice());
+    let client_addr = client_mem.as_mut_ptr() as usize;
+    // SAFETY: the leaked buffer lives for the rest of the process and is
+    // not touched through `client_mem` again.
+    let seg2 = unsafe { segment_create_at(&job.client, client_addr, SEG, &host, Flags::empty()) }
+        .expect("create seg2");
+    assert!(seg1.is_created() && seg2.is_created() && !job.seg.is_created());
+    assert_eq!(seg2.addr(), client_addr);
+    assert_eq!((seg1.size(), seg2.size()), (SEG, SEG));
+    assert_eq!(segment_kind(&seg1), Some(host.clone()));
+    assert_eq!(segment_kind(&job.seg), None);
+    let mut z = vec![1u8; 64];
+    seg1.read(0, &mut z).unwrap();
+    assert!(z.iter().all(|&b| b == 0), "library memory starts zeroed");
+
+    bad_create(&job);
+
+    // Before binding: RMA to the endpoint's segment is an error naming it.
+    let e = ep1
+        .pair(1)
+        .put_blocking(me, 0, &[1u8; 8][..], Flags::PEER_SEG_OFFSET)
+        .unwrap_err();
+    assert!(
+        e.message().contains("endpoint 1 of rank") && e.message().contains("no segment known"),
+        "{e}"
+    );
+    assert_eq!(
+        job.ep
+            .pair(1)
+            .query_bound_segment(me, Flags::empty())
+            .unwrap(),
+        None
+    );
+
+    ep_bind_segment(&ep1, &seg1, Flags::empty()).expect("bind seg1");
+    ep_bind_segment(&ep2, &seg2, Flags::empty()).expect("bind seg2");
+    bad_bind(&job, &ep1, &ep2, &seg1);
+    assert_eq!(ep1.segment().unwrap().addr(), seg1.addr());
+    assert_eq!(seg2.bound_ep_index(), Some(2));
+
+    // Bound but not published: this process reaches its own at once, a
+    // peer's not yet.
+    ep1.pair(1)
+        .put_blocking(me, 8, &[9u8; 8][..], Flags::PEER_SEG_OFFSET)
+        .expect("put to own bound segment");
+    seg1.read(8, &mut z[..8]).unwrap();
+    assert_eq!(&z[..8], &[9u8; 8]);
+    ep1.pair(1)
+        .memset_blocking(me, 8, 0, 8, Flags::PEER_SEG_OFFSET)
+        .unwrap();
+    if n > 1 {
+        let peer = (me + 1) % n;
+        let e = ep1
+            .pair(2)
+            .put_blocking(peer, 0, &[1u8; 8][..], Flags::PEER_SEG_OFFSET)
+            .unwrap_err();
+        assert!(e.message().contains("no segment known"), "{e}");
+    }
+
+    // Publication: a duplicated endpoint on every rank fails everywhere.
+    let e = ep_publish_bound_segment(&job.tm, &[&ep1, &ep1], Flags::empty()).unwrap_err();
+    assert!(e.message().contains("named twice"), "{e}");
+    ep_publish_bound_segment(&job.tm, &[&job.ep, &ep1, &ep2], Flags::empty()).expect("publish");
+
+    queries(&job, &[(1, seg1.size()), (2, SEG)], &[&seg1, &seg2]);
+
+    // RMA between every pair of (rank, endpoint): one thread per sender.
+    let senders = [job.ep.clone(), ep1.clone(), ep2.clone()];
+    std::thread::scope(|sc| {
+        for (i, ep) in senders.iter().enumerate() {
+            sc.spawn(move || send_all(me, n, i as u32, ep));
+        }
+    });
+    // The large put to the neighbour's client-memory segment.
+    let next = (me + 1) % n;
+    let big = payload(tag(me, 9, next, 2), BIG);
+    ep1.pair(2)
+        .put_blocking(next, BIG_AT, &big[..], Flags::PEER_SEG_OFFSET)
+        .expect("large put");
+    job.barrier();
+    check_all(&job, &ep2, &[1, 2]);
+    let prev = (me + n - 1) % n;
+    let mut got = vec![0u8; BIG];
+    seg2.read(BIG_AT, &mut got).unwrap();
+    check_payload("large put (local read)", tag(prev, 9, me, 2), &got);
+    let mut got = vec![0u8; BIG];
+    job.ep
+        .pair(2)
+        .get_blocking(&mut got[..], next, BIG_AT, Flags::PEER_SEG_OFFSET)
+        .unwrap();
+    check_payload("large put (get)", tag(me, 9, next, 2), &got);
+
+    // Out of range: an error naming the range, nothing moved.
+    for r in 0..n {
+        let e = ep2
+            .pair(1)
+            .put_blocking(r, SEG - 4, &[0xeeu8; 8][..], Flags::PEER_SEG_OFFSET)
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::BadArg);
+        assert!(e.message().contains("range"), "{e}");
+        let mut back = [0u8; 4];
+        ep2.pair(1)
+            .get_blocking(&mut back[..], r, SEG - 4, Flags::PEER_SEG_OFFSET)
+            .unwrap();
+        assert_eq!(back, [0u8; 4], "nothing moved");
+    }
+    job.barrier();
+
+    // Destroy and re-create the segment of endpoint 1.
+    segment_destroy(&seg1, Flags::empty()).expect("destroy seg1");
+    assert!(seg1.is_destroyed() && ep1.segment().is_none());
+    let e = segment_destroy(&seg1, Flags::empty()).unwrap_err();
+    assert!(e.message().contains("destroyed already"), "{e}");
+    assert!(
+        seg1.read(0, &mut z).is_err(),
+        "a destroyed segment is not read"
+    );
+    let e = ep1
+        .pair(1)
+        .put_blocking(me, 0, &[1u8; 8][..], Flags::PEER_SEG_OFFSET)
+        .unwrap_err();
+    assert!(e.message().contains("no segment known"), "{e}");
+    let e = ep_bind_segment(&ep2, &seg1, Flags::empty()).unwrap_err();
+    assert!(e.message().contains("destroyed"), "{e}");
+    let seg3 = segment_create(&job.client, &host, 2 * SEG, Flags::empty()).expect("re-create");
+    ep_bind_segment(&ep1, &seg3, Flags::empty()).expect("bind the re-created segment");
+    ep_publish_bound_segment(&job.tm, &[&ep1], Flags::empty()).expect("publish again");
+    queries(&job, &[(1, 2 * SEG), (2, SEG)], &[&seg3, &seg2]);
+    let v = payload(tag(me, 7, next, 1), 1000);
+    job.ep
+        .pair(1)
+        .put_blocking(next, 2 * SEG - 1000, &v[..], Flags::PEER_SEG_OFFSET)
+        .expect("put to the re-created segment");
+    job.barrier();
+    let mut got = vec![0u8; 1000];
+    seg3.read(2 * SEG - 1000, &mut got).unwrap();
+    check_payload("put to the re-created segment", tag(prev, 7, me, 1), &got);
+    job.barrier();
+
+    dropped_without_destroy(&job);
+
+    segment_destroy(&seg3, Flags::empty()).unwrap();
+    segment_destroy(&seg2, Flags::empty()).unwrap();
+    job.barrier();
+    println!("test-mk: rank {me} of {n}: all checks passed");
+}
+
+/// Memory kinds: the host kind, device classes without their runtime,
+/// destruction.
+fn kinds(job: &Job) {
+    let host = Mk::host();
+    assert_eq!(host.class(), MkClass::Host);
+    assert_eq!(host, Mk::host());
+    let e = host.destroy(Flags::empty()).unwrap_err();
+    assert!(e.message().contains("GEX_MK_HOST"), "{e}");
+    for (args, runtime) in [
+        (MkArgs::CudaUva { device: 0 }, "CUDA"),
+        (MkArgs::Hip { device: 0 }, "HIP"),
+        (
+            MkArgs::Ze {
+                device: 1,
+                context: 2,
+                memory_ordinal: 0,
+            },
+            "Level Zero",
+        ),
+    ] {
+        let e = mk_create(&job.client, &args, Flags::empty()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Resource);
+        assert!(
+            e.message().contains(runtime) && e.message().contains(args.class().spec_name()),
+            "{e}"
+        );
+    }
+    let e = mk_create(&job.client, &MkArgs::Host, Flags::IMMEDIATE).unwrap_err();
+    assert!(e.message().contains("flags must be 0"), "{e}");
+    let mk = mk_create(&job.client, &MkArgs::Host, Flags::empty()).expect("host kind");
+    assert_eq!(mk.class(), MkClass::Host);
+    assert_ne!(mk, host);
+    let seg = segment_create(&job.client, &mk, 4096, Flags::empty()).expect("segment of mk");
+    assert_eq!(segment_kind(&seg), Some(mk.clone()));
+    mk.destroy(Flags::empty()).expect("destroy mk");
+    let e = mk.destroy(Flags::empty()).unwrap_err();
+    assert!(e.message().contains("destroyed already"), "{e}");
+    let e = segment_create(&job.client, &mk, 4096, Flags::empty()).unwrap_err();
+    assert!(e.message().contains("was destroyed"), "{e}");
+    // A segment of the destroyed kind keeps its memory until destroyed.
+    seg.write(0, &[3u8; 16]).unwrap();
+    segment_destroy(&seg, Flags::empty()).unwrap();
+}
+
+/// Bad arguments to create and destroy.
+fn bad_create(job: &Job) {
+    let host = Mk::host();
+    let e = segment_create(&job.client, &host, 0, Flags::empty()).unwrap_err();
+    assert!(e.message().contains("length 0"), "{e}");
+    let e = segment_create(&job.client, &host, 4096, Flags::IMMEDIATE).unwrap_err();
+    assert!(e.message().contains("flags must be 0"), "{e}");
+    // SAFETY: these calls fail before they could use the memory.
+    let e = unsafe { segment_create_at(&job.client, 0, 4096, &host, Flags::empty()) }.unwrap_err();
+    assert!(e.message().contains("null"), "{e}");
+    // SAFETY: as above.
+    let e = unsafe { segment_create_at(&job.client, usize::MAX - 10, 4096, &host, Flags::empty()) }
+        .unwrap_err();
+    assert!(e.message().contains("wraps"), "{e}");
+    let e = segment_destroy(&job.seg, Flags::empty()).unwrap_err();
+    assert!(e.message().contains("attached segment"), "{e}");
+}
+
+/// Binding errors, with `ep1` and `ep2` bound already and `seg1` bound to
+/// `ep1`.
+fn bad_bind(job: &Job, ep1: &Ep, ep2: &Ep, seg1: &gex::Segment) {
+    let host = Mk::host();
+    let spare = segment_create(&job.client, &host, 4096, Flags::empty()).unwrap();
+    let e = ep_bind_segment(ep1, &spare, Flags::empty()).unwrap_err();
+    assert!(
+        e.message().contains("endpoint 1") && e.message().contains("already has a bound segment"),
+        "{e}"
+    );
+    let ep3 = Ep::create(&job.client, EpCapabilities::RMA, Flags::empty()).unwrap();
+    let e = ep_bind_segment(&ep3, seg1, Flags::empty()).unwrap_err();
+    assert!(e.message().contains("already bound to endpoint 1"), "{e}");
+    let e = ep_bind_segment(&job.ep, &spare, Flags::empty()).unwrap_err();
+    assert!(e.message().contains("primordial"), "{e}");
+    let e = ep_bind_segment(&ep3, &job.seg, Flags::empty()).unwrap_err();
+    assert!(e.message().contains("attached segment"), "{e}");
+    let e = ep_bind_segment(&ep3, &spare, Flags::IMMEDIATE).unwrap_err();
+    assert!(e.message().contains("flags must be 0"), "{e}");
+    assert!(ep2.segment().is_some() && ep3.segment().is_none());
+    segment_destroy(&spare, Flags::empty()).unwrap();
+}
+
+/// Every rank's published segments of `sizes` (index, size) are reported
+/// by both query forms, over pairs from any local endpoint; the local ones
+/// (`mine`, by index) at their addresses.
+fn queries(job: &Job, sizes: &[(u32, usize)], mine: &[&gex::Segment]) {
+    let me = job.rank();
+    // The launcher names the conduit (the library reads it at init).
+    let smp = std::env::var("GEX_CONDUIT").is_ok_and(|c| c == "smp");
+    for r in 0..job.size() {
+        for (&(index, size), seg) in sizes.iter().zip(mine) {
+            let b = job
+                .ep
+                .pair(index)
+                .query_bound_segment(r, Flags::empty())
+                .unwrap()
+                .unwrap_or_else(|| panic!("rank {r} endpoint {index}: no segment"));
+            assert_eq!(b.size, size);
+            let mut out = None;
+            let ev = job
+                .ep
+                .pair(index)
+                .query_bound_segment_nb(r, &mut out, Flags::IMMEDIATE)
+                .unwrap();
+            ev.wait().unwrap();
+            assert_eq!(out, Some(b));
+            if r == me {
+                assert_eq!((b.owner_addr, b.local_addr), (seg.addr(), Some(seg.addr())));
+            } else if index == 2 {
+                assert_eq!(
+                    b.local_addr, None,
+                    "client memory is private to its process"
+                );
+            } else if smp {
+                assert!(
+                    b.local_addr.is_some(),
+                    "rank {me}: library memory of rank {r} is mapped here on smp"
+                );
+            }
+        }
+        // An index nobody published.
+        assert_eq!(
+            job.ep
+                .pair(5)
+                .query_bound_segment(r, Flags::empty())
+                .unwrap(),
+            None
+        );
+    }
+}
+
+/// Sender `src_ep` of rank `me` writes its slot of every (rank, created
+/// endpoint) segment: a blocking, an NBI and an NB put of three parts of
+/// the pattern, then a memset.
+fn send_all(me: u32, n: u32, src_ep: u32, ep: &Ep) {
+    let at = slot(me, src_ep);
+    for dst in 0..n {
+        for dst_ep in [1u32, 2] {
+            let pair = ep.pair(dst_ep);
+            let v = expected(me, src_ep, dst, dst_ep);
+            let (a, rest) = v[..SLOT - 64].split_at(100);
+            let (b, c) = rest.split_at(200);
+            let f = Flags::PEER_SEG_OFFSET;
+            pair.put_blocking(dst, at, a, f).expect("blocking put");
+            pair.put_nbi(dst, at + 100, b, Lc::Now, f).expect("NBI put");
+            gex::nbi::wait(Ec::PUT, Flags::empty()).expect("NBI wait");
+            pair.put_nb(dst, at + 300, c, Lc::Now, f)
+                .expect("NB put")
+                .wait()
+                .expect("NB put wait");
+            pair.memset_blocking(dst, at + SLOT - 64, 0xa5 ^ me as u8, 64, f)
+                .expect("memset");
+        }
+    }
+}
+
+/// Every slot of every (rank, endpoint in `indices`) segment, read with
+/// gets (blocking and NB), is what its sender wrote.
+fn check_all(job: &Job, from: &Ep, indices: &[u32]) {
+    let n = job.size();
+    for dst in 0..n {
+        for &dst_ep in indices {
+            let pair = from.pair(dst_ep);
+            let mut got = vec![0u8; SLOT * (n * SENDERS) as usize];
+            let half = got.len() / 2;
+            let (a, b) = got.split_at_mut(half);
+            pair.get_blocking(a, dst, 0, Flags::PEER_SEG_OFFSET)
+                .expect("get");
+            pair.get_nb(b, dst, half, Flags::PEER_SEG_OFFSET)
+                .expect("NB get")
+                .wait()
+                .expect("NB get wait");
+            for src in 0..n {
+                for src_ep in 0..SENDERS {
+                    let s = slot(src, src_ep);
+                    assert!(
+                        got[s..s + SLOT] == expected(src, src_ep, dst, dst_ep)[..],
+                        "rank {}: slot of (rank {src}, endpoint {src_ep}) in (rank {dst}, endpoint {dst_ep}) differs",
+                        job.rank()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A bound segment whose every handle (and its endpoint's) the program
+/// dropped without destroying it stays reachable: the table still names
+/// it, so its memory must stay mapped.
+fn dropped_without_destroy(job: &Job) {
+    let me = job.rank();
+    let index = {
+        let ep = Ep::create(&job.client, EpCapabilities::ALL, Flags::empty()).unwrap();
+        let seg = segment_create(&job.client, &Mk::host(), 8192, Flags::empty()).unwrap();
+        ep_bind_segment(&ep, &seg, Flags::empty()).unwrap();
+        ep.index()
+    };
+    let pair = job.ep.pair(index);
+    let v = payload(tag(me, 11, me, index), 8192);
+    pair.put_blocking(me, 0, &v[..], Flags::PEER_SEG_OFFSET)
+        .expect("put to a dropped, undestroyed segment");
+    let mut back = vec![0u8; 8192];
+    pair.get_blocking(&mut back[..], me, 0, Flags::PEER_SEG_OFFSET)
+        .unwrap();
+    check_payload("dropped segment", tag(me, 11, me, index), &back);
+}
