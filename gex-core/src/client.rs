@@ -144,6 +144,9 @@ pub struct Tm(Arc<TmInner>);
 pub struct TmPair {
     ep: Ep,
     remote_index: EpIndex,
+    /// The local endpoint's capabilities (fixed at its creation), kept
+    /// here so the direct route checks them without reaching the endpoint.
+    caps: EpCapabilities,
 }
 
 struct SegmentInner {
@@ -745,6 +748,7 @@ impl Ep {
         TmPair {
             ep: self.clone(),
             remote_index,
+            caps: self.0.caps,
         }
     }
 }
@@ -1050,9 +1054,9 @@ impl TmRef for TmPair {
         crate::epseg::ep_segment(self.remote_index, jobrank)
     }
 
-    #[inline]
+    #[inline(always)]
     fn local_has(&self, cap: EpCapabilities) -> bool {
-        self.ep.0.caps.contains(cap)
+        self.caps.contains(cap)
     }
 
     #[inline]

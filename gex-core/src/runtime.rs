@@ -78,6 +78,7 @@ pub fn set_direct_access(on: bool) {
 }
 
 /// Whether direct access to mapped peer segments is on.
+#[inline]
 pub fn direct_access() -> bool {
     DIRECT_ACCESS.load(Ordering::SeqCst)
 }
