@@ -32,21 +32,7 @@ pub struct EpSegTable {
 impl EpSegTable {
     fn new(descs: Vec<SegmentDesc>) -> EpSegTable {
         let fast = |mapped: bool| -> Box<[FastSeg]> {
-            descs
-                .iter()
-                .map(|d| match d.local_base {
-                    Some(local_base) if mapped && d.size > 0 => FastSeg {
-                        owner_base: d.owner_base,
-                        size: d.size,
-                        local_base,
-                    },
-                    _ => FastSeg {
-                        owner_base: d.owner_base,
-                        size: 0,
-                        local_base: 0,
-                    },
-                })
-                .collect()
+            descs.iter().map(|d| FastSeg::of(d, mapped)).collect()
         };
         EpSegTable {
             fast_mapped: fast(true),

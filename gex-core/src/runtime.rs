@@ -53,6 +53,25 @@ pub struct FastSeg {
     pub local_base: usize,
 }
 
+impl FastSeg {
+    /// The fast-table entry of `d`: directly accessible when `mapped`
+    /// (direct access on) and the segment is mapped here and not empty.
+    pub(crate) fn of(d: &SegmentDesc, mapped: bool) -> FastSeg {
+        match d.local_base {
+            Some(local_base) if mapped && d.size > 0 => FastSeg {
+                owner_base: d.owner_base,
+                size: d.size,
+                local_base,
+            },
+            _ => FastSeg {
+                owner_base: d.owner_base,
+                size: 0,
+                local_base: 0,
+            },
+        }
+    }
+}
+
 /// The fast table in use (one of the two below), and both versions.
 static FAST_TABLE: AtomicPtr<FastSeg> = AtomicPtr::new(std::ptr::null_mut());
 static FAST_MAPPED: AtomicPtr<FastSeg> = AtomicPtr::new(std::ptr::null_mut());
@@ -294,21 +313,7 @@ impl Runtime {
         SEGMENT_COUNT.store(leaked.len(), Ordering::Relaxed);
         SEGMENT_TABLE.store(leaked.as_ptr() as *mut SegmentDesc, Ordering::Release);
         let fast = |mapped: bool| -> *mut FastSeg {
-            let v: Vec<FastSeg> = leaked
-                .iter()
-                .map(|d| match d.local_base {
-                    Some(local_base) if mapped => FastSeg {
-                        owner_base: d.owner_base,
-                        size: d.size,
-                        local_base,
-                    },
-                    _ => FastSeg {
-                        owner_base: d.owner_base,
-                        size: 0,
-                        local_base: 0,
-                    },
-                })
-                .collect();
+            let v: Vec<FastSeg> = leaked.iter().map(|d| FastSeg::of(d, mapped)).collect();
             Box::leak(v.into_boxed_slice()).as_mut_ptr()
         };
         FAST_MAPPED.store(fast(true), Ordering::Release);
