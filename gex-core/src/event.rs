@@ -586,6 +586,40 @@ pub enum Lc<'a> {
     Event(&'a mut Event<'static>),
 }
 
+/// How a get's initiation ended, before the call shapes it into what it
+/// returns (an [`Injected`](gex_conduit::Injected) for NBI and blocking
+/// forms, an [`Event`] for NB ones).
+///
+/// For layer authors (gex-rma, gex-vis).
+#[doc(hidden)]
+pub enum GetOut<'d> {
+    /// Complete at return.
+    Done,
+    /// An `IMMEDIATE` call that did nothing.
+    NoOp,
+    /// Completes with this event.
+    Event(Event<'d>),
+}
+
+impl<'d> GetOut<'d> {
+    /// The outcome as an NBI or blocking call reports it.
+    pub fn injected(self) -> gex_conduit::Injected {
+        match self {
+            GetOut::NoOp => gex_conduit::Injected::NoOp,
+            _ => gex_conduit::Injected::Sent,
+        }
+    }
+
+    /// The outcome as an NB call reports it.
+    pub fn event(self) -> Event<'d> {
+        match self {
+            GetOut::Done => Event::INVALID,
+            GetOut::NoOp => Event::NO_OP,
+            GetOut::Event(e) => e,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -52,7 +52,7 @@ pub use client::{
     ep_not_am_capable, local_ep_capabilities, segment_desc, BoundSegment, CData, Client,
     ClientSettings, Ep, LayerInit, Segment, Tm, TmPair, TmRef,
 };
-pub use event::{Completion, Event, Lc, Staging};
+pub use event::{Completion, Event, GetOut, Lc, Staging};
 
 /// Access to the runtime and the layers' state slots of the objects.
 ///

@@ -59,7 +59,7 @@ pub use local::{Dst, Src};
 
 use gex_conduit::{RangeError, ZeroLen};
 use gex_core::copy::copy_bytes;
-use gex_core::{context, segment_desc, Completion, Ep, Runtime, Staging, TmRef};
+use gex_core::{context, segment_desc, Completion, Ep, GetOut, Runtime, Staging, TmRef};
 use gex_types::{Ec, EpCapabilities, EpIndex, Error, Flags, Rank, Result, RmaValue};
 
 use ampath::GetDst;
@@ -974,30 +974,6 @@ fn route_get(
 fn wait_for(c: &Completion) {
     if let Some(rt) = Runtime::get() {
         rt.spin_until(|| c.is_complete());
-    }
-}
-
-/// How a get's initiation ended.
-enum GetOut<'d> {
-    Done,
-    NoOp,
-    Event(Event<'d>),
-}
-
-impl<'d> GetOut<'d> {
-    fn injected(self) -> Injected {
-        match self {
-            GetOut::NoOp => Injected::NoOp,
-            _ => Injected::Sent,
-        }
-    }
-
-    fn event(self) -> Event<'d> {
-        match self {
-            GetOut::Done => Event::INVALID,
-            GetOut::NoOp => Event::NO_OP,
-            GetOut::Event(e) => e,
-        }
     }
 }
 

@@ -85,7 +85,7 @@ pub use gex_types::Memvec;
 use gex_conduit::{SegmentDesc, ZeroLen};
 use gex_core::copy::copy_bytes;
 use gex_core::internals::*;
-use gex_core::{context, nbi, segment_desc, Completion, Runtime, Staging, TmRef};
+use gex_core::{context, nbi, segment_desc, Completion, GetOut, Runtime, Staging, TmRef};
 use gex_types::{AmIndex, Ec, Error, Flags, Rank, Result, AM_INDEX_BASE};
 
 use shape::{Level, Merge, Pieces};
@@ -663,30 +663,6 @@ fn run_put(call: &str, p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result
     })
 }
 
-/// How a get's initiation ended.
-enum GetOut<'d> {
-    Done,
-    NoOp,
-    Pending(Event<'d>),
-}
-
-impl<'d> GetOut<'d> {
-    fn injected(self) -> Injected {
-        match self {
-            GetOut::NoOp => Injected::NoOp,
-            _ => Injected::Sent,
-        }
-    }
-
-    fn event(self) -> Event<'d> {
-        match self {
-            GetOut::Done => Event::INVALID,
-            GetOut::NoOp => Event::NO_OP,
-            GetOut::Pending(e) => e,
-        }
-    }
-}
-
 /// Moves the runs of a get. Off the direct route, an NB get lands in a
 /// staging buffer that its event scatters to the destinations when it
 /// completes; a blocking or NBI get writes the destinations directly and
@@ -727,7 +703,7 @@ fn run_get<'d>(p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result<GetOut<
             if ev.test()? {
                 return Ok(GetOut::Done);
             }
-            Ok(GetOut::Pending(ev))
+            Ok(GetOut::Event(ev))
         }
     }
 }
