@@ -38,7 +38,7 @@
 //! held across any send (a blocking send polls, and the handlers it runs
 //! take the same locks).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
@@ -370,8 +370,13 @@ pub(crate) fn retry_deferred() -> usize {
     let rt = rt();
     let mut sent = 0;
     let mut refused = VecDeque::new();
+    // The peers whose queues were full this round (a set, not a search of
+    // `refused`: with tens of thousands of sends deferred, that search made
+    // every round quadratic, and a rank spent seconds in one hook while its
+    // socket overflowed).
+    let mut full: HashSet<Rank> = HashSet::new();
     for d in batch {
-        if !refused.is_empty() && refused.iter().any(|r: &Deferred| r.dest == d.dest) {
+        if full.contains(&d.dest) {
             // That peer's queue is full: do not try it again this round.
             refused.push_back(d);
             continue;
@@ -382,7 +387,10 @@ pub(crate) fn retry_deferred() -> usize {
                 d.c.done();
                 sent += 1;
             }
-            Ok(Injected::NoOp) => refused.push_back(d),
+            Ok(Injected::NoOp) => {
+                full.insert(d.dest);
+                refused.push_back(d);
+            }
             Err(err) => {
                 gex_core::fatal(&format!("gex-coll: cannot send to rank {}: {err}", d.dest))
             }
