@@ -274,73 +274,88 @@ impl<'a> CollHandle<'a> {
         Ok(())
     }
 
-    /// Completes what has completed; returns (completed now, still pending).
-    fn sweep(handles: &mut [CollHandle<'a>]) -> (usize, usize) {
-        let (mut done, mut pending) = (0, 0);
+    /// Completes handles in order until one completes (returns true) or
+    /// none is left to look at (false); `pending` says whether any handle
+    /// looked at is still pending. Stopping at the first completion keeps
+    /// a test of many handles cheap: looking at a pending handle may run
+    /// the shared-memory collectives' progress, and a full pass over 2^16
+    /// handles per poll made waiting on them quadratic.
+    fn complete_one(handles: &mut [CollHandle<'a>], pending: &mut bool) -> bool {
         for h in handles.iter_mut() {
             if h.is_invalid() {
                 continue;
             }
             if h.try_finish() {
-                done += 1;
-            } else {
-                pending += 1;
+                return true;
             }
+            *pending = true;
         }
-        (done, pending)
+        false
+    }
+
+    /// Completes handles in order up to the first that is still pending;
+    /// returns whether every handle is complete (invalid). Collectives
+    /// complete roughly in the order they were initiated, so stopping at
+    /// the first pending one costs little and keeps a test of many
+    /// handles linear in what completed, not in what is outstanding.
+    fn complete_prefix(handles: &mut [CollHandle<'a>]) -> bool {
+        handles.iter_mut().all(|h| h.try_finish())
     }
 
     /// The notes' `gasnet_all_try_sync_some`: true if at least one handle
-    /// completed (those become invalid) or every entry is invalid. Polls
-    /// once if nothing completed.
+    /// completed (it becomes invalid; others that completed may stay valid
+    /// until the next call) or every entry is invalid. Polls once if
+    /// nothing completed.
     pub fn test_some(handles: &mut [CollHandle<'a>]) -> Result<bool> {
         context::check_may_communicate("gex_coll try_sync_some")?;
-        let (done, pending) = Self::sweep(handles);
-        if done > 0 || pending == 0 {
+        let mut pending = false;
+        if Self::complete_one(handles, &mut pending) || !pending {
             return Ok(true);
         }
         if let Some(rt) = Runtime::get() {
             rt.progress();
         }
-        Ok(Self::sweep(handles).0 > 0)
+        Ok(Self::complete_one(handles, &mut pending))
     }
 
     /// The notes' `gasnet_all_wait_sync_some`: polls until
     /// [`CollHandle::test_some`] would succeed.
     pub fn wait_some(handles: &mut [CollHandle<'a>]) -> Result<()> {
         context::check_may_communicate("gex_coll wait_sync_some")?;
-        let (done, pending) = Self::sweep(handles);
-        if done == 0 && pending > 0 {
+        let mut pending = false;
+        if !Self::complete_one(handles, &mut pending) && pending {
             let rt = Runtime::require("gex_coll wait_sync_some")?;
             rt.spin_until(|| {
-                let (d, p) = Self::sweep(handles);
-                d > 0 || p == 0
+                let mut pending = false;
+                Self::complete_one(handles, &mut pending) || !pending
             });
         }
         Ok(())
     }
 
     /// The notes' `gasnet_all_try_sync_all`: true if every handle completed
-    /// (completed ones become invalid either way). Polls once if some
-    /// handle is pending.
+    /// (they are all invalid then). Handles are completed in order up to
+    /// the first pending one, so on false some completed handles may still
+    /// be valid (a later call completes them). Polls once if some handle
+    /// is pending.
     pub fn test_all(handles: &mut [CollHandle<'a>]) -> Result<bool> {
         context::check_may_communicate("gex_coll try_sync_all")?;
-        if Self::sweep(handles).1 == 0 {
+        if Self::complete_prefix(handles) {
             return Ok(true);
         }
         if let Some(rt) = Runtime::get() {
             rt.progress();
         }
-        Ok(Self::sweep(handles).1 == 0)
+        Ok(Self::complete_prefix(handles))
     }
 
     /// The notes' `gasnet_all_wait_sync_all`: polls until every handle
     /// completed.
     pub fn wait_all(handles: &mut [CollHandle<'a>]) -> Result<()> {
         context::check_may_communicate("gex_coll wait_sync_all")?;
-        if Self::sweep(handles).1 > 0 {
+        if !Self::complete_prefix(handles) {
             let rt = Runtime::require("gex_coll wait_sync_all")?;
-            rt.spin_until(|| Self::sweep(handles).1 == 0);
+            rt.spin_until(|| Self::complete_prefix(handles));
         }
         Ok(())
     }
