@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use gex::am::{register_handlers, AmRequest, HandlerEntry};
 use gex::nbi;
@@ -22,6 +22,74 @@ use gex_testsuite::Job;
 const H_DONE: u8 = 200;
 /// Set by [`H_DONE`].
 static DONE: AtomicBool = AtomicBool::new(false);
+/// An AMShort ping (no argument) that the target answers with [`H_PONG`].
+const H_PING: u8 = 201;
+/// Counts pongs in [`PONGS`].
+const H_PONG: u8 = 202;
+static PONGS: AtomicU64 = AtomicU64::new(0);
+
+/// Where the operations to rank 1 are Active Messages, U64 FADD against
+/// an AMShort round trip (no argument) in the same job, alternated six
+/// times (each first in turn): the target is an atomic no slower than the round trip,
+/// and figures of separate udp jobs spread by more than that difference.
+fn fadd_against_amshort(job: &Job, iters: u64) {
+    let ad = AtomicDomain::create(&job.tm, u64::DT, Ops::FADD, Flags::empty()).expect("create");
+    let am = ad.route(1).expect("route") != Route::Direct;
+    if job.rank() == 0 && am {
+        let n = if iters == 0 { 20_000 } else { iters };
+        let ping = |n: u64| {
+            let start = Instant::now();
+            for _ in 0..n {
+                let want = PONGS.load(Ordering::Relaxed) + 1;
+                job.tm
+                    .request_short(1, H_PING, Flags::empty(), &[])
+                    .expect("ping");
+                job.wait_for_unbounded(|| PONGS.load(Ordering::Acquire) == want);
+            }
+            start.elapsed().as_secs_f64() * 1e6 / n as f64
+        };
+        let fadd = |n: u64| {
+            let start = Instant::now();
+            for _ in 0..n {
+                std::hint::black_box(
+                    ad.op_blocking::<u64>(1, 0, Op::Fadd, 1, 1, Flags::PEER_SEG_OFFSET)
+                        .unwrap(),
+                );
+            }
+            start.elapsed().as_secs_f64() * 1e6 / n as f64
+        };
+        ping(1000);
+        fadd(1000);
+        for round in 1..=6 {
+            // Alternate which goes first, so that neither always follows
+            // the other.
+            let (a, f) = if round % 2 == 1 {
+                let a = ping(n);
+                (a, fadd(n))
+            } else {
+                let f = fadd(n);
+                (ping(n), f)
+            };
+            println!(
+                "P0: round {round}: AMShort round trip {a:>8.3} us, U64 FADD {f:>8.3} us, FADD/AMShort {:.3}",
+                f / a
+            );
+        }
+    }
+    if am {
+        if job.rank() == 0 {
+            for r in 1..job.size() {
+                job.tm
+                    .request_short(r, H_DONE, Flags::empty(), &[])
+                    .expect("done");
+            }
+        } else {
+            job.wait_for_unbounded(|| DONE.swap(false, Ordering::AcqRel));
+        }
+    }
+    job.barrier();
+    ad.destroy().map_err(|(e, _)| e).unwrap();
+}
 
 fn bench<T: AdType>(job: &Job, iters: u64, name: &str, one: T, targets: &[Rank]) {
     let ops = Ops::FADD | Ops::FCAS | Ops::ADD;
@@ -103,12 +171,17 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     let job = Job::start("RATOMIC_BENCH", 1 << 16);
-    let mut handlers = [HandlerEntry::request(
-        H_DONE,
-        Flags::AM_SHORT,
-        0,
-        |_t, _m| DONE.store(true, Ordering::Release),
-    )];
+    let mut handlers = [
+        HandlerEntry::request(H_DONE, Flags::AM_SHORT, 0, |_t, _m| {
+            DONE.store(true, Ordering::Release)
+        }),
+        HandlerEntry::request(H_PING, Flags::AM_SHORT, 0, |t, _m| {
+            t.reply_short(H_PONG, Flags::empty(), &[]).expect("pong");
+        }),
+        HandlerEntry::reply(H_PONG, Flags::AM_SHORT, 0, |_t, _m| {
+            PONGS.fetch_add(1, Ordering::Release);
+        }),
+    ];
     register_handlers(&job.ep, &mut handlers).expect("register");
     job.barrier();
     let n = job.size();
@@ -119,6 +192,9 @@ fn main() {
             std::env::var("GEX_CONDUIT").unwrap_or_else(|_| gex::conduits()[0].into()),
             if n > 1 { "itself and rank 1" } else { "itself" }
         );
+    }
+    if n > 1 {
+        fadd_against_amshort(&job, iters);
     }
     bench::<u64>(&job, iters, "U64", 1, &targets);
     bench::<i64>(&job, iters, "I64", 1, &targets);
