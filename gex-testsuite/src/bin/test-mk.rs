@@ -12,12 +12,18 @@
 //! neighbour's client-memory segment. Queries (blocking and NB) report
 //! every published segment. Then the segment of endpoint 1 is destroyed,
 //! re-created with another size, bound and published again, and used.
+//! Publication over sub-teams (`gex_TM_Split` by parity, keys reversed, so
+//! odd job sizes give teams of unequal sizes and one of a single member,
+//! and over a split team of every rank): members reach each other's
+//! segments, non-members get an error; one member's bad arguments fail the
+//! call on every member of its team.
 //! The errors: memory kinds (device classes without their runtime, a
 //! destroyed kind, destroying GEX_MK_HOST or twice), bad create, bind and
 //! destroy arguments, binding twice, RMA to an unbound or unpublished
 //! endpoint segment and out of its range (nothing moved), publishing with
 //! a duplicated endpoint (every rank fails).
 
+use gex::coll::{tm_destroy, tm_split};
 use gex::mk::{
     ep_bind_segment, ep_publish_bound_segment, mk_create, segment_create, segment_create_at,
     segment_destroy, segment_kind, Mk, MkArgs, MkClass,
@@ -208,6 +214,7 @@ fn main() {
     check_payload("put to the re-created segment", tag(prev, 7, me, 1), &got);
     job.barrier();
 
+    subteams(&job);
     dropped_without_destroy(&job);
 
     segment_destroy(&seg3, Flags::empty()).unwrap();
@@ -424,4 +431,109 @@ fn dropped_without_destroy(job: &Job) {
     pair.get_blocking(&mut back[..], me, 0, Flags::PEER_SEG_OFFSET)
         .unwrap();
     check_payload("dropped segment", tag(me, 11, me, index), &back);
+}
+
+/// Publication over teams other than the primordial one: a split by
+/// parity (keys reversed, so team ranks run against jobranks), then a
+/// split of every rank into one team. Members reach each other's published
+/// segments (data checked at the owner and read back with gets); the
+/// other ranks know nothing of them (an error, nothing moved).
+fn subteams(job: &Job) {
+    let (me, n) = (job.rank(), job.size());
+    let sub = tm_split(
+        &job.tm,
+        Some((me % 2) as i32),
+        -(me as i32),
+        None,
+        Flags::TM_NO_SCRATCH,
+    )
+    .expect("split by parity")
+    .expect("a member");
+    let members: Vec<u32> = (0..n).rev().filter(|r| r % 2 == me % 2).collect();
+    assert_eq!(sub.size() as usize, members.len());
+    for (t, &j) in members.iter().enumerate() {
+        assert_eq!(sub.rank_to_jobrank(t as u32).unwrap(), j);
+    }
+    const LEN: usize = 256;
+    let ep = Ep::create(&job.client, EpCapabilities::ALL, Flags::empty()).unwrap();
+    let k = ep.index();
+    let seg = segment_create(&job.client, &Mk::host(), 8 * LEN, Flags::empty()).unwrap();
+    ep_bind_segment(&ep, &seg, Flags::empty()).unwrap();
+
+    // The team's rank 0 names its endpoint twice: every member fails, with
+    // its message naming that rank.
+    let eps: Vec<&Ep> = if sub.rank() == 0 {
+        vec![&ep, &ep]
+    } else {
+        vec![&ep]
+    };
+    let e = ep_publish_bound_segment(&sub, &eps, Flags::empty()).unwrap_err();
+    assert!(
+        e.message().contains("named twice")
+            && e.message().contains(&format!("rank {}", members[0])),
+        "{e}"
+    );
+    ep_publish_bound_segment(&sub, &[&ep], Flags::empty()).expect("publish over the sub-team");
+
+    let f = Flags::PEER_SEG_OFFSET;
+    for r in 0..n {
+        let v = payload(tag(me, 12, r, k), LEN);
+        let put = job.ep.pair(k).put_blocking(r, me as usize * LEN, &v[..], f);
+        if members.contains(&r) {
+            put.expect("put to a member's segment");
+        } else {
+            let e = put.unwrap_err();
+            assert!(e.message().contains("no segment known"), "{e}");
+            assert_eq!(
+                job.ep
+                    .pair(k)
+                    .query_bound_segment(r, Flags::empty())
+                    .unwrap(),
+                None
+            );
+        }
+    }
+    job.barrier();
+    for r in 0..n {
+        let mut got = vec![0u8; LEN];
+        seg.read(r as usize * LEN, &mut got).unwrap();
+        if members.contains(&r) {
+            check_payload("put over a sub-team", tag(r, 12, me, k), &got);
+            let mut back = vec![0u8; LEN];
+            ep.pair(k)
+                .get_blocking(&mut back[..], r, me as usize * LEN, f)
+                .unwrap();
+            check_payload("get over a sub-team", tag(me, 12, r, k), &back);
+        } else {
+            assert!(
+                got.iter().all(|&b| b == 0),
+                "a non-member's put moved nothing"
+            );
+        }
+    }
+
+    // One team of every rank (not the primordial one): now everyone
+    // reaches everyone's segment.
+    let all = tm_split(&job.tm, Some(0), -(me as i32), None, Flags::TM_NO_SCRATCH)
+        .unwrap()
+        .unwrap();
+    assert_eq!(all.size(), n);
+    ep_publish_bound_segment(&all, &[&ep], Flags::empty()).expect("publish over a split team");
+    for r in 0..n {
+        let v = payload(tag(me, 13, r, k), LEN);
+        job.ep
+            .pair(k)
+            .put_blocking(r, me as usize * LEN, &v[..], f)
+            .expect("put after publication to every rank");
+    }
+    job.barrier();
+    for r in 0..n {
+        let mut got = vec![0u8; LEN];
+        seg.read(r as usize * LEN, &mut got).unwrap();
+        check_payload("put over a split team", tag(r, 13, me, k), &got);
+    }
+    tm_destroy(all, Flags::empty()).unwrap();
+    tm_destroy(sub, Flags::empty()).unwrap();
+    segment_destroy(&seg, Flags::empty()).unwrap();
+    job.barrier();
 }
