@@ -1180,6 +1180,7 @@ impl UdpConduit {
             MAX_LONG.min(s.max_request_long),
             MAX_LONG.min(s.max_reply_long),
         )
+        .with_max_long_carried(s.max_long_carried)
     }
 
     /// Network progress for a poll: waits for a datagram first when polls
@@ -1253,13 +1254,30 @@ impl UdpConduit {
         let mut payload = am.payload;
         // A zero-byte Long names no memory (its dest_addr goes to the
         // handler as sent, any value): nothing to check or place.
-        if am.category == AmCategory::Long && len > 0 {
-            if am.dest_ep != 0 {
+        if am.category == AmCategory::Long && len > 0 && am.dest_ep != 0 {
+            // For a created endpoint: its bound segment, checked here (the
+            // placer leaves such payloads in the message).
+            let at = gex_conduit::epseg::arrived_at_ep(am.dest_ep, self.me, am.dest_offset, len)
+                .unwrap_or_else(|e| {
+                    gex_bootstrap::fatal(&format!(
+                        "udp conduit: a Long AM from rank {src} (endpoint {}): {e}",
+                        am.src_ep
+                    ))
+                });
+            if placed || am.payload.len() != len {
                 gex_bootstrap::fatal(&format!(
-                    "udp conduit: a Long AM from rank {src} for endpoint {} of this rank, which has no bound segment (only the primordial endpoint, index 0, has one)",
+                    "udp conduit: a Long AM from rank {src} for endpoint {} arrived without its payload",
                     am.dest_ep
                 ));
             }
+            // SAFETY: `arrived_at_ep` checked the range against this rank's
+            // bound segment of that endpoint (mapped for the rest of the
+            // process); the message buffer is separate memory.
+            unsafe {
+                std::ptr::copy_nonoverlapping(am.payload.as_ptr(), at as *mut u8, len);
+                payload = std::slice::from_raw_parts(at as *const u8, len);
+            }
+        } else if am.category == AmCategory::Long && len > 0 {
             let Some(&(base, size)) = self.link.segment.get() else {
                 gex_bootstrap::fatal(&format!(
                     "udp conduit: a Long AM from rank {src} arrived before this rank attached a segment"

@@ -217,8 +217,8 @@ pub fn long_payload(first: &[u8]) -> Option<(usize, usize, usize)> {
     if nargs > AM_MAX_ARGS {
         return None;
     }
-    // Only the primordial endpoint has a bound segment: a Long for another
-    // one is not placed, so that delivery reports it with nothing written.
+    // A Long for a created endpoint is not placed: delivery checks its
+    // range against that endpoint's bound segment and copies it.
     if *first.get(9)? != 0 {
         return None;
     }

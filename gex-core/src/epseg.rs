@@ -107,6 +107,11 @@ pub unsafe fn update_ep_segments(
 ) {
     assert!(index != 0 && (index as usize) < MAX_EPS, "endpoint index");
     let _g = WRITERS.lock().unwrap_or_else(|p| p.into_inner());
+    // Conduits find created endpoints' segments (Long payloads, one-sided
+    // transfers) through this lookup: installed before any table exists.
+    // SAFETY: every local base in these tables was promised mapped for the
+    // rest of the process by this function's callers.
+    unsafe { crate::conduit::epseg::set_ep_segment_lookup(ep_segment) };
     let mut descs = match ep_segments(index) {
         Some(t) => t.descs.to_vec(),
         None => vec![SegmentDesc::default(); jobsize as usize],

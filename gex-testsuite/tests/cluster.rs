@@ -658,6 +658,42 @@ fn forged_created_segment_rma_is_fatal() {
     }
 }
 
+/// Long Active Messages forged past the AM layer's checks to a created
+/// endpoint without a bound segment, or past the end of one, are fatal at
+/// the target, naming the endpoint (and the range), never a write. Over
+/// udp without the bypass: on smp the sender's transport copies into the
+/// mapping it checked itself, so it refuses them first.
+#[test]
+fn forged_longs_to_created_endpoints_are_fatal() {
+    for (mode, what) in [
+        (
+            "forge-long-unbound",
+            "endpoint 7 of rank 0 has no bound segment",
+        ),
+        ("forge-long-range", "endpoint 1: "),
+    ] {
+        let out = launch_on("udp", TEST_FAULTS, 2, &[mode], &[("GEX_UDP_BYPASS", "0")]);
+        assert!(!out.timed_out, "{mode}: {}", report(&out));
+        assert!(
+            out.stdout.contains(&format!("mode {mode}: forging a Long")),
+            "{mode}: {}",
+            report(&out)
+        );
+        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+        assert!(
+            out.stderr
+                .contains("fatal error on rank 0: udp conduit: a Long AM from rank 1")
+                && out.stderr.contains(what),
+            "{mode}: {}",
+            report(&out)
+        );
+        if mode == "forge-long-range" {
+            assert!(out.stderr.contains("range"), "{mode}: {}", report(&out));
+        }
+        check_cleanup(&out);
+    }
+}
+
 /// A message naming an endpoint index the target does not have (forged
 /// past `MAX_EPS`, an impossible source index, or sent through the API to
 /// an index the target never created: endpoints are created locally) is a

@@ -28,6 +28,8 @@
 //! | `forge-mk-index` | the last rank forges a put to gex-rma's created-endpoint put handler at rank 0 naming endpoint index 0 | 1, a fatal message naming the index |
 //! | `forge-mk-unbound` | a get to gex-rma's created-endpoint get handler naming endpoint 7, which rank 0 never bound | 1, a fatal message naming the endpoint |
 //! | `forge-mk-range` | every rank binds a 4 KiB created segment to endpoint 1; the last rank forges a put into rank 0's past its end | 1, a fatal message naming the range |
+//! | `forge-long-unbound` | (udp without the bypass) the last rank forges, through the conduit, a Long AM to endpoint 7 of rank 0, which has no bound segment | 1, a fatal message naming the endpoint |
+//! | `forge-long-range` | (udp without the bypass) every rank binds a 4 KiB created segment to endpoint 1; the last rank forges a Long AM into rank 0's past its end | 1, a fatal message naming the endpoint and the range |
 //! | `barrier-double-notify` | the last rank calls `gasnet_barrier_notify` twice; the others wait forever | 1, a fatal message naming the call |
 //! | `barrier-wait-unnotified` | the last rank calls `gasnet_barrier_wait` with no notify | 1, likewise |
 //! | `barrier-try-unnotified` | the last rank calls `gasnet_barrier_try` with no notify | 1, likewise |
@@ -69,6 +71,8 @@ const MODES: &[&str] = &[
     "forge-mk-index",
     "forge-mk-unbound",
     "forge-mk-range",
+    "forge-long-unbound",
+    "forge-long-range",
     "stopped-in-barrier",
     "barrier-double-notify",
     "barrier-wait-unnotified",
@@ -352,8 +356,9 @@ fn main() {
             say("waiting forever");
             wait_forever()
         }
-        "forge-mk-index" | "forge-mk-unbound" | "forge-mk-range" => {
-            if mode == "forge-mk-range" {
+        "forge-mk-index" | "forge-mk-unbound" | "forge-mk-range" | "forge-long-unbound"
+        | "forge-long-range" => {
+            if mode == "forge-mk-range" || mode == "forge-long-range" {
                 let ep = gex::Ep::create(&job.client, gex::EpCapabilities::ALL, Flags::empty())
                     .expect("create an endpoint");
                 let seg = gex::mk::segment_create(
@@ -366,7 +371,27 @@ fn main() {
                 gex::mk::ep_bind_segment(&ep, &seg, Flags::empty()).expect("bind");
                 job.barrier();
             }
-            if me == last && n > 1 {
+            if me == last && n > 1 && mode.starts_with("forge-long") {
+                // Through the conduit, past the AM layer's checks (which
+                // refuse both at the sender).
+                let (dest_ep, off) = if mode == "forge-long-unbound" {
+                    (7, 0)
+                } else {
+                    (1, 4092)
+                };
+                say(&format!(
+                    "forging a Long to endpoint {dest_ep} of rank 0 at offset {off}"
+                ));
+                use gex_core::conduit::OutgoingAm;
+                let rt = gex_core::Runtime::get().expect("the client exists");
+                let mut msg =
+                    OutgoingAm::new(gex::AmCategory::Long, true, H_PRESENT, &[], &[7u8; 8])
+                        .to_offset(off, off);
+                msg.dest_ep = dest_ep;
+                rt.conduit()
+                    .am_send(0, &msg, false, rt.sink())
+                    .expect("the udp conduit sends what it is given");
+            } else if me == last && n > 1 {
                 // gex-rma's handlers for created endpoints: 40 (put,
                 // Medium: offset lo, hi, endpoint, slot x 3), 41 (get,
                 // Short: offset lo, hi, length, endpoint, slot x 3).

@@ -12,6 +12,14 @@
 //! neighbour's client-memory segment. Queries (blocking and NB) report
 //! every published segment. Then the segment of endpoint 1 is destroyed,
 //! re-created with another size, bound and published again, and used.
+//! Long Active Messages to created endpoints' segments: every rank's two
+//! created endpoints send a Long request to every (rank, created
+//! endpoint), whose handler checks the payload where it landed and answers
+//! with a Long reply into the requester's segment; the memory is then
+//! checked at the owners. A Long to a neighbour's client memory travels in
+//! the message (within `gex_AM_MaxRequestLong` of that pair, which is
+//! checked); to an endpoint without a segment, or out of its range, it is
+//! an error at the sender, nothing moved.
 //! Publication over sub-teams (`gex_TM_Split` by parity, keys reversed, so
 //! odd job sizes give teams of unequal sizes and one of a single member,
 //! and over a split team of every rank): members reach each other's
@@ -23,6 +31,7 @@
 //! endpoint segment and out of its range (nothing moved), publishing with
 //! a duplicated endpoint (every rank fails).
 
+use gex::am::{register_handlers, AmRequest, HandlerEntry, LcOpt};
 use gex::coll::{tm_destroy, tm_split};
 use gex::mk::{
     ep_bind_segment, ep_publish_bound_segment, mk_create, segment_create, segment_create_at,
@@ -31,6 +40,8 @@ use gex::mk::{
 use gex::rma::Rma;
 use gex::{Ec, Ep, EpCapabilities, ErrorKind, Flags, Lc, TmRef};
 use gex_testsuite::{check_payload, payload, Job};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
 
 /// Bytes of each created segment (the re-created one is twice that).
 const SEG: usize = 64 * 1024;
@@ -140,6 +151,7 @@ fn main() {
     ep_publish_bound_segment(&job.tm, &[&job.ep, &ep1, &ep2], Flags::empty()).expect("publish");
 
     queries(&job, &[(1, seg1.size()), (2, SEG)], &[&seg1, &seg2]);
+    longs(&job, &[&ep1, &ep2], &[&seg1, &seg2]);
 
     // RMA between every pair of (rank, endpoint): one thread per sender.
     let senders = [job.ep.clone(), ep1.clone(), ep2.clone()];
@@ -535,5 +547,213 @@ fn subteams(job: &Job) {
     tm_destroy(all, Flags::empty()).unwrap();
     tm_destroy(sub, Flags::empty()).unwrap();
     segment_destroy(&seg, Flags::empty()).unwrap();
+    job.barrier();
+}
+
+/// Long requests land in the destination endpoint's segment here, in a
+/// slot per (source rank, source endpoint); the Long reply to each lands
+/// in the same slot of the requester's segment, after the request's bytes.
+const LONG_AT: usize = 56 * 1024;
+const LONG_SLOT: usize = 512;
+const LONG_REQ: usize = 300;
+const LONG_REP: usize = 200;
+const H_LONG: u8 = 200;
+const H_LONG_REP: u8 = 201;
+
+fn long_slot(rank: u32, ep: u32) -> usize {
+    LONG_AT + (rank * 2 + ep - 1) as usize * LONG_SLOT
+}
+
+/// Long Active Messages between every (rank, created endpoint): requests
+/// and replies land in the bound segments, checked by the handlers where
+/// they landed and by the owners afterwards; the carried limit to client
+/// memory; the errors at the sender.
+fn longs(job: &Job, eps: &[&Ep; 2], segs: &[&gex::Segment; 2]) {
+    let (me, n) = (job.rank(), job.size());
+    let replies = Arc::new(AtomicU64::new(0));
+    for (ep, seg) in eps.iter().zip(segs) {
+        let (e, base) = (ep.index(), seg.addr());
+        let got = replies.clone();
+        let mut table = [
+            HandlerEntry::request(H_LONG, Flags::AM_LONG, 2, move |tok, msg| {
+                let info = tok.info();
+                let (sr, se) = (msg.arg(0) as u32, msg.arg(1) as u32);
+                assert_eq!(
+                    (info.srcrank, info.src_ep_index, info.ep.index()),
+                    (sr, se, e)
+                );
+                assert_eq!(msg.dest_addr(), long_slot(sr, se));
+                assert_eq!(
+                    msg.payload().as_ptr() as usize,
+                    base + long_slot(sr, se),
+                    "rank {me}: a Long for endpoint {e} landed outside its slot"
+                );
+                check_payload("long request", tag(sr, se + 20, me, e), msg.payload());
+                let back = payload(tag(me, e + 20, sr, se), LONG_REP);
+                let at = long_slot(me, e) + LONG_REQ;
+                let a = [me as i32, e as i32];
+                assert!(tok
+                    .reply_long(H_LONG_REP, &back, at, Lc::Now, Flags::PEER_SEG_OFFSET, &a)
+                    .expect("long reply to a created endpoint")
+                    .is_sent());
+            }),
+            HandlerEntry::reply(H_LONG_REP, Flags::AM_LONG, 2, move |tok, msg| {
+                let (rr, re) = (msg.arg(0) as u32, msg.arg(1) as u32);
+                let info = tok.info();
+                assert_eq!(
+                    (info.srcrank, info.src_ep_index, info.ep.index()),
+                    (rr, re, e)
+                );
+                assert_eq!(
+                    msg.payload().as_ptr() as usize,
+                    base + long_slot(rr, re) + LONG_REQ
+                );
+                check_payload("long reply", tag(rr, re + 20, me, e), msg.payload());
+                got.fetch_add(1, SeqCst);
+            }),
+        ];
+        register_handlers(ep, &mut table).expect("handlers on a created endpoint");
+    }
+    job.barrier();
+    for ep in eps {
+        let s = ep.index();
+        for r in 0..n {
+            for k in [1u32, 2] {
+                let v = payload(tag(me, s + 20, r, k), LONG_REQ);
+                ep.pair(k)
+                    .request_long(
+                        r,
+                        H_LONG,
+                        &v,
+                        long_slot(me, s),
+                        Lc::Now,
+                        Flags::PEER_SEG_OFFSET,
+                        &[me as i32, s as i32],
+                    )
+                    .expect("long request to a created endpoint");
+            }
+        }
+    }
+    let want = u64::from(4 * n);
+    job.wait_for(&format!("{want} long replies"), || {
+        replies.load(SeqCst) == want
+    });
+    job.barrier();
+    // At the owner: every request and reply where it should be.
+    for (seg, k) in segs.iter().zip([1u32, 2]) {
+        for r in 0..n {
+            for s in [1u32, 2] {
+                let mut got = vec![0u8; LONG_REQ + LONG_REP];
+                seg.read(long_slot(r, s), &mut got).unwrap();
+                check_payload(
+                    "long request (owner)",
+                    tag(r, s + 20, me, k),
+                    &got[..LONG_REQ],
+                );
+                check_payload(
+                    "long reply (owner)",
+                    tag(r, s + 20, me, k),
+                    &got[LONG_REQ..],
+                );
+            }
+        }
+    }
+
+    // Errors at the sender, nothing moved: an endpoint with no segment, a
+    // range outside the segment.
+    let e = eps[0]
+        .pair(5)
+        .request_long(
+            me,
+            H_LONG,
+            &[1; 8],
+            0,
+            Lc::Now,
+            Flags::PEER_SEG_OFFSET,
+            &[0, 0],
+        )
+        .unwrap_err();
+    assert!(e.message().contains("no segment known"), "{e}");
+    for r in 0..n {
+        let e = eps[0]
+            .pair(1)
+            .request_long(
+                r,
+                H_LONG,
+                &[0xee; 8],
+                SEG - 4,
+                Lc::Now,
+                Flags::PEER_SEG_OFFSET,
+                &[0, 0],
+            )
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::BadArg, "{e}");
+    }
+    let mut tail = [0u8; 4];
+    segs[0].read(SEG - 4, &mut tail).unwrap();
+    assert_eq!(tail, [0; 4], "an out-of-range Long moved nothing");
+
+    // A Long to the neighbour's client memory (not mapped here): its limit,
+    // one byte over it refused, a large one delivered.
+    let next = (me + 1) % n;
+    let max = eps[0]
+        .pair(2)
+        .max_request_long(next, LcOpt::Now, Flags::empty(), 2)
+        .unwrap();
+    let mapped_max = eps[0]
+        .pair(1)
+        .max_request_long(next, LcOpt::Now, Flags::empty(), 2)
+        .unwrap();
+    assert!(max <= mapped_max && max >= 40_000, "{max} {mapped_max}");
+    if next != me {
+        let over = vec![0u8; max + 1];
+        let e = eps[0]
+            .pair(2)
+            .request_long(
+                next,
+                H_LONG,
+                &over,
+                0,
+                Lc::Now,
+                Flags::PEER_SEG_OFFSET,
+                &[0, 0],
+            )
+            .unwrap_err();
+        assert!(e.message().contains("exceeds"), "{e}");
+    }
+    // Into the area of the large put (checked already): a Long to a
+    // client-memory segment, handled by a handler that only counts.
+    job.barrier();
+    let big = payload(tag(me, 10, next, 2), 40_000);
+    let landed = Arc::new(AtomicU64::new(0));
+    let l2 = landed.clone();
+    let mut h = [HandlerEntry::request(
+        H_LONG + 2,
+        Flags::AM_LONG,
+        0,
+        move |_, msg| {
+            assert_eq!(msg.payload().len(), 40_000);
+            l2.fetch_add(1, SeqCst);
+        },
+    )];
+    register_handlers(eps[1], &mut h).unwrap();
+    job.barrier();
+    eps[0]
+        .pair(2)
+        .request_long(
+            next,
+            H_LONG + 2,
+            &big,
+            BIG_AT,
+            Lc::Now,
+            Flags::PEER_SEG_OFFSET,
+            &[],
+        )
+        .expect("a large Long to client memory");
+    job.wait_for("the large Long", || landed.load(SeqCst) == 1);
+    let prev = (me + n - 1) % n;
+    let mut got = vec![0u8; 40_000];
+    segs[1].read(BIG_AT, &mut got).unwrap();
+    check_payload("large Long to client memory", tag(prev, 10, me, 2), &got);
     job.barrier();
 }
