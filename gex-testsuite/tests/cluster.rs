@@ -609,6 +609,16 @@ fn forged_messages_to_vis_handlers_are_fatal_not_a_signal() {
         ),
         ("forge-vis-ack", "gex-vis put ack", "not in flight"),
         (
+            "forge-vis-ep",
+            "gex-vis put from rank 1",
+            "endpoint 7 of this rank has no bound segment",
+        ),
+        (
+            "forge-vis-ep-range",
+            "gex-vis get from rank 1: record 0 (endpoint 1)",
+            "outside the local segment",
+        ),
+        (
             "forge-vis-pc",
             "gex-vis peer completion from rank 1",
             "handler index 3 is reserved to the library",

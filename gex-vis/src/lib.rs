@@ -86,7 +86,7 @@ use gex_conduit::{SegmentDesc, ZeroLen};
 use gex_core::copy::copy_bytes;
 use gex_core::internals::*;
 use gex_core::{context, nbi, segment_desc, Completion, GetOut, Runtime, Staging, TmRef};
-use gex_types::{AmIndex, Ec, Error, Flags, Rank, Result, AM_INDEX_BASE};
+use gex_types::{AmIndex, Ec, EpIndex, Error, Flags, Rank, Result, AM_INDEX_BASE};
 
 use shape::{Level, Merge, Pieces};
 
@@ -166,7 +166,7 @@ pub enum Route {
 pub fn route(jobrank: Rank) -> Route {
     if direct_base(jobrank).is_some() {
         Route::Direct
-    } else if capability(jobrank).is_some() {
+    } else if capability(jobrank, 0).is_some() {
         Route::Conduit
     } else {
         Route::ActiveMessages
@@ -174,9 +174,11 @@ pub fn route(jobrank: Rank) -> Route {
 }
 
 /// The conduit's one-sided capability for the long runs of transfers to
-/// `jobrank`, unless the Active Message route is forced.
-fn capability(jobrank: Rank) -> Option<&'static dyn gex_conduit::RmaCapability> {
-    if force_am() || !gex_core::direct_access() {
+/// endpoint `ep` of `jobrank`, unless the Active Message route is forced.
+/// The capability addresses primordial segments only, so transfers to a
+/// created endpoint's segment are packed into Active Messages.
+fn capability(jobrank: Rank, ep: EpIndex) -> Option<&'static dyn gex_conduit::RmaCapability> {
+    if ep != 0 || force_am() || !gex_core::direct_access() {
         return None;
     }
     ampath::native(jobrank)
@@ -281,6 +283,9 @@ const VIS_FLAGS: Flags = Flags::IMMEDIATE
 /// A checked peer.
 struct Peer {
     jobrank: Rank,
+    /// The endpoint index named at the peer (0 over a team; a TM-pair's
+    /// remote index), whose bound segment the transfer addresses.
+    ep: EpIndex,
     desc: SegmentDesc,
     /// This process's base of the peer's segment (direct route).
     direct: Option<usize>,
@@ -305,9 +310,33 @@ fn peer<T: TmRef + ?Sized>(call: &str, tm: &T, rank: Rank, flags: Flags, dir: Di
             flags - allowed
         )));
     }
-    let jobrank = tm.jobrank_of(rank)?;
+    let ep = tm.remote_ep_index();
     let rt = tm.ep().runtime();
-    let desc = segment_desc(rt, jobrank).unwrap_or_default();
+    let (jobrank, desc, direct) = if ep == 0 {
+        let jobrank = tm.jobrank_of(rank)?;
+        let desc = segment_desc(rt, jobrank).unwrap_or_default();
+        (jobrank, desc, direct_base(jobrank))
+    } else {
+        // A created endpoint's segment, as published to this process: the
+        // table of that index (its fast entry gives the direct route).
+        let jobrank = tm.rma_jobrank_of(rank)?;
+        let Some(desc) = tm.peer_segment(jobrank) else {
+            return Err(bad(
+                call,
+                format!(
+                    "endpoint {ep} of rank {jobrank} has no segment known here (none bound, not published to this rank, or destroyed)"
+                ),
+            ));
+        };
+        let direct = if force_am() {
+            None
+        } else {
+            tm.fast_entry(rank)
+                .filter(|f| f.size != 0)
+                .map(|f| f.local_base)
+        };
+        (jobrank, desc, direct)
+    };
     let me = rt.jobrank();
     if (flags.contains(Flags::PEER_NEVER_SELF) && jobrank == me)
         || (flags.contains(Flags::PEER_NEVER_NBRHD) && desc.local_base.is_some())
@@ -324,8 +353,9 @@ fn peer<T: TmRef + ?Sized>(call: &str, tm: &T, rank: Rank, flags: Flags, dir: Di
     }
     Ok(Peer {
         jobrank,
+        ep,
         desc,
-        direct: direct_base(jobrank),
+        direct,
     })
 }
 
@@ -633,12 +663,12 @@ fn run_put(call: &str, p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result
     let parent = (mode == Mode::Nbi).then(|| nbi::track(Ec::PUT));
     let immediate = flags.contains(Flags::IMMEDIATE);
     let started = ampath::put(
-        p.jobrank,
+        (p.jobrank, p.ep),
         &pieces,
         immediate,
         parent.clone(),
         pc.clone(),
-        capability(p.jobrank),
+        capability(p.jobrank, p.ep),
     );
     let c = match started {
         Ok(Some(c)) => c,
@@ -674,9 +704,9 @@ fn run_get<'d>(p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result<GetOut<
     }
     let pieces = plan.into_pieces();
     let immediate = flags.contains(Flags::IMMEDIATE);
-    let cap = capability(p.jobrank);
+    let cap = capability(p.jobrank, p.ep);
     if mode != Mode::Nb {
-        return match ampath::get(p.jobrank, &pieces, immediate, cap, None)? {
+        return match ampath::get((p.jobrank, p.ep), &pieces, immediate, cap, None)? {
             None => Ok(GetOut::NoOp),
             Some(c) => {
                 wait_for(&c);
@@ -692,7 +722,13 @@ fn run_get<'d>(p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result<GetOut<
         staged.push(r.roff, base + staged.bytes, r.len);
         scatter.push((r.local, r.len));
     }
-    match ampath::get(p.jobrank, &staged, immediate, cap, Some(staging.clone()))? {
+    match ampath::get(
+        (p.jobrank, p.ep),
+        &staged,
+        immediate,
+        cap,
+        Some(staging.clone()),
+    )? {
         None => Ok(GetOut::NoOp),
         Some(c) => {
             // SAFETY: the runs are the caller's destinations (slices

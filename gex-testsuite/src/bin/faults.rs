@@ -25,6 +25,8 @@
 //! | `forge-vis-toolarge` | a get request whose 1000 records each name the whole segment, more than any reply carries (the target must not build it) | 1, a fatal message naming the size |
 //! | `forge-vis-ack` | a reply to gex-vis's put acknowledgement handler naming an operation not in flight | 1, a fatal message naming the handler |
 //! | `forge-vis-pc` | a request to gex-vis's peer completion handler naming reserved handler index 3 | 1, a fatal message naming the index |
+//! | `forge-vis-ep` | a request to gex-vis's packed put handler for created endpoints naming endpoint 7, which rank 0 never bound | 1, a fatal message naming the endpoint |
+//! | `forge-vis-ep-range` | every rank binds a 4 KiB created segment to endpoint 1; a request to gex-vis's get handler for created endpoints whose record names a range past its end | 1, a fatal message naming the record, the endpoint and the range |
 //! | `forge-mk-index` | the last rank forges a put to gex-rma's created-endpoint put handler at rank 0 naming endpoint index 0 | 1, a fatal message naming the index |
 //! | `forge-mk-unbound` | a get to gex-rma's created-endpoint get handler naming endpoint 7, which rank 0 never bound | 1, a fatal message naming the endpoint |
 //! | `forge-mk-range` | every rank binds a 4 KiB created segment to endpoint 1; the last rank forges a put into rank 0's past its end | 1, a fatal message naming the range |
@@ -65,6 +67,8 @@ const MODES: &[&str] = &[
     "forge-vis-toolarge",
     "forge-vis-ack",
     "forge-vis-pc",
+    "forge-vis-ep",
+    "forge-vis-ep-range",
     "forge-ep-dest",
     "forge-ep-source",
     "ep-not-created",
@@ -327,7 +331,22 @@ fn main() {
         | "forge-vis-header"
         | "forge-vis-toolarge"
         | "forge-vis-ack"
-        | "forge-vis-pc" => {
+        | "forge-vis-pc"
+        | "forge-vis-ep"
+        | "forge-vis-ep-range" => {
+            if mode == "forge-vis-ep-range" {
+                let ep = gex::Ep::create(&job.client, gex::EpCapabilities::ALL, Flags::empty())
+                    .expect("create an endpoint");
+                let seg = gex::mk::segment_create(
+                    &job.client,
+                    &gex::mk::Mk::host(),
+                    4096,
+                    Flags::empty(),
+                )
+                .expect("create a segment");
+                gex::mk::ep_bind_segment(&ep, &seg, Flags::empty()).expect("bind");
+                job.barrier();
+            }
             if me == last && n > 1 {
                 // gex-vis's handlers: 11 (packed put, Medium request), 13
                 // (put ack, Short reply), 14 (get, Medium request), 16
@@ -343,6 +362,10 @@ fn main() {
                     match mode.as_str() {
                         "forge-vis-range" => (true, 11, record(1 << 30, 4, 4), vec![0, 0, 0]),
                         "forge-vis-truncated" => (true, 11, record(0, 100, 10), vec![0, 0, 0]),
+                        // 17, 18: put and get to a created endpoint's
+                        // segment (a fourth argument, the endpoint index).
+                        "forge-vis-ep" => (true, 17, record(0, 4, 4), vec![0, 0, 0, 7]),
+                        "forge-vis-ep-range" => (true, 18, record(4092, 8, 0), vec![0, 0, 0, 1]),
                         "forge-vis-header" => (true, 14, vec![1, 2, 3, 4, 5], vec![0, 0, 0]),
                         "forge-vis-toolarge" => {
                             (true, 14, record(0, 1 << 20, 0).repeat(1000), vec![0, 0, 0])

@@ -20,6 +20,10 @@
 //! the message (within `gex_AM_MaxRequestLong` of that pair, which is
 //! checked); to an endpoint without a segment, or out of its range, it is
 //! an error at the sender, nothing moved.
+//! VIS (vector, indexed, strided; blocking, NB and NBI) between every
+//! (rank, created endpoint), with the region's guard bytes checked at the
+//! owner and the data read back with VIS gets, and a run longer than any
+//! Medium message; to an endpoint without a segment an error.
 //! Publication over sub-teams (`gex_TM_Split` by parity, keys reversed, so
 //! odd job sizes give teams of unequal sizes and one of a single member,
 //! and over a split team of every rank): members reach each other's
@@ -38,7 +42,8 @@ use gex::mk::{
     segment_destroy, segment_kind, Mk, MkArgs, MkClass,
 };
 use gex::rma::Rma;
-use gex::{Ec, Ep, EpCapabilities, ErrorKind, Flags, Lc, TmRef};
+use gex::vis::{StridedLocal, Vis};
+use gex::{Ec, Ep, EpCapabilities, ErrorKind, Flags, Lc, Memvec, TmRef};
 use gex_testsuite::{check_payload, payload, Job};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
@@ -152,6 +157,7 @@ fn main() {
 
     queries(&job, &[(1, seg1.size()), (2, SEG)], &[&seg1, &seg2]);
     longs(&job, &[&ep1, &ep2], &[&seg1, &seg2]);
+    vis(&job, &[&ep1, &ep2], &[&seg1, &seg2]);
 
     // RMA between every pair of (rank, endpoint): one thread per sender.
     let senders = [job.ep.clone(), ep1.clone(), ep2.clone()];
@@ -755,5 +761,197 @@ fn longs(job: &Job, eps: &[&Ep; 2], segs: &[&gex::Segment; 2]) {
     let mut got = vec![0u8; 40_000];
     segs[1].read(BIG_AT, &mut got).unwrap();
     check_payload("large Long to client memory", tag(prev, 10, me, 2), &got);
+    job.barrier();
+}
+
+/// VIS regions: each source rank has `VIS_REGION` bytes of every created
+/// segment at `VIS_AT`, in which it writes the ranges of [`vis_ranges`]
+/// and nothing else; the long run goes at `VIS_LONG_AT`.
+const VIS_AT: usize = 16 * 1024;
+const VIS_REGION: usize = 1024;
+const VIS_LONG_AT: usize = 32 * 1024;
+const VIS_LONG: usize = 20_000;
+
+/// The ranges of a source's region that its vector, indexed and strided
+/// puts write: (offset in the region, length).
+fn vis_ranges() -> Vec<(usize, usize)> {
+    let mut v = vec![(8, 60), (100, 77)];
+    v.extend((0..4).map(|i| (300 + 40 * i, 16)));
+    v.extend((0..8).map(|j| (600 + 32 * j, 12)));
+    v
+}
+
+/// What source `s`'s region of (rank `r`, endpoint `k`) holds after its
+/// puts: its data in [`vis_ranges`], zero (guard bytes) elsewhere.
+fn vis_image(s: u32, r: u32, k: u32) -> Vec<u8> {
+    let data = payload(tag(s, 30 + k, r, k), VIS_REGION);
+    let mut img = vec![0u8; VIS_REGION];
+    for (o, l) in vis_ranges() {
+        img[o..o + l].copy_from_slice(&data[o..o + l]);
+    }
+    img
+}
+
+/// VIS to every (rank, created endpoint), from the created endpoint of the
+/// same index (reads back from the primordial one): vector (lists cut
+/// differently on each side), indexed and strided puts, then the owners
+/// check their regions byte for byte (guards included) and every source
+/// reads its regions back with vector, indexed and strided gets.
+fn vis(job: &Job, eps: &[&Ep; 2], segs: &[&gex::Segment; 2]) {
+    let (me, n) = (job.rank(), job.size());
+    let f = Flags::PEER_SEG_OFFSET;
+    let region = |s: u32| VIS_AT + s as usize * VIS_REGION;
+    // The area held earlier transfers: zero it (the guard bytes).
+    for seg in segs {
+        seg.write(VIS_AT, &vec![0u8; VIS_LONG_AT + VIS_LONG - VIS_AT])
+            .unwrap();
+    }
+    job.barrier();
+    for r in 0..n {
+        for k in [1u32, 2] {
+            let pair = eps[(k - 1) as usize].pair(k);
+            let base = region(me);
+            let data = payload(tag(me, 30 + k, r, k), VIS_REGION);
+            // Vector: 60 + 77 bytes, sources cut at 100 and 37.
+            let joined: Vec<u8> = [&data[8..68], &data[100..177]].concat();
+            let (a, b) = joined.split_at(100);
+            pair.vector_put_blocking(
+                r,
+                &[Memvec::new(base + 8, 60), Memvec::new(base + 100, 77)],
+                &[a, b],
+                f,
+            )
+            .expect("vector put to a created endpoint");
+            // Indexed: four elements of 16 bytes, NBI.
+            let srcs: Vec<&[u8]> = (0..4).map(|i| &data[300 + 40 * i..316 + 40 * i]).collect();
+            let dsts: Vec<usize> = (0..4).map(|i| base + 300 + 40 * i).collect();
+            pair.indexed_put_nbi(r, &dsts, 16, &srcs, 16, f)
+                .expect("indexed put to a created endpoint");
+            gex::nbi::wait(Ec::PUT, Flags::empty()).unwrap();
+            // Strided: 8 rows of 3 elements of 4 bytes, 32 bytes apart, NB.
+            let src = &data[600..600 + 8 * 32];
+            pair.strided_put_nb(
+                r,
+                base + 600,
+                &[4, 32],
+                StridedLocal::new(src, 0),
+                &[4, 32],
+                4,
+                &[3, 8],
+                f,
+            )
+            .expect("strided put to a created endpoint")
+            .wait()
+            .unwrap();
+        }
+    }
+    // A run longer than any Medium message, to the next rank.
+    let next = (me + 1) % n;
+    for k in [1u32, 2] {
+        let v = payload(tag(me, 40, next, k), VIS_LONG);
+        job.ep
+            .pair(k)
+            .vector_put_blocking(next, &[Memvec::new(VIS_LONG_AT, VIS_LONG)], &[&v[..]], f)
+            .expect("a long vector run to a created endpoint");
+    }
+    job.barrier();
+
+    // At the owner: every source's region, guards included.
+    let prev = (me + n - 1) % n;
+    for (seg, k) in segs.iter().zip([1u32, 2]) {
+        for src in 0..n {
+            let mut got = vec![0u8; VIS_REGION];
+            seg.read(region(src), &mut got).unwrap();
+            assert!(
+                got == vis_image(src, me, k),
+                "rank {me}: VIS region of rank {src} in endpoint {k}'s segment differs"
+            );
+        }
+        let mut got = vec![0u8; VIS_LONG];
+        seg.read(VIS_LONG_AT, &mut got).unwrap();
+        check_payload("long VIS run (owner)", tag(prev, 40, me, k), &got);
+    }
+
+    // Read back with VIS gets from every (rank, endpoint).
+    for r in 0..n {
+        for k in [1u32, 2] {
+            let pair = job.ep.pair(k);
+            let base = region(me);
+            let img = vis_image(me, r, k);
+            let (mut x, mut y) = (vec![0u8; 37], vec![0u8; 100]);
+            pair.vector_get_blocking(
+                &mut [&mut x[..], &mut y[..]],
+                r,
+                &[Memvec::new(base + 8, 60), Memvec::new(base + 100, 77)],
+                f,
+            )
+            .unwrap();
+            let joined: Vec<u8> = [&img[8..68], &img[100..177]].concat();
+            assert_eq!(
+                [x, y].concat(),
+                joined,
+                "vector get of rank {r} endpoint {k}"
+            );
+            let mut els = vec![vec![0u8; 16]; 4];
+            let mut refs: Vec<&mut [u8]> = els.iter_mut().map(|e| &mut e[..]).collect();
+            let srcs: Vec<usize> = (0..4).map(|i| base + 300 + 40 * i).collect();
+            pair.indexed_get_nb(&mut refs, 16, r, &srcs, 16, f)
+                .unwrap()
+                .wait()
+                .unwrap();
+            for (i, e) in els.iter().enumerate() {
+                assert_eq!(&e[..], &img[300 + 40 * i..316 + 40 * i], "indexed get");
+            }
+            let mut rows = vec![0u8; 8 * 32];
+            pair.strided_get_nbi(
+                StridedLocal::new(&mut rows[..], 0),
+                &[4, 32],
+                r,
+                base + 600,
+                &[4, 32],
+                4,
+                &[3, 8],
+                f,
+            )
+            .unwrap();
+            for j in 0..8 {
+                assert_eq!(
+                    &rows[32 * j..32 * j + 12],
+                    &img[600 + 32 * j..612 + 32 * j],
+                    "strided get row {j}"
+                );
+                assert!(rows[32 * j + 12..32 * j + 32].iter().all(|&b| b == 0));
+            }
+        }
+        // The long run, back with an NB get (staged off the direct route).
+        if r == next {
+            for k in [1u32, 2] {
+                let mut back = vec![0u8; VIS_LONG];
+                eps[0]
+                    .pair(k)
+                    .vector_get_nb(
+                        &mut [&mut back[..]],
+                        r,
+                        &[Memvec::new(VIS_LONG_AT, VIS_LONG)],
+                        f,
+                    )
+                    .unwrap()
+                    .wait()
+                    .unwrap();
+                check_payload("long VIS run (get)", tag(me, 40, r, k), &back);
+            }
+        }
+    }
+
+    // An endpoint with no segment: an error naming it.
+    let e = job
+        .ep
+        .pair(5)
+        .vector_put_blocking(me, &[Memvec::new(0, 8)], &[&[1u8; 8][..]], f)
+        .unwrap_err();
+    assert!(
+        e.message().contains("endpoint 5") && e.message().contains("no segment known"),
+        "{e}"
+    );
     job.barrier();
 }
