@@ -65,7 +65,7 @@ use gex_conduit::{
     Layout, OpCompletion, OutgoingAm, PollScope, PutSource, RmaCapability, SegmentDesc, ZeroLen,
 };
 use gex_conduit_smp::{hostname, SmpTransport};
-use gex_types::{AmCategory, Error, Rank, Result};
+use gex_types::{AmCategory, EpIndex, Error, Rank, Result};
 
 /// Largest Medium payload over UDP (fragmented by the protocol).
 pub const MAX_MEDIUM: usize = 64 << 10;
@@ -1405,21 +1405,35 @@ impl UdpConduit {
         };
         match r.kind {
             wire::RMA_PUT | wire::RMA_GET => {
-                let Some(&(base, size)) = self.link.segment.get() else {
-                    bad("arrived before this rank attached a segment")
-                };
                 let len = if r.kind == wire::RMA_PUT {
                     r.len
                 } else {
                     r.want
                 };
-                if !gex_conduit::fits(r.offset, len, size) {
-                    bad(&format!(
-                        "targets [{:#x}, +{len}) outside this rank's segment of {size:#x} bytes",
-                        r.offset
-                    ));
+                let at = if r.ep == 0 {
+                    let Some(&(base, size)) = self.link.segment.get() else {
+                        bad("arrived before this rank attached a segment")
+                    };
+                    if !gex_conduit::fits(r.offset, len, size) {
+                        bad(&format!(
+                            "targets [{:#x}, +{len}) outside this rank's segment of {size:#x} bytes",
+                            r.offset
+                        ));
+                    }
+                    (base + r.offset) as *mut u8
+                } else {
+                    // A created endpoint's segment: the range checked
+                    // against this rank's own segment of that endpoint.
+                    match gex_conduit::epseg::arrived_at_ep(r.ep, self.me, r.offset, len) {
+                        Ok(a) => a as *mut u8,
+                        Err(e) => bad(&format!("(endpoint {}): {e}", r.ep)),
+                    }
+                };
+                // A PUT for a created endpoint is never placed (see
+                // `wire::long_payload`): its payload is in the message.
+                if placed && r.ep != 0 {
+                    bad("for a created endpoint arrived without its payload");
                 }
-                let at = (base + r.offset) as *mut u8;
                 self.link.ops.count_served();
                 if r.kind == wire::RMA_PUT {
                     if !placed {
@@ -1431,12 +1445,15 @@ impl UdpConduit {
                         unsafe { std::ptr::copy_nonoverlapping(r.payload.as_ptr(), at, len) };
                     }
                     let _ = self.send_net(src, false, wire::RMA_HEADER, false, sink, |out| {
-                        wire::encode_rma_append(wire::RMA_PUT_ACK, 0, r.op, 0, &[], out)
+                        wire::encode_rma_append(wire::RMA_PUT_ACK, 0, 0, r.op, 0, &[], out)
                     });
-                } else if len >= ZERO_COPY_MIN {
-                    // Sent from the segment, not copied into the message.
+                } else if len >= ZERO_COPY_MIN && r.ep == 0 {
+                    // Sent from the segment, not copied into the message
+                    // (the attached segment lives as long as the process;
+                    // a created one may be client memory, freed after its
+                    // destruction while the protocol still held it).
                     let mut head = Vec::with_capacity(wire::RMA_HEADER);
-                    wire::encode_rma_header(wire::RMA_GET_DATA, 0, r.op, 0, len, &mut head);
+                    wire::encode_rma_header(wire::RMA_GET_DATA, 0, 0, r.op, 0, len, &mut head);
                     // SAFETY: the range lies inside this rank's segment
                     // (checked above), which stays mapped for the life of
                     // the process; it is only read. A get of memory that is
@@ -1456,7 +1473,7 @@ impl UdpConduit {
                     // segment; it is only read, into the message.
                     let bytes = unsafe { std::slice::from_raw_parts(at as *const u8, len) };
                     let _ = self.send_net(src, false, wire::RMA_HEADER + len, false, sink, |out| {
-                        wire::encode_rma_append(wire::RMA_GET_DATA, 0, r.op, 0, bytes, out)
+                        wire::encode_rma_append(wire::RMA_GET_DATA, 0, 0, r.op, 0, bytes, out)
                     });
                 }
             }
@@ -1706,6 +1723,7 @@ impl RmaCapability for UdpConduit {
     fn put(
         &self,
         peer: Rank,
+        ep: EpIndex,
         offset: usize,
         src: PutSource,
         done: Arc<dyn OpCompletion>,
@@ -1713,11 +1731,11 @@ impl RmaCapability for UdpConduit {
         sink: &dyn AmSink,
     ) -> Result<Injected> {
         let len = src.len();
-        self.check_rma(peer, len)?;
+        self.check_rma(peer, ep, len)?;
         let op = self.link.ops.insert_put(peer, done);
         let sent = if len >= ZERO_COPY_MIN {
             let mut head = Vec::with_capacity(wire::RMA_HEADER);
-            wire::encode_rma_header(wire::RMA_PUT, offset, op, 0, len, &mut head);
+            wire::encode_rma_header(wire::RMA_PUT, ep, offset, op, 0, len, &mut head);
             self.send_net_parts(
                 peer,
                 true,
@@ -1728,7 +1746,7 @@ impl RmaCapability for UdpConduit {
             )
         } else {
             self.send_net(peer, true, wire::RMA_HEADER + len, immediate, sink, |out| {
-                wire::encode_rma_append(wire::RMA_PUT, offset, op, 0, src.as_slice(), out)
+                wire::encode_rma_append(wire::RMA_PUT, ep, offset, op, 0, src.as_slice(), out)
             })
         };
         if !matches!(sent, Ok(Injected::Sent)) {
@@ -1740,6 +1758,7 @@ impl RmaCapability for UdpConduit {
     fn get(
         &self,
         peer: Rank,
+        ep: EpIndex,
         offset: usize,
         dst: GetDest,
         done: Arc<dyn OpCompletion>,
@@ -1747,10 +1766,10 @@ impl RmaCapability for UdpConduit {
         sink: &dyn AmSink,
     ) -> Result<Injected> {
         let want = dst.len();
-        self.check_rma(peer, want)?;
+        self.check_rma(peer, ep, want)?;
         let op = self.link.ops.insert_get(peer, dst, done);
         let sent = self.send_net(peer, true, wire::RMA_HEADER, immediate, sink, |out| {
-            wire::encode_rma_append(wire::RMA_GET, offset, op, want, &[], out)
+            wire::encode_rma_append(wire::RMA_GET, ep, offset, op, want, &[], out)
         });
         if !matches!(sent, Ok(Injected::Sent)) {
             self.link.ops.cancel(op);
@@ -1761,7 +1780,12 @@ impl RmaCapability for UdpConduit {
 
 impl UdpConduit {
     /// The preconditions of a one-sided start, as errors.
-    fn check_rma(&self, peer: Rank, len: usize) -> Result<()> {
+    fn check_rma(&self, peer: Rank, ep: EpIndex, len: usize) -> Result<()> {
+        if ep as usize >= gex_types::MAX_EPS {
+            return Err(Error::bad_arg(format!(
+                "udp conduit: endpoint index {ep} is not below MAX_EPS"
+            )));
+        }
         if !RmaCapability::reaches(self, peer) {
             return Err(Error::bad_arg(format!(
                 "udp conduit: rank {peer} is not reached by one-sided operations from rank {}",

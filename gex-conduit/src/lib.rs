@@ -658,16 +658,21 @@ pub trait RmaCapability: Send + Sync {
     /// The longest transfer one call takes (callers split longer ones).
     fn max_transfer(&self) -> usize;
 
-    /// Starts a put of `src` to `peer`'s bound segment at `offset`. The
+    /// Starts a put of `src` to the segment bound to endpoint `ep` of
+    /// `peer` (0: its primordial endpoint's) at `offset`. `ep` goes to the
+    /// target, which checks the range against its own segment of that
+    /// endpoint ([`crate::epseg`]) before touching memory. The
     /// conduit may keep `src` and read it after returning; it drops it
     /// (local completion) once it no longer reads it, and before it
     /// completes `done`, which it does once the bytes are in the target
     /// segment. When resources are short: `NoOp` if `immediate` (nothing
     /// started, `src` dropped, `done` never called), else progress through
     /// `sink` as [`Conduit::am_send`] does until it can start.
+    #[allow(clippy::too_many_arguments)]
     fn put(
         &self,
         peer: Rank,
+        ep: gex_types::EpIndex,
         offset: usize,
         src: PutSource,
         done: std::sync::Arc<dyn OpCompletion>,
@@ -675,12 +680,15 @@ pub trait RmaCapability: Send + Sync {
         sink: &dyn AmSink,
     ) -> Result<Injected>;
 
-    /// Starts a get of `dst.len()` bytes from `peer`'s bound segment at
-    /// `offset` into `dst`; `done` completes once they are there.
+    /// Starts a get of `dst.len()` bytes from the segment bound to endpoint
+    /// `ep` of `peer` at `offset` into `dst`; `done` completes once they are
+    /// there.
     /// Resources as for [`RmaCapability::put`].
+    #[allow(clippy::too_many_arguments)]
     fn get(
         &self,
         peer: Rank,
+        ep: gex_types::EpIndex,
         offset: usize,
         dst: GetDest,
         done: std::sync::Arc<dyn OpCompletion>,

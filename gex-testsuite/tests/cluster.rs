@@ -704,6 +704,42 @@ fn forged_longs_to_created_endpoints_are_fatal() {
     }
 }
 
+/// One-sided requests of the udp conduit, started past gex-rma's checks,
+/// to a created endpoint without a bound segment or past the end of one,
+/// are fatal at the target, naming the endpoint (and the range), before
+/// any memory is touched.
+#[test]
+fn forged_one_sided_requests_to_created_endpoints_are_fatal() {
+    for (mode, what) in [
+        (
+            "forge-rma-ep-unbound",
+            "endpoint 7 of rank 0 has no bound segment",
+        ),
+        ("forge-rma-ep-range", "(endpoint 1): endpoint 1: "),
+    ] {
+        let out = launch_on("udp", TEST_FAULTS, 2, &[mode], &[("GEX_UDP_BYPASS", "0")]);
+        assert!(!out.timed_out, "{mode}: {}", report(&out));
+        assert!(
+            out.stdout
+                .contains(&format!("mode {mode}: forging a one-sided")),
+            "{mode}: {}",
+            report(&out)
+        );
+        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+        assert!(
+            out.stderr
+                .contains("fatal error on rank 0: udp conduit: a one-sided message from rank 1")
+                && out.stderr.contains(what),
+            "{mode}: {}",
+            report(&out)
+        );
+        if mode == "forge-rma-ep-range" {
+            assert!(out.stderr.contains("range"), "{mode}: {}", report(&out));
+        }
+        check_cleanup(&out);
+    }
+}
+
 /// A message naming an endpoint index the target does not have (forged
 /// past `MAX_EPS`, an impossible source index, or sent through the API to
 /// an index the target never created: endpoints are created locally) is a

@@ -28,10 +28,12 @@
 //! - To the segment bound to a created endpoint (over a TM-pair):
 //!   `H_PUT_EP` and `H_GET_EP`, as `H_PUT` and `H_GET` with a fourth
 //!   argument, the endpoint index, whose bound segment the target checks
-//!   the records against (an index without one is fatal). Every run of such
-//!   a put is packed (a Long request would run in that endpoint's handler
-//!   table, where this layer has none); the answers are `H_ACK` and
-//!   `H_GET_DATA` with the first three arguments.
+//!   the records against (an index without one is fatal). No run of such a
+//!   put goes as a Long request (it would run in that endpoint's handler
+//!   table, where this layer has none): long runs are packed too, or on
+//!   the conduit route go through its one-sided puts, which name the
+//!   endpoint. The answers are `H_ACK` and `H_GET_DATA` with the first
+//!   three arguments.
 //! - Peer completion, `H_PC` (Medium request, 1 argument: the client's
 //!   handler index): sent once every message of the put is acknowledged
 //!   (by the sender, or by this layer's progress hook for NB/NBI puts); the
@@ -526,7 +528,7 @@ fn plan_put(
         // returns).
         let data: &'static [u8] =
             unsafe { std::slice::from_raw_parts(r.local as *const u8, r.len) };
-        if r.len > medium / 2 && long > 0 {
+        if r.len > medium / 2 && (long > 0 || native.is_some()) {
             flush(&mut buf, &mut out);
             let mut at = 0;
             while at < r.len {
@@ -679,7 +681,15 @@ pub(crate) fn put(
             };
             let imm = immediate && msgs.is_empty() && k == 0;
             let done: Arc<dyn gex_conduit::OpCompletion> = data.clone();
-            match cap.put(jobrank, *off, PutSource::copy_of(bytes), done, imm, sink) {
+            match cap.put(
+                jobrank,
+                ep,
+                *off,
+                PutSource::copy_of(bytes),
+                done,
+                imm,
+                sink,
+            ) {
                 Ok(Injected::Sent) => {}
                 Ok(Injected::NoOp) => return Ok(None),
                 Err(e) => {
@@ -835,7 +845,7 @@ pub(crate) fn get(
                 .map(|s| Box::new(s) as Box<dyn std::any::Any + Send>);
             let dst = unsafe { GetDest::new(at as *mut u8, len, hold) };
             let done: Arc<dyn gex_conduit::OpCompletion> = c.clone();
-            match cap.get(jobrank, off, dst, done, imm, sink) {
+            match cap.get(jobrank, ep, off, dst, done, imm, sink) {
                 Ok(Injected::Sent) => {}
                 Ok(Injected::NoOp) => return Ok(None),
                 Err(e) => return fail(natives.len() - k, e),

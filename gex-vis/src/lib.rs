@@ -166,7 +166,7 @@ pub enum Route {
 pub fn route(jobrank: Rank) -> Route {
     if direct_base(jobrank).is_some() {
         Route::Direct
-    } else if capability(jobrank, 0).is_some() {
+    } else if capability(jobrank).is_some() {
         Route::Conduit
     } else {
         Route::ActiveMessages
@@ -174,11 +174,10 @@ pub fn route(jobrank: Rank) -> Route {
 }
 
 /// The conduit's one-sided capability for the long runs of transfers to
-/// endpoint `ep` of `jobrank`, unless the Active Message route is forced.
-/// The capability addresses primordial segments only, so transfers to a
-/// created endpoint's segment are packed into Active Messages.
-fn capability(jobrank: Rank, ep: EpIndex) -> Option<&'static dyn gex_conduit::RmaCapability> {
-    if ep != 0 || force_am() || !gex_core::direct_access() {
+/// `jobrank` (to any endpoint's segment), unless the Active Message route
+/// is forced.
+fn capability(jobrank: Rank) -> Option<&'static dyn gex_conduit::RmaCapability> {
+    if force_am() || !gex_core::direct_access() {
         return None;
     }
     ampath::native(jobrank)
@@ -668,7 +667,7 @@ fn run_put(call: &str, p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result
         immediate,
         parent.clone(),
         pc.clone(),
-        capability(p.jobrank, p.ep),
+        capability(p.jobrank),
     );
     let c = match started {
         Ok(Some(c)) => c,
@@ -704,7 +703,7 @@ fn run_get<'d>(p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result<GetOut<
     }
     let pieces = plan.into_pieces();
     let immediate = flags.contains(Flags::IMMEDIATE);
-    let cap = capability(p.jobrank, p.ep);
+    let cap = capability(p.jobrank);
     if mode != Mode::Nb {
         return match ampath::get((p.jobrank, p.ep), &pieces, immediate, cap, None)? {
             None => Ok(GetOut::NoOp),

@@ -32,6 +32,8 @@
 //! | `forge-mk-range` | every rank binds a 4 KiB created segment to endpoint 1; the last rank forges a put into rank 0's past its end | 1, a fatal message naming the range |
 //! | `forge-long-unbound` | (udp without the bypass) the last rank forges, through the conduit, a Long AM to endpoint 7 of rank 0, which has no bound segment | 1, a fatal message naming the endpoint |
 //! | `forge-long-range` | (udp without the bypass) every rank binds a 4 KiB created segment to endpoint 1; the last rank forges a Long AM into rank 0's past its end | 1, a fatal message naming the endpoint and the range |
+//! | `forge-rma-ep-unbound` | (udp without the bypass) the last rank starts, through the conduit's one-sided capability (past gex-rma's checks), a get from endpoint 7 of rank 0, which has no bound segment | 1, a fatal message naming the endpoint |
+//! | `forge-rma-ep-range` | (udp without the bypass) every rank binds a 4 KiB created segment to endpoint 1; the last rank starts a one-sided put into rank 0's past its end | 1, a fatal message naming the endpoint and the range |
 //! | `barrier-double-notify` | the last rank calls `gasnet_barrier_notify` twice; the others wait forever | 1, a fatal message naming the call |
 //! | `barrier-wait-unnotified` | the last rank calls `gasnet_barrier_wait` with no notify | 1, likewise |
 //! | `barrier-try-unnotified` | the last rank calls `gasnet_barrier_try` with no notify | 1, likewise |
@@ -77,6 +79,8 @@ const MODES: &[&str] = &[
     "forge-mk-range",
     "forge-long-unbound",
     "forge-long-range",
+    "forge-rma-ep-unbound",
+    "forge-rma-ep-range",
     "stopped-in-barrier",
     "barrier-double-notify",
     "barrier-wait-unnotified",
@@ -379,9 +383,14 @@ fn main() {
             say("waiting forever");
             wait_forever()
         }
-        "forge-mk-index" | "forge-mk-unbound" | "forge-mk-range" | "forge-long-unbound"
-        | "forge-long-range" => {
-            if mode == "forge-mk-range" || mode == "forge-long-range" {
+        "forge-mk-index"
+        | "forge-mk-unbound"
+        | "forge-mk-range"
+        | "forge-long-unbound"
+        | "forge-long-range"
+        | "forge-rma-ep-unbound"
+        | "forge-rma-ep-range" => {
+            if mode.ends_with("-range") {
                 let ep = gex::Ep::create(&job.client, gex::EpCapabilities::ALL, Flags::empty())
                     .expect("create an endpoint");
                 let seg = gex::mk::segment_create(
@@ -394,7 +403,28 @@ fn main() {
                 gex::mk::ep_bind_segment(&ep, &seg, Flags::empty()).expect("bind");
                 job.barrier();
             }
-            if me == last && n > 1 && mode.starts_with("forge-long") {
+            if me == last && n > 1 && mode.starts_with("forge-rma-ep") {
+                let rt = gex_core::Runtime::get().expect("the client exists");
+                let cap = rt.conduit().rma().expect("udp has one-sided operations");
+                let done: std::sync::Arc<dyn gex_core::conduit::OpCompletion> =
+                    gex_core::Completion::new(1, None);
+                if mode == "forge-rma-ep-unbound" {
+                    say("forging a one-sided get from endpoint 7 of rank 0");
+                    let buf: &'static mut [u8] = Box::leak(vec![0u8; 8].into_boxed_slice());
+                    // SAFETY: the buffer is leaked, so valid for the rest of
+                    // the process, and not accessed otherwise.
+                    let dst = unsafe {
+                        gex_core::conduit::GetDest::new(buf.as_mut_ptr(), buf.len(), None)
+                    };
+                    cap.get(0, 7, 0, dst, done, false, rt.sink())
+                        .expect("the capability sends what it is given");
+                } else {
+                    say("forging a one-sided put past the end of endpoint 1's segment at rank 0");
+                    let src = gex_core::conduit::PutSource::copy_of(&[7u8; 8]);
+                    cap.put(0, 1, 4092, src, done, false, rt.sink())
+                        .expect("the capability sends what it is given");
+                }
+            } else if me == last && n > 1 && mode.starts_with("forge-long") {
                 // Through the conduit, past the AM layer's checks (which
                 // refuse both at the sender).
                 let (dest_ep, off) = if mode == "forge-long-unbound" {

@@ -159,6 +159,14 @@ fn main() {
     longs(&job, &[&ep1, &ep2], &[&seg1, &seg2]);
     vis(&job, &[&ep1, &ep2], &[&seg1, &seg2]);
 
+    routes(&job);
+    let one_sided = || {
+        gex::stats()
+            .ok()
+            .and_then(|s| Some(s.get("rma_puts")? + s.get("rma_gets")?))
+            .unwrap_or(0)
+    };
+    let before = one_sided();
     // RMA between every pair of (rank, endpoint): one thread per sender.
     let senders = [job.ep.clone(), ep1.clone(), ep2.clone()];
     std::thread::scope(|sc| {
@@ -174,6 +182,12 @@ fn main() {
         .expect("large put");
     job.barrier();
     check_all(&job, &ep2, &[1, 2]);
+    if gex::rma::route_to(&job.ep, 2, (me + 1) % n) == gex::rma::Route::Conduit {
+        assert!(
+            one_sided() > before,
+            "rank {me}: the conduit's one-sided route moved nothing"
+        );
+    }
     let prev = (me + n - 1) % n;
     let mut got = vec![0u8; BIG];
     seg2.read(BIG_AT, &mut got).unwrap();
@@ -769,8 +783,8 @@ fn longs(job: &Job, eps: &[&Ep; 2], segs: &[&gex::Segment; 2]) {
 /// and nothing else; the long run goes at `VIS_LONG_AT`.
 const VIS_AT: usize = 16 * 1024;
 const VIS_REGION: usize = 1024;
-const VIS_LONG_AT: usize = 32 * 1024;
-const VIS_LONG: usize = 20_000;
+const VIS_LONG_AT: usize = 24 * 1024;
+const VIS_LONG: usize = 40_000;
 
 /// The ranges of a source's region that its vector, indexed and strided
 /// puts write: (offset in the region, length).
@@ -954,4 +968,34 @@ fn vis(job: &Job, eps: &[&Ep; 2], segs: &[&gex::Segment; 2]) {
         "{e}"
     );
     job.barrier();
+}
+
+/// The route RMA to each (rank, created endpoint) takes: direct to this
+/// rank and to library memory a neighbour maps, the conduit's one-sided
+/// operations across udp without the bypass, else Active Messages (and
+/// Active Messages for everything when forced).
+fn routes(job: &Job) {
+    use gex::rma::{route_to, Route};
+    let me = job.rank();
+    let conduit = std::env::var("GEX_CONDUIT").unwrap_or_default();
+    let bypass = std::env::var("GEX_UDP_BYPASS").map_or(true, |v| v != "0");
+    let forced = gex::rma::force_am();
+    for r in 0..job.size() {
+        for k in [1u32, 2] {
+            let want = if forced {
+                Route::ActiveMessages
+            } else if r == me || (k == 1 && (conduit == "smp" || bypass)) {
+                Route::Direct
+            } else if conduit == "udp" && !bypass {
+                Route::Conduit
+            } else {
+                Route::ActiveMessages
+            };
+            assert_eq!(
+                route_to(&job.ep, k, r),
+                want,
+                "rank {me}: route to endpoint {k} of rank {r} ({conduit})"
+            );
+        }
+    }
 }
