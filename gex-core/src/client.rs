@@ -1029,11 +1029,9 @@ impl TmRef for TmPair {
     #[inline(always)]
     fn fast_entry(&self, rank: Rank) -> Option<&'static crate::FastSeg> {
         if self.remote_index != 0 {
-            // The table has one entry per jobrank: its length checks the
-            // rank, and an index of MAX_EPS or more has no table.
-            return crate::epseg::ep_segments(self.remote_index)?
-                .fast_slice()
-                .get(rank as usize);
+            // The index's active fast form, the rank checked against the
+            // job size; an index of MAX_EPS or more has none.
+            return crate::epseg::ep_fast_entry(self.remote_index, rank);
         }
         let jobrank = self.jobrank_of(rank).ok()?;
         let t = crate::fast_segments();

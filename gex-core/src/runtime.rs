@@ -94,6 +94,7 @@ pub fn set_direct_access(on: bool) {
     if !p.is_null() {
         FAST_TABLE.store(p, Ordering::Release);
     }
+    crate::epseg::refresh_fast();
 }
 
 /// Whether direct access to mapped peer segments is on.
