@@ -144,6 +144,9 @@ pub struct Tm(Arc<TmInner>);
 pub struct TmPair {
     ep: Ep,
     remote_index: EpIndex,
+    /// `epseg::fast_slot(remote_index)`: where the direct route finds the
+    /// remote endpoint's fast table.
+    fast_slot: u8,
     /// The local endpoint's capabilities (fixed at its creation), kept
     /// here so the direct route checks them without reaching the endpoint.
     caps: EpCapabilities,
@@ -748,6 +751,7 @@ impl Ep {
         TmPair {
             ep: self.clone(),
             remote_index,
+            fast_slot: crate::epseg::fast_slot(remote_index),
             caps: self.0.caps,
         }
     }
@@ -1028,18 +1032,10 @@ impl TmRef for TmPair {
 
     #[inline(always)]
     fn fast_entry(&self, rank: Rank) -> Option<&'static crate::FastSeg> {
-        if self.remote_index != 0 {
-            // The index's active fast form, the rank checked against the
-            // job size; an index of MAX_EPS or more has none.
-            return crate::epseg::ep_fast_entry(self.remote_index, rank);
-        }
-        let jobrank = self.jobrank_of(rank).ok()?;
-        let t = crate::fast_segments();
-        if t.is_null() {
-            return None;
-        }
-        // SAFETY: as in the default method.
-        Some(unsafe { &*t.add(jobrank as usize) })
+        // The slot's active fast form (index 0: the primordial table's),
+        // the rank checked against the job size; an index of MAX_EPS or
+        // more has an always-empty slot.
+        crate::epseg::fast_entry_at(self.fast_slot, rank)
     }
 
     #[inline]

@@ -13,14 +13,17 @@
 //! its fast form (the [`FastSeg`] entries the RMA direct route reads), in
 //! both versions, mapped and with direct access off.
 //!
-//! The direct route reads neither the table nor the direct-access switch:
-//! [`ep_fast_entry`] loads the index's active fast form (the one the
-//! switch selects, kept in [`FAST`] by the writers and by
-//! [`crate::set_direct_access`]) and checks the rank against the job size,
-//! which every table's length is ([`FAST_LEN`]): two independent loads and
-//! the entry, as the primordial table's route does. (Through the table it
-//! was a chain of three dependent loads plus the switch's, and an 8-byte
-//! get to a created segment took 1.7-2.1x the primordial one.)
+//! The direct route over a TM-pair reads neither the table nor the
+//! direct-access switch: [`fast_entry_at`] loads the active fast form of
+//! the pair's slot (for index 0 the primordial table's, as
+//! [`crate::fast_segments`] gives it; for a created index the form its
+//! table's switch selects; kept in `FAST` by the writers, by attach and
+//! by [`crate::set_direct_access`]) and checks the rank against the job
+//! size, which every table's length is (`FAST_LEN`): two independent
+//! loads and the entry, with no test of the index (the pair clamps it
+//! when it is made, [`fast_slot`]). Through the table it was a chain of
+//! three dependent loads plus the switch's, and an 8-byte get to a created
+//! segment took 1.5-1.7x the primordial one.
 
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -73,24 +76,38 @@ impl EpSegTable {
 
 static TABLES: [AtomicPtr<EpSegTable>; MAX_EPS] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_EPS];
-/// Each index's active fast form: the first entry of its table's
-/// `fast_mapped` or `fast_unmapped` (as [`direct_access`] says), or null.
-static FAST: [AtomicPtr<FastSeg>; MAX_EPS] =
-    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_EPS];
+/// Slots of `FAST`: a power of two above `MAX_EPS`, so that a slot is
+/// masked into range rather than checked.
+const FAST_SLOTS: usize = 64;
+const _: () = assert!(MAX_EPS < FAST_SLOTS && FAST_SLOTS.is_power_of_two());
+/// Each index's active fast form: for 0 the primordial table's active
+/// form, for a created index the first entry of its table's `fast_mapped`
+/// or `fast_unmapped` (as [`direct_access`] says); null when there is none,
+/// and always for slots `MAX_EPS` and above.
+static FAST: [AtomicPtr<FastSeg>; FAST_SLOTS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; FAST_SLOTS];
 /// The number of entries of every table (the job size), set before the
 /// first table is published and never changed.
 static FAST_LEN: AtomicUsize = AtomicUsize::new(0);
 static WRITERS: Mutex<()> = Mutex::new(());
 
-/// The fast-table entry of jobrank `rank` for endpoint index `index`
-/// (`None` for index 0, whose table is the primordial one, an index of
-/// `MAX_EPS` or more, before anything is known for the index here, or a
-/// rank outside the job). What the RMA direct route reads.
+/// The slot of endpoint index `index` in the active fast forms: the index
+/// itself below `MAX_EPS`, else `MAX_EPS` (a slot that is always empty).
+/// A TM-pair keeps it, so that its direct route tests no index.
+#[inline]
+pub fn fast_slot(index: EpIndex) -> u8 {
+    index.min(MAX_EPS as EpIndex) as u8
+}
+
+/// The fast-table entry of jobrank `rank` in slot `slot` ([`fast_slot`]:
+/// 0 is the primordial table): `None` before anything is known for it
+/// here, for an empty slot or for a rank outside the job. What the RMA
+/// direct route over a TM-pair reads.
 ///
 /// For layer authors.
 #[inline(always)]
-pub fn ep_fast_entry(index: EpIndex, rank: Rank) -> Option<&'static FastSeg> {
-    let p = FAST.get(index as usize)?.load(Ordering::Acquire);
+pub fn fast_entry_at(slot: u8, rank: Rank) -> Option<&'static FastSeg> {
+    let p = FAST[slot as usize & (FAST_SLOTS - 1)].load(Ordering::Acquire);
     // The acquire load above sees FAST_LEN's value, stored before the
     // first pointer was published.
     if p.is_null() || rank as usize >= FAST_LEN.load(Ordering::Relaxed) {
@@ -99,6 +116,29 @@ pub fn ep_fast_entry(index: EpIndex, rank: Rank) -> Option<&'static FastSeg> {
     // SAFETY: a non-null pointer is the first entry of a leaked fast form
     // of FAST_LEN entries (never freed or modified), and `rank` is below.
     Some(unsafe { &*p.add(rank as usize) })
+}
+
+/// The fast-table entry of jobrank `rank` for the created endpoint index
+/// `index` (`None` for index 0, whose table is the primordial one, an
+/// index of `MAX_EPS` or more, before anything is known for the index
+/// here, or a rank outside the job).
+///
+/// For layer authors.
+#[inline]
+pub fn ep_fast_entry(index: EpIndex, rank: Rank) -> Option<&'static FastSeg> {
+    if index == 0 || index as usize >= MAX_EPS {
+        return None;
+    }
+    fast_entry_at(index as u8, rank)
+}
+
+/// Sets FAST_LEN to the job size `len` (every table has that many
+/// entries) before a first fast form is published; it never changes.
+fn set_len(len: usize) {
+    match FAST_LEN.load(Ordering::Relaxed) {
+        0 => FAST_LEN.store(len, Ordering::Relaxed),
+        n => assert_eq!(n, len, "the job size does not change"),
+    }
 }
 
 /// Points `index`'s active fast form at `t`'s, as the direct-access
@@ -113,9 +153,15 @@ fn activate(index: usize, t: &EpSegTable) {
 }
 
 /// Re-selects every index's active fast form after the direct-access
-/// switch changed ([`crate::set_direct_access`]).
-pub(crate) fn refresh_fast() {
+/// switch changed or the primordial table was published
+/// ([`crate::set_direct_access`]); `primordial` is that table's active
+/// form and length, once attached.
+pub(crate) fn refresh_fast(primordial: Option<(*mut FastSeg, usize)>) {
     let _g = WRITERS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((p, len)) = primordial {
+        set_len(len);
+        FAST[0].store(p, Ordering::Release);
+    }
     for i in 1..MAX_EPS {
         if let Some(t) = ep_segments(i as EpIndex) {
             activate(i, t);
@@ -179,10 +225,7 @@ pub unsafe fn update_ep_segments(
         }
     }
     assert_eq!(descs.len(), jobsize as usize, "one entry per jobrank");
-    match FAST_LEN.load(Ordering::Relaxed) {
-        0 => FAST_LEN.store(descs.len(), Ordering::Relaxed),
-        n => assert_eq!(n, descs.len(), "the job size does not change"),
-    }
+    set_len(descs.len());
     let leaked = Box::leak(Box::new(EpSegTable::new(descs)));
     TABLES[index as usize].store(leaked, Ordering::Release);
     activate(index as usize, leaked);
