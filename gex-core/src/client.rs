@@ -192,9 +192,11 @@ pub trait TmRef {
     /// The local endpoint.
     fn ep(&self) -> &Ep;
     /// The jobrank named by `rank`, checked, for a call that addresses
-    /// the peer endpoint's bound segment: over a TM-pair naming another
-    /// endpoint than the primordial one this is an error, since only the
-    /// primordial endpoints' segments are known across processes.
+    /// the peer endpoint's bound segment through the primordial tables
+    /// only (remote atomics): over a TM-pair naming another endpoint than
+    /// the primordial one this is an error. Calls that reach created
+    /// endpoints' segments use [`TmRef::rma_jobrank_of`] and
+    /// [`TmRef::peer_segment`].
     fn jobrank_of(&self, rank: Rank) -> Result<Rank>;
 
     /// Whether the local endpoint has `cap` (always for a team: every team
