@@ -112,6 +112,26 @@ fn check_lc(call: &str, lc: LcOpt, is_request: bool, defer: bool) -> Result<()> 
     Ok(())
 }
 
+/// The payload limit of `cat` to endpoint `remote_ep` of `jobrank`: a
+/// Long to a created endpoint's segment that this process does not map
+/// (client memory, or not known here) within the conduit's
+/// `max_long_carried`.
+#[inline]
+fn limit_to(
+    l: AmLimits,
+    cat: AmCategory,
+    is_request: bool,
+    remote_ep: EpIndex,
+    jobrank: Rank,
+) -> usize {
+    if cat == AmCategory::Long && remote_ep != 0 {
+        let mapped =
+            gex_core::epseg::ep_segment(remote_ep, jobrank).is_some_and(|s| s.local_base.is_some());
+        return l.max_long(is_request, mapped);
+    }
+    limit_of(l, cat, is_request)
+}
+
 fn limit_of(l: AmLimits, cat: AmCategory, is_request: bool) -> usize {
     match (cat, is_request) {
         (AmCategory::Medium, true) => l.max_request_medium,
@@ -134,15 +154,21 @@ fn resolve_long(
     len: usize,
     flags: Flags,
 ) -> Result<usize> {
-    if d.remote_ep != 0 {
-        return Err(Error::bad_arg(format!(
-            "{}: the destination endpoint {} of rank {} has no bound segment (only primordial endpoints, index 0, have one): a Long with a payload cannot go there",
-            call(),
-            d.remote_ep,
-            d.jobrank
-        )));
-    }
-    let seg = segment_desc(d.ep.runtime(), d.jobrank).unwrap_or_default();
+    let seg = if d.remote_ep == 0 {
+        segment_desc(d.ep.runtime(), d.jobrank).unwrap_or_default()
+    } else {
+        // A created endpoint: the segment bound to it and published to this
+        // process (or bound here, for this rank).
+        let Some(seg) = gex_core::epseg::ep_segment(d.remote_ep, d.jobrank) else {
+            return Err(Error::bad_arg(format!(
+                "{}: endpoint {} of rank {} has no segment known here (none bound, not published to this rank, or destroyed): a Long with a payload cannot go there",
+                call(),
+                d.remote_ep,
+                d.jobrank
+            )));
+        };
+        seg
+    };
     let is_offset = flags.contains(Flags::PEER_SEG_OFFSET);
     seg.offset_of(d.jobrank, dest_addr, len, is_offset, ZeroLen::InSegment)
         .map_err(|e| Error::bad_arg(format!("{}: {}", call(), e.named("destination"))))
@@ -209,7 +235,13 @@ pub(crate) fn send(
                 matches!(lc, Lc::Defer),
             )?;
         }
-        let max = limit_of(conduit.am_limits(d.jobrank), cat, is_request);
+        let max = limit_to(
+            conduit.am_limits(d.jobrank),
+            cat,
+            is_request,
+            d.remote_ep,
+            d.jobrank,
+        );
         if payload.len() > max {
             return Err(Error::bad_arg(format!(
                 "{}: payload of {} bytes exceeds the maximum {max} to rank {}",
@@ -302,10 +334,12 @@ pub(crate) fn max_payload(
         cat.name()
     );
     check_query(&call, cat, is_request, lc, flags, nargs)?;
-    Ok(limit_of(
+    Ok(limit_to(
         d.ep.runtime().conduit().am_limits(d.jobrank),
         cat,
         is_request,
+        d.remote_ep,
+        d.jobrank,
     ))
 }
 
@@ -365,7 +399,13 @@ pub(crate) fn max_payload_tm<T: TmRef + ?Sized>(
     let mut r = 0;
     // Every rank the tm can address: stop at the first out-of-range rank.
     while let Ok(to) = tm.am_peer(r) {
-        least = least.min(limit_of(conduit.am_limits(to.rank), cat, is_request));
+        least = least.min(limit_to(
+            conduit.am_limits(to.rank),
+            cat,
+            is_request,
+            to.ep_index,
+            to.rank,
+        ));
         r += 1;
     }
     if r == 0 {

@@ -35,6 +35,12 @@ const PLEN_MASK: u32 = (1 << 24) - 1;
 const _: () = assert!(MAX_MEDIUM <= PLEN_MASK as usize);
 const _: () = assert!(MAX_LONG <= PLEN_MASK as usize);
 const _: () = assert!(gex_types::MAX_EPS <= 256);
+/// Set in a record's category byte when a Long's payload travels in the
+/// record (after its offset and address): a Long to a created endpoint's
+/// segment that the sender does not map (client memory), which the target
+/// copies into its segment before the handler runs. Any other Long's
+/// payload was copied into the target's segment by the sender.
+const CARRIED: u8 = 0x80;
 
 /// An inbound ring and what this process knows of it without touching
 /// shared memory beyond the producer's tail.
@@ -275,7 +281,7 @@ impl SmpTransport {
 
     /// Payload limits between members.
     pub fn limits() -> AmLimits {
-        AmLimits::new(MAX_MEDIUM, MAX_MEDIUM, MAX_LONG, MAX_LONG)
+        AmLimits::new(MAX_MEDIUM, MAX_MEDIUM, MAX_LONG, MAX_LONG).with_max_long_carried(MAX_MEDIUM)
     }
 
     /// Drains up to a batch of messages from one inbound ring.
@@ -308,7 +314,8 @@ impl SmpTransport {
         // until we release it after the handler returns.
         unsafe {
             let start = rec.body.sub(8);
-            let cat = *start.add(8);
+            let carried = *start.add(8) & CARRIED != 0;
+            let cat = *start.add(8) & !CARRIED;
             let dest_ep = *start.add(9);
             let handler = *start.add(10);
             let nargs = (*start.add(11) as usize).min(AM_MAX_ARGS);
@@ -331,13 +338,36 @@ impl SmpTransport {
                 AmCategory::Long => {
                     let off = (start.add(after) as *const u64).read() as usize;
                     let dest = (start.add(after + 8) as *const u64).read() as usize;
-                    let seg = self.segments.get().map(|s| s.table[self.me as usize]);
-                    match arrived_long(seg, self.me, off, plen) {
-                        Ok(at) => (std::slice::from_raw_parts(at as *const u8, plen), dest),
-                        Err(e) => gex_bootstrap::fatal(&format!(
-                            "smp conduit: a Long AM from rank {src}: {e}"
-                        )),
+                    let at = if dest_ep == 0 {
+                        let seg = self.segments.get().map(|s| s.table[self.me as usize]);
+                        arrived_long(seg, self.me, off, plen)
+                    } else {
+                        gex_conduit::epseg::arrived_at_ep(
+                            EpIndex::from(dest_ep),
+                            self.me,
+                            off,
+                            plen,
+                        )
+                    };
+                    let at = at.unwrap_or_else(|e| {
+                        gex_bootstrap::fatal(&format!(
+                            "smp conduit: a Long AM from rank {src} (endpoint {src_ep}): {e}"
+                        ))
+                    });
+                    if carried {
+                        // The payload follows in the record: its length
+                        // was written by another process, so it is checked
+                        // against the record before it is read.
+                        if dest_ep == 0 || after + 16 + plen > 8 + rec.body_room {
+                            gex_bootstrap::fatal(&format!(
+                                "smp conduit: a Long AM from rank {src} carries {plen} bytes its record does not hold (or for the primordial endpoint, whose segment the sender maps)"
+                            ));
+                        }
+                        // The segment range was checked above; the record
+                        // is this ring's memory, separate from it.
+                        std::ptr::copy_nonoverlapping(start.add(after + 16), at as *mut u8, plen);
                     }
+                    (std::slice::from_raw_parts(at as *const u8, plen), dest)
                 }
             };
             sink.deliver(
@@ -348,13 +378,22 @@ impl SmpTransport {
     }
 
     /// Writes `msg` into a reserved record body (`b` is 8 bytes into the
-    /// record) and, for a Long, copies the payload into the target segment.
+    /// record) and, for a Long with a payload, copies the payload to
+    /// `long_at` ([`SmpTransport::long_target`]: an address in the target's
+    /// segment mapped here), or into the record after its offset and
+    /// address when `long_at` is `None`.
     ///
     /// # Safety
     /// `b` must be the body of a reserved record of `record_len(msg) - 8`
-    /// bytes; for a Long the destination range must have been validated.
+    /// bytes, plus the payload's length for a carried Long; `long_at` must
+    /// be the start of `msg.payload.len()` writable bytes of a mapping.
     #[inline]
-    unsafe fn write_record(&self, dest: Rank, b: *mut u8, msg: &OutgoingAm<'_>) -> Result<()> {
+    unsafe fn write_record(
+        &self,
+        b: *mut u8,
+        msg: &OutgoingAm<'_>,
+        long_at: Option<usize>,
+    ) -> Result<()> {
         // SAFETY: per the function contract.
         unsafe {
             let start = b.sub(8);
@@ -381,30 +420,75 @@ impl SmpTransport {
                     (start.add(after + 8) as *mut u64).write(msg.dest_addr as u64);
                 }
                 AmCategory::Long => {
-                    let seg = self.segments.get().map(|s| s.table[dest as usize]);
-                    let seg = seg.filter(|s| s.local_base.is_some()).unwrap_or_default();
-                    let (len, is_offset) = (msg.payload.len(), true);
-                    if let Err(e) =
-                        seg.offset_of(dest, msg.dest_offset, len, is_offset, ZeroLen::InSegment)
-                    {
-                        return Err(Error::bad_arg(format!(
-                            "smp conduit: Long AM to rank {dest}: no mapped segment covers it: {e}"
-                        )));
+                    match long_at {
+                        // `copy` (memmove) rather than copy_nonoverlapping:
+                        // the source may itself lie in a mapped segment.
+                        Some(at) => {
+                            std::ptr::copy(msg.payload.as_ptr(), at as *mut u8, msg.payload.len())
+                        }
+                        None => {
+                            *start.add(8) |= CARRIED;
+                            std::ptr::copy_nonoverlapping(
+                                msg.payload.as_ptr(),
+                                start.add(after + 16),
+                                msg.payload.len(),
+                            );
+                        }
                     }
-                    let base = seg.local_base.unwrap_or(0);
-                    // `copy` (memmove) rather than copy_nonoverlapping: the
-                    // source may itself lie in a mapped segment.
-                    std::ptr::copy(
-                        msg.payload.as_ptr(),
-                        (base as *mut u8).add(msg.dest_offset),
-                        msg.payload.len(),
-                    );
                     (start.add(after) as *mut u64).write(msg.dest_offset as u64);
                     (start.add(after + 8) as *mut u64).write(msg.dest_addr as u64);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Where the payload of a Long with a payload to `dest` goes: the
+    /// address, in this process's mapping of the target's segment, that the
+    /// sender copies it to; or `None` when the record carries it (a created
+    /// endpoint's segment not mapped here, within [`MAX_MEDIUM`]). The range
+    /// was validated by the AM layer and is checked again against the table
+    /// the copy goes through.
+    fn long_target(&self, dest: Rank, msg: &OutgoingAm<'_>) -> Result<Option<usize>> {
+        let len = msg.payload.len();
+        let seg = if msg.dest_ep == 0 {
+            self.segments
+                .get()
+                .map(|s| s.table[dest as usize])
+                .filter(|s| s.local_base.is_some())
+        } else {
+            let Some(seg) = gex_conduit::epseg::ep_segment(msg.dest_ep, dest) else {
+                return Err(Error::bad_arg(format!(
+                    "smp conduit: Long AM to endpoint {} of rank {dest}: no segment of it is known here",
+                    msg.dest_ep
+                )));
+            };
+            if seg.local_base.is_none() {
+                seg.offset_of(dest, msg.dest_offset, len, true, ZeroLen::InSegment)
+                    .map_err(|e| {
+                        Error::bad_arg(format!(
+                            "smp conduit: Long AM to endpoint {} of rank {dest}: {e}",
+                            msg.dest_ep
+                        ))
+                    })?;
+                if len > MAX_MEDIUM {
+                    return Err(Error::bad_arg(format!(
+                        "smp conduit: Long AM of {len} bytes to endpoint {} of rank {dest}: its segment is not mapped here (client memory), so the payload travels in the message, at most {MAX_MEDIUM} bytes",
+                        msg.dest_ep
+                    )));
+                }
+                return Ok(None);
+            }
+            Some(seg)
+        };
+        let seg = seg.unwrap_or_default();
+        match seg.offset_of(dest, msg.dest_offset, len, true, ZeroLen::InSegment) {
+            Ok(off) => Ok(Some(seg.local_base.unwrap_or(0) + off)),
+            Err(e) => Err(Error::bad_arg(format!(
+                "smp conduit: Long AM to rank {dest} (endpoint {}): no mapped segment covers it: {e}",
+                msg.dest_ep
+            ))),
+        }
     }
 }
 
@@ -468,14 +552,22 @@ impl SmpTransport {
         {
             return Err(Error::bad_arg("AM exceeds the smp transport's limits"));
         }
-        let body = record_len(msg) - 8;
+        let mut body = record_len(msg) - 8;
+        let mut long_at = None;
+        if msg.category == AmCategory::Long && !msg.payload.is_empty() {
+            long_at = self.long_target(dest, msg)?;
+            if long_at.is_none() {
+                body += msg.payload.len();
+            }
+        }
         let mut p = ring.lock();
         let Some(b) = p.reserve(body) else {
             return Ok(Injected::NoOp);
         };
-        // SAFETY: b is the body of a record of `body` bytes; the Long range
-        // was validated by the AM layer and is re-checked against the table.
-        match unsafe { self.write_record(dest, b, msg) } {
+        // SAFETY: b is the body of a record of `body` bytes (with room for a
+        // carried payload); a Long's address was checked against the table
+        // of the mapping it lies in.
+        match unsafe { self.write_record(b, msg, long_at) } {
             Ok(()) => {
                 p.publish();
                 Ok(Injected::Sent)

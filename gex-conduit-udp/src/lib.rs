@@ -65,7 +65,7 @@ use gex_conduit::{
     Layout, OpCompletion, OutgoingAm, PollScope, PutSource, RmaCapability, SegmentDesc, ZeroLen,
 };
 use gex_conduit_smp::{hostname, SmpTransport};
-use gex_types::{AmCategory, Error, Rank, Result};
+use gex_types::{AmCategory, EpIndex, Error, Rank, Result};
 
 /// Largest Medium payload over UDP (fragmented by the protocol).
 pub const MAX_MEDIUM: usize = 64 << 10;
@@ -1202,6 +1202,7 @@ impl UdpConduit {
             MAX_LONG.min(s.max_request_long),
             MAX_LONG.min(s.max_reply_long),
         )
+        .with_max_long_carried(s.max_long_carried)
     }
 
     /// Network progress for a poll: waits for a datagram first when polls
@@ -1275,13 +1276,30 @@ impl UdpConduit {
         let mut payload = am.payload;
         // A zero-byte Long names no memory (its dest_addr goes to the
         // handler as sent, any value): nothing to check or place.
-        if am.category == AmCategory::Long && len > 0 {
-            if am.dest_ep != 0 {
+        if am.category == AmCategory::Long && len > 0 && am.dest_ep != 0 {
+            // For a created endpoint: its bound segment, checked here (the
+            // placer leaves such payloads in the message).
+            let at = gex_conduit::epseg::arrived_at_ep(am.dest_ep, self.me, am.dest_offset, len)
+                .unwrap_or_else(|e| {
+                    gex_bootstrap::fatal(&format!(
+                        "udp conduit: a Long AM from rank {src} (endpoint {}): {e}",
+                        am.src_ep
+                    ))
+                });
+            if placed || am.payload.len() != len {
                 gex_bootstrap::fatal(&format!(
-                    "udp conduit: a Long AM from rank {src} for endpoint {} of this rank, which has no bound segment (only the primordial endpoint, index 0, has one)",
+                    "udp conduit: a Long AM from rank {src} for endpoint {} arrived without its payload",
                     am.dest_ep
                 ));
             }
+            // SAFETY: `arrived_at_ep` checked the range against this rank's
+            // bound segment of that endpoint (mapped for the rest of the
+            // process); the message buffer is separate memory.
+            unsafe {
+                std::ptr::copy_nonoverlapping(am.payload.as_ptr(), at as *mut u8, len);
+                payload = std::slice::from_raw_parts(at as *const u8, len);
+            }
+        } else if am.category == AmCategory::Long && len > 0 {
             let Some(&(base, size)) = self.link.segment.get() else {
                 gex_bootstrap::fatal(&format!(
                     "udp conduit: a Long AM from rank {src} arrived before this rank attached a segment"
@@ -1409,21 +1427,35 @@ impl UdpConduit {
         };
         match r.kind {
             wire::RMA_PUT | wire::RMA_GET => {
-                let Some(&(base, size)) = self.link.segment.get() else {
-                    bad("arrived before this rank attached a segment")
-                };
                 let len = if r.kind == wire::RMA_PUT {
                     r.len
                 } else {
                     r.want
                 };
-                if !gex_conduit::fits(r.offset, len, size) {
-                    bad(&format!(
-                        "targets [{:#x}, +{len}) outside this rank's segment of {size:#x} bytes",
-                        r.offset
-                    ));
+                let at = if r.ep == 0 {
+                    let Some(&(base, size)) = self.link.segment.get() else {
+                        bad("arrived before this rank attached a segment")
+                    };
+                    if !gex_conduit::fits(r.offset, len, size) {
+                        bad(&format!(
+                            "targets [{:#x}, +{len}) outside this rank's segment of {size:#x} bytes",
+                            r.offset
+                        ));
+                    }
+                    (base + r.offset) as *mut u8
+                } else {
+                    // A created endpoint's segment: the range checked
+                    // against this rank's own segment of that endpoint.
+                    match gex_conduit::epseg::arrived_at_ep(r.ep, self.me, r.offset, len) {
+                        Ok(a) => a as *mut u8,
+                        Err(e) => bad(&format!("(endpoint {}): {e}", r.ep)),
+                    }
+                };
+                // A PUT for a created endpoint is never placed (see
+                // `wire::long_payload`): its payload is in the message.
+                if placed && r.ep != 0 {
+                    bad("for a created endpoint arrived without its payload");
                 }
-                let at = (base + r.offset) as *mut u8;
                 self.link.ops.count_served();
                 if r.kind == wire::RMA_PUT {
                     if !placed {
@@ -1435,12 +1467,15 @@ impl UdpConduit {
                         unsafe { std::ptr::copy_nonoverlapping(r.payload.as_ptr(), at, len) };
                     }
                     let _ = self.send_net(src, false, wire::RMA_HEADER, false, sink, |out| {
-                        wire::encode_rma_append(wire::RMA_PUT_ACK, 0, r.op, 0, &[], out)
+                        wire::encode_rma_append(wire::RMA_PUT_ACK, 0, 0, r.op, 0, &[], out)
                     });
-                } else if len >= ZERO_COPY_MIN {
-                    // Sent from the segment, not copied into the message.
+                } else if len >= ZERO_COPY_MIN && r.ep == 0 {
+                    // Sent from the segment, not copied into the message
+                    // (the attached segment lives as long as the process;
+                    // a created one may be client memory, freed after its
+                    // destruction while the protocol still held it).
                     let mut head = Vec::with_capacity(wire::RMA_HEADER);
-                    wire::encode_rma_header(wire::RMA_GET_DATA, 0, r.op, 0, len, &mut head);
+                    wire::encode_rma_header(wire::RMA_GET_DATA, 0, 0, r.op, 0, len, &mut head);
                     // SAFETY: the range lies inside this rank's segment
                     // (checked above), which stays mapped for the life of
                     // the process; it is only read. A get of memory that is
@@ -1460,7 +1495,7 @@ impl UdpConduit {
                     // segment; it is only read, into the message.
                     let bytes = unsafe { std::slice::from_raw_parts(at as *const u8, len) };
                     let _ = self.send_net(src, false, wire::RMA_HEADER + len, false, sink, |out| {
-                        wire::encode_rma_append(wire::RMA_GET_DATA, 0, r.op, 0, bytes, out)
+                        wire::encode_rma_append(wire::RMA_GET_DATA, 0, 0, r.op, 0, bytes, out)
                     });
                 }
             }
@@ -1711,6 +1746,7 @@ impl RmaCapability for UdpConduit {
     fn put(
         &self,
         peer: Rank,
+        ep: EpIndex,
         offset: usize,
         src: PutSource,
         done: Arc<dyn OpCompletion>,
@@ -1718,11 +1754,11 @@ impl RmaCapability for UdpConduit {
         sink: &dyn AmSink,
     ) -> Result<Injected> {
         let len = src.len();
-        self.check_rma(peer, len)?;
+        self.check_rma(peer, ep, len)?;
         let op = self.link.ops.insert_put(peer, done);
         let sent = if len >= ZERO_COPY_MIN {
             let mut head = Vec::with_capacity(wire::RMA_HEADER);
-            wire::encode_rma_header(wire::RMA_PUT, offset, op, 0, len, &mut head);
+            wire::encode_rma_header(wire::RMA_PUT, ep, offset, op, 0, len, &mut head);
             self.send_net_parts(
                 peer,
                 true,
@@ -1733,7 +1769,7 @@ impl RmaCapability for UdpConduit {
             )
         } else {
             self.send_net(peer, true, wire::RMA_HEADER + len, immediate, sink, |out| {
-                wire::encode_rma_append(wire::RMA_PUT, offset, op, 0, src.as_slice(), out)
+                wire::encode_rma_append(wire::RMA_PUT, ep, offset, op, 0, src.as_slice(), out)
             })
         };
         if !matches!(sent, Ok(Injected::Sent)) {
@@ -1745,6 +1781,7 @@ impl RmaCapability for UdpConduit {
     fn get(
         &self,
         peer: Rank,
+        ep: EpIndex,
         offset: usize,
         dst: GetDest,
         done: Arc<dyn OpCompletion>,
@@ -1752,10 +1789,10 @@ impl RmaCapability for UdpConduit {
         sink: &dyn AmSink,
     ) -> Result<Injected> {
         let want = dst.len();
-        self.check_rma(peer, want)?;
+        self.check_rma(peer, ep, want)?;
         let op = self.link.ops.insert_get(peer, dst, done);
         let sent = self.send_net(peer, true, wire::RMA_HEADER, immediate, sink, |out| {
-            wire::encode_rma_append(wire::RMA_GET, offset, op, want, &[], out)
+            wire::encode_rma_append(wire::RMA_GET, ep, offset, op, want, &[], out)
         });
         if !matches!(sent, Ok(Injected::Sent)) {
             self.link.ops.cancel(op);
@@ -1766,7 +1803,12 @@ impl RmaCapability for UdpConduit {
 
 impl UdpConduit {
     /// The preconditions of a one-sided start, as errors.
-    fn check_rma(&self, peer: Rank, len: usize) -> Result<()> {
+    fn check_rma(&self, peer: Rank, ep: EpIndex, len: usize) -> Result<()> {
+        if ep as usize >= gex_types::MAX_EPS {
+            return Err(Error::bad_arg(format!(
+                "udp conduit: endpoint index {ep} is not below MAX_EPS"
+            )));
+        }
         if !RmaCapability::reaches(self, peer) {
             return Err(Error::bad_arg(format!(
                 "udp conduit: rank {peer} is not reached by one-sided operations from rank {}",

@@ -22,7 +22,8 @@
 //! | --- | --- |
 //! | 1 | kind: 3 PUT, 4 PUT_ACK, 5 GET, 6 GET_DATA |
 //! | 1 | 1 for PUT and GET (request lane), 0 for the answers |
-//! | 2 | 0 |
+//! | 1 | PUT, GET: the target endpoint's index, whose bound segment the offset is in (0: the primordial one); else 0 |
+//! | 1 | 0 |
 //! | 4 | payload length (PUT, GET_DATA; else 0) (LE) |
 //! | 8 | offset in the target segment (PUT, GET; else 0) |
 //! | 8 | operation id at the initiator (slot and generation) |
@@ -117,6 +118,9 @@ pub const RMA_HEADER: usize = 32;
 pub struct Rma<'a> {
     /// [`RMA_PUT`], [`RMA_PUT_ACK`], [`RMA_GET`] or [`RMA_GET_DATA`].
     pub kind: u8,
+    /// PUT, GET: the index of the endpoint whose bound segment `offset` is
+    /// in (untrusted: the target checks it has one).
+    pub ep: EpIndex,
     /// Offset in the target segment (PUT, GET).
     pub offset: usize,
     /// The operation's id at the initiator.
@@ -135,16 +139,17 @@ pub fn is_rma(m: &[u8]) -> bool {
         .is_some_and(|&k| (RMA_PUT..=RMA_GET_DATA).contains(&k))
 }
 
-/// Appends a one-sided message to `out`.
+/// Appends a one-sided message to `out` (`ep`: 0 for the answers).
 pub fn encode_rma_append(
     kind: u8,
+    ep: EpIndex,
     offset: usize,
     op: u64,
     want: usize,
     payload: &[u8],
     out: &mut Vec<u8>,
 ) {
-    encode_rma_header(kind, offset, op, want, payload.len(), out);
+    encode_rma_header(kind, ep, offset, op, want, payload.len(), out);
     out.extend_from_slice(payload);
 }
 
@@ -152,15 +157,17 @@ pub fn encode_rma_append(
 /// follow separately (a put sent from the client's source).
 pub fn encode_rma_header(
     kind: u8,
+    ep: EpIndex,
     offset: usize,
     op: u64,
     want: usize,
     len: usize,
     out: &mut Vec<u8>,
 ) {
+    debug_assert!((ep as usize) < gex_types::MAX_EPS);
     out.push(kind);
     out.push(u8::from(kind == RMA_PUT || kind == RMA_GET));
-    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(&[ep as u8, 0]);
     out.extend_from_slice(&(len as u32).to_le_bytes());
     out.extend_from_slice(&(offset as u64).to_le_bytes());
     out.extend_from_slice(&op.to_le_bytes());
@@ -174,8 +181,12 @@ pub fn encode_rma_header(
 /// without one, or a length that disagrees.
 pub fn decode_rma(b: &[u8], placed: bool) -> Option<Rma<'_>> {
     let kind = *b.first()?;
+    let request = kind == RMA_PUT || kind == RMA_GET;
+    let ep = *b.get(2)?;
     if !(RMA_PUT..=RMA_GET_DATA).contains(&kind)
-        || b.get(1..4)? != [u8::from(kind == RMA_PUT || kind == RMA_GET), 0, 0]
+        || *b.get(1)? != u8::from(request)
+        || *b.get(3)? != 0
+        || (!request && ep != 0)
     {
         return None;
     }
@@ -194,6 +205,7 @@ pub fn decode_rma(b: &[u8], placed: bool) -> Option<Rma<'_>> {
     }
     Some(Rma {
         kind,
+        ep: EpIndex::from(ep),
         offset: usize::try_from(offset).ok()?,
         op,
         want: usize::try_from(want).ok()?,
@@ -207,8 +219,10 @@ pub fn decode_rma(b: &[u8], placed: bool) -> Option<Rma<'_>> {
 /// message's first bytes) is such a header and holds all of it.
 pub fn long_payload(first: &[u8]) -> Option<(usize, usize, usize)> {
     if *first.first()? == RMA_PUT {
+        // Only a PUT to the primordial endpoint's segment is placed: one
+        // to a created endpoint's is checked and copied at delivery.
         let r = decode_rma(first.get(..RMA_HEADER)?, true)?;
-        return Some((RMA_HEADER, r.len, r.offset));
+        return (r.ep == 0).then_some((RMA_HEADER, r.len, r.offset));
     }
     if AmCategory::from_u8(*first.first()?)? != AmCategory::Long {
         return None;
@@ -217,8 +231,8 @@ pub fn long_payload(first: &[u8]) -> Option<(usize, usize, usize)> {
     if nargs > AM_MAX_ARGS {
         return None;
     }
-    // Only the primordial endpoint has a bound segment: a Long for another
-    // one is not placed, so that delivery reports it with nothing written.
+    // A Long for a created endpoint is not placed: delivery checks its
+    // range against that endpoint's bound segment and copies it.
     if *first.get(9)? != 0 {
         return None;
     }
@@ -307,6 +321,7 @@ mod tests {
         #[test]
         fn rma_messages_round_trip_and_garbage_never_panics(
             kind in RMA_PUT..=RMA_GET_DATA,
+            ep in 0u32..32,
             offset in any::<u32>(),
             op: u64,
             want in any::<u32>(),
@@ -316,14 +331,21 @@ mod tests {
             let with_payload = kind == RMA_PUT || kind == RMA_GET_DATA;
             let payload = if with_payload { payload } else { vec![] };
             let want = if kind == RMA_GET { want as usize } else { 0 };
+            let ep = if kind == RMA_PUT || kind == RMA_GET { ep } else { 0 };
             let mut buf = Vec::new();
-            encode_rma_append(kind, offset as usize, op, want, &payload, &mut buf);
+            encode_rma_append(kind, ep, offset as usize, op, want, &payload, &mut buf);
             prop_assert!(is_rma(&buf));
             let r = decode_rma(&buf, false).unwrap();
             prop_assert_eq!(
-                (r.kind, r.offset, r.op, r.want, r.len, r.payload),
-                (kind, offset as usize, op, want, payload.len(), &payload[..])
+                (r.kind, r.ep, r.offset, r.op, r.want, r.len, r.payload),
+                (kind, ep, offset as usize, op, want, payload.len(), &payload[..])
             );
+            // An answer naming an endpoint: rejected.
+            if kind == RMA_PUT_ACK || kind == RMA_GET_DATA {
+                let mut b = buf.clone();
+                b[2] = 1;
+                prop_assert!(decode_rma(&b, false).is_none());
+            }
             // Truncated or extended: rejected.
             prop_assert!(decode_rma(&buf[..buf.len() - 1], false).is_none());
             let mut longer = buf.clone();

@@ -67,6 +67,7 @@
 //! Interface structs are `#[non_exhaustive]` and built with their `new`
 //! constructors, so that a field added later breaks no conduit.
 
+pub mod epseg;
 pub mod range;
 pub mod stats;
 
@@ -94,6 +95,13 @@ pub struct AmLimits {
     pub max_request_long: usize,
     /// Largest Long reply payload.
     pub max_reply_long: usize,
+    /// Largest Long payload, request or reply, to a segment bound to a
+    /// created endpoint that this process does not map (client memory is
+    /// private to its process): a transport that places Long payloads by
+    /// copying into the target's mapping carries such a payload in the
+    /// message instead, within this. [`AmLimits::new`] makes it the least
+    /// Long limit (a conduit whose Long payloads always travel).
+    pub max_long_carried: usize,
 }
 
 impl AmLimits {
@@ -109,6 +117,32 @@ impl AmLimits {
             max_reply_medium,
             max_request_long,
             max_reply_long,
+            max_long_carried: max_request_long.min(max_reply_long),
+        }
+    }
+
+    /// These limits with [`AmLimits::max_long_carried`] set to `n` (capped
+    /// by the Long limits).
+    pub fn with_max_long_carried(self, n: usize) -> AmLimits {
+        AmLimits {
+            max_long_carried: n.min(self.max_request_long).min(self.max_reply_long),
+            ..self
+        }
+    }
+
+    /// The Long limit of a request (`is_request`) or reply to a segment
+    /// this process maps (`mapped`) or not.
+    #[inline]
+    pub fn max_long(&self, is_request: bool, mapped: bool) -> usize {
+        let l = if is_request {
+            self.max_request_long
+        } else {
+            self.max_reply_long
+        };
+        if mapped {
+            l
+        } else {
+            l.min(self.max_long_carried)
         }
     }
 
@@ -119,6 +153,7 @@ impl AmLimits {
             max_reply_medium: self.max_reply_medium.min(o.max_reply_medium),
             max_request_long: self.max_request_long.min(o.max_request_long),
             max_reply_long: self.max_reply_long.min(o.max_reply_long),
+            max_long_carried: self.max_long_carried.min(o.max_long_carried),
         }
     }
 }
@@ -623,16 +658,21 @@ pub trait RmaCapability: Send + Sync {
     /// The longest transfer one call takes (callers split longer ones).
     fn max_transfer(&self) -> usize;
 
-    /// Starts a put of `src` to `peer`'s bound segment at `offset`. The
+    /// Starts a put of `src` to the segment bound to endpoint `ep` of
+    /// `peer` (0: its primordial endpoint's) at `offset`. `ep` goes to the
+    /// target, which checks the range against its own segment of that
+    /// endpoint ([`crate::epseg`]) before touching memory. The
     /// conduit may keep `src` and read it after returning; it drops it
     /// (local completion) once it no longer reads it, and before it
     /// completes `done`, which it does once the bytes are in the target
     /// segment. When resources are short: `NoOp` if `immediate` (nothing
     /// started, `src` dropped, `done` never called), else progress through
     /// `sink` as [`Conduit::am_send`] does until it can start.
+    #[allow(clippy::too_many_arguments)]
     fn put(
         &self,
         peer: Rank,
+        ep: gex_types::EpIndex,
         offset: usize,
         src: PutSource,
         done: std::sync::Arc<dyn OpCompletion>,
@@ -640,12 +680,15 @@ pub trait RmaCapability: Send + Sync {
         sink: &dyn AmSink,
     ) -> Result<Injected>;
 
-    /// Starts a get of `dst.len()` bytes from `peer`'s bound segment at
-    /// `offset` into `dst`; `done` completes once they are there.
+    /// Starts a get of `dst.len()` bytes from the segment bound to endpoint
+    /// `ep` of `peer` at `offset` into `dst`; `done` completes once they are
+    /// there.
     /// Resources as for [`RmaCapability::put`].
+    #[allow(clippy::too_many_arguments)]
     fn get(
         &self,
         peer: Rank,
+        ep: gex_types::EpIndex,
         offset: usize,
         dst: GetDest,
         done: std::sync::Arc<dyn OpCompletion>,

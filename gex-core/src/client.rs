@@ -144,6 +144,9 @@ pub struct Tm(Arc<TmInner>);
 pub struct TmPair {
     ep: Ep,
     remote_index: EpIndex,
+    /// `epseg::fast_slot(remote_index)`: where the direct route finds the
+    /// remote endpoint's fast table.
+    fast_slot: u8,
     /// The local endpoint's capabilities (fixed at its creation), kept
     /// here so the direct route checks them without reaching the endpoint.
     caps: EpCapabilities,
@@ -189,9 +192,11 @@ pub trait TmRef {
     /// The local endpoint.
     fn ep(&self) -> &Ep;
     /// The jobrank named by `rank`, checked, for a call that addresses
-    /// the peer endpoint's bound segment: over a TM-pair naming another
-    /// endpoint than the primordial one this is an error, since only the
-    /// primordial endpoints' segments are known across processes.
+    /// the peer endpoint's bound segment through the primordial tables
+    /// only (remote atomics): over a TM-pair naming another endpoint than
+    /// the primordial one this is an error. Calls that reach created
+    /// endpoints' segments use [`TmRef::rma_jobrank_of`] and
+    /// [`TmRef::peer_segment`].
     fn jobrank_of(&self, rank: Rank) -> Result<Rank>;
 
     /// Whether the local endpoint has `cap` (always for a team: every team
@@ -748,6 +753,7 @@ impl Ep {
         TmPair {
             ep: self.clone(),
             remote_index,
+            fast_slot: crate::epseg::fast_slot(remote_index),
             caps: self.0.caps,
         }
     }
@@ -1028,20 +1034,10 @@ impl TmRef for TmPair {
 
     #[inline(always)]
     fn fast_entry(&self, rank: Rank) -> Option<&'static crate::FastSeg> {
-        if self.remote_index != 0 {
-            // The table has one entry per jobrank: its length checks the
-            // rank, and an index of MAX_EPS or more has no table.
-            return crate::epseg::ep_segments(self.remote_index)?
-                .fast_slice()
-                .get(rank as usize);
-        }
-        let jobrank = self.jobrank_of(rank).ok()?;
-        let t = crate::fast_segments();
-        if t.is_null() {
-            return None;
-        }
-        // SAFETY: as in the default method.
-        Some(unsafe { &*t.add(jobrank as usize) })
+        // The slot's active fast form (index 0: the primordial table's),
+        // the rank checked against the job size; an index of MAX_EPS or
+        // more has an always-empty slot.
+        crate::epseg::fast_entry_at(self.fast_slot, rank)
     }
 
     #[inline]

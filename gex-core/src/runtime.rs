@@ -94,6 +94,8 @@ pub fn set_direct_access(on: bool) {
     if !p.is_null() {
         FAST_TABLE.store(p, Ordering::Release);
     }
+    let primordial = (!p.is_null()).then(|| (p, SEGMENT_COUNT.load(Ordering::Relaxed)));
+    crate::epseg::refresh_fast(primordial);
 }
 
 /// Whether direct access to mapped peer segments is on.

@@ -14,8 +14,10 @@
 //!   [`segment_destroy`] (`gex_Segment_Destroy`).
 //! - [`ep_bind_segment`] (`gex_EP_BindSegment`) binds a created segment to
 //!   a created endpoint, [`ep_publish_bound_segment`]
-//!   (`gex_EP_PublishBoundSegment`, collective) makes the bound segments of
-//!   endpoints known to every member of a team. After that, RMA over a
+//!   (`gex_EP_PublishBoundSegment`, collective over any team: the control
+//!   plane's all-gather for the primordial team, gex-coll's gather-all for
+//!   a split or created one) makes the bound segments of endpoints known to
+//!   every member of the team. After that, RMA over a
 //!   TM-pair naming the endpoint reaches the segment (`gex_rma`: a direct
 //!   copy when it is mapped here, else Active Messages), with the same
 //!   bounds checks as the primordial segment; queries
@@ -657,21 +659,17 @@ fn decode(r: usize, b: &[u8]) -> std::result::Result<Vec<Entry>, String> {
 /// replaces an endpoint's entry. The primordial endpoint may be named (its
 /// segment is published by attach already).
 ///
-/// `tm` must be the primordial team (publication over another team is
-/// not supported yet), `flags` empty, and the endpoints distinct and of
-/// this client: a rank that breaks a rule makes the call fail on every
-/// rank, with its message. Segments in library memory are mapped by the
-/// other ranks of this rank's neighbourhood, which then copy directly;
-/// the others are reached through Active Messages.
+/// `tm` may be any team: the members of a team made by `gex_TM_Split` or
+/// `gex_TM_Create` learn of each other's segments only (the other ranks
+/// of the job keep what they knew). `flags` must be empty and the
+/// endpoints distinct and of this client: a member that breaks a rule
+/// makes the call fail on every member, with its message. Segments in
+/// library memory are mapped by the members of this rank's
+/// neighbourhood, which then copy directly; the others are reached
+/// through Active Messages.
 pub fn ep_publish_bound_segment(tm: &Tm, eps: &[&Ep], flags: Flags) -> Result<()> {
     const CALL: &str = "gex_EP_PublishBoundSegment";
     context::check_may_communicate(CALL)?;
-    if !tm.is_primordial() {
-        return Err(Error::bad_arg(format!(
-            "{CALL}: only the primordial team is supported for publication (tm is a team of {} members)",
-            tm.size()
-        )));
-    }
     let client = tm.client();
     let rt = tm.ep().runtime();
     let me = rt.jobrank();
@@ -714,22 +712,22 @@ pub fn ep_publish_bound_segment(tm: &Tm, eps: &[&Ep], flags: Flags) -> Result<()
             v
         }
     };
-    let all = rt.bootstrap_exchange(&msg)?;
+    let all = team_exchange(CALL, tm, &msg)?;
     let mut decoded = Vec::with_capacity(all.len());
-    for (r, b) in all.iter().enumerate() {
-        match decode(r, b) {
-            Ok(e) => decoded.push(e),
+    for (r, b) in &all {
+        match decode(*r as usize, b) {
+            Ok(e) => decoded.push((*r, e)),
             Err(why) => {
                 return Err(report(Error::bad_arg(format!("{CALL}: rank {r}: {why}"))));
             }
         }
     }
-    // Map what the neighbourhood shares, then agree that every rank could.
+    // Map what the neighbourhood shares, then agree that every member could.
     let nbrhd = &rt.conduit().layout().nbrhd;
     let mut changes: Vec<Vec<(Rank, Option<SegmentDesc>)>> = vec![Vec::new(); MAX_EPS];
     let mut open_err: Option<String> = None;
-    for (r, entries) in decoded.iter().enumerate() {
-        let r = r as Rank;
+    for (r, entries) in &decoded {
+        let r = *r;
         for e in entries {
             let local_base = if r == me {
                 Some(e.owner_base)
@@ -751,8 +749,8 @@ pub fn ep_publish_bound_segment(tm: &Tm, eps: &[&Ep], flags: Flags) -> Result<()
                 .push((r, Some(SegmentDesc::new(e.owner_base, local_base, e.size))));
         }
     }
-    let verdicts = rt.bootstrap_exchange(open_err.as_deref().unwrap_or("").as_bytes())?;
-    if let Some((r, why)) = verdicts.iter().enumerate().find(|(_, m)| !m.is_empty()) {
+    let verdicts = team_exchange(CALL, tm, open_err.as_deref().unwrap_or("").as_bytes())?;
+    if let Some((r, why)) = verdicts.iter().find(|(_, m)| !m.is_empty()) {
         return Err(report(Error::resource(format!(
             "{CALL}: rank {r} could not map a published segment: {}",
             String::from_utf8_lossy(why)
@@ -768,6 +766,59 @@ pub fn ep_publish_bound_segment(tm: &Tm, eps: &[&Ep], flags: Flags) -> Result<()
         }
     }
     Ok(())
+}
+
+/// The most one member may contribute to a publication's exchange: every
+/// endpoint index with an entry, or a message.
+const MAX_CONTRIBUTION: usize = 1 + MAX_EPS * ENTRY_BYTES + 4096;
+
+/// Every member's `mine`, with its jobrank, in team rank order: an
+/// all-gather among the members of `tm`. The primordial team uses the
+/// control plane's exchange (it needs no layer); another team exists only
+/// through gex-coll (`gex_TM_Split`, `gex_TM_Create`), whose gather-all
+/// reaches exactly its members: first every member's length, then every
+/// contribution padded to the longest. Lengths come from peers, so one
+/// above [`MAX_CONTRIBUTION`] is an error naming the member, nothing
+/// allocated for it.
+fn team_exchange(call: &str, tm: &Tm, mine: &[u8]) -> Result<Vec<(Rank, Vec<u8>)>> {
+    if tm.is_primordial() {
+        let all = tm.ep().runtime().bootstrap_exchange(mine)?;
+        return Ok(all
+            .into_iter()
+            .enumerate()
+            .map(|(r, b)| (r as Rank, b))
+            .collect());
+    }
+    let mine = &mine[..mine.len().min(MAX_CONTRIBUTION)];
+    let n = tm.size() as usize;
+    let mut lens = vec![0u8; 8 * n];
+    gex_coll::gather_all(
+        tm,
+        &mut lens,
+        &(mine.len() as u64).to_le_bytes(),
+        Flags::empty(),
+    )?;
+    let mut sizes = Vec::with_capacity(n);
+    for (t, l) in lens.chunks_exact(8).enumerate() {
+        let l = u64::from_le_bytes(l.try_into().expect("8 bytes"));
+        if l > MAX_CONTRIBUTION as u64 {
+            return Err(report(Error::bad_arg(format!(
+                "{call}: team rank {t} announced a publication of {l} bytes (at most {MAX_CONTRIBUTION})"
+            ))));
+        }
+        sizes.push(l as usize);
+    }
+    let width = sizes.iter().copied().max().unwrap_or(0);
+    let mut padded = mine.to_vec();
+    padded.resize(width, 0);
+    let mut all = vec![0u8; width * n];
+    gex_coll::gather_all(tm, &mut all, &padded, Flags::empty())?;
+    let mut out = Vec::with_capacity(n);
+    for (t, &len) in sizes.iter().enumerate() {
+        let at = t * width;
+        out.push((tm.rank_to_jobrank(t as Rank)?, all[at..at + len].to_vec()));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

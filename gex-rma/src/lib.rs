@@ -95,7 +95,19 @@ pub enum Route {
 /// and `GEX_RMA_FORCE_AM=1` or [`set_force_am`] sends everything through
 /// AMs).
 pub fn route(ep: &Ep, jobrank: Rank) -> Route {
-    let mapped = segment_desc(ep.runtime(), jobrank).is_some_and(|d| d.local_base.is_some());
+    route_to(ep, 0, jobrank)
+}
+
+/// The route transfers to the segment bound to endpoint `remote_ep` of
+/// `jobrank` take now (over a TM-pair naming that index; 0 is [`route`]):
+/// `Direct` when this process maps it, else as [`route`] says.
+pub fn route_to(ep: &Ep, remote_ep: EpIndex, jobrank: Rank) -> Route {
+    let desc = if remote_ep == 0 {
+        segment_desc(ep.runtime(), jobrank)
+    } else {
+        gex_core::epseg::ep_segment(remote_ep, jobrank)
+    };
+    let mapped = desc.is_some_and(|d| d.local_base.is_some());
     if force_am() {
         Route::ActiveMessages
     } else if mapped {
@@ -860,8 +872,7 @@ fn put_am(
         _ => None,
     };
     let immediate = flags.contains(Flags::IMMEDIATE);
-    // The conduit's one-sided route reaches primordial segments only.
-    if r.ep == 0 && !force_am() && native::reaches(ep, r.jobrank) {
+    if !force_am() && native::reaches(ep, r.jobrank) {
         return put_native(ep, r, sp, len, src_in_segment, lc, immediate, parent, mode);
     }
     let Some(c) = ampath::put(ep, r.jobrank, r.ep, r.off, sp, len, immediate, parent)? else {
@@ -920,7 +931,7 @@ fn put_native(
     };
     let Some(c) = native::put(
         ep,
-        r.jobrank,
+        (r.jobrank, r.ep),
         r.off,
         sp,
         len,
@@ -963,9 +974,8 @@ fn route_get(
     parent: Option<Arc<Completion>>,
 ) -> Result<Option<Arc<Completion>>> {
     let (jobrank, off) = (r.jobrank, r.off);
-    // The conduit's one-sided route reaches primordial segments only.
-    if r.ep == 0 && !force_am() && native::reaches(ep, jobrank) {
-        native::get(ep, jobrank, off, len, dst, immediate, parent)
+    if !force_am() && native::reaches(ep, jobrank) {
+        native::get(ep, (jobrank, r.ep), off, len, dst, immediate, parent)
     } else {
         ampath::get(ep, jobrank, r.ep, off, len, dst, immediate, parent)
     }

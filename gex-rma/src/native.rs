@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 
 use gex_conduit::{GetDest, Injected, OpCompletion, PutSource, RmaCapability};
 use gex_core::{Completion, Ep, Staging};
-use gex_types::{Rank, Result};
+use gex_types::{EpIndex, Rank, Result};
 
 use crate::ampath::GetDst;
 use gex_core::internals::*;
@@ -118,7 +118,7 @@ impl OpCompletion for Release {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn put(
     ep: &Ep,
-    jobrank: Rank,
+    (jobrank, remote_ep): (Rank, EpIndex),
     off: usize,
     src: *const u8,
     len: usize,
@@ -154,6 +154,7 @@ pub(crate) fn put(
         .on_release(release.clone());
         let started = rma.put(
             jobrank,
+            remote_ep,
             off + at,
             part,
             c.clone(),
@@ -189,7 +190,7 @@ pub(crate) fn max_parts(ep: &Ep, len: usize) -> usize {
 /// into `dst`; as [`crate::ampath::get`].
 pub(crate) fn get(
     ep: &Ep,
-    jobrank: Rank,
+    (jobrank, remote_ep): (Rank, EpIndex),
     off: usize,
     len: usize,
     dst: GetDst,
@@ -216,7 +217,7 @@ pub(crate) fn get(
             // its borrow ends) is valid for `len` bytes until the operation
             // completes, and the parts are disjoint ranges of it.
             let part = unsafe { GetDest::new(base.add(at), n, keep) };
-            rma.get(jobrank, off + at, part, done, imm, sink)
+            rma.get(jobrank, remote_ep, off + at, part, done, imm, sink)
         },
     )
 }

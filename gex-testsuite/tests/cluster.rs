@@ -609,6 +609,16 @@ fn forged_messages_to_vis_handlers_are_fatal_not_a_signal() {
         ),
         ("forge-vis-ack", "gex-vis put ack", "not in flight"),
         (
+            "forge-vis-ep",
+            "gex-vis put from rank 1",
+            "endpoint 7 of this rank has no bound segment",
+        ),
+        (
+            "forge-vis-ep-range",
+            "gex-vis get from rank 1: record 0 (endpoint 1)",
+            "outside the local segment",
+        ),
+        (
             "forge-vis-pc",
             "gex-vis peer completion from rank 1",
             "handler index 3 is reserved to the library",
@@ -655,6 +665,78 @@ fn forged_created_segment_rma_is_fatal() {
         if mode == "forge-mk-range" {
             assert!(out.stderr.contains("range"), "{mode}: {}", report(&out));
         }
+    }
+}
+
+/// Long Active Messages forged past the AM layer's checks to a created
+/// endpoint without a bound segment, or past the end of one, are fatal at
+/// the target, naming the endpoint (and the range), never a write. Over
+/// udp without the bypass: on smp the sender's transport copies into the
+/// mapping it checked itself, so it refuses them first.
+#[test]
+fn forged_longs_to_created_endpoints_are_fatal() {
+    for (mode, what) in [
+        (
+            "forge-long-unbound",
+            "endpoint 7 of rank 0 has no bound segment",
+        ),
+        ("forge-long-range", "endpoint 1: "),
+    ] {
+        let out = launch_on("udp", TEST_FAULTS, 2, &[mode], &[("GEX_UDP_BYPASS", "0")]);
+        assert!(!out.timed_out, "{mode}: {}", report(&out));
+        assert!(
+            out.stdout.contains(&format!("mode {mode}: forging a Long")),
+            "{mode}: {}",
+            report(&out)
+        );
+        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+        assert!(
+            out.stderr
+                .contains("fatal error on rank 0: udp conduit: a Long AM from rank 1")
+                && out.stderr.contains(what),
+            "{mode}: {}",
+            report(&out)
+        );
+        if mode == "forge-long-range" {
+            assert!(out.stderr.contains("range"), "{mode}: {}", report(&out));
+        }
+        check_cleanup(&out);
+    }
+}
+
+/// One-sided requests of the udp conduit, started past gex-rma's checks,
+/// to a created endpoint without a bound segment or past the end of one,
+/// are fatal at the target, naming the endpoint (and the range), before
+/// any memory is touched.
+#[test]
+fn forged_one_sided_requests_to_created_endpoints_are_fatal() {
+    for (mode, what) in [
+        (
+            "forge-rma-ep-unbound",
+            "endpoint 7 of rank 0 has no bound segment",
+        ),
+        ("forge-rma-ep-range", "(endpoint 1): endpoint 1: "),
+    ] {
+        let out = launch_on("udp", TEST_FAULTS, 2, &[mode], &[("GEX_UDP_BYPASS", "0")]);
+        assert!(!out.timed_out, "{mode}: {}", report(&out));
+        assert!(
+            out.stdout
+                .contains(&format!("mode {mode}: forging a one-sided")),
+            "{mode}: {}",
+            report(&out)
+        );
+        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+        assert!(
+            out.stderr
+                .contains("fatal error on rank 0: udp conduit: a one-sided message from rank 1")
+                && out.stderr.contains(what),
+            "{mode}: {}",
+            report(&out)
+        );
+        if mode == "forge-rma-ep-range" {
+            assert!(out.stderr.contains("range"), "{mode}: {}", report(&out));
+        }
+        check_cleanup(&out);
     }
 }
 

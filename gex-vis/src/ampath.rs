@@ -25,6 +25,15 @@
 //!   kept for that message. On the conduit route a run longer than half
 //!   the Medium reply limit is a one-sided get straight into its
 //!   destination instead.
+//! - To the segment bound to a created endpoint (over a TM-pair):
+//!   `H_PUT_EP` and `H_GET_EP`, as `H_PUT` and `H_GET` with a fourth
+//!   argument, the endpoint index, whose bound segment the target checks
+//!   the records against (an index without one is fatal). No run of such a
+//!   put goes as a Long request (it would run in that endpoint's handler
+//!   table, where this layer has none): long runs are packed too, or on
+//!   the conduit route go through its one-sided puts, which name the
+//!   endpoint. The answers are `H_ACK` and `H_GET_DATA` with the first
+//!   three arguments.
 //! - Peer completion, `H_PC` (Medium request, 1 argument: the client's
 //!   handler index): sent once every message of the put is acknowledged
 //!   (by the sender, or by this layer's progress hook for NB/NBI puts); the
@@ -52,7 +61,7 @@ use gex_conduit::{GetDest, IncomingAm, PutSource, RmaCapability, ZeroLen};
 use gex_core::internals::*;
 use gex_core::slots::Slots;
 use gex_core::{Completion, Ep, Lc, Runtime, Staging};
-use gex_types::{AmArg, AmCategory, AmIndex, Error, Flags, Rank, Result, AM_INDEX_BASE};
+use gex_types::{AmArg, AmCategory, AmIndex, EpIndex, Error, Flags, Rank, Result, AM_INDEX_BASE};
 
 use crate::shape::Pieces;
 use crate::PeerCompletion;
@@ -63,6 +72,8 @@ const H_ACK: AmIndex = 13;
 const H_GET: AmIndex = 14;
 const H_GET_DATA: AmIndex = 15;
 const H_PC: AmIndex = 16;
+const H_PUT_EP: AmIndex = 17;
+const H_GET_EP: AmIndex = 18;
 
 /// Bytes of a record header.
 pub const RECORD: usize = 12;
@@ -126,6 +137,13 @@ fn args(slot: (u32, u32), msg: usize) -> [AmArg; 3] {
     [slot.0 as AmArg, slot.1 as AmArg, msg as u32 as AmArg]
 }
 
+/// The arguments of a message to endpoint `ep`: those of [`args`], and
+/// the endpoint index for a created one.
+fn args_to(slot: (u32, u32), msg: usize, ep: EpIndex) -> ([AmArg; 4], usize) {
+    let a = args(slot, msg);
+    ([a[0], a[1], a[2], ep as AmArg], if ep == 0 { 3 } else { 4 })
+}
+
 fn finish(slot: (u32, u32), op: &Op) {
     op.c.done();
     if op.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -169,11 +187,21 @@ fn layer() -> Result<&'static LayerAm> {
     })
 }
 
-/// This rank's segment: (local base, descriptor).
-fn my_segment(what: &str, src: Rank) -> (usize, gex_conduit::SegmentDesc, Rank) {
+/// This rank's segment bound to endpoint `ep` (0: the attached one; the
+/// index came from the sender, so an index without one is fatal): (local
+/// base, descriptor).
+fn my_segment(what: &str, src: Rank, ep: EpIndex) -> (usize, gex_conduit::SegmentDesc, Rank) {
     let rt = Runtime::get().expect("an AM arrived, so the client exists");
     let me = rt.jobrank();
-    let d = rt.segments().map(|t| t[me as usize]).unwrap_or_default();
+    let d = if ep == 0 {
+        rt.segments().map(|t| t[me as usize]).unwrap_or_default()
+    } else {
+        gex_core::epseg::ep_segment(ep, me).unwrap_or_else(|| {
+            gex_core::fatal(&format!(
+                "{what} from rank {src}: endpoint {ep} of this rank has no bound segment"
+            ))
+        })
+    };
     match d.local_base {
         Some(b) => (b, d, me),
         None => gex_core::fatal(&format!(
@@ -185,8 +213,14 @@ fn my_segment(what: &str, src: Rank) -> (usize, gex_conduit::SegmentDesc, Rank) 
 /// Parses and checks the records of a put (`with_data`) or get message:
 /// returns (address in this process, data offset in the payload, length)
 /// per record. Anything malformed is fatal, before anything is written.
-fn parse(what: &str, src: Rank, payload: &[u8], with_data: bool) -> Vec<(usize, usize, usize)> {
-    let (base, d, me) = my_segment(what, src);
+fn parse(
+    what: &str,
+    src: Rank,
+    ep: EpIndex,
+    payload: &[u8],
+    with_data: bool,
+) -> Vec<(usize, usize, usize)> {
+    let (base, d, me) = my_segment(what, src, ep);
     let mut out = Vec::new();
     let mut at = 0;
     while at < payload.len() {
@@ -210,8 +244,13 @@ fn parse(what: &str, src: Rank, payload: &[u8], with_data: bool) -> Vec<(usize, 
         let o = match d.offset_of(me, off, len, true, ZeroLen::InSegment) {
             Ok(o) => o,
             Err(e) => gex_core::fatal(&format!(
-                "{what} from rank {src}: record {}: {}",
+                "{what} from rank {src}: record {}{}: {}",
                 out.len(),
+                if ep == 0 {
+                    String::new()
+                } else {
+                    format!(" (endpoint {ep})")
+                },
                 e.local()
             )),
         };
@@ -243,27 +282,58 @@ fn run_peer_completion(src: Rank, handler: AmIndex, payload: &[u8]) {
     ));
 }
 
+/// A packed put to this rank's segment of endpoint `ep`: every record
+/// checked, then written, then acknowledged (with the first three
+/// arguments, which name the operation).
+fn serve_put(what: &str, tok: gex_am::RequestToken<'_>, msg: &gex_am::AmMsg<'_>, ep: EpIndex) {
+    let src = tok.src_rank();
+    let payload = msg.payload();
+    for (to, from, len) in parse(what, src, ep, payload, true) {
+        // SAFETY: `to..to+len` is inside this rank's mapped segment
+        // (checked by `parse` through the one range check) and
+        // `from..from+len` inside the payload. A peer accessing the
+        // same bytes races in the client's program, as with any RMA.
+        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr().add(from), to as *mut u8, len) };
+    }
+    tok.reply_short(H_ACK, Flags::empty(), &msg.args()[..3])
+        .expect("gex-vis put acknowledgement");
+}
+
+/// A packed get from this rank's segment of endpoint `ep`: every record
+/// checked, the bytes answered in record order.
+fn serve_get(what: &str, tok: gex_am::RequestToken<'_>, msg: &gex_am::AmMsg<'_>, ep: EpIndex) {
+    let src = tok.src_rank();
+    let recs = parse(what, src, ep, msg.payload(), false);
+    let total: usize = recs.iter().map(|r| r.2).sum();
+    let rt = Runtime::get().expect("an AM arrived, so the client exists");
+    let limit = rt.conduit().am_limits(src).max_reply_medium;
+    if total > limit {
+        gex_core::fatal(&format!(
+            "{what} from rank {src}: asks for {total} bytes, more than a Medium reply carries ({limit})"
+        ));
+    }
+    let mut data = Vec::with_capacity(total);
+    for (at, _, len) in recs {
+        // SAFETY: `at..at+len` is inside this rank's mapped segment
+        // (checked by `parse`); the bytes are only copied out.
+        data.extend_from_slice(unsafe { std::slice::from_raw_parts(at as *const u8, len) });
+    }
+    tok.reply_medium(H_GET_DATA, &data, Lc::Now, Flags::empty(), &msg.args()[..3])
+        .expect("gex-vis get reply");
+}
+
 /// Registers the handlers and the progress hook. Runs on every rank at
 /// client init.
 pub fn register(ep: &Ep) -> Result<()> {
     let mut table = [
         HandlerEntry::request(H_PUT, Flags::AM_MEDIUM, 3, |tok, msg| {
-            let what = "gex-vis put";
-            let src = tok.src_rank();
-            let payload = msg.payload();
-            for (to, from, len) in parse(what, src, payload, true) {
-                // SAFETY: `to..to+len` is inside this rank's mapped segment
-                // (checked by `parse` through the one range check) and
-                // `from..from+len` inside the payload. A peer accessing the
-                // same bytes races in the client's program, as with any RMA.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(payload.as_ptr().add(from), to as *mut u8, len)
-                };
-            }
-            tok.reply_short(H_ACK, Flags::empty(), msg.args())
-                .expect("gex-vis put acknowledgement");
+            serve_put("gex-vis put", tok, msg, 0)
         })
         .with_name("gex-vis put"),
+        HandlerEntry::request(H_PUT_EP, Flags::AM_MEDIUM, 4, |tok, msg| {
+            serve_put("gex-vis put", tok, msg, msg.arg(3) as u32)
+        })
+        .with_name("gex-vis put to a created endpoint"),
         HandlerEntry::request(H_PUT_LONG, Flags::AM_LONG, 3, |tok, msg| {
             // The payload landed already (the conduit checked its range).
             tok.reply_short(H_ACK, Flags::empty(), msg.args())
@@ -285,27 +355,13 @@ pub fn register(ep: &Ep) -> Result<()> {
         })
         .with_name("gex-vis put ack"),
         HandlerEntry::request(H_GET, Flags::AM_MEDIUM, 3, |tok, msg| {
-            let what = "gex-vis get";
-            let src = tok.src_rank();
-            let recs = parse(what, src, msg.payload(), false);
-            let total: usize = recs.iter().map(|r| r.2).sum();
-            let rt = Runtime::get().expect("an AM arrived, so the client exists");
-            let limit = rt.conduit().am_limits(src).max_reply_medium;
-            if total > limit {
-                gex_core::fatal(&format!(
-                    "{what} from rank {src}: asks for {total} bytes, more than a Medium reply carries ({limit})"
-                ));
-            }
-            let mut data = Vec::with_capacity(total);
-            for (at, _, len) in recs {
-                // SAFETY: `at..at+len` is inside this rank's mapped segment
-                // (checked by `parse`); the bytes are only copied out.
-                data.extend_from_slice(unsafe { std::slice::from_raw_parts(at as *const u8, len) });
-            }
-            tok.reply_medium(H_GET_DATA, &data, Lc::Now, Flags::empty(), msg.args())
-                .expect("gex-vis get reply");
+            serve_get("gex-vis get", tok, msg, 0)
         })
         .with_name("gex-vis get"),
+        HandlerEntry::request(H_GET_EP, Flags::AM_MEDIUM, 4, |tok, msg| {
+            serve_get("gex-vis get", tok, msg, msg.arg(3) as u32)
+        })
+        .with_name("gex-vis get from a created endpoint"),
         HandlerEntry::reply(H_GET_DATA, Flags::AM_MEDIUM, 3, |tok, msg| {
             let what = "gex-vis get data";
             let src = tok.src_rank();
@@ -472,7 +528,7 @@ fn plan_put(
         // returns).
         let data: &'static [u8] =
             unsafe { std::slice::from_raw_parts(r.local as *const u8, r.len) };
-        if r.len > medium / 2 && long > 0 {
+        if r.len > medium / 2 && (long > 0 || native.is_some()) {
             flush(&mut buf, &mut out);
             let mut at = 0;
             while at < r.len {
@@ -525,7 +581,7 @@ pub(crate) fn native(jobrank: Rank) -> Option<&'static dyn RmaCapability> {
 /// `parent` and, with `pc`, includes sending the peer completion. Long
 /// runs go through `cap` when given.
 pub(crate) fn put(
-    jobrank: Rank,
+    (jobrank, ep): (Rank, EpIndex),
     pieces: &Pieces,
     immediate: bool,
     parent: Option<Arc<Completion>>,
@@ -535,10 +591,12 @@ pub(crate) fn put(
     let am = layer()?;
     let rt = Runtime::require("gex_VIS put")?;
     let limits = rt.conduit().am_limits(jobrank);
+    // No Long requests to a created endpoint (see the module docs).
+    let long = if ep == 0 { limits.max_request_long } else { 0 };
     let all = plan_put(
         pieces,
         limits.max_request_medium,
-        limits.max_request_long,
+        long,
         cap.map(|c| c.max_transfer()),
     );
     let (natives, msgs): (Vec<_>, Vec<_>) = all
@@ -583,8 +641,10 @@ pub(crate) fn put(
                 Flags::empty()
             };
             let a = args(slot, i);
+            let (ea, en) = args_to(slot, i, ep);
+            let h = if ep == 0 { H_PUT } else { H_PUT_EP };
             let sent = match m {
-                PutMsg::Packed(b) => am.request_medium(jobrank, H_PUT, b, Lc::Now, flags, &a),
+                PutMsg::Packed(b) => am.request_medium(jobrank, h, b, Lc::Now, flags, &ea[..en]),
                 PutMsg::Long { off, data } | PutMsg::Native { off, data } => am.request_long(
                     jobrank,
                     H_PUT_LONG,
@@ -621,7 +681,15 @@ pub(crate) fn put(
             };
             let imm = immediate && msgs.is_empty() && k == 0;
             let done: Arc<dyn gex_conduit::OpCompletion> = data.clone();
-            match cap.put(jobrank, *off, PutSource::copy_of(bytes), done, imm, sink) {
+            match cap.put(
+                jobrank,
+                ep,
+                *off,
+                PutSource::copy_of(bytes),
+                done,
+                imm,
+                sink,
+            ) {
                 Ok(Injected::Sent) => {}
                 Ok(Injected::NoOp) => return Ok(None),
                 Err(e) => {
@@ -701,7 +769,7 @@ fn plan_get(
 /// the operation keeps alive as long as anything may write it. Long runs
 /// go through `cap` when given.
 pub(crate) fn get(
-    jobrank: Rank,
+    (jobrank, ep): (Rank, EpIndex),
     pieces: &Pieces,
     immediate: bool,
     cap: Option<&dyn RmaCapability>,
@@ -745,7 +813,9 @@ pub(crate) fn get(
             } else {
                 Flags::empty()
             };
-            match am.request_medium(jobrank, H_GET, req, Lc::Now, flags, &args(slot, i)) {
+            let (a, an) = args_to(slot, i, ep);
+            let h = if ep == 0 { H_GET } else { H_GET_EP };
+            match am.request_medium(jobrank, h, req, Lc::Now, flags, &a[..an]) {
                 Ok(Injected::Sent) => {}
                 Ok(Injected::NoOp) => {
                     OPS.take(slot.0, slot.1);
@@ -775,7 +845,7 @@ pub(crate) fn get(
                 .map(|s| Box::new(s) as Box<dyn std::any::Any + Send>);
             let dst = unsafe { GetDest::new(at as *mut u8, len, hold) };
             let done: Arc<dyn gex_conduit::OpCompletion> = c.clone();
-            match cap.get(jobrank, off, dst, done, imm, sink) {
+            match cap.get(jobrank, ep, off, dst, done, imm, sink) {
                 Ok(Injected::Sent) => {}
                 Ok(Injected::NoOp) => return Ok(None),
                 Err(e) => return fail(natives.len() - k, e),

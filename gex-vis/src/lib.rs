@@ -86,7 +86,7 @@ use gex_conduit::{SegmentDesc, ZeroLen};
 use gex_core::copy::copy_bytes;
 use gex_core::internals::*;
 use gex_core::{context, nbi, segment_desc, Completion, GetOut, Runtime, Staging, TmRef};
-use gex_types::{AmIndex, Ec, Error, Flags, Rank, Result, AM_INDEX_BASE};
+use gex_types::{AmIndex, Ec, EpIndex, Error, Flags, Rank, Result, AM_INDEX_BASE};
 
 use shape::{Level, Merge, Pieces};
 
@@ -174,7 +174,8 @@ pub fn route(jobrank: Rank) -> Route {
 }
 
 /// The conduit's one-sided capability for the long runs of transfers to
-/// `jobrank`, unless the Active Message route is forced.
+/// `jobrank` (to any endpoint's segment), unless the Active Message route
+/// is forced.
 fn capability(jobrank: Rank) -> Option<&'static dyn gex_conduit::RmaCapability> {
     if force_am() || !gex_core::direct_access() {
         return None;
@@ -281,6 +282,9 @@ const VIS_FLAGS: Flags = Flags::IMMEDIATE
 /// A checked peer.
 struct Peer {
     jobrank: Rank,
+    /// The endpoint index named at the peer (0 over a team; a TM-pair's
+    /// remote index), whose bound segment the transfer addresses.
+    ep: EpIndex,
     desc: SegmentDesc,
     /// This process's base of the peer's segment (direct route).
     direct: Option<usize>,
@@ -305,9 +309,33 @@ fn peer<T: TmRef + ?Sized>(call: &str, tm: &T, rank: Rank, flags: Flags, dir: Di
             flags - allowed
         )));
     }
-    let jobrank = tm.jobrank_of(rank)?;
+    let ep = tm.remote_ep_index();
     let rt = tm.ep().runtime();
-    let desc = segment_desc(rt, jobrank).unwrap_or_default();
+    let (jobrank, desc, direct) = if ep == 0 {
+        let jobrank = tm.jobrank_of(rank)?;
+        let desc = segment_desc(rt, jobrank).unwrap_or_default();
+        (jobrank, desc, direct_base(jobrank))
+    } else {
+        // A created endpoint's segment, as published to this process: the
+        // table of that index (its fast entry gives the direct route).
+        let jobrank = tm.rma_jobrank_of(rank)?;
+        let Some(desc) = tm.peer_segment(jobrank) else {
+            return Err(bad(
+                call,
+                format!(
+                    "endpoint {ep} of rank {jobrank} has no segment known here (none bound, not published to this rank, or destroyed)"
+                ),
+            ));
+        };
+        let direct = if force_am() {
+            None
+        } else {
+            tm.fast_entry(rank)
+                .filter(|f| f.size != 0)
+                .map(|f| f.local_base)
+        };
+        (jobrank, desc, direct)
+    };
     let me = rt.jobrank();
     if (flags.contains(Flags::PEER_NEVER_SELF) && jobrank == me)
         || (flags.contains(Flags::PEER_NEVER_NBRHD) && desc.local_base.is_some())
@@ -324,8 +352,9 @@ fn peer<T: TmRef + ?Sized>(call: &str, tm: &T, rank: Rank, flags: Flags, dir: Di
     }
     Ok(Peer {
         jobrank,
+        ep,
         desc,
-        direct: direct_base(jobrank),
+        direct,
     })
 }
 
@@ -633,7 +662,7 @@ fn run_put(call: &str, p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result
     let parent = (mode == Mode::Nbi).then(|| nbi::track(Ec::PUT));
     let immediate = flags.contains(Flags::IMMEDIATE);
     let started = ampath::put(
-        p.jobrank,
+        (p.jobrank, p.ep),
         &pieces,
         immediate,
         parent.clone(),
@@ -676,7 +705,7 @@ fn run_get<'d>(p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result<GetOut<
     let immediate = flags.contains(Flags::IMMEDIATE);
     let cap = capability(p.jobrank);
     if mode != Mode::Nb {
-        return match ampath::get(p.jobrank, &pieces, immediate, cap, None)? {
+        return match ampath::get((p.jobrank, p.ep), &pieces, immediate, cap, None)? {
             None => Ok(GetOut::NoOp),
             Some(c) => {
                 wait_for(&c);
@@ -692,7 +721,13 @@ fn run_get<'d>(p: &Peer, plan: Plan, flags: Flags, mode: Mode) -> Result<GetOut<
         staged.push(r.roff, base + staged.bytes, r.len);
         scatter.push((r.local, r.len));
     }
-    match ampath::get(p.jobrank, &staged, immediate, cap, Some(staging.clone()))? {
+    match ampath::get(
+        (p.jobrank, p.ep),
+        &staged,
+        immediate,
+        cap,
+        Some(staging.clone()),
+    )? {
         None => Ok(GetOut::NoOp),
         Some(c) => {
             // SAFETY: the runs are the caller's destinations (slices

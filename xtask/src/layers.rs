@@ -133,9 +133,18 @@ pub const LAYER_TABLE: &[Rule] = &[
             "gex-rma",
         ],
     ),
+    // gex-mk publishes bound segments over any team: a team other than the
+    // primordial one exists only through gex-coll (split, create), whose
+    // gather-all is the exchange among exactly its members.
     only(
         "gex-mk",
-        &["gex-types", "gex-bootstrap", "gex-conduit", "gex-core"],
+        &[
+            "gex-types",
+            "gex-bootstrap",
+            "gex-conduit",
+            "gex-core",
+            "gex-coll",
+        ],
     ),
     // Conduits: the conduit interface and the control plane only; network
     // conduits embed the smp bypass.

@@ -66,9 +66,10 @@ fn main() {
             (n, _) => n,
         };
         println!(
-            "bench-testmk: {n} ranks, rank 0 -> rank {peer}, conduit {}, {}, {it} ops per figure",
+            "bench-testmk: {n} ranks, rank 0 -> rank {peer}, conduit {}, routes {:?} (primordial) and {:?} (created), {it} ops per figure",
             job.ep.runtime().conduit().name(),
-            if direct { "direct" } else { "AM route" }
+            gex::rma::route(&job.ep, peer),
+            gex::rma::route_to(&job.ep, 1, peer),
         );
         // Warm up both paths.
         time(&job.tm, peer, prim.owner_addr, Flags::empty(), it / 10 + 1);

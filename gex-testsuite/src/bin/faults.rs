@@ -25,9 +25,15 @@
 //! | `forge-vis-toolarge` | a get request whose 1000 records each name the whole segment, more than any reply carries (the target must not build it) | 1, a fatal message naming the size |
 //! | `forge-vis-ack` | a reply to gex-vis's put acknowledgement handler naming an operation not in flight | 1, a fatal message naming the handler |
 //! | `forge-vis-pc` | a request to gex-vis's peer completion handler naming reserved handler index 3 | 1, a fatal message naming the index |
+//! | `forge-vis-ep` | a request to gex-vis's packed put handler for created endpoints naming endpoint 7, which rank 0 never bound | 1, a fatal message naming the endpoint |
+//! | `forge-vis-ep-range` | every rank binds a 4 KiB created segment to endpoint 1; a request to gex-vis's get handler for created endpoints whose record names a range past its end | 1, a fatal message naming the record, the endpoint and the range |
 //! | `forge-mk-index` | the last rank forges a put to gex-rma's created-endpoint put handler at rank 0 naming endpoint index 0 | 1, a fatal message naming the index |
 //! | `forge-mk-unbound` | a get to gex-rma's created-endpoint get handler naming endpoint 7, which rank 0 never bound | 1, a fatal message naming the endpoint |
 //! | `forge-mk-range` | every rank binds a 4 KiB created segment to endpoint 1; the last rank forges a put into rank 0's past its end | 1, a fatal message naming the range |
+//! | `forge-long-unbound` | (udp without the bypass) the last rank forges, through the conduit, a Long AM to endpoint 7 of rank 0, which has no bound segment | 1, a fatal message naming the endpoint |
+//! | `forge-long-range` | (udp without the bypass) every rank binds a 4 KiB created segment to endpoint 1; the last rank forges a Long AM into rank 0's past its end | 1, a fatal message naming the endpoint and the range |
+//! | `forge-rma-ep-unbound` | (udp without the bypass) the last rank starts, through the conduit's one-sided capability (past gex-rma's checks), a get from endpoint 7 of rank 0, which has no bound segment | 1, a fatal message naming the endpoint |
+//! | `forge-rma-ep-range` | (udp without the bypass) every rank binds a 4 KiB created segment to endpoint 1; the last rank starts a one-sided put into rank 0's past its end | 1, a fatal message naming the endpoint and the range |
 //! | `barrier-double-notify` | the last rank calls `gasnet_barrier_notify` twice; the others wait forever | 1, a fatal message naming the call |
 //! | `barrier-wait-unnotified` | the last rank calls `gasnet_barrier_wait` with no notify | 1, likewise |
 //! | `barrier-try-unnotified` | the last rank calls `gasnet_barrier_try` with no notify | 1, likewise |
@@ -63,12 +69,18 @@ const MODES: &[&str] = &[
     "forge-vis-toolarge",
     "forge-vis-ack",
     "forge-vis-pc",
+    "forge-vis-ep",
+    "forge-vis-ep-range",
     "forge-ep-dest",
     "forge-ep-source",
     "ep-not-created",
     "forge-mk-index",
     "forge-mk-unbound",
     "forge-mk-range",
+    "forge-long-unbound",
+    "forge-long-range",
+    "forge-rma-ep-unbound",
+    "forge-rma-ep-range",
     "stopped-in-barrier",
     "barrier-double-notify",
     "barrier-wait-unnotified",
@@ -323,7 +335,22 @@ fn main() {
         | "forge-vis-header"
         | "forge-vis-toolarge"
         | "forge-vis-ack"
-        | "forge-vis-pc" => {
+        | "forge-vis-pc"
+        | "forge-vis-ep"
+        | "forge-vis-ep-range" => {
+            if mode == "forge-vis-ep-range" {
+                let ep = gex::Ep::create(&job.client, gex::EpCapabilities::ALL, Flags::empty())
+                    .expect("create an endpoint");
+                let seg = gex::mk::segment_create(
+                    &job.client,
+                    &gex::mk::Mk::host(),
+                    4096,
+                    Flags::empty(),
+                )
+                .expect("create a segment");
+                gex::mk::ep_bind_segment(&ep, &seg, Flags::empty()).expect("bind");
+                job.barrier();
+            }
             if me == last && n > 1 {
                 // gex-vis's handlers: 11 (packed put, Medium request), 13
                 // (put ack, Short reply), 14 (get, Medium request), 16
@@ -339,6 +366,10 @@ fn main() {
                     match mode.as_str() {
                         "forge-vis-range" => (true, 11, record(1 << 30, 4, 4), vec![0, 0, 0]),
                         "forge-vis-truncated" => (true, 11, record(0, 100, 10), vec![0, 0, 0]),
+                        // 17, 18: put and get to a created endpoint's
+                        // segment (a fourth argument, the endpoint index).
+                        "forge-vis-ep" => (true, 17, record(0, 4, 4), vec![0, 0, 0, 7]),
+                        "forge-vis-ep-range" => (true, 18, record(4092, 8, 0), vec![0, 0, 0, 1]),
                         "forge-vis-header" => (true, 14, vec![1, 2, 3, 4, 5], vec![0, 0, 0]),
                         "forge-vis-toolarge" => {
                             (true, 14, record(0, 1 << 20, 0).repeat(1000), vec![0, 0, 0])
@@ -352,8 +383,14 @@ fn main() {
             say("waiting forever");
             wait_forever()
         }
-        "forge-mk-index" | "forge-mk-unbound" | "forge-mk-range" => {
-            if mode == "forge-mk-range" {
+        "forge-mk-index"
+        | "forge-mk-unbound"
+        | "forge-mk-range"
+        | "forge-long-unbound"
+        | "forge-long-range"
+        | "forge-rma-ep-unbound"
+        | "forge-rma-ep-range" => {
+            if mode.ends_with("-range") {
                 let ep = gex::Ep::create(&job.client, gex::EpCapabilities::ALL, Flags::empty())
                     .expect("create an endpoint");
                 let seg = gex::mk::segment_create(
@@ -366,7 +403,48 @@ fn main() {
                 gex::mk::ep_bind_segment(&ep, &seg, Flags::empty()).expect("bind");
                 job.barrier();
             }
-            if me == last && n > 1 {
+            if me == last && n > 1 && mode.starts_with("forge-rma-ep") {
+                let rt = gex_core::Runtime::get().expect("the client exists");
+                let cap = rt.conduit().rma().expect("udp has one-sided operations");
+                let done: std::sync::Arc<dyn gex_core::conduit::OpCompletion> =
+                    gex_core::Completion::new(1, None);
+                if mode == "forge-rma-ep-unbound" {
+                    say("forging a one-sided get from endpoint 7 of rank 0");
+                    let buf: &'static mut [u8] = Box::leak(vec![0u8; 8].into_boxed_slice());
+                    // SAFETY: the buffer is leaked, so valid for the rest of
+                    // the process, and not accessed otherwise.
+                    let dst = unsafe {
+                        gex_core::conduit::GetDest::new(buf.as_mut_ptr(), buf.len(), None)
+                    };
+                    cap.get(0, 7, 0, dst, done, false, rt.sink())
+                        .expect("the capability sends what it is given");
+                } else {
+                    say("forging a one-sided put past the end of endpoint 1's segment at rank 0");
+                    let src = gex_core::conduit::PutSource::copy_of(&[7u8; 8]);
+                    cap.put(0, 1, 4092, src, done, false, rt.sink())
+                        .expect("the capability sends what it is given");
+                }
+            } else if me == last && n > 1 && mode.starts_with("forge-long") {
+                // Through the conduit, past the AM layer's checks (which
+                // refuse both at the sender).
+                let (dest_ep, off) = if mode == "forge-long-unbound" {
+                    (7, 0)
+                } else {
+                    (1, 4092)
+                };
+                say(&format!(
+                    "forging a Long to endpoint {dest_ep} of rank 0 at offset {off}"
+                ));
+                use gex_core::conduit::OutgoingAm;
+                let rt = gex_core::Runtime::get().expect("the client exists");
+                let mut msg =
+                    OutgoingAm::new(gex::AmCategory::Long, true, H_PRESENT, &[], &[7u8; 8])
+                        .to_offset(off, off);
+                msg.dest_ep = dest_ep;
+                rt.conduit()
+                    .am_send(0, &msg, false, rt.sink())
+                    .expect("the udp conduit sends what it is given");
+            } else if me == last && n > 1 {
                 // gex-rma's handlers for created endpoints: 40 (put,
                 // Medium: offset lo, hi, endpoint, slot x 3), 41 (get,
                 // Short: offset lo, hi, length, endpoint, slot x 3).
