@@ -574,11 +574,15 @@ impl Ep {
     ///
     /// `capabilities` is a non-empty subset of [`EpCapabilities::ALL`]:
     /// `AM` lets it register handlers and send and receive Active
-    /// Messages. A created endpoint has no bound segment, so RMA, VIS and
-    /// atomics over a pair cannot target it yet, and it belongs to no team,
-    /// so collectives, `Segment::attach` and atomic domains (which take a
-    /// team) are for the primordial endpoint only. `flags` must be empty
-    /// (the spec's "zero is currently required").
+    /// Messages. A created endpoint gets a segment by binding one
+    /// (gex-mk's `ep_bind_segment`), which RMA, VIS and Long AMs over a
+    /// pair then reach once published; it belongs to no team, so
+    /// collectives, `Segment::attach` and atomic domains (which take a
+    /// team) are for the primordial endpoint only. `flags` may hold only
+    /// the hints [`Flags::HINT_ACCEL_AD`] and [`Flags::HINT_ACCEL_COLL`]
+    /// (the spec defines them for this call, which otherwise requires
+    /// zero); no conduit here accelerates either, so they are recorded
+    /// ([`Ep::flags`]) and change nothing.
     pub fn create(client: &Client, capabilities: EpCapabilities, flags: Flags) -> Result<Ep> {
         const CALL: &str = "gex_EP_Create";
         context::check_may_communicate(CALL)?;
@@ -588,9 +592,9 @@ impl Ep {
                 capabilities.bits()
             )));
         }
-        if !flags.is_empty() {
+        if !Flags::HINT_ACCEL_ALL.contains(flags) {
             return Err(Error::bad_arg(format!(
-                "{CALL}: flags must be 0, got {flags:?}"
+                "{CALL}: flags must be 0 or GEX_FLAG_HINT_ACCEL_{{AD,COLL,ALL}}, got {flags:?}"
             )));
         }
         let mut count = client.0.ep_count.lock().unwrap_or_else(|p| p.into_inner());

@@ -93,6 +93,15 @@ bitflags! {
         /// the source buffers (the root event's `Ec::LC` leaf, or the NBI
         /// `LC` category) (`GEX_FLAG_ENABLE_LEAF_LC`).
         const ENABLE_LEAF_LC = 1 << 37;
+        /// `gex_EP_Create`: a hint that the endpoint's atomic domains
+        /// should use an accelerated (NIC) implementation where the
+        /// conduit has one (`GEX_FLAG_HINT_ACCEL_AD`).
+        const HINT_ACCEL_AD = 1 << 38;
+        /// `gex_EP_Create`: a hint that the endpoint's collectives should
+        /// be accelerated where the conduit can (`GEX_FLAG_HINT_ACCEL_COLL`).
+        const HINT_ACCEL_COLL = 1 << 39;
+        /// Both hints (`GEX_FLAG_HINT_ACCEL_ALL`).
+        const HINT_ACCEL_ALL = Self::HINT_ACCEL_AD.bits() | Self::HINT_ACCEL_COLL.bits();
 
         // Collective synchronisation modes (collectives design notes,
         // "Synchronization modes"): at most one IN_* and one OUT_* per

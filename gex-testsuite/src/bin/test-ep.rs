@@ -423,16 +423,33 @@ fn errors(job: &Job, ep1: &Ep, ep3: &Ep) {
     assert_eq!(e.kind(), ErrorKind::BadArg, "{e}");
     let e = Ep::create(&job.client, EpCapabilities::AM, Flags::IMMEDIATE).unwrap_err();
     assert!(e.message().contains("flags must be 0"), "{e}");
+    let e = Ep::create(
+        &job.client,
+        EpCapabilities::AM,
+        Flags::HINT_ACCEL_AD | Flags::IMMEDIATE,
+    )
+    .unwrap_err();
+    assert!(e.message().contains("GEX_FLAG_HINT_ACCEL"), "{e}");
 
-    // At most MAX_EPS endpoints, the primordial one included.
+    // At most MAX_EPS endpoints, the primordial one included; the
+    // acceleration hints are accepted (and recorded) on the way.
+    let hints = [
+        Flags::HINT_ACCEL_AD,
+        Flags::HINT_ACCEL_COLL,
+        Flags::HINT_ACCEL_ALL,
+    ];
     let mut made = Vec::new();
     let e = loop {
-        match Ep::create(&job.client, EpCapabilities::RMA, Flags::empty()) {
+        let hint = hints.get(made.len()).copied().unwrap_or(Flags::empty());
+        match Ep::create(&job.client, EpCapabilities::RMA, hint) {
             Ok(ep) => made.push(ep),
             Err(e) => break e,
         }
     };
     assert_eq!(made.len(), MAX_EPS - 4, "{e}");
+    for (ep, hint) in made.iter().zip(hints) {
+        assert_eq!(ep.flags(), hint, "the hints are recorded");
+    }
     assert_eq!(made.last().unwrap().index() as usize, MAX_EPS - 1);
     assert_eq!(e.kind(), ErrorKind::Resource, "{e}");
     assert!(
