@@ -60,6 +60,7 @@ mod engine;
 mod g1;
 mod handle;
 pub mod reduce;
+mod seg;
 mod shm;
 mod shmbar;
 mod shmdata;
@@ -78,6 +79,10 @@ pub use g1::{
 };
 pub use handle::CollHandle;
 pub use reduce::{reduce_sequential, Elem, ReduceOp, UserReduceFn};
+pub use seg::{
+    broadcast_nb_with, broadcast_with, exchange_nb_with, exchange_with, gather_all_nb_with,
+    gather_all_with, gather_nb_with, gather_with, scatter_nb_with, scatter_with, Addrs,
+};
 pub use team::{
     recommended_scratch_size, tm_create, tm_create_scratch_size, tm_destroy, tm_split,
     tm_split_scratch_size,

@@ -37,8 +37,9 @@ use gex::rma::Rma;
 use gex::{Dt, EpLocation, ErrorKind, Flags, Memvec, Op, Rank, Tm, TmRef};
 use gex_testsuite::{check_payload, payload, wait_bound, Job, Rng};
 
-const SEG: usize = 4 << 20;
-/// Segment layout: [0, 64 KiB) barrier-ordering slots; then scratch areas.
+const SEG: usize = 8 << 20;
+/// Segment layout: [0, 64 KiB) barrier-ordering slots; then scratch areas;
+/// [4 MiB, 8 MiB) the address-mode checks' buffers (`coll_modes`).
 const SLOTS: usize = 0;
 const SCRATCH: usize = 1 << 20;
 /// Barrier data checks over teams: 8 KiB per team (two parities of 16
@@ -46,6 +47,9 @@ const SCRATCH: usize = 1 << 20;
 const TEAM_SLOTS: usize = 3 << 20;
 const TEAM_STRIDE: usize = 8 << 10;
 const H_GO: u8 = 200;
+
+#[path = "../coll_modes.rs"]
+mod coll_modes;
 
 struct T {
     job: Job,
@@ -2087,6 +2091,8 @@ fn main() {
     sync_mode_errors(&t.job.tm);
     sync_modes(&t, &t.job.tm, 0x50, &[0, 5, 70_001]);
     allsync_semantics(&t);
+    coll_modes::address_modes(&t, 0x60);
+    coll_modes::address_mode_errors(&t);
     errors(&t);
     teams(&t);
     barriers(&t);
