@@ -46,8 +46,9 @@ use crate::team::TeamInfo;
 /// completion.
 struct CopyOut {
     staging: Arc<Staging>,
-    dst: *mut u8,
-    len: usize,
+    /// (offset in `staging`, destination, length): one part for the
+    /// plain calls, one per image for the multi-address ones.
+    parts: Vec<(usize, *mut u8, usize)>,
 }
 
 enum State {
@@ -87,8 +88,8 @@ pub struct CollHandle<'a> {
     _borrow: PhantomData<&'a mut [u8]>,
 }
 
-// SAFETY: the only field that is not `Send` by itself is `CopyOut::dst`,
-// the start of the caller's output buffer, which the handle borrows
+// SAFETY: the only field that is not `Send` by itself is `CopyOut::parts`,
+// the starts of the caller's output buffers, which the handle borrows
 // exclusively for `'a` (`PhantomData<&'a mut [u8]>`, itself `Send`).
 // Moving the handle to another thread moves that exclusive borrow with it,
 // as moving a `&'a mut [u8]` would; the copy into it is made only by the
@@ -157,9 +158,37 @@ impl<'a> CollHandle<'a> {
                 c,
                 copy: Some(CopyOut {
                     staging,
-                    dst: dst.as_mut_ptr(),
-                    len: dst.len(),
+                    parts: vec![(0, dst.as_mut_ptr(), dst.len())],
                 }),
+                then: None,
+                poke: false,
+            },
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Pending on `c`; at completion each `(offset, dst)` of `parts`
+    /// receives `dst.len()` bytes from `offset` of `staging` (the
+    /// multi-address forms: one destination per image).
+    pub(crate) fn pending_into_parts(
+        c: Arc<Completion>,
+        staging: Arc<Staging>,
+        parts: Vec<(usize, &'a mut [u8])>,
+    ) -> Self {
+        let parts = parts
+            .into_iter()
+            .map(|(off, d)| {
+                assert!(
+                    off.checked_add(d.len()).is_some_and(|e| e <= staging.len()),
+                    "a part exceeds the staging buffer"
+                );
+                (off, d.as_mut_ptr(), d.len())
+            })
+            .collect();
+        CollHandle {
+            state: State::Pending {
+                c,
+                copy: Some(CopyOut { staging, parts }),
                 then: None,
                 poke: false,
             },
@@ -228,12 +257,16 @@ impl<'a> CollHandle<'a> {
             std::mem::replace(&mut self.state, State::Invalid)
         {
             if let Some(cp) = copy {
-                // SAFETY: the completion count reached zero with acquire
-                // ordering, so every part of the staging buffer was written
-                // and no writer remains; `dst` is valid for `len` bytes and
-                // exclusively borrowed for 'a, which this handle carries;
-                // the staging buffer has `len` bytes (`pending_into`).
-                unsafe { std::ptr::copy_nonoverlapping(cp.staging.ptr(), cp.dst, cp.len) };
+                for (off, dst, len) in cp.parts {
+                    // SAFETY: the completion count reached zero with
+                    // acquire ordering, so every part of the staging buffer
+                    // was written and no writer remains; `dst` is valid for
+                    // `len` bytes and exclusively borrowed for 'a, which
+                    // this handle carries (the parts are distinct caller
+                    // slices, so they do not overlap); `[off, off + len)`
+                    // lies in the staging buffer (checked when built).
+                    unsafe { std::ptr::copy_nonoverlapping(cp.staging.ptr().add(off), dst, len) };
+                }
             }
             if let Some((t, key)) = then {
                 let op = start_out_barrier(&t, key);

@@ -59,6 +59,7 @@ pub mod coll;
 mod engine;
 mod g1;
 mod handle;
+mod multi;
 pub mod reduce;
 mod seg;
 mod shm;
@@ -78,6 +79,10 @@ pub use g1::{
     barrier_notify, barrier_try, barrier_wait, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
 };
 pub use handle::CollHandle;
+pub use multi::{
+    broadcasti, broadcasti_nb, exchangei, exchangei_nb, gather_alli, gather_alli_nb, gatheri,
+    gatheri_nb, scatteri, scatteri_nb, Images,
+};
 pub use reduce::{reduce_sequential, Elem, ReduceOp, UserReduceFn};
 pub use seg::{
     broadcast_nb_with, broadcast_with, exchange_nb_with, exchange_with, gather_all_nb_with,

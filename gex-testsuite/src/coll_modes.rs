@@ -326,3 +326,279 @@ pub(crate) fn address_mode_errors(t: &T) {
         t.barrier(tm);
     }
 }
+
+// ------------------------------------------------------ multi-address forms
+
+/// How many images member `r` has in variant `v` (1 to 3; in variant 2,
+/// member 0 has none when there are others).
+fn images_of(r: Rank, n: usize, v: u64) -> usize {
+    if v == 2 && r == 0 && n > 1 {
+        0
+    } else {
+        1 + ((u64::from(r) + v) % 3) as usize
+    }
+}
+
+/// The owner of every image: consecutive ranges (`local`) or dealt round
+/// the members while they have images left (`!local`, the SINGLE lists,
+/// so that a member's images are not consecutive).
+fn owners(n: usize, v: u64, local: bool) -> Vec<Rank> {
+    let mut left: Vec<usize> = (0..n as Rank).map(|r| images_of(r, n, v)).collect();
+    let total: usize = left.iter().sum();
+    let mut out = Vec::with_capacity(total);
+    if local {
+        for (r, &k) in left.iter().enumerate() {
+            out.extend(std::iter::repeat_n(r as Rank, k));
+        }
+        return out;
+    }
+    let mut r = 0;
+    while out.len() < total {
+        if left[r] > 0 {
+            left[r] -= 1;
+            out.push(r as Rank);
+        }
+        r = (r + 1) % n;
+    }
+    out
+}
+
+/// Every multi-address form × address mode × sync mode × image layout
+/// (1 to 3 images per member, one layout with a member that has none),
+/// roots rotating; every byte of every image's output checked.
+pub(crate) fn multi_address(t: &T, label: u64) {
+    use gex::coll::{broadcasti_nb, exchangei_nb, gather_alli_nb, gatheri_nb, scatteri_nb, Images};
+    let tm = &t.job.tm;
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    let sizes = [1usize, 100, 5000];
+    let mut call = label << 32;
+    for kind in KINDS {
+        for local in [true, false] {
+            for v in 0..3u64 {
+                for (mi, &mode) in sync_mode_list().iter().enumerate() {
+                    call += 1;
+                    let nb = if mi == 0 && v == 0 {
+                        66_000
+                    } else {
+                        sizes[(call as usize) % sizes.len()]
+                    };
+                    let root = (call % n as u64) as Rank;
+                    let owner = owners(n, v, local);
+                    let nblocks = owner.len();
+                    let mine: Vec<usize> = (0..nblocks).filter(|&i| owner[i] == me).collect();
+                    let first = mine.first().copied().unwrap_or(0);
+                    let images = if local {
+                        Images::Local { first, nblocks }
+                    } else {
+                        Images::Single { nodes: &owner }
+                    };
+                    let root_tag = tag(call, 1 << 20);
+                    let src_of = |i: usize, len: usize| payload(tag(call, i as Rank), len);
+                    let (dl, sl) = match kind {
+                        Kind::Broadcast | Kind::Scatter => (nb, 0),
+                        Kind::Gather => (0, nb),
+                        Kind::GatherAll => (nblocks * nb, nb),
+                        Kind::Exchange => (nblocks * nb, nblocks * nb),
+                    };
+                    let mut dsts: Vec<Vec<u8>> = mine.iter().map(|_| vec![0xEE; dl]).collect();
+                    let srcs: Vec<Vec<u8>> = mine.iter().map(|&i| src_of(i, sl)).collect();
+                    let src_refs: Vec<&[u8]> = srcs.iter().map(|s| &s[..]).collect();
+                    let root_len = match kind {
+                        Kind::Broadcast => nb,
+                        _ => nblocks * nb,
+                    };
+                    let root_src = payload(root_tag, root_len);
+                    let mut root_dst = vec![0xEEu8; nblocks * nb];
+                    let is_root = me == root;
+                    let what = format!(
+                        "{kind:?}i {} layout {v} mode {mode:?} {nb} B root {root}",
+                        if local { "LOCAL" } else { "SINGLE" }
+                    );
+                    let d_iter = dsts.iter_mut().map(|d| &mut d[..]);
+                    let h = match kind {
+                        Kind::Broadcast => broadcasti_nb(
+                            tm,
+                            images,
+                            root,
+                            d_iter,
+                            is_root.then_some(&root_src[..]),
+                            nb,
+                            mode,
+                        ),
+                        Kind::Scatter => scatteri_nb(
+                            tm,
+                            images,
+                            root,
+                            d_iter,
+                            is_root.then_some(&root_src[..]),
+                            nb,
+                            mode,
+                        ),
+                        Kind::Gather => gatheri_nb(
+                            tm,
+                            images,
+                            root,
+                            is_root.then_some(&mut root_dst[..]),
+                            &src_refs,
+                            nb,
+                            mode,
+                        ),
+                        Kind::GatherAll => gather_alli_nb(tm, images, d_iter, &src_refs, nb, mode),
+                        Kind::Exchange => exchangei_nb(tm, images, d_iter, &src_refs, nb, mode),
+                    }
+                    .unwrap_or_else(|e| panic!("rank {me}: {what}: {e}"));
+                    t.wait(h, &what);
+                    let check = |w: &str, got: &[u8], want: &[u8]| {
+                        assert_eq!(got.len(), want.len(), "rank {me}: {what}: {w} length");
+                        if let Some(b) = (0..got.len()).find(|&b| got[b] != want[b]) {
+                            panic!(
+                                "rank {me}: {what}: {w} byte {b} of {} is {:#04x}, expected {:#04x}",
+                                got.len(),
+                                got[b],
+                                want[b]
+                            );
+                        }
+                    };
+                    for (k, &j) in mine.iter().enumerate() {
+                        let want: Vec<u8> = match kind {
+                            Kind::Broadcast => root_src.clone(),
+                            Kind::Scatter => root_src[j * nb..(j + 1) * nb].to_vec(),
+                            Kind::Gather => continue,
+                            Kind::GatherAll => (0..nblocks).flat_map(|i| src_of(i, nb)).collect(),
+                            Kind::Exchange => (0..nblocks)
+                                .flat_map(|i| {
+                                    src_of(i, nblocks * nb)[j * nb..(j + 1) * nb].to_vec()
+                                })
+                                .collect(),
+                        };
+                        check(&format!("image {j}'s dst"), &dsts[k], &want);
+                    }
+                    if kind == Kind::Gather && is_root {
+                        let want: Vec<u8> = (0..nblocks).flat_map(|i| src_of(i, nb)).collect();
+                        check("root's dst", &root_dst, &want);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The multi-address forms' argument errors that every member reports
+/// alike: LOCAL ranges that overlap or leave a gap, members that disagree
+/// on nblocks, a false segment hint on one member; and the local ones.
+pub(crate) fn multi_address_errors(t: &T) {
+    use gex::coll::{gather_alli_nb, scatteri_nb, Images};
+    let tm = &t.job.tm;
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    let nb = 8;
+    let try_gather_all = |images: Images<'_>, k: usize, flags: Flags| {
+        let mut dsts = vec![vec![0u8; n * nb]; k];
+        let srcs = vec![vec![1u8; nb]; k];
+        let refs: Vec<&[u8]> = srcs.iter().map(|s| &s[..]).collect();
+        let r = gather_alli_nb(
+            tm,
+            images,
+            dsts.iter_mut().map(|d| &mut d[..]),
+            &refs,
+            nb,
+            flags,
+        );
+        match r {
+            Ok(h) => {
+                t.wait(h, "gather_alli");
+                None
+            }
+            Err(e) => Some(e),
+        }
+    };
+    // Every member claims block 0.
+    if n > 1 {
+        let e = try_gather_all(
+            Images::Local {
+                first: 0,
+                nblocks: n,
+            },
+            1,
+            Flags::empty(),
+        )
+        .expect("overlapping ranges");
+        assert!(e.message().contains("claimed by ranks 0 and 1"), "{e}");
+    }
+    // One block too many: a gap.
+    let e = try_gather_all(
+        Images::Local {
+            first: me as usize,
+            nblocks: n + 1,
+        },
+        1,
+        Flags::empty(),
+    )
+    .expect("a gap");
+    assert!(
+        e.message().contains(&format!("no member has image {n}")),
+        "{e}"
+    );
+    // Disagreeing nblocks.
+    if n > 1 {
+        let nbl = if me == 1 { n + 5 } else { n };
+        let e = try_gather_all(
+            Images::Local {
+                first: me as usize,
+                nblocks: nbl,
+            },
+            1,
+            Flags::empty(),
+        )
+        .expect("disagreeing nblocks");
+        assert!(e.message().contains("disagree on nblocks"), "{e}");
+    }
+    // A false hint on the last member (its buffers are not in the segment;
+    // everyone else's are): every member fails, naming it.
+    let liar = (n - 1) as Rank;
+    let mut dst_seg_ok = vec![0u8; n * nb];
+    // SAFETY: one call at a time between barriers.
+    let seg_dst = unsafe { seg_bytes(t, DST_OFF, n * nb) };
+    let src_seg = unsafe { seg_bytes(t, SRC_OFF, nb) };
+    seg_dst.fill(0xEE);
+    let d: &mut [u8] = if me == liar { &mut dst_seg_ok } else { seg_dst };
+    let r = gather_alli_nb(
+        tm,
+        Images::Local {
+            first: me as usize,
+            nblocks: n,
+        },
+        std::iter::once(d),
+        &[&*src_seg],
+        nb,
+        Flags::COLL_DST_IN_SEGMENT,
+    );
+    let e = r.expect_err("a false hint");
+    assert!(
+        e.message()
+            .contains(&format!("rank {liar}'s buffers are not all inside")),
+        "{e}"
+    );
+    // Local errors: a SINGLE list naming a rank outside the team, a
+    // member passing a buffer count the list does not give it, a root
+    // without its source.
+    let bad = [n as Rank];
+    let e = try_gather_all(Images::Single { nodes: &bad }, 0, Flags::empty()).expect("bad node");
+    assert!(e.message().contains("not a rank of the team"), "{e}");
+    let nodes: Vec<Rank> = (0..n as Rank).collect();
+    let e =
+        try_gather_all(Images::Single { nodes: &nodes }, 2, Flags::empty()).expect("wrong count");
+    assert!(e.message().contains("passes 2 buffers"), "{e}");
+    let mut d = [0u8; 8];
+    let e = scatteri_nb(
+        tm,
+        Images::Single { nodes: &nodes },
+        me,
+        std::iter::once(&mut d[..]),
+        None,
+        8,
+        Flags::empty(),
+    )
+    .expect_err("root without src");
+    assert!(e.message().contains("the root needs a src"), "{e}");
+    t.barrier(tm);
+}

@@ -2093,6 +2093,8 @@ fn main() {
     allsync_semantics(&t);
     coll_modes::address_modes(&t, 0x60);
     coll_modes::address_mode_errors(&t);
+    coll_modes::multi_address(&t, 0x70);
+    coll_modes::multi_address_errors(&t);
     errors(&t);
     teams(&t);
     barriers(&t);
