@@ -42,6 +42,9 @@ use crate::shmbar::ShmTeam;
 use crate::sync::start_out_barrier;
 use crate::team::TeamInfo;
 
+/// What a completed operation reports: `Some` error if it failed.
+pub(crate) type Verdict = Arc<dyn Fn() -> Option<gex_types::Error> + Send + Sync>;
+
 /// Output staged by the library, copied into the caller's buffer at
 /// completion.
 struct CopyOut {
@@ -63,7 +66,12 @@ enum State {
         /// A shared-memory data collective: a test advances this rank's
         /// queue of them first (`crate::shmdata::progress`).
         poke: bool,
+        /// Asked once complete: an error a partner reported (all_put /
+        /// all_get), which the sync returns.
+        verdict: Option<Verdict>,
     },
+    /// Complete, with an error for the sync to return.
+    Failed(gex_types::Error),
     /// `OUT_ALLSYNC`'s closing barrier, entered: complete with it.
     OutBarrier {
         op: Arc<Op>,
@@ -103,6 +111,7 @@ impl std::fmt::Debug for CollHandle<'_> {
         f.write_str(match &self.state {
             State::Invalid => "CollHandle(INVALID)",
             State::Pending { c, .. } if c.is_complete() => "CollHandle(complete)",
+            State::Failed(_) => "CollHandle(failed)",
             _ => "CollHandle(pending)",
         })
     }
@@ -123,6 +132,7 @@ impl CollHandle<'static> {
                 copy: None,
                 then: None,
                 poke: false,
+                verdict: None,
             },
             _borrow: PhantomData,
         }
@@ -162,6 +172,7 @@ impl<'a> CollHandle<'a> {
                 }),
                 then: None,
                 poke: false,
+                verdict: None,
             },
             _borrow: PhantomData,
         }
@@ -191,6 +202,7 @@ impl<'a> CollHandle<'a> {
                 copy: Some(CopyOut { staging, parts }),
                 then: None,
                 poke: false,
+                verdict: None,
             },
             _borrow: PhantomData,
         }
@@ -200,6 +212,37 @@ impl<'a> CollHandle<'a> {
     /// becomes invalid once synced).
     pub fn is_invalid(&self) -> bool {
         matches!(self.state, State::Invalid)
+    }
+
+    /// Completes with the error `verdict` gives, if any, once complete.
+    pub(crate) fn with_verdict(mut self, v: Verdict) -> Self {
+        if let State::Pending { verdict, .. } = &mut self.state {
+            *verdict = Some(v);
+        }
+        self
+    }
+
+    /// Takes the error of a failed operation (the handle becomes invalid).
+    fn take_error(&mut self) -> Result<()> {
+        if matches!(self.state, State::Failed(_)) {
+            if let State::Failed(e) = std::mem::replace(&mut self.state, State::Invalid) {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// The first error among completed handles (each becomes invalid).
+    fn take_errors(handles: &mut [CollHandle<'a>]) -> Result<()> {
+        let mut first = Ok(());
+        for h in handles {
+            if let Err(e) = h.take_error() {
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+        }
+        first
     }
 
     /// Marks a shared-memory data collective's handle (see `poke`).
@@ -222,7 +265,7 @@ impl<'a> CollHandle<'a> {
                     op: start_out_barrier(&t, key),
                 }
             }
-            State::ShmBarrier { .. } | State::OutBarrier { .. } => {
+            State::ShmBarrier { .. } | State::OutBarrier { .. } | State::Failed(_) => {
                 unreachable!("a barrier has no OUT_ALLSYNC")
             }
         }
@@ -234,7 +277,7 @@ impl<'a> CollHandle<'a> {
     /// complete.
     fn try_finish(&mut self) -> bool {
         match &mut self.state {
-            State::Invalid => return true,
+            State::Invalid | State::Failed(_) => return true,
             State::Pending { c, poke, .. } => {
                 let done =
                     c.is_complete() || (*poke && crate::shmdata::progress() > 0 && c.is_complete());
@@ -253,8 +296,12 @@ impl<'a> CollHandle<'a> {
                 }
             }
         }
-        if let State::Pending { copy, then, .. } =
-            std::mem::replace(&mut self.state, State::Invalid)
+        if let State::Pending {
+            copy,
+            then,
+            verdict,
+            ..
+        } = std::mem::replace(&mut self.state, State::Invalid)
         {
             if let Some(cp) = copy {
                 for (off, dst, len) in cp.parts {
@@ -267,6 +314,15 @@ impl<'a> CollHandle<'a> {
                     // lies in the staging buffer (checked when built).
                     unsafe { std::ptr::copy_nonoverlapping(cp.staging.ptr().add(off), dst, len) };
                 }
+            }
+            if let Some(e) = verdict.and_then(|v| v()) {
+                // The closing barrier is entered all the same: the other
+                // members' syncs wait for it.
+                if let Some((t, key)) = then {
+                    let _ = start_out_barrier(&t, key);
+                }
+                self.state = State::Failed(e);
+                return true;
             }
             if let Some((t, key)) = then {
                 let op = start_out_barrier(&t, key);
@@ -287,12 +343,15 @@ impl<'a> CollHandle<'a> {
     pub fn test(&mut self) -> Result<bool> {
         context::check_may_communicate("gex_coll try_sync")?;
         if self.try_finish() {
+            self.take_error()?;
             return Ok(true);
         }
         if let Some(rt) = Runtime::get() {
             rt.progress();
         }
-        Ok(self.try_finish())
+        let done = self.try_finish();
+        self.take_error()?;
+        Ok(done)
     }
 
     /// Polls until the collective completed on this member (the notes'
@@ -304,7 +363,7 @@ impl<'a> CollHandle<'a> {
             let rt = Runtime::require("gex_coll wait_sync")?;
             rt.spin_until(|| self.try_finish());
         }
-        Ok(())
+        self.take_error()
     }
 
     /// Completes handles in order until one completes (returns true) or
@@ -313,12 +372,21 @@ impl<'a> CollHandle<'a> {
     /// a test of many handles cheap: looking at a pending handle may run
     /// the shared-memory collectives' progress, and a full pass over 2^16
     /// handles per poll made waiting on them quadratic.
-    fn complete_one(handles: &mut [CollHandle<'a>], pending: &mut bool) -> bool {
+    /// A handle that completed with an error gives it to `err` (and
+    /// becomes invalid).
+    fn complete_one(
+        handles: &mut [CollHandle<'a>],
+        pending: &mut bool,
+        err: &mut Option<gex_types::Error>,
+    ) -> bool {
         for h in handles.iter_mut() {
             if h.is_invalid() {
                 continue;
             }
             if h.try_finish() {
+                if let Err(e) = h.take_error() {
+                    err.get_or_insert(e);
+                }
                 return true;
             }
             *pending = true;
@@ -327,7 +395,8 @@ impl<'a> CollHandle<'a> {
     }
 
     /// Completes handles in order up to the first that is still pending;
-    /// returns whether every handle is complete (invalid). Collectives
+    /// returns whether every handle is complete (invalid, or failed: a
+    /// failed handle stays valid until the caller takes the errors). Collectives
     /// complete roughly in the order they were initiated, so stopping at
     /// the first pending one costs little and keeps a test of many
     /// handles linear in what completed, not in what is outstanding.
@@ -341,29 +410,30 @@ impl<'a> CollHandle<'a> {
     /// nothing completed.
     pub fn test_some(handles: &mut [CollHandle<'a>]) -> Result<bool> {
         context::check_may_communicate("gex_coll try_sync_some")?;
-        let mut pending = false;
-        if Self::complete_one(handles, &mut pending) || !pending {
-            return Ok(true);
+        let (mut pending, mut err) = (false, None);
+        if Self::complete_one(handles, &mut pending, &mut err) || !pending {
+            return err.map_or(Ok(true), Err);
         }
         if let Some(rt) = Runtime::get() {
             rt.progress();
         }
-        Ok(Self::complete_one(handles, &mut pending))
+        let done = Self::complete_one(handles, &mut pending, &mut err);
+        err.map_or(Ok(done), Err)
     }
 
     /// The notes' `gasnet_all_wait_sync_some`: polls until
     /// [`CollHandle::test_some`] would succeed.
     pub fn wait_some(handles: &mut [CollHandle<'a>]) -> Result<()> {
         context::check_may_communicate("gex_coll wait_sync_some")?;
-        let mut pending = false;
-        if !Self::complete_one(handles, &mut pending) && pending {
+        let (mut pending, mut err) = (false, None);
+        if !Self::complete_one(handles, &mut pending, &mut err) && pending {
             let rt = Runtime::require("gex_coll wait_sync_some")?;
             rt.spin_until(|| {
                 let mut pending = false;
-                Self::complete_one(handles, &mut pending) || !pending
+                Self::complete_one(handles, &mut pending, &mut err) || !pending
             });
         }
-        Ok(())
+        err.map_or(Ok(()), Err)
     }
 
     /// The notes' `gasnet_all_try_sync_all`: true if every handle completed
@@ -374,12 +444,18 @@ impl<'a> CollHandle<'a> {
     pub fn test_all(handles: &mut [CollHandle<'a>]) -> Result<bool> {
         context::check_may_communicate("gex_coll try_sync_all")?;
         if Self::complete_prefix(handles) {
+            // A handle that failed stays valid (and complete) until now.
+            Self::take_errors(handles)?;
             return Ok(true);
         }
         if let Some(rt) = Runtime::get() {
             rt.progress();
         }
-        Ok(Self::complete_prefix(handles))
+        let done = Self::complete_prefix(handles);
+        if done {
+            Self::take_errors(handles)?;
+        }
+        Ok(done)
     }
 
     /// The notes' `gasnet_all_wait_sync_all`: polls until every handle
@@ -390,7 +466,7 @@ impl<'a> CollHandle<'a> {
             let rt = Runtime::require("gex_coll wait_sync_all")?;
             rt.spin_until(|| Self::complete_prefix(handles));
         }
-        Ok(())
+        Self::take_errors(handles)
     }
 }
 

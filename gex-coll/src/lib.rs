@@ -55,6 +55,7 @@
 #![warn(missing_docs)]
 
 mod algos;
+mod allput;
 pub mod coll;
 mod engine;
 mod g1;
@@ -69,6 +70,10 @@ mod sync;
 mod team;
 mod tree;
 
+pub use allput::{
+    all_get, all_get_nb, all_geti, all_geti_nb, all_put, all_put_nb, all_puti, all_puti_nb,
+    Partners,
+};
 pub use coll::{
     barrier, barrier_nb, barrier_uses_shared_memory, broadcast, broadcast_nb, exchange,
     exchange_nb, gather, gather_all, gather_all_nb, gather_nb, reduce_to_all, reduce_to_all_nb,

@@ -270,11 +270,16 @@ pub(crate) fn run<'a>(
 }
 
 /// Message tags of the one-sided algorithm.
-const READY: u32 = 0;
-const DONE: u32 = 1;
+pub(crate) const READY: u32 = 0;
+pub(crate) const DONE: u32 = 1;
 
 /// `[addr, addr + len)` must lie in `rank`'s bound segment.
-fn in_segment(tm: &Tm, rank: Rank, addr: usize, len: usize) -> std::result::Result<(), String> {
+pub(crate) fn in_segment(
+    tm: &Tm,
+    rank: Rank,
+    addr: usize,
+    len: usize,
+) -> std::result::Result<(), String> {
     if len == 0 {
         return Ok(());
     }

@@ -602,3 +602,255 @@ pub(crate) fn multi_address_errors(t: &T) {
     assert!(e.message().contains("the root needs a src"), "{e}");
     t.barrier(tm);
 }
+
+// ------------------------------------------------------------ all_put / all_get
+
+/// all_put, all_puti, all_get and all_geti in the notes' patterns, every
+/// sync mode, partners as a list and as a count: a permutation (one
+/// partner each), a flat broadcast (the root has no partner, the others
+/// one), a gather-all by puts (n - 1 partners) and an exchange by gets;
+/// every byte checked, sources unchanged.
+pub(crate) fn generalised(t: &T, label: u64) {
+    use gex::coll::{all_get_nb, all_geti_nb, all_put_nb, all_puti_nb, Partners};
+    let tm = &t.job.tm;
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    let nu = n as Rank;
+    let sizes = [1usize, 64, 3000, 70_001];
+    let mut call = label << 32;
+    for pattern in 0..4u32 {
+        for listed in [true, false] {
+            for (mi, &mode) in sync_mode_list().iter().enumerate() {
+                call += 1;
+                let nb = sizes[(call as usize + mi) % sizes.len()];
+                let shift = 1 + (call % nu.max(2) as u64) as Rank;
+                let root = (call % n as u64) as Rank;
+                let src_len = if pattern == 3 { n * nb } else { nb };
+                let dst_len = if pattern == 2 || pattern == 3 {
+                    n * nb
+                } else {
+                    nb
+                };
+                // SAFETY: one call at a time between barriers, disjoint.
+                let (dst, src) = unsafe {
+                    (
+                        seg_bytes(t, DST_OFF, dst_len),
+                        seg_bytes(t, SRC_OFF, src_len),
+                    )
+                };
+                dst.fill(0xEE);
+                src.copy_from_slice(&payload(tag(call, me), src_len));
+                let what = format!(
+                    "pattern {pattern} {} mode {mode:?} {nb} B",
+                    if listed { "list" } else { "count" }
+                );
+                t.barrier(tm);
+                let h = match pattern {
+                    0 => {
+                        // Permutation: me -> me + shift.
+                        let to = (me + shift) % nu;
+                        let from = (me + nu - shift % nu) % nu;
+                        let plist = if from == me { vec![] } else { vec![from] };
+                        let p = if listed {
+                            Partners::List(&plist)
+                        } else {
+                            Partners::Count(plist.len())
+                        };
+                        all_put_nb(tm, to, peer_addr(tm, to, DST_OFF), src, p, mode)
+                    }
+                    1 => {
+                        // Flat broadcast by puts from the root.
+                        let (nodes, dsts, srcs): (Vec<Rank>, Vec<usize>, Vec<&[u8]>) = if me == root
+                        {
+                            (0..nu)
+                                .filter(|&r| r != root)
+                                .map(|r| (r, peer_addr(tm, r, DST_OFF), &src[..]))
+                                .fold((vec![], vec![], vec![]), |mut a, (r, d, s)| {
+                                    a.0.push(r);
+                                    a.1.push(d);
+                                    a.2.push(s);
+                                    a
+                                })
+                        } else {
+                            (vec![], vec![], vec![])
+                        };
+                        let plist = if me == root { vec![] } else { vec![root] };
+                        let p = if listed {
+                            Partners::List(&plist)
+                        } else {
+                            Partners::Count(plist.len())
+                        };
+                        all_puti_nb(tm, &nodes, &dsts, &srcs, p, nb, mode)
+                    }
+                    2 => {
+                        // Gather-all by puts: my block to slot `me` of
+                        // everyone's dst, mine included.
+                        let nodes: Vec<Rank> = (0..nu).collect();
+                        let dsts: Vec<usize> = (0..nu)
+                            .map(|r| peer_addr(tm, r, DST_OFF + me as usize * nb))
+                            .collect();
+                        let srcs: Vec<&[u8]> = vec![&src[..]; n];
+                        let plist: Vec<Rank> = (0..nu).filter(|&r| r != me).collect();
+                        let p = if listed {
+                            Partners::List(&plist)
+                        } else {
+                            Partners::Count(plist.len())
+                        };
+                        all_puti_nb(tm, &nodes, &dsts, &srcs, p, nb, mode)
+                    }
+                    _ => {
+                        // Exchange by gets: block `me` of r's src into
+                        // block r of my dst.
+                        let nodes: Vec<Rank> = (0..nu).collect();
+                        let srcs: Vec<usize> = (0..nu)
+                            .map(|r| peer_addr(tm, r, SRC_OFF + me as usize * nb))
+                            .collect();
+                        let plist: Vec<Rank> = (0..nu).filter(|&r| r != me).collect();
+                        let p = if listed {
+                            Partners::List(&plist)
+                        } else {
+                            Partners::Count(plist.len())
+                        };
+                        all_geti_nb(tm, dst.chunks_mut(nb), &nodes, &srcs, p, nb, mode)
+                    }
+                }
+                .unwrap_or_else(|e| panic!("rank {me}: {what}: {e}"));
+                t.wait(h, &what);
+                // SAFETY: complete on this rank; read before the barrier.
+                let got = unsafe { seg_bytes(t, DST_OFF, dst_len) };
+                let want: Vec<u8> = match pattern {
+                    0 => {
+                        let from = (me + nu - shift % nu) % nu;
+                        payload(tag(call, from), nb)
+                    }
+                    1 if me == root => vec![0xEE; nb],
+                    1 => payload(tag(call, root), nb),
+                    2 => (0..nu).flat_map(|r| payload(tag(call, r), nb)).collect(),
+                    _ => (0..nu)
+                        .flat_map(|r| {
+                            payload(tag(call, r), n * nb)[me as usize * nb..(me as usize + 1) * nb]
+                                .to_vec()
+                        })
+                        .collect(),
+                };
+                if let Some(i) = (0..dst_len).find(|&i| got[i] != want[i]) {
+                    panic!(
+                        "rank {me}: {what}: byte {i} of {dst_len} is {:#04x}, expected {:#04x}",
+                        got[i], want[i]
+                    );
+                }
+                // SAFETY: as above.
+                let s = unsafe { seg_bytes(t, SRC_OFF, src_len) };
+                assert!(
+                    s == &payload(tag(call, me), src_len)[..],
+                    "rank {me}: {what}: source changed"
+                );
+                t.barrier(tm);
+            }
+        }
+    }
+    // all_get of one block from the next member, which lists the member
+    // before it as its partner.
+    for (mi, &mode) in sync_mode_list().iter().enumerate() {
+        call += 1;
+        let nb = sizes[mi % sizes.len()];
+        // SAFETY: one call at a time between barriers, disjoint ranges.
+        let (dst, src) = unsafe { (seg_bytes(t, DST_OFF, nb), seg_bytes(t, SRC_OFF, nb)) };
+        dst.fill(0xEE);
+        src.copy_from_slice(&payload(tag(call, me), nb));
+        let next = (me + 1) % nu;
+        let prev = (me + nu - 1) % nu;
+        let plist = if prev == me { vec![] } else { vec![prev] };
+        t.barrier(tm);
+        let h = all_get_nb(
+            tm,
+            dst,
+            next,
+            peer_addr(tm, next, SRC_OFF),
+            Partners::List(&plist),
+            mode,
+        )
+        .unwrap_or_else(|e| panic!("rank {me}: all_get {mode:?}: {e}"));
+        t.wait(h, "all_get");
+        // SAFETY: complete on this rank.
+        let got = unsafe { seg_bytes(t, DST_OFF, nb) };
+        assert!(
+            got == &payload(tag(call, next), nb)[..],
+            "rank {me}: all_get {mode:?} {nb} B: wrong data"
+        );
+        t.barrier(tm);
+    }
+}
+
+/// all_put's errors: a member whose put names a range outside its
+/// target's segment fails, and its target's sync fails naming it (the
+/// others complete); partner lists naming this member, a rank outside
+/// the team or one twice, and a count too large, fail on every member.
+pub(crate) fn generalised_errors(t: &T) {
+    use gex::coll::{all_put_nb, Partners};
+    let tm = &t.job.tm;
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    let nu = n as Rank;
+    let nb = 16;
+    let src = vec![7u8; nb];
+    if n > 1 {
+        for mode in [
+            Flags::empty(),
+            Flags::COLL_IN_NOSYNC,
+            Flags::COLL_OUT_ALLSYNC,
+        ] {
+            // A ring; member 0 puts past the end of member 1's segment.
+            let to = (me + 1) % nu;
+            let from = (me + nu - 1) % nu;
+            let addr = if me == 0 {
+                peer_addr(tm, to, super::SEG - 4)
+            } else {
+                peer_addr(tm, to, DST_OFF)
+            };
+            t.barrier(tm);
+            let r = all_put_nb(tm, to, addr, &src, Partners::List(&[from]), mode);
+            if me == 0 {
+                let e = r.expect_err("a put outside the segment");
+                assert_eq!(e.kind(), ErrorKind::BadArg);
+                assert!(e.message().contains("rank 1's dst"), "{e}");
+            } else {
+                let h = r.expect("a good put");
+                let mut hs = [h];
+                let res = CollHandle::wait_all(&mut hs);
+                if me == 1 {
+                    let e = res.expect_err("the target of a failed put");
+                    assert!(e.message().contains("rank 0 failed its part"), "{e}");
+                } else {
+                    res.expect("the other puts");
+                }
+            }
+            t.barrier(tm);
+        }
+    }
+    let bad_lists: Vec<Vec<Rank>> = vec![vec![me], vec![nu], vec![(me + 1) % nu; 2]];
+    for l in &bad_lists {
+        let e = all_put_nb(
+            tm,
+            me,
+            peer_addr(tm, me, DST_OFF),
+            &src,
+            Partners::List(l),
+            Flags::empty(),
+        )
+        .expect_err("a bad partner list");
+        assert!(
+            e.message().contains("is not another rank of the team"),
+            "{e}"
+        );
+    }
+    let e = all_put_nb(
+        tm,
+        me,
+        peer_addr(tm, me, DST_OFF),
+        &src,
+        Partners::Count(n),
+        Flags::empty(),
+    )
+    .expect_err("too many partners");
+    assert!(e.message().contains("partners, but the team has"), "{e}");
+    t.barrier(tm);
+}

@@ -2095,6 +2095,8 @@ fn main() {
     coll_modes::address_mode_errors(&t);
     coll_modes::multi_address(&t, 0x70);
     coll_modes::multi_address_errors(&t);
+    coll_modes::generalised(&t, 0x80);
+    coll_modes::generalised_errors(&t);
     errors(&t);
     teams(&t);
     barriers(&t);
