@@ -142,12 +142,13 @@ fn single_lists(kind: Kind, tm: &Tm, root: Rank, src_at_dst: bool) -> (Vec<usize
     }
 }
 
-/// Every data collective × address mode × segment hints × sync mode,
+/// Over `tm` (any team: a member's buffers sit at the same offsets of its
+/// segment whatever the team): every data collective × address mode ×
+/// segment hints × sync mode,
 /// roots rotating, sizes from 1 byte to past the AM Medium limit, the
 /// broadcast root sometimes in place; every byte of every member's output
 /// checked, and the sources left as they were.
-pub(crate) fn address_modes(t: &T, label: u64) {
-    let tm = &t.job.tm;
+pub(crate) fn address_modes(t: &T, tm: &Tm, label: u64) {
     let (me, n) = (tm.rank(), tm.size() as usize);
     let hints = [
         Flags::empty(),
@@ -366,9 +367,8 @@ fn owners(n: usize, v: u64, local: bool) -> Vec<Rank> {
 /// Every multi-address form × address mode × sync mode × image layout
 /// (1 to 3 images per member, one layout with a member that has none),
 /// roots rotating; every byte of every image's output checked.
-pub(crate) fn multi_address(t: &T, label: u64) {
+pub(crate) fn multi_address(t: &T, tm: &Tm, label: u64) {
     use gex::coll::{broadcasti_nb, exchangei_nb, gather_alli_nb, gatheri_nb, scatteri_nb, Images};
-    let tm = &t.job.tm;
     let (me, n) = (tm.rank(), tm.size() as usize);
     let sizes = [1usize, 100, 5000];
     let mut call = label << 32;
@@ -610,9 +610,8 @@ pub(crate) fn multi_address_errors(t: &T) {
 /// partner each), a flat broadcast (the root has no partner, the others
 /// one), a gather-all by puts (n - 1 partners) and an exchange by gets;
 /// every byte checked, sources unchanged.
-pub(crate) fn generalised(t: &T, label: u64) {
+pub(crate) fn generalised(t: &T, tm: &Tm, label: u64) {
     use gex::coll::{all_get_nb, all_geti_nb, all_put_nb, all_puti_nb, Partners};
-    let tm = &t.job.tm;
     let (me, n) = (tm.rank(), tm.size() as usize);
     let nu = n as Rank;
     let sizes = [1usize, 64, 3000, 70_001];
@@ -853,4 +852,27 @@ pub(crate) fn generalised_errors(t: &T) {
     .expect_err("too many partners");
     assert!(e.message().contains("partners, but the team has"), "{e}");
     t.barrier(tm);
+}
+
+/// The address modes, the multi-address forms and all_put / all_get again
+/// over teams from a split: the members in two halves (odd and even
+/// jobranks), keys reversed, so team ranks differ from jobranks and two
+/// teams run at once.
+pub(crate) fn over_split_teams(t: &T, label: u64) {
+    use gex::coll::{tm_destroy, tm_split};
+    let me = t.me;
+    let half = tm_split(
+        &t.job.tm,
+        Some((me % 2) as i32),
+        -(me as i32),
+        None,
+        Flags::TM_NO_SCRATCH,
+    )
+    .expect("tm_split")
+    .expect("every rank joins a half");
+    address_modes(t, &half, label);
+    multi_address(t, &half, label + 1);
+    generalised(t, &half, label + 2);
+    t.barrier(&t.job.tm);
+    tm_destroy(half, Flags::empty()).expect("tm_destroy");
 }

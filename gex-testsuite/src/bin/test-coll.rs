@@ -2091,12 +2091,13 @@ fn main() {
     sync_mode_errors(&t.job.tm);
     sync_modes(&t, &t.job.tm, 0x50, &[0, 5, 70_001]);
     allsync_semantics(&t);
-    coll_modes::address_modes(&t, 0x60);
+    coll_modes::address_modes(&t, &t.job.tm, 0x60);
     coll_modes::address_mode_errors(&t);
-    coll_modes::multi_address(&t, 0x70);
+    coll_modes::multi_address(&t, &t.job.tm, 0x70);
     coll_modes::multi_address_errors(&t);
-    coll_modes::generalised(&t, 0x80);
+    coll_modes::generalised(&t, &t.job.tm, 0x80);
     coll_modes::generalised_errors(&t);
+    coll_modes::over_split_teams(&t, 0x90);
     errors(&t);
     teams(&t);
     barriers(&t);
