@@ -16,7 +16,9 @@
 //!   at most one `Flags::COLL_IN_{NO,MY,ALL}SYNC` and one
 //!   `Flags::COLL_OUT_{NO,MY,ALL}SYNC` (the design notes' sync modes;
 //!   none means MYSYNC), single-valued; what each costs is in the `sync`
-//!   module's notes (ARCHITECTURE.md, "Collectives").
+//!   module's notes (ARCHITECTURE.md, "Collectives"). They also take the
+//!   segment hints `Flags::COLL_DST_IN_SEGMENT` / `COLL_SRC_IN_SEGMENT`
+//!   (LOCAL mode; see [`crate::Addrs`] and the `*_with` calls).
 //! - Buffers are borrowed until the handle completes. Output goes to a
 //!   buffer owned by the library and is copied into `dst` by the thread
 //!   that observes completion (test or wait), so a leaked handle never

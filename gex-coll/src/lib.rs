@@ -16,7 +16,13 @@
 //!   test for one, some or all); each has a blocking form (`broadcast`,
 //!   `reduce_to_all`, ...). See [`coll`] for the rules common to all.
 //! - Data-movement collectives take the design notes' sync modes in
-//!   `flags` (`Flags::COLL_IN_*`, `COLL_OUT_*`; see [`coll`]).
+//!   `flags` (`Flags::COLL_IN_*`, `COLL_OUT_*`; see [`coll`]), and the
+//!   segment hints `Flags::COLL_DST_IN_SEGMENT` / `COLL_SRC_IN_SEGMENT`,
+//!   which make the data move one-sided; the `*_with` calls add the
+//!   address modes ([`Addrs`]: LOCAL, SINGLE).
+//! - The multi-address ("i") forms `broadcasti_nb`, ... serve several
+//!   images per member ([`Images`]); `all_put_nb` / `all_get_nb` (and
+//!   the `i` forms) are the notes' generalised collectives ([`Partners`]).
 //! - On the primordial team of a job that is one neighbourhood (smp),
 //!   every data collective (reductions with built-in operators) goes
 //!   through shared memory: two 64 KiB buffers per rank in the
