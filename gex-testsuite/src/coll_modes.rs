@@ -51,6 +51,21 @@ pub(crate) fn peer_addr(tm: &Tm, r: Rank, off: usize) -> usize {
         + off
 }
 
+/// The sync modes a run covers: all of them on the primordial team
+/// (`full`), three on the split teams (the default, every NOSYNC, every
+/// ALLSYNC), which only add the team mapping.
+fn modes(full: bool) -> Vec<Flags> {
+    if full {
+        sync_mode_list()
+    } else {
+        vec![
+            Flags::empty(),
+            Flags::COLL_IN_NOSYNC | Flags::COLL_OUT_NOSYNC,
+            Flags::COLL_IN_ALLSYNC | Flags::COLL_OUT_ALLSYNC,
+        ]
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Broadcast,
@@ -148,7 +163,7 @@ fn single_lists(kind: Kind, tm: &Tm, root: Rank, src_at_dst: bool) -> (Vec<usize
 /// roots rotating, sizes from 1 byte to past the AM Medium limit, the
 /// broadcast root sometimes in place; every byte of every member's output
 /// checked, and the sources left as they were.
-pub(crate) fn address_modes(t: &T, tm: &Tm, label: u64) {
+pub(crate) fn address_modes(t: &T, tm: &Tm, label: u64, full: bool) {
     let (me, n) = (tm.rank(), tm.size() as usize);
     let hints = [
         Flags::empty(),
@@ -156,15 +171,22 @@ pub(crate) fn address_modes(t: &T, tm: &Tm, label: u64) {
         Flags::COLL_SRC_IN_SEGMENT,
         Flags::COLL_DST_IN_SEGMENT | Flags::COLL_SRC_IN_SEGMENT,
     ];
-    let sizes = [1usize, 37, 4099, 70_001];
-    let modes = sync_mode_list();
+    // 70 KB (past the AM Medium limit) once per combination of the other
+    // parameters; smaller sizes otherwise (a debug build checks every
+    // byte of 8 members' outputs slowly).
+    let sizes = [1usize, 37, 4099];
+    let modes = modes(full);
     let mut call = label << 32;
     for kind in KINDS {
         for single in [false, true] {
             for &hint in &hints {
                 for (mi, &mode) in modes.iter().enumerate() {
                     call += 1;
-                    let nb = sizes[(call as usize + mi) % sizes.len()];
+                    let nb = if mi == 1 {
+                        70_001
+                    } else {
+                        sizes[(call as usize + mi) % sizes.len()]
+                    };
                     let root = (call % n as u64) as Rank;
                     let in_place = kind == Kind::Broadcast && call.is_multiple_of(3);
                     let (dl, sl) = lens(kind, me, root, n, nb);
@@ -364,119 +386,129 @@ fn owners(n: usize, v: u64, local: bool) -> Vec<Rank> {
     out
 }
 
-/// Every multi-address form × address mode × sync mode × image layout
-/// (1 to 3 images per member, one layout with a member that has none),
-/// roots rotating; every byte of every image's output checked.
-pub(crate) fn multi_address(t: &T, tm: &Tm, label: u64) {
+/// Every multi-address form × address mode × sync mode, the three image
+/// layouts in turn (1 to 3 images per member, one layout with a member
+/// that has none), roots rotating; every byte of every image's output
+/// checked.
+pub(crate) fn multi_address(t: &T, tm: &Tm, label: u64, full: bool) {
     use gex::coll::{broadcasti_nb, exchangei_nb, gather_alli_nb, gatheri_nb, scatteri_nb, Images};
     let (me, n) = (tm.rank(), tm.size() as usize);
     let sizes = [1usize, 100, 5000];
     let mut call = label << 32;
     for kind in KINDS {
         for local in [true, false] {
-            for v in 0..3u64 {
-                for (mi, &mode) in sync_mode_list().iter().enumerate() {
-                    call += 1;
-                    let nb = if mi == 0 && v == 0 {
-                        66_000
-                    } else {
-                        sizes[(call as usize) % sizes.len()]
-                    };
-                    let root = (call % n as u64) as Rank;
-                    let owner = owners(n, v, local);
-                    let nblocks = owner.len();
-                    let mine: Vec<usize> = (0..nblocks).filter(|&i| owner[i] == me).collect();
-                    let first = mine.first().copied().unwrap_or(0);
-                    let images = if local {
-                        Images::Local { first, nblocks }
-                    } else {
-                        Images::Single { nodes: &owner }
-                    };
-                    let root_tag = tag(call, 1 << 20);
-                    let src_of = |i: usize, len: usize| payload(tag(call, i as Rank), len);
-                    let (dl, sl) = match kind {
-                        Kind::Broadcast | Kind::Scatter => (nb, 0),
-                        Kind::Gather => (0, nb),
-                        Kind::GatherAll => (nblocks * nb, nb),
-                        Kind::Exchange => (nblocks * nb, nblocks * nb),
-                    };
-                    let mut dsts: Vec<Vec<u8>> = mine.iter().map(|_| vec![0xEE; dl]).collect();
-                    let srcs: Vec<Vec<u8>> = mine.iter().map(|&i| src_of(i, sl)).collect();
-                    let src_refs: Vec<&[u8]> = srcs.iter().map(|s| &s[..]).collect();
-                    let root_len = match kind {
-                        Kind::Broadcast => nb,
-                        _ => nblocks * nb,
-                    };
-                    let root_src = payload(root_tag, root_len);
-                    let mut root_dst = vec![0xEEu8; nblocks * nb];
-                    let is_root = me == root;
-                    let what = format!(
-                        "{kind:?}i {} layout {v} mode {mode:?} {nb} B root {root}",
-                        if local { "LOCAL" } else { "SINGLE" }
-                    );
-                    let d_iter = dsts.iter_mut().map(|d| &mut d[..]);
-                    let h = match kind {
-                        Kind::Broadcast => broadcasti_nb(
-                            tm,
-                            images,
-                            root,
-                            d_iter,
-                            is_root.then_some(&root_src[..]),
-                            nb,
-                            mode,
-                        ),
-                        Kind::Scatter => scatteri_nb(
-                            tm,
-                            images,
-                            root,
-                            d_iter,
-                            is_root.then_some(&root_src[..]),
-                            nb,
-                            mode,
-                        ),
-                        Kind::Gather => gatheri_nb(
-                            tm,
-                            images,
-                            root,
-                            is_root.then_some(&mut root_dst[..]),
-                            &src_refs,
-                            nb,
-                            mode,
-                        ),
-                        Kind::GatherAll => gather_alli_nb(tm, images, d_iter, &src_refs, nb, mode),
-                        Kind::Exchange => exchangei_nb(tm, images, d_iter, &src_refs, nb, mode),
+            for (mi, &mode) in modes(full).iter().enumerate() {
+                // The three layouts in turn.
+                let v = mi as u64 % 3;
+                call += 1;
+                let nb = if mi == 0 {
+                    66_000
+                } else {
+                    sizes[(call as usize) % sizes.len()]
+                };
+                let root = (call % n as u64) as Rank;
+                let owner = owners(n, v, local);
+                let nblocks = owner.len();
+                let mine: Vec<usize> = (0..nblocks).filter(|&i| owner[i] == me).collect();
+                let first = mine.first().copied().unwrap_or(0);
+                let images = if local {
+                    Images::Local { first, nblocks }
+                } else {
+                    Images::Single { nodes: &owner }
+                };
+                let root_tag = tag(call, 1 << 20);
+                let src_of = |i: usize, len: usize| payload(tag(call, i as Rank), len);
+                let (dl, sl) = match kind {
+                    Kind::Broadcast | Kind::Scatter => (nb, 0),
+                    Kind::Gather => (0, nb),
+                    Kind::GatherAll => (nblocks * nb, nb),
+                    Kind::Exchange => (nblocks * nb, nblocks * nb),
+                };
+                let mut dsts: Vec<Vec<u8>> = mine.iter().map(|_| vec![0xEE; dl]).collect();
+                let srcs: Vec<Vec<u8>> = mine.iter().map(|&i| src_of(i, sl)).collect();
+                let src_refs: Vec<&[u8]> = srcs.iter().map(|s| &s[..]).collect();
+                let root_len = match kind {
+                    Kind::Broadcast => nb,
+                    _ => nblocks * nb,
+                };
+                let root_src = payload(root_tag, root_len);
+                let mut root_dst = vec![0xEEu8; nblocks * nb];
+                let is_root = me == root;
+                let what = format!(
+                    "{kind:?}i {} layout {v} mode {mode:?} {nb} B root {root}",
+                    if local { "LOCAL" } else { "SINGLE" }
+                );
+                let d_iter = dsts.iter_mut().map(|d| &mut d[..]);
+                let h = match kind {
+                    Kind::Broadcast => broadcasti_nb(
+                        tm,
+                        images,
+                        root,
+                        d_iter,
+                        is_root.then_some(&root_src[..]),
+                        nb,
+                        mode,
+                    ),
+                    Kind::Scatter => scatteri_nb(
+                        tm,
+                        images,
+                        root,
+                        d_iter,
+                        is_root.then_some(&root_src[..]),
+                        nb,
+                        mode,
+                    ),
+                    Kind::Gather => gatheri_nb(
+                        tm,
+                        images,
+                        root,
+                        is_root.then_some(&mut root_dst[..]),
+                        &src_refs,
+                        nb,
+                        mode,
+                    ),
+                    Kind::GatherAll => gather_alli_nb(tm, images, d_iter, &src_refs, nb, mode),
+                    Kind::Exchange => exchangei_nb(tm, images, d_iter, &src_refs, nb, mode),
+                }
+                .unwrap_or_else(|e| panic!("rank {me}: {what}: {e}"));
+                t.wait(h, &what);
+                let check = |w: &str, got: &[u8], want: &[u8]| {
+                    assert_eq!(got.len(), want.len(), "rank {me}: {what}: {w} length");
+                    if let Some(b) = (0..got.len()).find(|&b| got[b] != want[b]) {
+                        panic!(
+                            "rank {me}: {what}: {w} byte {b} of {} is {:#04x}, expected {:#04x}",
+                            got.len(),
+                            got[b],
+                            want[b]
+                        );
                     }
-                    .unwrap_or_else(|e| panic!("rank {me}: {what}: {e}"));
-                    t.wait(h, &what);
-                    let check = |w: &str, got: &[u8], want: &[u8]| {
-                        assert_eq!(got.len(), want.len(), "rank {me}: {what}: {w} length");
-                        if let Some(b) = (0..got.len()).find(|&b| got[b] != want[b]) {
-                            panic!(
-                                "rank {me}: {what}: {w} byte {b} of {} is {:#04x}, expected {:#04x}",
-                                got.len(),
-                                got[b],
-                                want[b]
-                            );
-                        }
+                };
+                // Every image's source, computed once.
+                let all_srcs: Vec<Vec<u8>> = match kind {
+                    Kind::GatherAll | Kind::Exchange | Kind::Gather => {
+                        (0..nblocks).map(|i| src_of(i, sl)).collect()
+                    }
+                    _ => Vec::new(),
+                };
+                let gathered: Vec<u8> = match kind {
+                    Kind::GatherAll | Kind::Gather => all_srcs.concat(),
+                    _ => Vec::new(),
+                };
+                for (k, &j) in mine.iter().enumerate() {
+                    let want: Vec<u8> = match kind {
+                        Kind::Broadcast => root_src.clone(),
+                        Kind::Scatter => root_src[j * nb..(j + 1) * nb].to_vec(),
+                        Kind::Gather => continue,
+                        Kind::GatherAll => gathered.clone(),
+                        Kind::Exchange => all_srcs
+                            .iter()
+                            .flat_map(|s| s[j * nb..(j + 1) * nb].iter().copied())
+                            .collect(),
                     };
-                    for (k, &j) in mine.iter().enumerate() {
-                        let want: Vec<u8> = match kind {
-                            Kind::Broadcast => root_src.clone(),
-                            Kind::Scatter => root_src[j * nb..(j + 1) * nb].to_vec(),
-                            Kind::Gather => continue,
-                            Kind::GatherAll => (0..nblocks).flat_map(|i| src_of(i, nb)).collect(),
-                            Kind::Exchange => (0..nblocks)
-                                .flat_map(|i| {
-                                    src_of(i, nblocks * nb)[j * nb..(j + 1) * nb].to_vec()
-                                })
-                                .collect(),
-                        };
-                        check(&format!("image {j}'s dst"), &dsts[k], &want);
-                    }
-                    if kind == Kind::Gather && is_root {
-                        let want: Vec<u8> = (0..nblocks).flat_map(|i| src_of(i, nb)).collect();
-                        check("root's dst", &root_dst, &want);
-                    }
+                    check(&format!("image {j}'s dst"), &dsts[k], &want);
+                }
+                if kind == Kind::Gather && is_root {
+                    check("root's dst", &root_dst, &gathered);
                 }
             }
         }
@@ -610,17 +642,21 @@ pub(crate) fn multi_address_errors(t: &T) {
 /// partner each), a flat broadcast (the root has no partner, the others
 /// one), a gather-all by puts (n - 1 partners) and an exchange by gets;
 /// every byte checked, sources unchanged.
-pub(crate) fn generalised(t: &T, tm: &Tm, label: u64) {
+pub(crate) fn generalised(t: &T, tm: &Tm, label: u64, full: bool) {
     use gex::coll::{all_get_nb, all_geti_nb, all_put_nb, all_puti_nb, Partners};
     let (me, n) = (tm.rank(), tm.size() as usize);
     let nu = n as Rank;
-    let sizes = [1usize, 64, 3000, 70_001];
+    let sizes = [1usize, 64, 3000];
     let mut call = label << 32;
     for pattern in 0..4u32 {
         for listed in [true, false] {
-            for (mi, &mode) in sync_mode_list().iter().enumerate() {
+            for (mi, &mode) in modes(full).iter().enumerate() {
                 call += 1;
-                let nb = sizes[(call as usize + mi) % sizes.len()];
+                let nb = if mi == 1 {
+                    70_001
+                } else {
+                    sizes[(call as usize + mi) % sizes.len()]
+                };
                 let shift = 1 + (call % nu.max(2) as u64) as Rank;
                 let root = (call % n as u64) as Rank;
                 let src_len = if pattern == 3 { n * nb } else { nb };
@@ -749,7 +785,7 @@ pub(crate) fn generalised(t: &T, tm: &Tm, label: u64) {
     }
     // all_get of one block from the next member, which lists the member
     // before it as its partner.
-    for (mi, &mode) in sync_mode_list().iter().enumerate() {
+    for (mi, &mode) in modes(full).iter().enumerate() {
         call += 1;
         let nb = sizes[mi % sizes.len()];
         // SAFETY: one call at a time between barriers, disjoint ranges.
@@ -870,9 +906,9 @@ pub(crate) fn over_split_teams(t: &T, label: u64) {
     )
     .expect("tm_split")
     .expect("every rank joins a half");
-    address_modes(t, &half, label);
-    multi_address(t, &half, label + 1);
-    generalised(t, &half, label + 2);
+    address_modes(t, &half, label, false);
+    multi_address(t, &half, label + 1, false);
+    generalised(t, &half, label + 2, false);
     t.barrier(&t.job.tm);
     tm_destroy(half, Flags::empty()).expect("tm_destroy");
 }

@@ -16,8 +16,10 @@
 //! on two teams at once; barriers over up to five teams in flight at once
 //! with puts before and reads after each; team turnover (shared-memory
 //! barrier channels reused with counters left by earlier teams, more teams
-//! than channels); team destruction handing scratch back; and the
-//! argument errors. Every wait is bounded and fails loudly.
+//! than channels); team destruction handing scratch back; the address
+//! modes and segment hints, the multi-address forms and all_put / all_get
+//! (module `coll_modes`); and the argument errors. Every wait is bounded
+//! and fails loudly.
 
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
@@ -2091,11 +2093,11 @@ fn main() {
     sync_mode_errors(&t.job.tm);
     sync_modes(&t, &t.job.tm, 0x50, &[0, 5, 70_001]);
     allsync_semantics(&t);
-    coll_modes::address_modes(&t, &t.job.tm, 0x60);
+    coll_modes::address_modes(&t, &t.job.tm, 0x60, true);
     coll_modes::address_mode_errors(&t);
-    coll_modes::multi_address(&t, &t.job.tm, 0x70);
+    coll_modes::multi_address(&t, &t.job.tm, 0x70, true);
     coll_modes::multi_address_errors(&t);
-    coll_modes::generalised(&t, &t.job.tm, 0x80);
+    coll_modes::generalised(&t, &t.job.tm, 0x80, true);
     coll_modes::generalised_errors(&t);
     coll_modes::over_split_teams(&t, 0x90);
     errors(&t);
