@@ -27,7 +27,12 @@
 //!   arguments fail still plays its part in the protocol (its `READY`,
 //!   a `DONE` that says it failed, to every target it named) and returns
 //!   the error; its targets' syncs then return an error naming it. So a
-//!   bad argument is reported, never silent, and nobody hangs on it.
+//!   bad transfer is reported, never silent, and nobody hangs on it. A
+//!   partner list or count that is itself invalid (this member, a
+//!   non-member or a rank twice; more than `n - 1`) is an error before
+//!   the protocol starts, on that member only: it cannot know whom to
+//!   tell, so members targeting it under `IN_MYSYNC` wait for its `READY`
+//!   (every member passing such a list fails alike).
 //! - Single-valued: `nbytes`, the sync mode and whether partners are a
 //!   list or a count (in the signature of every message).
 
