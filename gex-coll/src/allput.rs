@@ -39,7 +39,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use gex_core::{context, Tm};
+use gex_core::{context, Event, Lc, Tm};
 use gex_rma::Rma;
 use gex_types::{Error, Flags, Rank, Result};
 
@@ -247,26 +247,39 @@ fn general<'a>(
     // each target in turn: its transfers, then its DONE.
     let mut order: Vec<Rank> = vec![me];
     order.extend(targets.iter().copied());
+    let broken = |i: usize, e: Error| -> ! {
+        // Every range was checked above: a broken runtime.
+        gex_core::fatal(&format!("gex-coll: {call}: transfer {i} failed: {e}"))
+    };
+    // Puts are all started, then synced (their round trips overlap), and
+    // a target's DONE follows its last put's completion; gets complete one
+    // by one (they write the borrowed destinations).
+    let mut started: Vec<(Rank, Vec<Event<'static>>)> = Vec::new();
     for r in order {
         if r != me && ready_needed {
             rt.spin_until(|| lock(&state).is_ready(r));
         }
+        let mut evs = Vec::new();
         for (i, (&node, &addr)) in nodes.iter().zip(remotes).enumerate() {
             if node != r || nbytes == 0 {
                 continue;
             }
-            let moved = match &mut local {
-                Local::Put(s) => tm
-                    .put_blocking(node, addr, s[i], Flags::empty())
-                    .map(|_| ()),
-                Local::Get(d) => tm
-                    .get_blocking(&mut d[i][..], node, addr, Flags::empty())
-                    .map(|_| ()),
-            };
-            if let Err(e) = moved {
-                // Every range was checked above: a broken runtime.
-                gex_core::fatal(&format!("gex-coll: {call}: transfer {i} failed: {e}"));
+            match &mut local {
+                Local::Put(s) => evs.push(
+                    tm.put_nb(node, addr, s[i], Lc::Now, Flags::empty())
+                        .unwrap_or_else(|e| broken(i, e)),
+                ),
+                Local::Get(d) => {
+                    tm.get_blocking(&mut d[i][..], node, addr, Flags::empty())
+                        .unwrap_or_else(|e| broken(i, e));
+                }
             }
+        }
+        started.push((r, evs));
+    }
+    for (r, evs) in started {
+        for ev in evs {
+            ev.wait().unwrap_or_else(|e| broken(usize::MAX, e));
         }
         if r != me {
             send_now(key, sig, t.members[r as usize], DONE, &[]);

@@ -53,7 +53,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use gex_core::{context, Tm, TmRef};
+use gex_core::{context, Lc, Tm, TmRef};
 use gex_rma::Rma;
 use gex_types::{Error, Flags, Rank, Result};
 
@@ -471,20 +471,36 @@ fn one_sided<'a>(
     }
     let rt = gex_core::Runtime::get().expect("collectives run after client init");
     // The blocks this member moves, starting after itself so that members
-    // do not all hit one peer first.
+    // do not all hit one peer first. Puts are all started, then synced
+    // (their round trips overlap on a conduit's one-sided route), each
+    // block's DONE sent once its put is complete; gets write the borrowed
+    // destination, so each completes before the next starts.
     let mut order = mine_active;
     order.sort_by_key(|b| (passive(b) + n - me) % n);
+    let broken = |e: Error| -> ! {
+        // Every range was checked above: this is a broken runtime.
+        gex_core::fatal(&format!("gex-coll: {call}: one-sided transfer failed: {e}"))
+    };
+    let mut started = Vec::new();
     for b in order {
         let (sr, so, dr, dof) = b;
         let peer = passive(&b);
         if ready_needed {
             rt.spin_until(|| lock(&state).is_ready(peer));
         }
-        let moved = if put {
+        if put {
             let s = if src_is_dst { dst.as_deref() } else { src };
             let s = s.expect("a put's source member has a src");
-            tm.put_blocking(dr, dsts[dr as usize] + dof, &s[so..so + nb], Flags::empty())
-                .map(|_| ())
+            let ev = tm
+                .put_nb(
+                    dr,
+                    dsts[dr as usize] + dof,
+                    &s[so..so + nb],
+                    Lc::Now,
+                    Flags::empty(),
+                )
+                .unwrap_or_else(|e| broken(e));
+            started.push((peer, ev));
         } else {
             let d = dst.as_deref_mut().expect("a get's destination has a dst");
             tm.get_blocking(
@@ -493,12 +509,12 @@ fn one_sided<'a>(
                 srcs[sr as usize] + so,
                 Flags::empty(),
             )
-            .map(|_| ())
-        };
-        if let Err(e) = moved {
-            // Every range was checked above: this is a broken runtime.
-            gex_core::fatal(&format!("gex-coll: {call}: one-sided transfer failed: {e}"));
+            .unwrap_or_else(|e| broken(e));
+            send_now(key, sig, t.members[peer as usize], DONE, &[]);
         }
+    }
+    for (peer, ev) in started {
+        ev.wait().unwrap_or_else(|e| broken(e));
         send_now(key, sig, t.members[peer as usize], DONE, &[]);
     }
     let h = if op.is_complete() {
