@@ -92,6 +92,7 @@ impl Kind {
 }
 
 /// Which member owns each image.
+#[derive(Debug)]
 struct Layout {
     nblocks: usize,
     /// Image indices of each member, increasing.
@@ -166,67 +167,72 @@ fn layout(
             }
             mine.push(u8::from(hints_ok.unwrap_or(true)));
             let (all, _) = allgather_v(t, "images_layout", mine);
-            let mut owner: Vec<Option<Rank>> = vec![None; nblocks];
-            let mut imgs = vec![Vec::new(); n];
-            for (r, rec) in all.iter().enumerate() {
-                if rec.len() != 25 {
-                    gex_core::fatal(&format!(
-                        "gex-coll: {call}: rank {r} sent a layout record of {} bytes, 25 expected",
-                        rec.len()
-                    ));
-                }
-                let w = |i: usize| {
-                    u64::from_le_bytes(rec[i * 8..i * 8 + 8].try_into().expect("8 bytes")) as usize
-                };
-                let (f, cnt, nbl) = (w(0), w(1), w(2));
-                if rec[24] != 1 {
-                    return Err(false_hint(call, r));
-                }
-                if nbl != nblocks {
-                    return Err(Error::bad_arg(format!(
-                        "{call}: members disagree on nblocks: rank {r} passes {nbl}, rank {me} \
-                         {nblocks}"
-                    )));
-                }
-                if cnt == 0 {
-                    continue;
-                }
-                if f.checked_add(cnt).is_none_or(|e| e > nblocks) {
-                    return Err(Error::bad_arg(format!(
-                        "{call}: rank {r}'s images {f} .. {f} + {cnt} exceed nblocks {nblocks}"
-                    )));
-                }
-                for (i, o) in owner.iter_mut().enumerate().skip(f).take(cnt) {
-                    if let Some(other) = o {
-                        return Err(Error::bad_arg(format!(
-                            "{call}: image {i} is claimed by ranks {other} and {r} (the ranges \
-                             must partition 0 .. nblocks)"
-                        )));
-                    }
-                    *o = Some(r as Rank);
-                    imgs[r].push(i);
-                }
-            }
-            if let Some(i) = owner.iter().position(Option::is_none) {
-                return Err(Error::bad_arg(format!(
-                    "{call}: no member has image {i} of {nblocks} (the ranges must partition \
-                     0 .. nblocks)"
-                )));
-            }
-            let words: Vec<u64> = owner
-                .iter()
-                .map(|o| u64::from(o.expect("every image owned")))
-                .collect();
-            Ok((
-                Layout {
-                    nblocks,
-                    imgs,
-                    hash: hash_id(&words),
-                },
-                true,
-            ))
+            Ok((partition(call, me, n, nblocks, &all)?, true))
         }
     }
+}
+
+/// The layout the members' `(first, listlen, nblocks, hints ok)` records
+/// give (one per member, in rank order), or the error every member
+/// reports alike: a false hint, disagreeing `nblocks`, ranges that do not
+/// partition `0..nblocks`.
+fn partition(call: &str, me: usize, n: usize, nblocks: usize, all: &[Vec<u8>]) -> Result<Layout> {
+    let mut owner: Vec<Option<Rank>> = vec![None; nblocks];
+    let mut imgs = vec![Vec::new(); n];
+    for (r, rec) in all.iter().enumerate() {
+        if rec.len() != 25 {
+            gex_core::fatal(&format!(
+                "gex-coll: {call}: rank {r} sent a layout record of {} bytes, 25 expected",
+                rec.len()
+            ));
+        }
+        let w = |i: usize| {
+            u64::from_le_bytes(rec[i * 8..i * 8 + 8].try_into().expect("8 bytes")) as usize
+        };
+        let (f, cnt, nbl) = (w(0), w(1), w(2));
+        if rec[24] != 1 {
+            return Err(false_hint(call, r));
+        }
+        if nbl != nblocks {
+            return Err(Error::bad_arg(format!(
+                "{call}: members disagree on nblocks: rank {r} passes {nbl}, rank {me} \
+                 {nblocks}"
+            )));
+        }
+        if cnt == 0 {
+            continue;
+        }
+        if f.checked_add(cnt).is_none_or(|e| e > nblocks) {
+            return Err(Error::bad_arg(format!(
+                "{call}: rank {r}'s images {f} .. {f} + {cnt} exceed nblocks {nblocks}"
+            )));
+        }
+        for (i, o) in owner.iter_mut().enumerate().skip(f).take(cnt) {
+            if let Some(other) = o {
+                return Err(Error::bad_arg(format!(
+                    "{call}: image {i} is claimed by ranks {other} and {r} (the ranges \
+                     must partition 0 .. nblocks)"
+                )));
+            }
+            *o = Some(r as Rank);
+            imgs[r].push(i);
+        }
+    }
+    if let Some(i) = owner.iter().position(Option::is_none) {
+        return Err(Error::bad_arg(format!(
+            "{call}: no member has image {i} of {nblocks} (the ranges must partition \
+             0 .. nblocks)"
+        )));
+    }
+    let words: Vec<u64> = owner
+        .iter()
+        .map(|o| u64::from(o.expect("every image owned")))
+        .collect();
+    Ok(Layout {
+        nblocks,
+        imgs,
+        hash: hash_id(&words),
+    })
 }
 
 fn false_hint(call: &str, r: usize) -> Error {
@@ -839,4 +845,78 @@ pub fn exchangei<'a>(
     flags: Flags,
 ) -> Result<()> {
     exchangei_nb(tm, images, dsts, srcs, nbytes, flags)?.wait()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Inbox;
+
+    #[test]
+    fn place_puts_blocks_where_the_layout_says() {
+        // Member 1 (jobrank 21) sends blocks for staging offsets 8 and 0,
+        // in two chunks arriving in reverse order; member 2 one block.
+        let staging = Staging::new(12);
+        let rank_of = Arc::new([(20, 0), (21, 1), (22, 2)].into_iter().collect());
+        let mut p = Place {
+            call: "t",
+            rank_of,
+            nb: 4,
+            places: [(1, vec![8, 0]), (2, vec![4])].into_iter().collect(),
+            staging: staging.clone(),
+            got: 0,
+        };
+        let mut inbox = Inbox::default();
+        let mut cx = Cx::new(&mut inbox);
+        p.start(&mut cx);
+        assert!(!cx.finished);
+        p.chunk(&mut cx, 21, 1, 4, 8, &[5, 6, 7, 8]);
+        p.chunk(&mut cx, 21, 1, 0, 8, &[1, 2, 3, 4]);
+        assert!(!cx.finished);
+        p.chunk(&mut cx, 22, 2, 0, 4, &[9, 9, 9, 9]);
+        assert!(cx.finished);
+        let mut got = [0u8; 12];
+        // SAFETY: the staging buffer has 12 bytes and no writer remains.
+        unsafe { std::ptr::copy_nonoverlapping(staging.ptr(), got.as_mut_ptr(), 12) };
+        assert_eq!(got, [5, 6, 7, 8, 9, 9, 9, 9, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn local_layouts_must_partition() {
+        let rec = |f: u64, k: u64, n: u64, ok: bool| {
+            let mut v = Vec::new();
+            for w in [f, k, n] {
+                v.extend_from_slice(&w.to_le_bytes());
+            }
+            v.push(u8::from(ok));
+            v
+        };
+        let p = |recs: &[Vec<u8>], nblocks| partition("t", 0, recs.len(), nblocks, recs);
+        // Member 1 has none (its first is ignored), 0 has 0..2, 2 has 2..5.
+        let l = p(
+            &[rec(0, 2, 5, true), rec(99, 0, 5, true), rec(2, 3, 5, true)],
+            5,
+        )
+        .unwrap();
+        assert_eq!(l.imgs, vec![vec![0, 1], vec![], vec![2, 3, 4]]);
+        let other = p(
+            &[rec(0, 3, 5, true), rec(99, 0, 5, true), rec(3, 2, 5, true)],
+            5,
+        )
+        .unwrap();
+        assert_ne!(l.hash, other.hash);
+        let e = p(&[rec(0, 2, 4, true), rec(1, 3, 4, true)], 4).unwrap_err();
+        assert!(e.message().contains("claimed by ranks 0 and 1"), "{e}");
+        let e = p(&[rec(0, 2, 4, true), rec(3, 1, 4, true)], 4).unwrap_err();
+        assert!(e.message().contains("no member has image 2"), "{e}");
+        let e = p(&[rec(0, 2, 4, true), rec(2, 3, 4, true)], 4).unwrap_err();
+        assert!(e.message().contains("exceed nblocks 4"), "{e}");
+        let e = p(&[rec(0, 2, 4, true), rec(2, 2, 5, true)], 4).unwrap_err();
+        assert!(e.message().contains("disagree on nblocks"), "{e}");
+        let e = p(&[rec(0, 2, 4, true), rec(2, 2, 4, false)], 4).unwrap_err();
+        assert!(e.message().contains("rank 1's buffers"), "{e}");
+        // A count that overflows is refused, not wrapped.
+        let e = p(&[rec(u64::MAX, 2, 4, true)], 4).unwrap_err();
+        assert!(e.message().contains("exceed nblocks"), "{e}");
+    }
 }

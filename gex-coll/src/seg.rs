@@ -901,6 +901,67 @@ pub fn exchange_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{Cx, Inbox};
+
+    /// Jobranks 10, 11, 12 are team ranks 0, 1, 2.
+    fn ranks() -> Arc<HashMap<Rank, Rank>> {
+        Arc::new([(10, 0), (11, 1), (12, 2)].into_iter().collect())
+    }
+
+    #[test]
+    fn pair_logic_finishes_with_its_messages() {
+        let state = Arc::new(Mutex::new(Partners::default()));
+        let mut l = PairLogic {
+            call: "t",
+            rank_of: ranks(),
+            ready_from: counts(&[1]),
+            done_from: counts(&[1, 2]),
+            done_any: None,
+            state: state.clone(),
+        };
+        let mut inbox = Inbox::default();
+        let mut step = |l: &mut PairLogic, src: Rank, tag: u32| {
+            let mut cx = Cx::new(&mut inbox);
+            l.chunk(&mut cx, src, tag, 0, 0, &[]);
+            cx.finished
+        };
+        assert!(!step(&mut l, 12, DONE));
+        assert!(!step(&mut l, 11, READY));
+        assert!(lock(&state).is_ready(1) && !lock(&state).is_ready(2));
+        assert!(step(&mut l, 11, DONE));
+        // A partner count: any two distinct ranks, failures recorded.
+        let state = Arc::new(Mutex::new(Partners::default()));
+        let mut l = PairLogic {
+            call: "t",
+            rank_of: ranks(),
+            ready_from: HashMap::new(),
+            done_from: HashMap::new(),
+            done_any: Some(2),
+            state: state.clone(),
+        };
+        let mut inbox = Inbox::default();
+        let mut cx = Cx::new(&mut inbox);
+        l.start(&mut cx);
+        assert!(!cx.finished);
+        l.chunk(&mut cx, 10, DONE_FAILED, 0, 0, &[]);
+        assert!(!cx.finished);
+        l.chunk(&mut cx, 12, DONE, 0, 0, &[]);
+        assert!(cx.finished);
+        assert_eq!(lock(&state).failed, vec![0]);
+        // Nothing expected: done at start.
+        let mut l = PairLogic {
+            call: "t",
+            rank_of: ranks(),
+            ready_from: HashMap::new(),
+            done_from: HashMap::new(),
+            done_any: None,
+            state: Arc::new(Mutex::new(Partners::default())),
+        };
+        let mut inbox = Inbox::default();
+        let mut cx = Cx::new(&mut inbox);
+        l.start(&mut cx);
+        assert!(cx.finished);
+    }
 
     #[test]
     fn blocks_cover_every_pair_once() {
