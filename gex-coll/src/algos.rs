@@ -15,7 +15,7 @@ use crate::tree::{
 };
 
 /// Copies `data` to `offset` of `staging`, which must contain the range.
-fn write_staging(staging: &Staging, offset: usize, data: &[u8]) {
+pub(crate) fn write_staging(staging: &Staging, offset: usize, data: &[u8]) {
     if !gex_conduit::fits(offset, data.len(), staging.len()) {
         gex_core::fatal(&format!(
             "gex-coll: [{offset}, +{}) is outside a result buffer of {} bytes",

@@ -16,7 +16,9 @@
 //!   at most one `Flags::COLL_IN_{NO,MY,ALL}SYNC` and one
 //!   `Flags::COLL_OUT_{NO,MY,ALL}SYNC` (the design notes' sync modes;
 //!   none means MYSYNC), single-valued; what each costs is in the `sync`
-//!   module's notes (ARCHITECTURE.md, "Collectives").
+//!   module's notes (ARCHITECTURE.md, "Collectives"). They also take the
+//!   segment hints `Flags::COLL_DST_IN_SEGMENT` / `COLL_SRC_IN_SEGMENT`
+//!   (LOCAL mode; see [`crate::Addrs`] and the `*_with` calls).
 //! - Buffers are borrowed until the handle completes. Output goes to a
 //!   buffer owned by the library and is copied into `dst` by the thread
 //!   that observes completion (test or wait), so a leaked handle never
@@ -39,6 +41,7 @@ use crate::algos::{AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceK
 use crate::engine::{send_now, signature, Key, Logic, Op, Out};
 use crate::handle::CollHandle;
 use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
+use crate::seg::{self, Addrs};
 use crate::shmdata::{self, Readers};
 use crate::sync::{self, SyncMode};
 use crate::team::{barrier_event, team_of, team_ref, TeamInfo};
@@ -54,7 +57,7 @@ fn check_flags(call: &str, flags: Flags) -> Result<()> {
     }
 }
 
-fn check_root(call: &str, root: Rank, t: &TeamInfo) -> Result<()> {
+pub(crate) fn check_root(call: &str, root: Rank, t: &TeamInfo) -> Result<()> {
     if root < t.size() {
         Ok(())
     } else {
@@ -65,7 +68,7 @@ fn check_root(call: &str, root: Rank, t: &TeamInfo) -> Result<()> {
     }
 }
 
-fn check_len(call: &str, what: &str, got: usize, want: usize) -> Result<()> {
+pub(crate) fn check_len(call: &str, what: &str, got: usize, want: usize) -> Result<()> {
     if got == want {
         Ok(())
     } else {
@@ -76,7 +79,7 @@ fn check_len(call: &str, what: &str, got: usize, want: usize) -> Result<()> {
 }
 
 /// Messages carry 32-bit offsets and lengths.
-fn check_size(call: &str, nbytes: usize) -> Result<()> {
+pub(crate) fn check_size(call: &str, nbytes: usize) -> Result<()> {
     if nbytes <= u32::MAX as usize {
         Ok(())
     } else {
@@ -88,7 +91,7 @@ fn check_size(call: &str, nbytes: usize) -> Result<()> {
 
 /// The checks every data-movement collective starts with; its team and
 /// sync mode.
-fn begin(call: &str, tm: &Tm, flags: Flags) -> Result<(Arc<TeamInfo>, SyncMode)> {
+pub(crate) fn begin(call: &str, tm: &Tm, flags: Flags) -> Result<(Arc<TeamInfo>, SyncMode)> {
     context::check_may_communicate(call)?;
     let mode = sync::parse(call, flags)?;
     Ok((team_of(tm, call)?, mode))
@@ -96,12 +99,12 @@ fn begin(call: &str, tm: &Tm, flags: Flags) -> Result<(Arc<TeamInfo>, SyncMode)>
 
 /// `OUT_ALLSYNC`: the key of the closing barrier, reserved right after the
 /// operation's own.
-fn out_key(t: &Arc<TeamInfo>, mode: SyncMode) -> Option<(Arc<TeamInfo>, Key)> {
+pub(crate) fn out_key(t: &Arc<TeamInfo>, mode: SyncMode) -> Option<(Arc<TeamInfo>, Key)> {
     (mode.out_all && t.size() > 1).then(|| (t.clone(), t.next_key()))
 }
 
 /// The handle, with the closing barrier of `OUT_ALLSYNC` if reserved.
-fn fin<'a>(h: CollHandle<'a>, out: Option<(Arc<TeamInfo>, Key)>) -> CollHandle<'a> {
+pub(crate) fn fin<'a>(h: CollHandle<'a>, out: Option<(Arc<TeamInfo>, Key)>) -> CollHandle<'a> {
     match out {
         Some((t, key)) => h.then_out_barrier(t, key),
         None => h,
@@ -156,6 +159,10 @@ pub fn broadcast_nb<'a>(
     flags: Flags,
 ) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_BroadcastNB";
+    if flags.intersects(seg::HINTS) {
+        // Segment hints: the one-sided algorithms (`crate::seg`).
+        return seg::broadcast_nb_with(tm, root, dst, src, Addrs::Local, flags);
+    }
     let (t, mode) = begin(CALL, tm, flags)?;
     check_root(CALL, root, &t)?;
     let nbytes = dst.len();
@@ -585,6 +592,10 @@ pub fn scatter_nb<'a>(
     flags: Flags,
 ) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ScatterNB";
+    if flags.intersects(seg::HINTS) {
+        // Segment hints: the one-sided algorithms (`crate::seg`).
+        return seg::scatter_nb_with(tm, root, dst, src, Addrs::Local, flags);
+    }
     let (t, mode) = begin(CALL, tm, flags)?;
     check_root(CALL, root, &t)?;
     let (me, n, nb) = (t.me, t.size(), dst.len());
@@ -646,6 +657,10 @@ pub fn gather_nb<'a>(
     flags: Flags,
 ) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_GatherNB";
+    if flags.intersects(seg::HINTS) {
+        // Segment hints: the one-sided algorithms (`crate::seg`).
+        return seg::gather_nb_with(tm, root, dst, src, Addrs::Local, flags);
+    }
     let (t, mode) = begin(CALL, tm, flags)?;
     check_root(CALL, root, &t)?;
     let (me, n, nb) = (t.me, t.size(), src.len());
@@ -713,6 +728,10 @@ pub fn gather_all_nb<'a>(
     flags: Flags,
 ) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_GatherAllNB";
+    if flags.intersects(seg::HINTS) {
+        // Segment hints: the one-sided algorithms (`crate::seg`).
+        return seg::gather_all_nb_with(tm, dst, src, Addrs::Local, flags);
+    }
     let (t, mode) = begin(CALL, tm, flags)?;
     let (me, n, nb) = (t.me, t.size(), src.len());
     check_size(CALL, nb * n as usize)?;
@@ -770,6 +789,10 @@ pub fn exchange_nb<'a>(
     flags: Flags,
 ) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ExchangeNB";
+    if flags.intersects(seg::HINTS) {
+        // Segment hints: the one-sided algorithms (`crate::seg`).
+        return seg::exchange_nb_with(tm, dst, src, Addrs::Local, flags);
+    }
     let (t, mode) = begin(CALL, tm, flags)?;
     let (me, n) = (t.me, t.size() as usize);
     check_len(CALL, "dst", dst.len(), src.len())?;

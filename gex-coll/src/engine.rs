@@ -579,6 +579,27 @@ pub(crate) fn wait(op: &Op) {
     }
 }
 
+thread_local! {
+    /// A word every signature computed by this thread mixes in while set
+    /// (see [`with_sig_extra`]); 0 when unset.
+    static SIG_EXTRA: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f` (an initiation, on the client's thread) with `extra` mixed
+/// into every signature it computes: the address lists of a SINGLE call,
+/// which must agree on every member, reach the existing algorithms'
+/// signatures this way without changing their arguments. Restored after.
+pub(crate) fn with_sig_extra<R>(extra: u64, f: impl FnOnce() -> R) -> R {
+    struct Restore(u64);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SIG_EXTRA.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(SIG_EXTRA.with(|c| c.replace(extra)));
+    f()
+}
+
 /// A 32-bit signature of a collective's kind and single-valued arguments.
 pub(crate) fn signature(kind: &str, words: &[u64]) -> u32 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -591,6 +612,12 @@ pub(crate) fn signature(kind: &str, words: &[u64]) -> u32 {
     }
     for w in words {
         for b in w.to_le_bytes() {
+            mix(b);
+        }
+    }
+    let extra = SIG_EXTRA.with(|c| c.get());
+    if extra != 0 {
+        for b in extra.to_le_bytes() {
             mix(b);
         }
     }

@@ -42,12 +42,16 @@ use crate::shmbar::ShmTeam;
 use crate::sync::start_out_barrier;
 use crate::team::TeamInfo;
 
+/// What a completed operation reports: `Some` error if it failed.
+pub(crate) type Verdict = Arc<dyn Fn() -> Option<gex_types::Error> + Send + Sync>;
+
 /// Output staged by the library, copied into the caller's buffer at
 /// completion.
 struct CopyOut {
     staging: Arc<Staging>,
-    dst: *mut u8,
-    len: usize,
+    /// (offset in `staging`, destination, length): one part for the
+    /// plain calls, one per image for the multi-address ones.
+    parts: Vec<(usize, *mut u8, usize)>,
 }
 
 enum State {
@@ -62,7 +66,12 @@ enum State {
         /// A shared-memory data collective: a test advances this rank's
         /// queue of them first (`crate::shmdata::progress`).
         poke: bool,
+        /// Asked once complete: an error a partner reported (all_put /
+        /// all_get), which the sync returns.
+        verdict: Option<Verdict>,
     },
+    /// Complete, with an error for the sync to return.
+    Failed(gex_types::Error),
     /// `OUT_ALLSYNC`'s closing barrier, entered: complete with it.
     OutBarrier {
         op: Arc<Op>,
@@ -87,8 +96,8 @@ pub struct CollHandle<'a> {
     _borrow: PhantomData<&'a mut [u8]>,
 }
 
-// SAFETY: the only field that is not `Send` by itself is `CopyOut::dst`,
-// the start of the caller's output buffer, which the handle borrows
+// SAFETY: the only field that is not `Send` by itself is `CopyOut::parts`,
+// the starts of the caller's output buffers, which the handle borrows
 // exclusively for `'a` (`PhantomData<&'a mut [u8]>`, itself `Send`).
 // Moving the handle to another thread moves that exclusive borrow with it,
 // as moving a `&'a mut [u8]` would; the copy into it is made only by the
@@ -102,6 +111,7 @@ impl std::fmt::Debug for CollHandle<'_> {
         f.write_str(match &self.state {
             State::Invalid => "CollHandle(INVALID)",
             State::Pending { c, .. } if c.is_complete() => "CollHandle(complete)",
+            State::Failed(_) => "CollHandle(failed)",
             _ => "CollHandle(pending)",
         })
     }
@@ -122,6 +132,7 @@ impl CollHandle<'static> {
                 copy: None,
                 then: None,
                 poke: false,
+                verdict: None,
             },
             _borrow: PhantomData,
         }
@@ -157,11 +168,41 @@ impl<'a> CollHandle<'a> {
                 c,
                 copy: Some(CopyOut {
                     staging,
-                    dst: dst.as_mut_ptr(),
-                    len: dst.len(),
+                    parts: vec![(0, dst.as_mut_ptr(), dst.len())],
                 }),
                 then: None,
                 poke: false,
+                verdict: None,
+            },
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Pending on `c`; at completion each `(offset, dst)` of `parts`
+    /// receives `dst.len()` bytes from `offset` of `staging` (the
+    /// multi-address forms: one destination per image).
+    pub(crate) fn pending_into_parts(
+        c: Arc<Completion>,
+        staging: Arc<Staging>,
+        parts: Vec<(usize, &'a mut [u8])>,
+    ) -> Self {
+        let parts = parts
+            .into_iter()
+            .map(|(off, d)| {
+                assert!(
+                    off.checked_add(d.len()).is_some_and(|e| e <= staging.len()),
+                    "a part exceeds the staging buffer"
+                );
+                (off, d.as_mut_ptr(), d.len())
+            })
+            .collect();
+        CollHandle {
+            state: State::Pending {
+                c,
+                copy: Some(CopyOut { staging, parts }),
+                then: None,
+                poke: false,
+                verdict: None,
             },
             _borrow: PhantomData,
         }
@@ -171,6 +212,37 @@ impl<'a> CollHandle<'a> {
     /// becomes invalid once synced).
     pub fn is_invalid(&self) -> bool {
         matches!(self.state, State::Invalid)
+    }
+
+    /// Completes with the error `verdict` gives, if any, once complete.
+    pub(crate) fn with_verdict(mut self, v: Verdict) -> Self {
+        if let State::Pending { verdict, .. } = &mut self.state {
+            *verdict = Some(v);
+        }
+        self
+    }
+
+    /// Takes the error of a failed operation (the handle becomes invalid).
+    fn take_error(&mut self) -> Result<()> {
+        if matches!(self.state, State::Failed(_)) {
+            if let State::Failed(e) = std::mem::replace(&mut self.state, State::Invalid) {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// The first error among completed handles (each becomes invalid).
+    fn take_errors(handles: &mut [CollHandle<'a>]) -> Result<()> {
+        let mut first = Ok(());
+        for h in handles {
+            if let Err(e) = h.take_error() {
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+        }
+        first
     }
 
     /// Marks a shared-memory data collective's handle (see `poke`).
@@ -193,7 +265,7 @@ impl<'a> CollHandle<'a> {
                     op: start_out_barrier(&t, key),
                 }
             }
-            State::ShmBarrier { .. } | State::OutBarrier { .. } => {
+            State::ShmBarrier { .. } | State::OutBarrier { .. } | State::Failed(_) => {
                 unreachable!("a barrier has no OUT_ALLSYNC")
             }
         }
@@ -205,7 +277,7 @@ impl<'a> CollHandle<'a> {
     /// complete.
     fn try_finish(&mut self) -> bool {
         match &mut self.state {
-            State::Invalid => return true,
+            State::Invalid | State::Failed(_) => return true,
             State::Pending { c, poke, .. } => {
                 let done =
                     c.is_complete() || (*poke && crate::shmdata::progress() > 0 && c.is_complete());
@@ -224,16 +296,33 @@ impl<'a> CollHandle<'a> {
                 }
             }
         }
-        if let State::Pending { copy, then, .. } =
-            std::mem::replace(&mut self.state, State::Invalid)
+        if let State::Pending {
+            copy,
+            then,
+            verdict,
+            ..
+        } = std::mem::replace(&mut self.state, State::Invalid)
         {
             if let Some(cp) = copy {
-                // SAFETY: the completion count reached zero with acquire
-                // ordering, so every part of the staging buffer was written
-                // and no writer remains; `dst` is valid for `len` bytes and
-                // exclusively borrowed for 'a, which this handle carries;
-                // the staging buffer has `len` bytes (`pending_into`).
-                unsafe { std::ptr::copy_nonoverlapping(cp.staging.ptr(), cp.dst, cp.len) };
+                for (off, dst, len) in cp.parts {
+                    // SAFETY: the completion count reached zero with
+                    // acquire ordering, so every part of the staging buffer
+                    // was written and no writer remains; `dst` is valid for
+                    // `len` bytes and exclusively borrowed for 'a, which
+                    // this handle carries (the parts are distinct caller
+                    // slices, so they do not overlap); `[off, off + len)`
+                    // lies in the staging buffer (checked when built).
+                    unsafe { std::ptr::copy_nonoverlapping(cp.staging.ptr().add(off), dst, len) };
+                }
+            }
+            if let Some(e) = verdict.and_then(|v| v()) {
+                // The closing barrier is entered all the same: the other
+                // members' syncs wait for it.
+                if let Some((t, key)) = then {
+                    let _ = start_out_barrier(&t, key);
+                }
+                self.state = State::Failed(e);
+                return true;
             }
             if let Some((t, key)) = then {
                 let op = start_out_barrier(&t, key);
@@ -254,12 +343,15 @@ impl<'a> CollHandle<'a> {
     pub fn test(&mut self) -> Result<bool> {
         context::check_may_communicate("gex_coll try_sync")?;
         if self.try_finish() {
+            self.take_error()?;
             return Ok(true);
         }
         if let Some(rt) = Runtime::get() {
             rt.progress();
         }
-        Ok(self.try_finish())
+        let done = self.try_finish();
+        self.take_error()?;
+        Ok(done)
     }
 
     /// Polls until the collective completed on this member (the notes'
@@ -271,7 +363,7 @@ impl<'a> CollHandle<'a> {
             let rt = Runtime::require("gex_coll wait_sync")?;
             rt.spin_until(|| self.try_finish());
         }
-        Ok(())
+        self.take_error()
     }
 
     /// Completes handles in order until one completes (returns true) or
@@ -280,12 +372,21 @@ impl<'a> CollHandle<'a> {
     /// a test of many handles cheap: looking at a pending handle may run
     /// the shared-memory collectives' progress, and a full pass over 2^16
     /// handles per poll made waiting on them quadratic.
-    fn complete_one(handles: &mut [CollHandle<'a>], pending: &mut bool) -> bool {
+    /// A handle that completed with an error gives it to `err` (and
+    /// becomes invalid).
+    fn complete_one(
+        handles: &mut [CollHandle<'a>],
+        pending: &mut bool,
+        err: &mut Option<gex_types::Error>,
+    ) -> bool {
         for h in handles.iter_mut() {
             if h.is_invalid() {
                 continue;
             }
             if h.try_finish() {
+                if let Err(e) = h.take_error() {
+                    err.get_or_insert(e);
+                }
                 return true;
             }
             *pending = true;
@@ -294,7 +395,8 @@ impl<'a> CollHandle<'a> {
     }
 
     /// Completes handles in order up to the first that is still pending;
-    /// returns whether every handle is complete (invalid). Collectives
+    /// returns whether every handle is complete (invalid, or failed: a
+    /// failed handle stays valid until the caller takes the errors). Collectives
     /// complete roughly in the order they were initiated, so stopping at
     /// the first pending one costs little and keeps a test of many
     /// handles linear in what completed, not in what is outstanding.
@@ -308,29 +410,30 @@ impl<'a> CollHandle<'a> {
     /// nothing completed.
     pub fn test_some(handles: &mut [CollHandle<'a>]) -> Result<bool> {
         context::check_may_communicate("gex_coll try_sync_some")?;
-        let mut pending = false;
-        if Self::complete_one(handles, &mut pending) || !pending {
-            return Ok(true);
+        let (mut pending, mut err) = (false, None);
+        if Self::complete_one(handles, &mut pending, &mut err) || !pending {
+            return err.map_or(Ok(true), Err);
         }
         if let Some(rt) = Runtime::get() {
             rt.progress();
         }
-        Ok(Self::complete_one(handles, &mut pending))
+        let done = Self::complete_one(handles, &mut pending, &mut err);
+        err.map_or(Ok(done), Err)
     }
 
     /// The notes' `gasnet_all_wait_sync_some`: polls until
     /// [`CollHandle::test_some`] would succeed.
     pub fn wait_some(handles: &mut [CollHandle<'a>]) -> Result<()> {
         context::check_may_communicate("gex_coll wait_sync_some")?;
-        let mut pending = false;
-        if !Self::complete_one(handles, &mut pending) && pending {
+        let (mut pending, mut err) = (false, None);
+        if !Self::complete_one(handles, &mut pending, &mut err) && pending {
             let rt = Runtime::require("gex_coll wait_sync_some")?;
             rt.spin_until(|| {
                 let mut pending = false;
-                Self::complete_one(handles, &mut pending) || !pending
+                Self::complete_one(handles, &mut pending, &mut err) || !pending
             });
         }
-        Ok(())
+        err.map_or(Ok(()), Err)
     }
 
     /// The notes' `gasnet_all_try_sync_all`: true if every handle completed
@@ -341,12 +444,18 @@ impl<'a> CollHandle<'a> {
     pub fn test_all(handles: &mut [CollHandle<'a>]) -> Result<bool> {
         context::check_may_communicate("gex_coll try_sync_all")?;
         if Self::complete_prefix(handles) {
+            // A handle that failed stays valid (and complete) until now.
+            Self::take_errors(handles)?;
             return Ok(true);
         }
         if let Some(rt) = Runtime::get() {
             rt.progress();
         }
-        Ok(Self::complete_prefix(handles))
+        let done = Self::complete_prefix(handles);
+        if done {
+            Self::take_errors(handles)?;
+        }
+        Ok(done)
     }
 
     /// The notes' `gasnet_all_wait_sync_all`: polls until every handle
@@ -357,7 +466,7 @@ impl<'a> CollHandle<'a> {
             let rt = Runtime::require("gex_coll wait_sync_all")?;
             rt.spin_until(|| Self::complete_prefix(handles));
         }
-        Ok(())
+        Self::take_errors(handles)
     }
 }
 

@@ -16,7 +16,13 @@
 //!   test for one, some or all); each has a blocking form (`broadcast`,
 //!   `reduce_to_all`, ...). See [`coll`] for the rules common to all.
 //! - Data-movement collectives take the design notes' sync modes in
-//!   `flags` (`Flags::COLL_IN_*`, `COLL_OUT_*`; see [`coll`]).
+//!   `flags` (`Flags::COLL_IN_*`, `COLL_OUT_*`; see [`coll`]), and the
+//!   segment hints `Flags::COLL_DST_IN_SEGMENT` / `COLL_SRC_IN_SEGMENT`,
+//!   which make the data move one-sided; the `*_with` calls add the
+//!   address modes ([`Addrs`]: LOCAL, SINGLE).
+//! - The multi-address ("i") forms `broadcasti_nb`, ... serve several
+//!   images per member ([`Images`]); `all_put_nb` / `all_get_nb` (and
+//!   the `i` forms) are the notes' generalised collectives ([`Partners`]).
 //! - On the primordial team of a job that is one neighbourhood (smp),
 //!   every data collective (reductions with built-in operators) goes
 //!   through shared memory: two 64 KiB buffers per rank in the
@@ -55,11 +61,14 @@
 #![warn(missing_docs)]
 
 mod algos;
+mod allput;
 pub mod coll;
 mod engine;
 mod g1;
 mod handle;
+mod multi;
 pub mod reduce;
+mod seg;
 mod shm;
 mod shmbar;
 mod shmdata;
@@ -67,6 +76,10 @@ mod sync;
 mod team;
 mod tree;
 
+pub use allput::{
+    all_get, all_get_nb, all_geti, all_geti_nb, all_put, all_put_nb, all_puti, all_puti_nb,
+    Partners,
+};
 pub use coll::{
     barrier, barrier_nb, barrier_uses_shared_memory, broadcast, broadcast_nb, exchange,
     exchange_nb, gather, gather_all, gather_all_nb, gather_nb, reduce_to_all, reduce_to_all_nb,
@@ -77,7 +90,15 @@ pub use g1::{
     barrier_notify, barrier_try, barrier_wait, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
 };
 pub use handle::CollHandle;
+pub use multi::{
+    broadcasti, broadcasti_nb, exchangei, exchangei_nb, gather_alli, gather_alli_nb, gatheri,
+    gatheri_nb, scatteri, scatteri_nb, Images,
+};
 pub use reduce::{reduce_sequential, Elem, ReduceOp, UserReduceFn};
+pub use seg::{
+    broadcast_nb_with, broadcast_with, exchange_nb_with, exchange_with, gather_all_nb_with,
+    gather_all_with, gather_nb_with, gather_with, scatter_nb_with, scatter_with, Addrs,
+};
 pub use team::{
     recommended_scratch_size, tm_create, tm_create_scratch_size, tm_destroy, tm_split,
     tm_split_scratch_size,

@@ -141,9 +141,11 @@ pub(crate) fn enter_all(t: &TeamInfo, root: Option<Rank>, call: &'static str) {
 /// The barrier of `OUT_ALLSYNC`, under the key reserved at initiation:
 /// started by this member once its output is in place.
 pub(crate) fn start_out_barrier(t: &TeamInfo, key: Key) -> Arc<Op> {
+    // Computed without a SINGLE call's address word: a member may enter
+    // this barrier inside the initiation call or later, in a sync.
     Op::start(
         key,
-        signature("out_allsync", &[]),
+        engine::with_sig_extra(0, || signature("out_allsync", &[])),
         "OUT_ALLSYNC barrier",
         Box::new(Dissem::new(
             t.members.clone(),

@@ -821,6 +821,39 @@ fn collective_mismatch_is_fatal() {
     check_cleanup(&out);
 }
 
+/// `Addrs::Single` lists that differ between members are caught by the
+/// signature of the first message they exchange (smp, and udp without the
+/// bypass), before any data moves.
+#[test]
+fn single_address_lists_that_differ_are_fatal() {
+    let out = fault(
+        "coll-single-mismatch",
+        3,
+        "calling exchanges with disagreeing address lists",
+    );
+    assert_eq!(out.code, 1, "smp: {}", report(&out));
+    assert!(
+        out.stderr.contains("gex-coll: collective mismatch on team"),
+        "smp: {}",
+        report(&out)
+    );
+    let out = launch_on(
+        "udp",
+        TEST_FAULTS,
+        3,
+        &["coll-single-mismatch"],
+        &[("GEX_UDP_BYPASS", "0")],
+    );
+    assert!(!out.timed_out, "udp: {}", report(&out));
+    assert_eq!(out.code, 1, "udp: {}", report(&out));
+    assert!(
+        out.stderr.contains("gex-coll: collective mismatch on team"),
+        "udp: {}",
+        report(&out)
+    );
+    check_cleanup(&out);
+}
+
 /// GASNet-1 barrier misuse is a fatal error in the spec: the job dies with
 /// code 1 and a message naming the call, on the smp and udp conduits and an
 /// odd rank count.

@@ -125,6 +125,15 @@ bitflags! {
         /// Collectives: a sync succeeds once every member's buffers are
         /// done (`GASNET_COLL_OUT_ALLSYNC`).
         const COLL_OUT_ALLSYNC = 1 << 53;
+        /// Collectives: an assertion that every destination buffer of the
+        /// call lies in its owner's bound segment, so the library may put
+        /// straight into it (`GASNET_COLL_DST_IN_SEGMENT`); false is an
+        /// error naming the buffer, with nothing moved.
+        const COLL_DST_IN_SEGMENT = 1 << 54;
+        /// Collectives: an assertion that every source buffer of the call
+        /// lies in its owner's bound segment, so the library may get
+        /// straight from it (`GASNET_COLL_SRC_IN_SEGMENT`).
+        const COLL_SRC_IN_SEGMENT = 1 << 55;
     }
 }
 

@@ -38,6 +38,7 @@
 //! | `barrier-wait-unnotified` | the last rank calls `gasnet_barrier_wait` with no notify | 1, likewise |
 //! | `barrier-try-unnotified` | the last rank calls `gasnet_barrier_try` with no notify | 1, likewise |
 //! | `coll-mismatch` | rank 0 broadcasts 8 bytes, the others expect 16 from it (a single-valued argument that differs) | 1, a fatal message naming the collective mismatch (shared memory on smp, Active Messages on udp) |
+//! | `coll-single-mismatch` | every rank calls an exchange with `Addrs::Single` and `COLL_DST_IN_SEGMENT`; rank 0's list names another address for the last rank's dst (still in its segment), so the lists disagree | 1, a fatal message naming the collective mismatch, before any data moves |
 //! | `early-exit0` | rank 1 returns from `main` (code 0) while rank 0 waits for its reply to an AM; the others wait forever | 0, after the exit grace |
 //! | `early-exit3` | as `early-exit0`, but rank 1 exits with code 3 | 3 |
 //! | `startup` | writes `GEX_JOB_ID` to `$GEX_LEAK_DIR/<rank>`, then starts (init, segment, handlers, barrier) and returns: the job the launcher-kill test kills at random moments | 0 |
@@ -86,6 +87,7 @@ const MODES: &[&str] = &[
     "barrier-wait-unnotified",
     "barrier-try-unnotified",
     "coll-mismatch",
+    "coll-single-mismatch",
 ];
 
 /// A handler every rank registers, so the AM layer is installed everywhere.
@@ -264,6 +266,45 @@ fn main() {
             drop(h);
             say("waiting forever");
             wait_forever()
+        }
+        "coll-single-mismatch" => {
+            use gex::TmRef;
+            let nb = 8 * n as usize;
+            let base = |r: u32| {
+                job.tm
+                    .query_bound_segment(r, Flags::empty())
+                    .expect("query")
+                    .expect("a segment")
+                    .owner_addr
+            };
+            let mut dsts: Vec<usize> = (0..n).map(base).collect();
+            let srcs: Vec<usize> = (0..n).map(|r| base(r) + (64 << 10)).collect();
+            if me == 0 {
+                dsts[last as usize] += 128;
+            }
+            // SAFETY: the first and the 64 KiB-th bytes of this rank's own
+            // segment, used by this call alone.
+            let (dst, src) = unsafe {
+                let b = job.seg.addr();
+                (
+                    std::slice::from_raw_parts_mut(b as *mut u8, nb),
+                    std::slice::from_raw_parts((b + (64 << 10)) as *const u8, nb),
+                )
+            };
+            say("calling exchanges with disagreeing address lists");
+            let h = gex::coll::exchange_nb_with(
+                &job.tm,
+                dst,
+                src,
+                gex::coll::Addrs::Single {
+                    dst: &dsts,
+                    src: &srcs,
+                },
+                Flags::COLL_DST_IN_SEGMENT,
+            )
+            .expect("exchange_nb_with");
+            let r = h.wait();
+            panic!("a mismatched exchange returned: {r:?}");
         }
         "silent-peer" => {
             if me == last && n > 1 {

@@ -16,8 +16,10 @@
 //! on two teams at once; barriers over up to five teams in flight at once
 //! with puts before and reads after each; team turnover (shared-memory
 //! barrier channels reused with counters left by earlier teams, more teams
-//! than channels); team destruction handing scratch back; and the
-//! argument errors. Every wait is bounded and fails loudly.
+//! than channels); team destruction handing scratch back; the address
+//! modes and segment hints, the multi-address forms and all_put / all_get
+//! (module `coll_modes`); and the argument errors. Every wait is bounded
+//! and fails loudly.
 
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
@@ -37,8 +39,9 @@ use gex::rma::Rma;
 use gex::{Dt, EpLocation, ErrorKind, Flags, Memvec, Op, Rank, Tm, TmRef};
 use gex_testsuite::{check_payload, payload, wait_bound, Job, Rng};
 
-const SEG: usize = 4 << 20;
-/// Segment layout: [0, 64 KiB) barrier-ordering slots; then scratch areas.
+const SEG: usize = 8 << 20;
+/// Segment layout: [0, 64 KiB) barrier-ordering slots; then scratch areas;
+/// [4 MiB, 8 MiB) the address-mode checks' buffers (`coll_modes`).
 const SLOTS: usize = 0;
 const SCRATCH: usize = 1 << 20;
 /// Barrier data checks over teams: 8 KiB per team (two parities of 16
@@ -46,6 +49,9 @@ const SCRATCH: usize = 1 << 20;
 const TEAM_SLOTS: usize = 3 << 20;
 const TEAM_STRIDE: usize = 8 << 10;
 const H_GO: u8 = 200;
+
+#[path = "../coll_modes.rs"]
+mod coll_modes;
 
 struct T {
     job: Job,
@@ -2087,6 +2093,13 @@ fn main() {
     sync_mode_errors(&t.job.tm);
     sync_modes(&t, &t.job.tm, 0x50, &[0, 5, 70_001]);
     allsync_semantics(&t);
+    coll_modes::address_modes(&t, &t.job.tm, 0x60, true);
+    coll_modes::address_mode_errors(&t);
+    coll_modes::multi_address(&t, &t.job.tm, 0x70, true);
+    coll_modes::multi_address_errors(&t);
+    coll_modes::generalised(&t, &t.job.tm, 0x80, true);
+    coll_modes::generalised_errors(&t);
+    coll_modes::over_split_teams(&t, 0x90);
     errors(&t);
     teams(&t);
     barriers(&t);
