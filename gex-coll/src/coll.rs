@@ -40,6 +40,7 @@ use crate::engine::{send_now, signature, Key, Logic, Op, Out};
 use crate::handle::CollHandle;
 use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
 use crate::shmdata::{self, Readers};
+use crate::shmsmall::{self, Pat};
 use crate::sync::{self, SyncMode};
 use crate::team::{barrier_event, team_of, team_ref, TeamInfo};
 use crate::tree::{binomial_children, from_virtual, to_virtual};
@@ -168,6 +169,18 @@ pub fn broadcast_nb<'a>(
     }
     if mode.in_all {
         sync::enter_all(&t, Some(root), CALL);
+    }
+    if nbytes > 0 && shmsmall::qualifies(&t, &mode, nbytes) {
+        let pat = Pat::Bcast {
+            root: root as usize,
+        };
+        if me == root {
+            if let Some(s) = src {
+                dst.copy_from_slice(s);
+            }
+            return Ok(shmsmall::start(&t, &mode, pat, nbytes, Some(dst), None));
+        }
+        return Ok(shmsmall::start(&t, &mode, pat, nbytes, None, Some(dst)));
     }
     let key = t.next_key();
     let out = out_key(&t, mode);
@@ -326,6 +339,15 @@ pub fn reduce_to_one_nb<'a>(
     if a.mode.in_all {
         sync::enter_all(&a.t, None, CALL);
     }
+    if shmsmall::qualifies(&a.t, &a.mode, a.nbytes) {
+        let pat = Pat::Reduce {
+            root: Some(root as usize),
+            dt,
+            dt_sz,
+            op: op.clone(),
+        };
+        return Ok(shmsmall::start(&a.t, &a.mode, pat, a.nbytes, src, dst));
+    }
     a.key = a.t.next_key();
     let out = out_key(&a.t, a.mode);
     if n > 1 && shmdata::reduce_eligible(&a.t, op) {
@@ -414,6 +436,22 @@ pub fn reduce_to_all_nb<'a>(
     }
     if a.mode.in_all {
         sync::enter_all(&a.t, None, CALL);
+    }
+    if shmsmall::qualifies(&a.t, &a.mode, a.nbytes) {
+        let pat = Pat::Reduce {
+            root: None,
+            dt,
+            dt_sz,
+            op: op.clone(),
+        };
+        return Ok(shmsmall::start(
+            &a.t,
+            &a.mode,
+            pat,
+            a.nbytes,
+            src,
+            Some(dst),
+        ));
     }
     a.key = a.t.next_key();
     let out = out_key(&a.t, a.mode);
@@ -599,6 +637,18 @@ pub fn scatter_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, Some(root), CALL);
     }
+    if nb > 0 && shmsmall::qualifies(&t, &mode, nb * n as usize) {
+        let pat = Pat::Scatter {
+            root: root as usize,
+            nb,
+        };
+        let wlen = nb * n as usize;
+        if let Some(s) = src {
+            dst.copy_from_slice(&s[me as usize * nb..(me as usize + 1) * nb]);
+            return Ok(shmsmall::start(&t, &mode, pat, wlen, Some(s), None));
+        }
+        return Ok(shmsmall::start(&t, &mode, pat, wlen, None, Some(dst)));
+    }
     let key = t.next_key();
     let out = out_key(&t, mode);
     let sig = signature("scatter", &[u64::from(root), nb as u64, mode.word]);
@@ -660,6 +710,13 @@ pub fn gather_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, None, CALL);
     }
+    if nb > 0 && shmsmall::qualifies(&t, &mode, nb) {
+        let pat = Pat::Gather {
+            root: root as usize,
+            nb,
+        };
+        return Ok(shmsmall::start(&t, &mode, pat, nb, Some(src), dst));
+    }
     let key = t.next_key();
     let out = out_key(&t, mode);
     let sig = signature("gather", &[u64::from(root), nb as u64, mode.word]);
@@ -719,6 +776,10 @@ pub fn gather_all_nb<'a>(
     check_len(CALL, "dst", dst.len(), nb * n as usize)?;
     if mode.in_all {
         sync::enter_all(&t, None, CALL);
+    }
+    if nb > 0 && shmsmall::qualifies(&t, &mode, nb) {
+        let pat = Pat::GatherAll { nb };
+        return Ok(shmsmall::start(&t, &mode, pat, nb, Some(src), Some(dst)));
     }
     let key = t.next_key();
     let out = out_key(&t, mode);
@@ -784,6 +845,17 @@ pub fn exchange_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, None, CALL);
     }
+    if nb > 0 && shmsmall::qualifies(&t, &mode, src.len()) {
+        let pat = Pat::Exchange { nb };
+        return Ok(shmsmall::start(
+            &t,
+            &mode,
+            pat,
+            src.len(),
+            Some(src),
+            Some(dst),
+        ));
+    }
     let key = t.next_key();
     let out = out_key(&t, mode);
     let sig = signature("exchange", &[nb as u64, mode.word]);
@@ -840,7 +912,7 @@ pub fn broadcast(
     src: Option<&[u8]>,
     flags: Flags,
 ) -> Result<()> {
-    broadcast_nb(tm, root, dst, src, flags)?.wait()
+    shmsmall::blocking(|| broadcast_nb(tm, root, dst, src, flags))?.wait()
 }
 
 /// Blocking [`reduce_to_one_nb`].
@@ -856,7 +928,8 @@ pub fn reduce_to_one(
     op: &ReduceOp,
     flags: Flags,
 ) -> Result<()> {
-    reduce_to_one_nb(tm, root, dst, src, dt, dt_sz, dt_cnt, op, flags)?.wait()
+    shmsmall::blocking(|| reduce_to_one_nb(tm, root, dst, src, dt, dt_sz, dt_cnt, op, flags))?
+        .wait()
 }
 
 /// Blocking [`reduce_to_all_nb`].
@@ -871,7 +944,7 @@ pub fn reduce_to_all(
     op: &ReduceOp,
     flags: Flags,
 ) -> Result<()> {
-    reduce_to_all_nb(tm, dst, src, dt, dt_sz, dt_cnt, op, flags)?.wait()
+    shmsmall::blocking(|| reduce_to_all_nb(tm, dst, src, dt, dt_sz, dt_cnt, op, flags))?.wait()
 }
 
 /// Blocking [`reduce_to_one_nb_typed`].
@@ -883,7 +956,7 @@ pub fn reduce_to_one_typed<T: Elem>(
     op: &ReduceOp,
     flags: Flags,
 ) -> Result<()> {
-    reduce_to_one_nb_typed(tm, root, dst, src, op, flags)?.wait()
+    shmsmall::blocking(|| reduce_to_one_nb_typed(tm, root, dst, src, op, flags))?.wait()
 }
 
 /// Blocking [`reduce_to_all_nb_typed`].
@@ -894,7 +967,7 @@ pub fn reduce_to_all_typed<T: Elem>(
     op: &ReduceOp,
     flags: Flags,
 ) -> Result<()> {
-    reduce_to_all_nb_typed(tm, dst, src, op, flags)?.wait()
+    shmsmall::blocking(|| reduce_to_all_nb_typed(tm, dst, src, op, flags))?.wait()
 }
 
 /// Blocking [`scatter_nb`].
@@ -905,20 +978,20 @@ pub fn scatter(
     src: Option<&[u8]>,
     flags: Flags,
 ) -> Result<()> {
-    scatter_nb(tm, root, dst, src, flags)?.wait()
+    shmsmall::blocking(|| scatter_nb(tm, root, dst, src, flags))?.wait()
 }
 
 /// Blocking [`gather_nb`].
 pub fn gather(tm: &Tm, root: Rank, dst: Option<&mut [u8]>, src: &[u8], flags: Flags) -> Result<()> {
-    gather_nb(tm, root, dst, src, flags)?.wait()
+    shmsmall::blocking(|| gather_nb(tm, root, dst, src, flags))?.wait()
 }
 
 /// Blocking [`gather_all_nb`].
 pub fn gather_all(tm: &Tm, dst: &mut [u8], src: &[u8], flags: Flags) -> Result<()> {
-    gather_all_nb(tm, dst, src, flags)?.wait()
+    shmsmall::blocking(|| gather_all_nb(tm, dst, src, flags))?.wait()
 }
 
 /// Blocking [`exchange_nb`].
 pub fn exchange(tm: &Tm, dst: &mut [u8], src: &[u8], flags: Flags) -> Result<()> {
-    exchange_nb(tm, dst, src, flags)?.wait()
+    shmsmall::blocking(|| exchange_nb(tm, dst, src, flags))?.wait()
 }

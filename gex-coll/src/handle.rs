@@ -60,7 +60,8 @@ enum State {
         copy: Option<CopyOut>,
         then: Option<(Arc<TeamInfo>, Key)>,
         /// A shared-memory data collective: a test advances this rank's
-        /// queue of them first (`crate::shmdata::progress`).
+        /// queues of them first (`crate::shmdata::progress`,
+        /// `crate::shmsmall::progress`).
         poke: bool,
     },
     /// `OUT_ALLSYNC`'s closing barrier, entered: complete with it.
@@ -207,8 +208,10 @@ impl<'a> CollHandle<'a> {
         match &mut self.state {
             State::Invalid => return true,
             State::Pending { c, poke, .. } => {
-                let done =
-                    c.is_complete() || (*poke && crate::shmdata::progress() > 0 && c.is_complete());
+                let done = c.is_complete()
+                    || (*poke
+                        && crate::shmdata::progress() + crate::shmsmall::progress() > 0
+                        && c.is_complete());
                 if !done {
                     return false;
                 }
