@@ -170,7 +170,7 @@ pub fn broadcast_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, Some(root), CALL);
     }
-    if nbytes > 0 && shmsmall::qualifies(&t, &mode, nbytes) {
+    if nbytes > 0 && shmsmall::qualifies(&t, &mode, nbytes, 1) {
         let pat = Pat::Bcast {
             root: root as usize,
         };
@@ -339,7 +339,7 @@ pub fn reduce_to_one_nb<'a>(
     if a.mode.in_all {
         sync::enter_all(&a.t, None, CALL);
     }
-    if shmsmall::qualifies(&a.t, &a.mode, a.nbytes) {
+    if shmsmall::qualifies(&a.t, &a.mode, a.nbytes, dt_sz) {
         let pat = Pat::Reduce {
             root: Some(root as usize),
             dt,
@@ -437,7 +437,7 @@ pub fn reduce_to_all_nb<'a>(
     if a.mode.in_all {
         sync::enter_all(&a.t, None, CALL);
     }
-    if shmsmall::qualifies(&a.t, &a.mode, a.nbytes) {
+    if shmsmall::qualifies(&a.t, &a.mode, a.nbytes, dt_sz) {
         let pat = Pat::Reduce {
             root: None,
             dt,
@@ -637,7 +637,7 @@ pub fn scatter_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, Some(root), CALL);
     }
-    if nb > 0 && shmsmall::qualifies(&t, &mode, nb * n as usize) {
+    if nb > 0 && shmsmall::qualifies(&t, &mode, nb * n as usize, 1) {
         let pat = Pat::Scatter {
             root: root as usize,
             nb,
@@ -710,7 +710,7 @@ pub fn gather_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, None, CALL);
     }
-    if nb > 0 && shmsmall::qualifies(&t, &mode, nb) {
+    if nb > 0 && shmsmall::qualifies(&t, &mode, nb, 1) {
         let pat = Pat::Gather {
             root: root as usize,
             nb,
@@ -777,7 +777,7 @@ pub fn gather_all_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, None, CALL);
     }
-    if nb > 0 && shmsmall::qualifies(&t, &mode, nb) {
+    if nb > 0 && shmsmall::qualifies(&t, &mode, nb, 1) {
         let pat = Pat::GatherAll { nb };
         return Ok(shmsmall::start(&t, &mode, pat, nb, Some(src), Some(dst)));
     }
@@ -845,7 +845,7 @@ pub fn exchange_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, None, CALL);
     }
-    if nb > 0 && shmsmall::qualifies(&t, &mode, src.len()) {
+    if nb > 0 && shmsmall::qualifies(&t, &mode, src.len(), 1) {
         let pat = Pat::Exchange { nb };
         return Ok(shmsmall::start(
             &t,

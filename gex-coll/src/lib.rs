@@ -20,7 +20,8 @@
 //! - Small data collectives (a writer's input up to 1 KiB, any operator)
 //!   go through inline slots in shared memory on every team whose
 //!   members share the neighbourhood, with no lock and no allocation per
-//!   operation (module `shmsmall`). Larger ones on the primordial team of
+//!   operation, and larger ones on sub-teams in pieces of a slot (module
+//!   `shmsmall`). Larger ones on the primordial team of
 //!   a job that is one neighbourhood (smp; reductions with built-in
 //!   operators) go through shared memory too: two 64 KiB buffers per rank
 //!   in the collectives' area, chunks pipelined, counters in shared memory

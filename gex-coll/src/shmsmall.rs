@@ -3,7 +3,21 @@
 //! process's neighbourhood): broadcast, scatter, gather, gather-all,
 //! exchange, reduce-to-one and reduce-to-all (every operator, user-defined
 //! ones included) whose writers' input fits an inline slot
-//! ([`SMALL_MAX`] bytes), without `OUT_ALLSYNC`.
+//! ([`SMALL_MAX`] bytes), without `OUT_ALLSYNC`; and larger ones, in
+//! pieces of a slot, on the teams where the chunked path
+//! (`crate::shmdata`: the primordial team of a one-neighbourhood job) is
+//! not available (sub-teams; for reductions, elements of at most a slot).
+//!
+//! # Pieces
+//!
+//! An operation of `p` pieces takes `p` consecutive operation numbers;
+//! piece `i` carries bytes `[i * unit, (i + 1) * unit)` of each writer's
+//! input (`unit` a slot, or the most whole elements of a reduction a slot
+//! holds), and each reader takes what it needs of it. A writer writes its
+//! pieces in the initiation call, waiting as above between them (so it
+//! runs 32 pieces ahead of its slowest reader); a blocking reader reads
+//! each in place; a non-blocking reader of several pieces queues them
+//! all, into one staging buffer, as the rare path below does.
 //!
 //! # Slots and acknowledgements
 //!
@@ -50,7 +64,10 @@
 //! # Progress and deadlock
 //!
 //! Writes happen at initiation; reads at initiation, in a wait, or in the
-//! progress hook. Every wait polls, and the member that waits for the
+//! progress hook. A reader never waits at initiation unless it is a
+//! blocking call: its operation cannot be posted before it acknowledged
+//! the slot's previous one, so only members that acknowledge without
+//! reading wait for their own previous operation first. Every wait polls, and the member that waits for the
 //! lowest-numbered operation always waits for writes or acknowledgements of
 //! operations every member has passed, so the team's small operations
 //! cannot deadlock among themselves.
@@ -136,6 +153,24 @@ impl SmallTeam {
             .small_region(self.ch, self.locals[m])
     }
 
+    /// Waits until every member acknowledged operation `prev` (or later)
+    /// of slot `j`, so this member may write the slot again. Looks at a
+    /// member's line only when the private copy is too old.
+    fn wait_free(&self, j: usize, prev: u64) {
+        let d = SMALL_DEPTH;
+        for m in 0..self.n() {
+            if self.seen[m * d + j].load(Ordering::Relaxed) >= prev {
+                continue;
+            }
+            // Acquire: their reads happen before this write.
+            wait(|| self.ack(m, j).load(Ordering::Acquire) >= prev);
+            // Refresh the private copy of the whole line.
+            for (i, c) in self.seen[m * d..(m + 1) * d].iter().enumerate() {
+                c.store(self.ack(m, i).load(Ordering::Acquire), Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Member `m`'s acknowledgement of slot `j`.
     fn ack(&self, m: usize, j: usize) -> &'static AtomicU64 {
         assert!(j < SMALL_DEPTH, "slot index");
@@ -171,7 +206,7 @@ impl SmallTeam {
     }
 
     /// `len` bytes, from `off`, of the data member `m` posted in slot
-    /// `j` (`wlen` bytes in all).
+    /// `j` (a piece of `wlen` bytes).
     ///
     /// # Safety
     ///
@@ -254,14 +289,22 @@ impl Pat {
         }
     }
 
+    /// Bytes per piece: a slot, or for a reduction the most whole
+    /// elements a slot holds (an element never straddles two pieces).
+    fn piece(&self) -> usize {
+        match self {
+            Pat::Reduce { dt_sz, .. } => SMALL_MAX / dt_sz * dt_sz,
+            _ => SMALL_MAX,
+        }
+    }
+
     /// The signature of the operation: its kind and single-valued
-    /// arguments, packed exactly (no hash): kind (3 bits), sync mode (4),
-    /// the writers' data length `wlen` (11: at most `SMALL_MAX`), the root
-    /// (20, all ones for none), and for reductions the type and the opcode
-    /// (the position of their bit, 3 and 5) and the element size (11, at
-    /// most `wlen`). Scatter,
-    /// gather and exchange block sizes follow from `wlen` and the team
-    /// size.
+    /// arguments, packed: kind (3 bits), sync mode (4), the root (20, all
+    /// ones for none), for reductions the type and the opcode (the
+    /// position of their bit, 3 and 5) and the element size (11, at most
+    /// `SMALL_MAX`), and the writers' data length `wlen` (18: exact below
+    /// 256 KiB, folded above). Scatter, gather and exchange block sizes
+    /// follow from `wlen` and the team size.
     fn sig(&self, wlen: usize, mode: &SyncMode) -> u64 {
         const ROOT: u64 = (1 << 20) - 1;
         let (kind, root, red) = match self {
@@ -284,7 +327,11 @@ impl Pat {
             Pat::GatherAll { .. } => (5, ROOT, 0),
             Pat::Exchange { .. } => (6, ROOT, 0),
         };
-        kind | (mode.word & 15) << 3 | (wlen as u64 & 0x7ff) << 7 | (root & ROOT) << 18 | red << 38
+        let w = wlen as u64;
+        kind | (mode.word & 15) << 3
+            | (root & ROOT) << 7
+            | red << 27
+            | ((w ^ w >> 18) & 0x3ffff) << 46
     }
 }
 
@@ -308,8 +355,10 @@ pub(crate) fn blocking<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Polls until `cond` holds: looks several times between polls with a
-/// core per rank, and yields after every empty poll when ranks share
-/// cores (the member waited for may need this core).
+/// core per rank, yielding after a few microseconds in vain (the member
+/// waited for has probably lost its core to another process), and yields
+/// after every empty poll when ranks share cores (the member waited for
+/// may need this core).
 fn wait(mut cond: impl FnMut() -> bool) {
     if cond() {
         return;
@@ -330,7 +379,7 @@ fn wait(mut cond: impl FnMut() -> bool) {
             continue;
         }
         idle = idle.saturating_add(1);
-        if over || idle > 64 {
+        if over || idle > 8 {
             std::thread::yield_now();
         }
     }
@@ -338,10 +387,15 @@ fn wait(mut cond: impl FnMut() -> bool) {
 
 /// Whether an operation over `t` goes through the inline slots: a
 /// channel, more than one member, no `OUT_ALLSYNC`, and a writer's input
-/// of `wlen <= SMALL_MAX` bytes (the same answer on every member: the
-/// arguments are single-valued).
-pub(crate) fn qualifies(t: &TeamInfo, mode: &SyncMode, wlen: usize) -> bool {
-    !mode.out_all && wlen <= SMALL_MAX && t.size() > 1 && t.shm_team().is_some()
+/// of `wlen <= SMALL_MAX` bytes, or more (in pieces of a slot) where the
+/// chunked path (`crate::shmdata`) is not available and an element of
+/// `unit` bytes (a reduction's; 1 otherwise) fits a slot. The same answer
+/// on every member: the arguments are single-valued.
+pub(crate) fn qualifies(t: &TeamInfo, mode: &SyncMode, wlen: usize, unit: usize) -> bool {
+    if mode.out_all || t.size() < 2 || t.shm_team().is_none() {
+        return false;
+    }
+    wlen <= SMALL_MAX || (unit <= SMALL_MAX && !crate::shmdata::eligible(t))
 }
 
 /// Runs a small operation over `t` ([`qualifies`]). A writer's input is
@@ -365,84 +419,127 @@ fn run<'a>(
     pat: Pat,
     wlen: usize,
     input: Option<&[u8]>,
-    dst: Option<&'a mut [u8]>,
+    mut dst: Option<&'a mut [u8]>,
 ) -> CollHandle<'a> {
     let st = &team.small;
     let me = st.me;
-    let n = st.n();
-    // One thread at a time initiates over a team: not a read-modify-write.
-    let s = st.started.load(Ordering::Relaxed) + 1;
-    st.started.store(s, Ordering::Relaxed);
-    let j = (s % DEPTH) as usize;
-    let prev = s.saturating_sub(DEPTH);
-    let mine = st.ack(me, j);
-    // This member's previous operation in slot `j` is consumed (it may be
-    // a registered read: the progress hook finishes it).
-    if mine.load(Ordering::Acquire) < prev {
-        wait(|| mine.load(Ordering::Acquire) >= prev);
-    }
-    let reads = pat.reads(me);
-    if !reads {
-        // Release: nothing to read; writers may reuse the slot.
-        mine.store(s, Ordering::Release);
-    }
+    let (reads, writes) = (pat.reads(me), pat.writes(me));
+    let unit = pat.piece();
+    let pieces = wlen.div_ceil(unit).max(1);
     let sig = pat.sig(wlen, mode);
-    if pat.writes(me) {
-        let data = input.or(dst.as_deref()).expect("a writer has an input");
-        assert_eq!(data.len(), wlen, "writer input length");
-        // Every member is through with the slot's previous operation.
-        for m in 0..n {
-            let seen = &st.seen[m * SMALL_DEPTH + j];
-            if seen.load(Ordering::Relaxed) >= prev {
-                continue;
+    let blocking = BLOCKING.with(Cell::get);
+    // Several pieces, not waited for in place: each is read into one
+    // staging buffer under the queue's lock (now if there, else by the
+    // hook), and the handle completes with the last.
+    let staged = (reads && pieces > 1 && !blocking).then(|| {
+        let len = dst.as_ref().expect("a reader has an output").len();
+        (Completion::new(pieces, None), Staging::new(len))
+    });
+    for i in 0..pieces {
+        // One thread at a time initiates over a team: not a
+        // read-modify-write.
+        let s = st.started.load(Ordering::Relaxed) + 1;
+        st.started.store(s, Ordering::Relaxed);
+        let j = (s % DEPTH) as usize;
+        let prev = s.saturating_sub(DEPTH);
+        let (off, len) = (i * unit, unit.min(wlen - i * unit));
+        let mine = st.ack(me, j);
+        if !reads {
+            // This member's previous operation in slot `j` is consumed (it
+            // may be a registered read: the progress hook finishes it).
+            // A reader needs no such wait: its operation cannot be posted
+            // before it acknowledged the previous one.
+            if mine.load(Ordering::Acquire) < prev {
+                wait(|| mine.load(Ordering::Acquire) >= prev);
             }
-            let fresh = || {
-                // Acquire: their reads happen before this write.
-                let v = st.ack(m, j).load(Ordering::Acquire);
-                v >= prev
+            // Release: nothing to read; writers may reuse the slot.
+            mine.store(s, Ordering::Release);
+        }
+        if writes {
+            let data = input.or(dst.as_deref()).expect("a writer has an input");
+            assert_eq!(data.len(), wlen, "writer input length");
+            st.wait_free(j, prev);
+            let hdr = st.hdr(me, j);
+            // SAFETY: this member's own slot `j`, which holds `len <=
+            // SMALL_MAX` bytes (`data_ptr`); `off + len <= wlen`, the
+            // input's length; every member acknowledged the slot's
+            // previous operation (`wait_free`), so nobody reads it, and
+            // only this member writes it.
+            unsafe {
+                std::ptr::copy_nonoverlapping(data.as_ptr().add(off), st.data_ptr(me, j, len), len)
             };
-            wait(fresh);
-            // Refresh the private copy of the whole line.
-            for (i, c) in st.seen[m * SMALL_DEPTH..(m + 1) * SMALL_DEPTH]
-                .iter()
-                .enumerate()
-            {
-                c.store(st.ack(m, i).load(Ordering::Acquire), Ordering::Relaxed);
+            hdr.sig.store(sig, Ordering::Relaxed);
+            // Release: the data and signature before the sequence.
+            hdr.seq.store(s, Ordering::Release);
+        }
+        if !reads {
+            continue;
+        }
+        let r = Read {
+            s,
+            sig,
+            off,
+            len,
+            pat: pat.clone(),
+        };
+        if let Some((c, staging)) = &staged {
+            push(Pending {
+                team: team.clone(),
+                read: r,
+                staging: staging.clone(),
+                c: c.clone(),
+            });
+            progress();
+            continue;
+        }
+        if !r.ready(st) {
+            if !blocking {
+                // One piece: the rare path.
+                let dst = dst.take().expect("a reader has an output");
+                return r.register(team.clone(), dst);
+            }
+            wait(|| r.ready(st));
+        }
+        r.consume(st, dst.as_deref_mut().expect("a reader has an output"));
+        // Release: the reads before the acknowledgement.
+        mine.store(s, Ordering::Release);
+        if let Some(w) = r.pat.sole_writer() {
+            // A root in a loop runs ahead: fetch its next lines now, so
+            // that their transfers overlap instead of costing one each.
+            for k in 1..=PREFETCH {
+                prefetch(st.hdr(w, ((s + k) % DEPTH) as usize) as *const Hdr as *const u8);
             }
         }
-        let hdr = st.hdr(me, j);
-        // SAFETY: this member's own slot `j`, which holds `wlen <=
-        // SMALL_MAX` bytes (`data_ptr`); every member acknowledged the
-        // slot's previous operation (acquire loads above), so nobody reads
-        // it, and only this member writes it.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), st.data_ptr(me, j, wlen), wlen) };
-        hdr.sig.store(sig, Ordering::Relaxed);
-        // Release: the data and signature before the sequence.
-        hdr.seq.store(s, Ordering::Release);
     }
-    if !reads {
-        return CollHandle::INVALID;
+    match (staged, dst) {
+        (Some((c, staging)), Some(d)) => CollHandle::pending_into(c, staging, d).shm_poke(),
+        _ => CollHandle::INVALID,
     }
-    let dst = dst.expect("a reader has an output");
-    let r = Read { s, sig, wlen, pat };
-    if !r.ready(st) {
-        if !BLOCKING.with(Cell::get) {
-            return r.register(team.clone(), dst);
-        }
-        wait(|| r.ready(st));
-    }
-    r.consume(st, dst);
-    // Release: the reads before the acknowledgement.
-    mine.store(s, Ordering::Release);
-    CollHandle::INVALID
+}
+
+/// Lines of a sole writer fetched ahead by a reader.
+const PREFETCH: u64 = 2;
+
+/// Asks the cache for the line at `p` (a hint: no effect on results).
+#[inline]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults nor changes memory; `p` points into
+    // the mapped area anyway.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// One member's read of operation `s`.
 struct Read {
     s: u64,
     sig: u64,
-    /// A writer's data length.
-    wlen: usize,
+    /// The piece: bytes `[off, off + len)` of each writer's input.
+    off: usize,
+    len: usize,
     pat: Pat,
 }
 
@@ -473,39 +570,51 @@ impl Read {
         }
     }
 
-    /// Consumes the posted operation ([`Read::ready`]) into `out`, whose
-    /// length the pattern gives (the caller's `dst`).
+    /// Consumes the posted piece ([`Read::ready`]) into `out`, the whole
+    /// output (whose length the pattern gives: the caller's `dst`).
     fn consume(&self, st: &SmallTeam, out: &mut [u8]) {
-        let (j, me, n) = (self.j(), st.me, st.n());
-        // SAFETY (every `data` call below): operation `s` is posted
-        // (`ready`), and this member acknowledges it only after this.
+        let (j, me, n, off, len) = (self.j(), st.me, st.n(), self.off, self.len);
+        // Writer `m`'s bytes `[lo, hi)` of its input (within this piece).
+        // SAFETY: the piece is posted (`ready`), and this member
+        // acknowledges it only after this.
+        let w = |m: usize, lo: usize, hi: usize| unsafe { st.data(m, j, len, lo - off, hi - lo) };
+        // The part `[lo, hi)` of block `me` (of `nb` bytes) in this piece.
+        let mine = |nb: usize| ((me * nb).max(off), ((me + 1) * nb).min(off + len));
         match &self.pat {
             Pat::Bcast { root } => {
                 self.check_sig(st, *root);
-                out.copy_from_slice(unsafe { st.data(*root, j, self.wlen, 0, out.len()) });
+                out[off..off + len].copy_from_slice(w(*root, off, off + len));
             }
             Pat::Scatter { root, nb } => {
                 self.check_sig(st, *root);
-                out.copy_from_slice(unsafe { st.data(*root, j, self.wlen, me * nb, *nb) });
+                let (lo, hi) = mine(*nb);
+                if lo < hi {
+                    out[lo - me * nb..hi - me * nb].copy_from_slice(w(*root, lo, hi));
+                }
             }
             Pat::Gather { nb, .. } | Pat::GatherAll { nb } => {
-                for (m, blk) in out.chunks_exact_mut(*nb).enumerate().take(n) {
+                for m in 0..n {
                     self.check_sig(st, m);
-                    blk.copy_from_slice(unsafe { st.data(m, j, self.wlen, 0, *nb) });
+                    let at = m * nb + off;
+                    out[at..at + len].copy_from_slice(w(m, off, off + len));
                 }
             }
             Pat::Exchange { nb } => {
-                for (m, blk) in out.chunks_exact_mut(*nb).enumerate().take(n) {
+                let (lo, hi) = mine(*nb);
+                for m in 0..n {
                     self.check_sig(st, m);
-                    blk.copy_from_slice(unsafe { st.data(m, j, self.wlen, me * nb, *nb) });
+                    if lo < hi {
+                        let at = m * nb + lo - me * nb;
+                        out[at..at + hi - lo].copy_from_slice(w(m, lo, hi));
+                    }
                 }
             }
             Pat::Reduce { dt, dt_sz, op, .. } => {
-                let len = out.len();
                 for m in 0..n {
                     self.check_sig(st, m);
                 }
-                out.copy_from_slice(unsafe { st.data(0, j, self.wlen, 0, len) });
+                let acc = &mut out[off..off + len];
+                acc.copy_from_slice(w(0, off, off + len));
                 match op {
                     // Built-in operators commute (IEEE addition and
                     // multiplication included, bit for bit): combining
@@ -513,13 +622,7 @@ impl Read {
                     // rank-order result.
                     ReduceOp::Builtin(_) => {
                         for m in 1..n {
-                            combine(
-                                *dt,
-                                *dt_sz,
-                                op,
-                                unsafe { st.data(m, j, self.wlen, 0, len) },
-                                out,
-                            );
+                            combine(*dt, *dt_sz, op, w(m, off, off + len), acc);
                         }
                     }
                     // User operators may not: `acc = acc (+) c_m`, in rank
@@ -528,9 +631,9 @@ impl Read {
                         let mut tmp = [0u8; SMALL_MAX];
                         let tmp = &mut tmp[..len];
                         for m in 1..n {
-                            tmp.copy_from_slice(unsafe { st.data(m, j, self.wlen, 0, len) });
-                            combine(*dt, *dt_sz, op, out, tmp);
-                            out.copy_from_slice(tmp);
+                            tmp.copy_from_slice(w(m, off, off + len));
+                            combine(*dt, *dt_sz, op, acc, tmp);
+                            acc.copy_from_slice(tmp);
                         }
                     }
                 }
@@ -544,15 +647,12 @@ impl Read {
     fn register<'a>(self, team: Arc<ShmTeam>, dst: &'a mut [u8]) -> CollHandle<'a> {
         let c = Completion::new(1, None);
         let staging = Staging::new(dst.len());
-        let mut q = lock(&PENDING);
-        q.push(Pending {
+        push(Pending {
             team,
             read: self,
             staging: staging.clone(),
             c: c.clone(),
         });
-        COUNT.store(q.len(), Ordering::Relaxed);
-        drop(q);
         CollHandle::pending_into(c, staging, dst).shm_poke()
     }
 }
@@ -565,6 +665,12 @@ struct Pending {
 }
 
 static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
+
+fn push(p: Pending) {
+    let mut q = lock(&PENDING);
+    q.push(p);
+    COUNT.store(q.len(), Ordering::Relaxed);
+}
 
 /// `PENDING.len()`, read without the lock.
 static COUNT: AtomicUsize = AtomicUsize::new(0);

@@ -1332,13 +1332,13 @@ fn back_to_back(t: &T, tm: &Tm, label: u64) {
 /// Small collectives (through shared memory's inline slots where the team
 /// has a channel): more in flight than a member has slots (32), every
 /// kind, roots rotating, sizes on both sides of what fits a slot's line
-/// (48 B) and up to a slot (1 KiB; scatter and exchange larger than that
-/// over several members, so other algorithms mix in), a non-commutative
+/// (48 B), up to a slot (1 KiB) and beyond (several pieces on sub-teams;
+/// the chunked path on the primordial team mixes in), a non-commutative
 /// user operator; a blocking one every ten while earlier handles are
 /// pending; the handles synced in reverse order. Every byte checked.
 fn small_in_flight(t: &T, tm: &Tm, label: u64) {
     const K: usize = 75;
-    const SIZES: [usize; 7] = [1, 8, 40, 48, 56, 200, 1024];
+    const SIZES: [usize; 8] = [1, 8, 40, 48, 56, 200, 1024, 3000];
     let (me, n) = (tm.rank() as usize, tm.size() as usize);
     let tag =
         |i: usize, r: usize, j: usize| mix(label ^ (i as u64) << 40, (r as u64) << 20 ^ j as u64);
@@ -1994,6 +1994,8 @@ fn teams(t: &T) {
         .expect("every rank joins");
         assert_eq!(odd.size(), if first { 3 } else { n - 3 });
         all_collectives(t, &odd, 0xD0 + u64::from(first), false);
+        // Reductions of several pieces (24 KB) on a sub-team.
+        reductions(t, &odd, 0xD8 + u64::from(first), &[3000]);
         small_in_flight(t, &odd, 0xE0 + u64::from(first));
         tm_destroy(odd, Flags::empty()).unwrap();
     }
