@@ -690,9 +690,11 @@ pub(crate) fn progress() -> usize {
         if !p.read.ready(st) {
             return true;
         }
-        // SAFETY: the staging buffer has the output's length
-        // (`register`) and this entry is its only writer until the
-        // completion is signalled below.
+        // SAFETY: the staging buffer has the output's length (`register`,
+        // `run`); its only writers are the entries of one operation (one
+        // per piece, writing disjoint ranges), all here under the queue's
+        // lock, one at a time, and nothing reads it before the last of
+        // them signals the completion.
         let out = unsafe { std::slice::from_raw_parts_mut(p.staging.ptr(), p.staging.len()) };
         p.read.consume(st, out);
         // Release: the reads before the acknowledgement.
