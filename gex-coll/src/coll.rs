@@ -43,6 +43,7 @@ use crate::handle::CollHandle;
 use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
 use crate::seg::{self, Addrs};
 use crate::shmdata::{self, Readers};
+use crate::shmsmall::{self, Pat};
 use crate::sync::{self, SyncMode};
 use crate::team::{barrier_event, team_of, team_ref, TeamInfo};
 use crate::tree::{binomial_children, from_virtual, to_virtual};
@@ -175,6 +176,18 @@ pub fn broadcast_nb<'a>(
     }
     if mode.in_all {
         sync::enter_all(&t, Some(root), CALL);
+    }
+    if nbytes > 0 && shmsmall::qualifies(&t, &mode, nbytes, 1) {
+        let pat = Pat::Bcast {
+            root: root as usize,
+        };
+        if me == root {
+            if let Some(s) = src {
+                dst.copy_from_slice(s);
+            }
+            return Ok(shmsmall::start(&t, &mode, pat, nbytes, Some(dst), None));
+        }
+        return Ok(shmsmall::start(&t, &mode, pat, nbytes, None, Some(dst)));
     }
     let key = t.next_key();
     let out = out_key(&t, mode);
@@ -333,6 +346,15 @@ pub fn reduce_to_one_nb<'a>(
     if a.mode.in_all {
         sync::enter_all(&a.t, None, CALL);
     }
+    if shmsmall::qualifies(&a.t, &a.mode, a.nbytes, dt_sz) {
+        let pat = Pat::Reduce {
+            root: Some(root as usize),
+            dt,
+            dt_sz,
+            op: op.clone(),
+        };
+        return Ok(shmsmall::start(&a.t, &a.mode, pat, a.nbytes, src, dst));
+    }
     a.key = a.t.next_key();
     let out = out_key(&a.t, a.mode);
     if n > 1 && shmdata::reduce_eligible(&a.t, op) {
@@ -421,6 +443,22 @@ pub fn reduce_to_all_nb<'a>(
     }
     if a.mode.in_all {
         sync::enter_all(&a.t, None, CALL);
+    }
+    if shmsmall::qualifies(&a.t, &a.mode, a.nbytes, dt_sz) {
+        let pat = Pat::Reduce {
+            root: None,
+            dt,
+            dt_sz,
+            op: op.clone(),
+        };
+        return Ok(shmsmall::start(
+            &a.t,
+            &a.mode,
+            pat,
+            a.nbytes,
+            src,
+            Some(dst),
+        ));
     }
     a.key = a.t.next_key();
     let out = out_key(&a.t, a.mode);
@@ -610,6 +648,18 @@ pub fn scatter_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, Some(root), CALL);
     }
+    if nb > 0 && shmsmall::qualifies(&t, &mode, nb * n as usize, 1) {
+        let pat = Pat::Scatter {
+            root: root as usize,
+            nb,
+        };
+        let wlen = nb * n as usize;
+        if let Some(s) = src {
+            dst.copy_from_slice(&s[me as usize * nb..(me as usize + 1) * nb]);
+            return Ok(shmsmall::start(&t, &mode, pat, wlen, Some(s), None));
+        }
+        return Ok(shmsmall::start(&t, &mode, pat, wlen, None, Some(dst)));
+    }
     let key = t.next_key();
     let out = out_key(&t, mode);
     let sig = signature("scatter", &[u64::from(root), nb as u64, mode.word]);
@@ -675,6 +725,13 @@ pub fn gather_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, None, CALL);
     }
+    if nb > 0 && shmsmall::qualifies(&t, &mode, nb, 1) {
+        let pat = Pat::Gather {
+            root: root as usize,
+            nb,
+        };
+        return Ok(shmsmall::start(&t, &mode, pat, nb, Some(src), dst));
+    }
     let key = t.next_key();
     let out = out_key(&t, mode);
     let sig = signature("gather", &[u64::from(root), nb as u64, mode.word]);
@@ -738,6 +795,10 @@ pub fn gather_all_nb<'a>(
     check_len(CALL, "dst", dst.len(), nb * n as usize)?;
     if mode.in_all {
         sync::enter_all(&t, None, CALL);
+    }
+    if nb > 0 && shmsmall::qualifies(&t, &mode, nb, 1) {
+        let pat = Pat::GatherAll { nb };
+        return Ok(shmsmall::start(&t, &mode, pat, nb, Some(src), Some(dst)));
     }
     let key = t.next_key();
     let out = out_key(&t, mode);
@@ -807,6 +868,17 @@ pub fn exchange_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, None, CALL);
     }
+    if nb > 0 && shmsmall::qualifies(&t, &mode, src.len(), 1) {
+        let pat = Pat::Exchange { nb };
+        return Ok(shmsmall::start(
+            &t,
+            &mode,
+            pat,
+            src.len(),
+            Some(src),
+            Some(dst),
+        ));
+    }
     let key = t.next_key();
     let out = out_key(&t, mode);
     let sig = signature("exchange", &[nb as u64, mode.word]);
@@ -863,7 +935,7 @@ pub fn broadcast(
     src: Option<&[u8]>,
     flags: Flags,
 ) -> Result<()> {
-    broadcast_nb(tm, root, dst, src, flags)?.wait()
+    shmsmall::blocking(|| broadcast_nb(tm, root, dst, src, flags))?.wait()
 }
 
 /// Blocking [`reduce_to_one_nb`].
@@ -879,7 +951,8 @@ pub fn reduce_to_one(
     op: &ReduceOp,
     flags: Flags,
 ) -> Result<()> {
-    reduce_to_one_nb(tm, root, dst, src, dt, dt_sz, dt_cnt, op, flags)?.wait()
+    shmsmall::blocking(|| reduce_to_one_nb(tm, root, dst, src, dt, dt_sz, dt_cnt, op, flags))?
+        .wait()
 }
 
 /// Blocking [`reduce_to_all_nb`].
@@ -894,7 +967,7 @@ pub fn reduce_to_all(
     op: &ReduceOp,
     flags: Flags,
 ) -> Result<()> {
-    reduce_to_all_nb(tm, dst, src, dt, dt_sz, dt_cnt, op, flags)?.wait()
+    shmsmall::blocking(|| reduce_to_all_nb(tm, dst, src, dt, dt_sz, dt_cnt, op, flags))?.wait()
 }
 
 /// Blocking [`reduce_to_one_nb_typed`].
@@ -906,7 +979,7 @@ pub fn reduce_to_one_typed<T: Elem>(
     op: &ReduceOp,
     flags: Flags,
 ) -> Result<()> {
-    reduce_to_one_nb_typed(tm, root, dst, src, op, flags)?.wait()
+    shmsmall::blocking(|| reduce_to_one_nb_typed(tm, root, dst, src, op, flags))?.wait()
 }
 
 /// Blocking [`reduce_to_all_nb_typed`].
@@ -917,7 +990,7 @@ pub fn reduce_to_all_typed<T: Elem>(
     op: &ReduceOp,
     flags: Flags,
 ) -> Result<()> {
-    reduce_to_all_nb_typed(tm, dst, src, op, flags)?.wait()
+    shmsmall::blocking(|| reduce_to_all_nb_typed(tm, dst, src, op, flags))?.wait()
 }
 
 /// Blocking [`scatter_nb`].
@@ -928,20 +1001,20 @@ pub fn scatter(
     src: Option<&[u8]>,
     flags: Flags,
 ) -> Result<()> {
-    scatter_nb(tm, root, dst, src, flags)?.wait()
+    shmsmall::blocking(|| scatter_nb(tm, root, dst, src, flags))?.wait()
 }
 
 /// Blocking [`gather_nb`].
 pub fn gather(tm: &Tm, root: Rank, dst: Option<&mut [u8]>, src: &[u8], flags: Flags) -> Result<()> {
-    gather_nb(tm, root, dst, src, flags)?.wait()
+    shmsmall::blocking(|| gather_nb(tm, root, dst, src, flags))?.wait()
 }
 
 /// Blocking [`gather_all_nb`].
 pub fn gather_all(tm: &Tm, dst: &mut [u8], src: &[u8], flags: Flags) -> Result<()> {
-    gather_all_nb(tm, dst, src, flags)?.wait()
+    shmsmall::blocking(|| gather_all_nb(tm, dst, src, flags))?.wait()
 }
 
 /// Blocking [`exchange_nb`].
 pub fn exchange(tm: &Tm, dst: &mut [u8], src: &[u8], flags: Flags) -> Result<()> {
-    exchange_nb(tm, dst, src, flags)?.wait()
+    shmsmall::blocking(|| exchange_nb(tm, dst, src, flags))?.wait()
 }

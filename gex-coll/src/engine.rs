@@ -600,28 +600,35 @@ pub(crate) fn with_sig_extra<R>(extra: u64, f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// A 32-bit signature of a collective's kind and single-valued arguments.
+/// The word [`with_sig_extra`] set on this thread (0 when none), for
+/// signatures computed outside [`signature`].
+pub(crate) fn sig_extra() -> u64 {
+    SIG_EXTRA.with(|c| c.get())
+}
+
+/// A 32-bit signature of a collective's kind and single-valued arguments
+/// (a word at a time: it is computed on every call, small collectives
+/// included).
 pub(crate) fn signature(kind: &str, words: &[u64]) -> u32 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut mix = |b: u8| {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
+    let mut mix = |w: u64| {
+        h = (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^= h >> 32;
     };
-    for b in kind.bytes() {
-        mix(b);
+    for c in kind.as_bytes().chunks(8) {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        mix(u64::from_le_bytes(b));
     }
-    for w in words {
-        for b in w.to_le_bytes() {
-            mix(b);
-        }
+    mix(kind.len() as u64);
+    for &w in words {
+        mix(w);
     }
-    let extra = SIG_EXTRA.with(|c| c.get());
+    let extra = sig_extra();
     if extra != 0 {
-        for b in extra.to_le_bytes() {
-            mix(b);
-        }
+        mix(extra);
     }
-    (h ^ (h >> 32)) as u32
+    (h ^ (h >> 29)) as u32
 }
 
 /// Mixes words into a 64-bit id (splitmix64 finaliser per word).

@@ -64,7 +64,8 @@ enum State {
         copy: Option<CopyOut>,
         then: Option<(Arc<TeamInfo>, Key)>,
         /// A shared-memory data collective: a test advances this rank's
-        /// queue of them first (`crate::shmdata::progress`).
+        /// queues of them first (`crate::shmdata::progress`,
+        /// `crate::shmsmall::progress`).
         poke: bool,
         /// Asked once complete: an error a partner reported (all_put /
         /// all_get), which the sync returns.
@@ -279,8 +280,10 @@ impl<'a> CollHandle<'a> {
         match &mut self.state {
             State::Invalid | State::Failed(_) => return true,
             State::Pending { c, poke, .. } => {
-                let done =
-                    c.is_complete() || (*poke && crate::shmdata::progress() > 0 && c.is_complete());
+                let done = c.is_complete()
+                    || (*poke
+                        && crate::shmdata::progress() + crate::shmsmall::progress() > 0
+                        && c.is_complete());
                 if !done {
                     return false;
                 }

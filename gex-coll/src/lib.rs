@@ -23,10 +23,14 @@
 //! - The multi-address ("i") forms `broadcasti_nb`, ... serve several
 //!   images per member ([`Images`]); `all_put_nb` / `all_get_nb` (and
 //!   the `i` forms) are the notes' generalised collectives ([`Partners`]).
-//! - On the primordial team of a job that is one neighbourhood (smp),
-//!   every data collective (reductions with built-in operators) goes
-//!   through shared memory: two 64 KiB buffers per rank in the
-//!   collectives' area, chunks pipelined, counters in shared memory
+//! - Small data collectives (a writer's input up to 1 KiB, any operator)
+//!   go through inline slots in shared memory on every team whose
+//!   members share the neighbourhood, with no lock and no allocation per
+//!   operation, and larger ones on sub-teams in pieces of a slot (module
+//!   `shmsmall`). Larger ones on the primordial team of
+//!   a job that is one neighbourhood (smp; reductions with built-in
+//!   operators) go through shared memory too: two 64 KiB buffers per rank
+//!   in the collectives' area, chunks pipelined, counters in shared memory
 //!   (module `shmdata` documents the protocol).
 //! - Elsewhere: dissemination barrier; binomial-tree broadcast (pipelined
 //!   by chunk); binomial-tree reductions and, for small vectors,
@@ -72,6 +76,7 @@ mod seg;
 mod shm;
 mod shmbar;
 mod shmdata;
+mod shmsmall;
 mod sync;
 mod team;
 mod tree;
@@ -173,7 +178,7 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
 /// The layer's progress: deferred sends, then the shared-memory data
 /// collectives (shared-memory barriers are looked at by their handles).
 fn progress_hook() -> usize {
-    engine::retry_deferred() + shmdata::progress()
+    engine::retry_deferred() + shmdata::progress() + shmsmall::progress()
 }
 
 #[cfg(test)]

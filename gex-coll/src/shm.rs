@@ -23,7 +23,11 @@
 //!   initiations in its slot of that channel;
 //! - then, page-aligned, the data area of the shared-memory data
 //!   collectives (`crate::shmdata`): one control slot per rank, then two
-//!   buffers of [`HALF`] bytes per rank.
+//!   buffers of [`HALF`] bytes per rank;
+//! - then, page-aligned, the small-message area (`crate::shmsmall`): for
+//!   each channel, one region of [`SMALL_REGION`] bytes per rank
+//!   (acknowledgements, then [`SMALL_DEPTH`] slots: a line each, then a
+//!   data block each), used by the team that owns the channel.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
@@ -111,6 +115,17 @@ impl Area {
         unsafe { (self.base as *mut u8).add(buffers_offset(n) + (local * 2 + half) * HALF) }
     }
 
+    /// Start of the small-message region ([`SMALL_REGION`] bytes,
+    /// 128-byte aligned, zero-filled at creation) of local index `local`
+    /// in channel `ch`. Accessed under the protocol of `crate::shmsmall`.
+    pub(crate) fn small_region(&self, ch: usize, local: usize) -> *mut u8 {
+        let n = self.nbrhd.len();
+        assert!(ch < CHANNELS && local < n, "small region out of range");
+        // SAFETY: the offset stays inside the mapping (`area_len`:
+        // `CHANNELS * n` regions after `small_offset(n)`).
+        unsafe { (self.base as *mut u8).add(small_offset(n) + (ch * n + local) * SMALL_REGION) }
+    }
+
     /// The EX-barrier counter of the rank of local index `local` in
     /// channel `ch`.
     pub(crate) fn counter(&self, ch: usize, local: usize) -> &'static AtomicU64 {
@@ -137,8 +152,44 @@ fn buffers_offset(n: usize) -> usize {
     data_offset(n) + (n * SLOT).div_ceil(4096) * 4096
 }
 
+/// Where the small-message regions start: after the buffers,
+/// page-aligned.
+fn small_offset(n: usize) -> usize {
+    (buffers_offset(n) + n * 2 * HALF).div_ceil(4096) * 4096
+}
+
+/// Inline slots per rank and channel (`crate::shmsmall`): how many
+/// small operations a writer may run ahead of the slowest reader.
+pub(crate) const SMALL_DEPTH: usize = 32;
+
+/// Bytes of a slot's line: a 16-byte header (sequence, signature) and up
+/// to [`SMALL_TINY`] bytes of data.
+pub(crate) const SMALL_LINE: usize = 64;
+
+/// Data that travels in the slot's line itself.
+pub(crate) const SMALL_TINY: usize = SMALL_LINE - 16;
+
+/// The most data one slot holds (more than [`SMALL_TINY`] bytes go in the
+/// slot's data block, not its line).
+pub(crate) const SMALL_MAX: usize = 1024;
+
+/// Where a rank's slot lines start in its region: after the
+/// acknowledgements (one `u64` per slot, two 128-byte lines).
+pub(crate) const SMALL_LINES_AT: usize = 256;
+
+/// Where the data blocks start: after the lines.
+pub(crate) const SMALL_BLOCKS_AT: usize = SMALL_LINES_AT + SMALL_DEPTH * SMALL_LINE;
+
+/// Bytes of one rank's small-message region in one channel:
+/// acknowledgements, lines (contiguous, so a reader going through them in
+/// order is helped by the hardware prefetcher), data blocks.
+pub(crate) const SMALL_REGION: usize = SMALL_BLOCKS_AT + SMALL_DEPTH * SMALL_MAX;
+
+const _: () = assert!(SMALL_DEPTH * 8 <= SMALL_LINES_AT);
+const _: () = assert!(SMALL_REGION.is_multiple_of(128) && SMALL_BLOCKS_AT.is_multiple_of(128));
+
 fn area_len(n: usize) -> usize {
-    buffers_offset(n) + n * 2 * HALF
+    small_offset(n) + CHANNELS * n * SMALL_REGION
 }
 
 /// A rank's control slot of the data collectives.

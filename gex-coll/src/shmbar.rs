@@ -40,6 +40,7 @@ use std::sync::{LazyLock, Mutex};
 
 use crate::engine::lock;
 use crate::shm::{self, CHANNELS};
+use crate::shmsmall::SmallTeam;
 
 /// One team's view of its channel.
 pub(crate) struct ShmTeam {
@@ -53,6 +54,8 @@ pub(crate) struct ShmTeam {
     pub(crate) channel: usize,
     /// Barriers initiated over the team by this member.
     entered: AtomicU64,
+    /// The small data collectives' view of the channel.
+    pub(crate) small: SmallTeam,
 }
 
 impl ShmTeam {
@@ -61,16 +64,16 @@ impl ShmTeam {
     /// with the counters `base` had at creation.
     pub(crate) fn new(members: &[gex_types::Rank], me: usize, ch: usize, base: Vec<u64>) -> Self {
         let area = shm::area().expect("a shared-memory team needs the area");
-        let counters = members
+        let locals: Box<[usize]> = members
             .iter()
             .map(|&j| {
-                let local = area
-                    .local_index(j)
-                    .expect("every member shares the neighbourhood");
-                area.counter(ch, local)
+                area.local_index(j)
+                    .expect("every member shares the neighbourhood")
             })
             .collect();
+        let counters = locals.iter().map(|&l| area.counter(ch, l)).collect();
         ShmTeam {
+            small: SmallTeam::new(ch, locals, me),
             counters,
             base: base.into(),
             me,
@@ -140,7 +143,7 @@ impl ShmTeam {
 const RELOOKS: u32 = 16;
 
 /// Whether this host runs more ranks than it has cores.
-static OVERSUBSCRIBED: LazyLock<bool> = LazyLock::new(|| {
+pub(crate) static OVERSUBSCRIBED: LazyLock<bool> = LazyLock::new(|| {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     gex_core::Runtime::get().is_some_and(|rt| rt.conduit().layout().host.len() > cores)
 });

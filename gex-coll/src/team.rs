@@ -68,6 +68,11 @@ impl TeamInfo {
         self.shm.get().map(|s| s.channel)
     }
 
+    /// The team's shared-memory channel, if it has one.
+    pub(crate) fn shm_team(&self) -> Option<&Arc<ShmTeam>> {
+        self.shm.get()
+    }
+
     /// Whether the team's barriers use its shared-memory channel.
     pub(crate) fn uses_shared_memory(&self) -> bool {
         self.shm.get().is_some()
@@ -176,6 +181,10 @@ fn setup_shm(t: &TeamInfo, common: u64) {
     // Only this process writes its counter, so a relaxed load reads the
     // latest value.
     let mine = area.counter(ch, local).load(Ordering::Relaxed);
+    if claimed {
+        // Before the exchange: no member looks at it until after.
+        crate::shmsmall::reset(ch, local);
+    }
     let mut rec = vec![claimed as u8];
     rec.extend(mine.to_le_bytes());
     let (all, _) = allgather_v(t, "gex-coll shared-memory barrier set-up", rec);

@@ -13,7 +13,9 @@
 //! primordial team and teams from splits (grid rows and columns, reversed
 //! keys, ranks left out, splits of splits) and from `tm_create` (every
 //! scratch kind, jobranks and parent ranks); several collectives in flight
-//! on two teams at once; barriers over up to five teams in flight at once
+//! on two teams at once; 75 small collectives of every kind in flight over
+//! each kind of team, odd sizes included (more than the 32 inline slots of
+//! the shared-memory path), synced in reverse order; barriers over up to five teams in flight at once
 //! with puts before and reads after each; team turnover (shared-memory
 //! barrier channels reused with counters left by earlier teams, more teams
 //! than channels); team destruction handing scratch back; the address
@@ -1333,6 +1335,219 @@ fn back_to_back(t: &T, tm: &Tm, label: u64) {
     }
 }
 
+/// Small collectives (through shared memory's inline slots where the team
+/// has a channel): more in flight than a member has slots (32), every
+/// kind, roots rotating, sizes on both sides of what fits a slot's line
+/// (48 B), up to a slot (1 KiB) and beyond (several pieces on sub-teams;
+/// the chunked path on the primordial team mixes in), a non-commutative
+/// user operator; a blocking one every ten while earlier handles are
+/// pending; the handles synced in reverse order. Every byte checked.
+fn small_in_flight(t: &T, tm: &Tm, label: u64) {
+    const K: usize = 75;
+    const SIZES: [usize; 8] = [1, 8, 40, 48, 56, 200, 1024, 3000];
+    let (me, n) = (tm.rank() as usize, tm.size() as usize);
+    let tag =
+        |i: usize, r: usize, j: usize| mix(label ^ (i as u64) << 40, (r as u64) << 20 ^ j as u64);
+    let size = |i: usize| SIZES[(i / 7) % SIZES.len()];
+    let root = |i: usize| (i * 3 + 1) % n;
+    let affine_nc = ReduceOp::user_nc(|x: &[u8], y: &mut [u8], c: usize| affine(x, y, c, 8));
+    let add: ReduceOp = Op::Add.into();
+    let words = |i: usize, r: usize| -> Vec<u64> {
+        (0..size(i).div_ceil(8)).map(|w| tag(i, r, w)).collect()
+    };
+    // Inputs, by op.
+    let inputs: Vec<Vec<u8>> = (0..K)
+        .map(|i| {
+            let nb = size(i);
+            match i % 7 {
+                0 => payload(tag(i, root(i), 0), nb),
+                1 => (0..n)
+                    .flat_map(|j| payload(tag(i, root(i), j), nb))
+                    .collect(),
+                2 | 3 => payload(tag(i, me, 0), nb),
+                4 => (0..n).flat_map(|j| payload(tag(i, me, j), nb)).collect(),
+                5 => payload(tag(i, me, 0), 8 * nb.div_ceil(8)),
+                _ => words(i, me).iter().flat_map(|w| w.to_ne_bytes()).collect(),
+            }
+        })
+        .collect();
+    let mut outs: Vec<Vec<u8>> = (0..K)
+        .map(|i| {
+            let nb = size(i);
+            vec![
+                0xeeu8;
+                match i % 7 {
+                    0 | 1 => nb,
+                    2..=4 => nb * n,
+                    _ => 8 * nb.div_ceil(8),
+                }
+            ]
+        })
+        .collect();
+    {
+        let mut hs: Vec<(usize, CollHandle<'_>)> = Vec::new();
+        for (i, out) in outs.iter_mut().enumerate() {
+            let (r, src) = (root(i), &inputs[i][..]);
+            let blocking = i % 10 == 9;
+            let what = format!("small op {i} (kind {}, {} B)", i % 7, size(i));
+            let h = match i % 7 {
+                0 => {
+                    let s = (me == r).then_some(src);
+                    if blocking {
+                        broadcast(tm, r as Rank, out, s, Flags::empty())
+                            .map(|_| CollHandle::INVALID)
+                    } else {
+                        broadcast_nb(tm, r as Rank, out, s, Flags::empty())
+                    }
+                }
+                1 => {
+                    let s = (me == r).then_some(src);
+                    if blocking {
+                        scatter(tm, r as Rank, out, s, Flags::empty()).map(|_| CollHandle::INVALID)
+                    } else {
+                        scatter_nb(tm, r as Rank, out, s, Flags::empty())
+                    }
+                }
+                2 => {
+                    let d = (me == r).then_some(&mut out[..]);
+                    if blocking {
+                        gather(tm, r as Rank, d, src, Flags::empty()).map(|_| CollHandle::INVALID)
+                    } else {
+                        gather_nb(tm, r as Rank, d, src, Flags::empty())
+                    }
+                }
+                3 => {
+                    if blocking {
+                        gather_all(tm, out, src, Flags::empty()).map(|_| CollHandle::INVALID)
+                    } else {
+                        gather_all_nb(tm, out, src, Flags::empty())
+                    }
+                }
+                4 => {
+                    if blocking {
+                        exchange(tm, out, src, Flags::empty()).map(|_| CollHandle::INVALID)
+                    } else {
+                        exchange_nb(tm, out, src, Flags::empty())
+                    }
+                }
+                5 => {
+                    let c = src.len() / 8;
+                    if blocking {
+                        reduce_to_all(
+                            tm,
+                            out,
+                            Some(src),
+                            Dt::User,
+                            8,
+                            c,
+                            &affine_nc,
+                            Flags::empty(),
+                        )
+                        .map(|_| CollHandle::INVALID)
+                    } else {
+                        reduce_to_all_nb(
+                            tm,
+                            out,
+                            Some(src),
+                            Dt::User,
+                            8,
+                            c,
+                            &affine_nc,
+                            Flags::empty(),
+                        )
+                    }
+                }
+                _ => {
+                    let c = src.len() / 8;
+                    let d = (me == r).then_some(&mut out[..]);
+                    if blocking {
+                        reduce_to_one(
+                            tm,
+                            r as Rank,
+                            d,
+                            Some(src),
+                            Dt::U64,
+                            8,
+                            c,
+                            &add,
+                            Flags::empty(),
+                        )
+                        .map(|_| CollHandle::INVALID)
+                    } else {
+                        reduce_to_one_nb(
+                            tm,
+                            r as Rank,
+                            d,
+                            Some(src),
+                            Dt::U64,
+                            8,
+                            c,
+                            &add,
+                            Flags::empty(),
+                        )
+                    }
+                }
+            };
+            hs.push((i, h.unwrap_or_else(|e| panic!("{what}: {e}"))));
+        }
+        for (i, h) in hs.into_iter().rev() {
+            t.wait(
+                h,
+                &format!(
+                    "small op {i} (kind {}, {} B), synced in reverse order",
+                    i % 7,
+                    size(i)
+                ),
+            );
+        }
+    }
+    for (i, out) in outs.iter().enumerate() {
+        let (nb, r) = (size(i), root(i));
+        let what = format!("small op {i} (kind {}, {nb} B) over a team of {n}", i % 7);
+        match i % 7 {
+            0 => check_payload(&what, tag(i, r, 0), out),
+            1 => check_payload(&what, tag(i, r, me), out),
+            2 | 3 => {
+                if i % 7 == 3 || me == r {
+                    for m in 0..n {
+                        check_payload(&what, tag(i, m, 0), &out[m * nb..(m + 1) * nb]);
+                    }
+                }
+            }
+            4 => {
+                for m in 0..n {
+                    check_payload(&what, tag(i, m, me), &out[m * nb..(m + 1) * nb]);
+                }
+            }
+            5 => {
+                let len = out.len();
+                let want = model_reduce(
+                    n as u32,
+                    |m| payload(tag(i, m as usize, 0), len),
+                    |a, b| {
+                        let mut y = b.to_vec();
+                        affine(a, &mut y, len / 8, 8);
+                        y
+                    },
+                );
+                assert!(
+                    out[..] == want[..],
+                    "{what}: non-commutative reduction differs"
+                );
+            }
+            _ => {
+                if me == r {
+                    for (w, got) in out.chunks(8).enumerate() {
+                        let want = (0..n).fold(0u64, |a, m| a.wrapping_add(tag(i, m, w)));
+                        let got = u64::from_ne_bytes(got.try_into().unwrap());
+                        assert_eq!(got, want, "{what}: word {w}");
+                    }
+                }
+            }
+        }
+    }
+}
+
 // ------------------------------------------------------------ sync modes
 
 /// Segment area of the sync-mode checks: [2 MiB, 3 MiB).
@@ -1764,6 +1979,33 @@ fn teams(t: &T) {
     broadcasts(t, &sub, 0x80 ^ u64::from(me % 2), &[1, 5000]);
     t.barrier(&sub);
 
+    small_in_flight(t, &row, 0x90 + u64::from(Grid::new(n).row(me)));
+    small_in_flight(t, &col, 0xA0 + u64::from(Grid::new(n).col(me)));
+    small_in_flight(t, &sub, 0xB0 ^ u64::from(me % 2));
+    if let Some(p) = &part {
+        small_in_flight(t, p, 0xC0 + u64::from(me % 2));
+    }
+    // Teams of odd sizes where the job allows: the first three ranks and
+    // the rest, keys reversed (team ranks are not jobrank order).
+    if n >= 4 {
+        let first = me < 3;
+        let odd = tm_split(
+            tm,
+            Some(first as i32),
+            -(me as i32),
+            None,
+            Flags::TM_NO_SCRATCH,
+        )
+        .unwrap()
+        .expect("every rank joins");
+        assert_eq!(odd.size(), if first { 3 } else { n - 3 });
+        all_collectives(t, &odd, 0xD0 + u64::from(first), false);
+        // Reductions of several pieces (24 KB) on a sub-team.
+        reductions(t, &odd, 0xD8 + u64::from(first), &[3000]);
+        small_in_flight(t, &odd, 0xE0 + u64::from(first));
+        tm_destroy(odd, Flags::empty()).unwrap();
+    }
+
     in_flight(t, &row, &col);
     for (what, team) in [
         ("primordial", tm),
@@ -2090,6 +2332,7 @@ fn main() {
     handles_across_threads(&t, &t.job.tm, 0x30);
     many_outstanding(&t, &t.job.tm, 0x40);
     back_to_back(&t, &t.job.tm, 0x45);
+    small_in_flight(&t, &t.job.tm, 0x46);
     sync_mode_errors(&t.job.tm);
     sync_modes(&t, &t.job.tm, 0x50, &[0, 5, 70_001]);
     allsync_semantics(&t);

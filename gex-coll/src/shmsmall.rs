@@ -1,0 +1,715 @@
+//! Small data collectives through shared memory, on any team that owns a
+//! channel of the neighbourhood's area (every member shares this
+//! process's neighbourhood): broadcast, scatter, gather, gather-all,
+//! exchange, reduce-to-one and reduce-to-all (every operator, user-defined
+//! ones included) whose writers' input fits an inline slot
+//! ([`SMALL_MAX`] bytes), without `OUT_ALLSYNC`; and larger ones, in
+//! pieces of a slot, on the teams where the chunked path
+//! (`crate::shmdata`: the primordial team of a one-neighbourhood job) is
+//! not available (sub-teams; for reductions, elements of at most a slot).
+//!
+//! # Pieces
+//!
+//! An operation of `p` pieces takes `p` consecutive operation numbers;
+//! piece `i` carries bytes `[i * unit, (i + 1) * unit)` of each writer's
+//! input (`unit` a slot, or the most whole elements of a reduction a slot
+//! holds), and each reader takes what it needs of it. A writer writes its
+//! pieces in the initiation call, waiting as above between them (so it
+//! runs 32 pieces ahead of its slowest reader); a blocking reader reads
+//! each in place; a non-blocking reader of several pieces queues them
+//! all, into one staging buffer, as the rare path below does.
+//!
+//! # Slots and acknowledgements
+//!
+//! In the team's channel every member has a region (`crate::shm`): a line
+//! of [`SMALL_DEPTH`] acknowledgement counters `ack[j]`, then
+//! [`SMALL_DEPTH`] slots, each a sequence number, a signature and up to
+//! [`SMALL_MAX`] bytes of data in the same cache lines. The team's small
+//! operations are numbered `s = 1, 2, ...` in call order (the same on every
+//! member); operation `s` uses slot `j = s % SMALL_DEPTH` of each writer.
+//!
+//! - A writer (the root of a broadcast or scatter; every member of the
+//!   others) first waits until every member's `ack[j] >= s - DEPTH` (the
+//!   slot's previous operation consumed everywhere), then copies its input
+//!   and signature into slot `j` and stores `seq = s` with release.
+//! - A reader waits until each writer's slot `j` has `seq == s` (acquire),
+//!   checks the writer's signature against its own (a mismatch ends the
+//!   job with a message), copies or combines the data straight into its
+//!   output, then stores `ack[j] = s` with release. A member that reads
+//!   nothing in operation `s` stores it at initiation.
+//! - Before any of that, a member waits until its own `ack[j] >= s -
+//!   DEPTH` (its previous operation in slot `j`, possibly a handle not yet
+//!   synced, is consumed), so `ack[j]` only grows and says what it means.
+//!
+//! So a writer runs up to [`SMALL_DEPTH`] operations ahead of the slowest
+//! member (a broadcast root in a loop does not wait for its readers at
+//! all until then), and acknowledgements are per slot, so handles may be
+//! synced in any order. A writer keeps a private copy of the last
+//! acknowledgements it read and looks at a member's line again only when
+//! that copy is too old. Every acknowledgement and sequence is stored by
+//! its owner only (no read-modify-write on shared lines).
+//!
+//! # No lock, no allocation
+//!
+//! A blocking call (`broadcast`, `reduce_to_all`, ..., which mark the
+//! thread while they initiate) reads in place: the member waits for its
+//! writers, polling (and yielding the core after every look when the host
+//! runs more ranks than it has cores: the writer may be waiting for it),
+//! then writes the result straight into the caller's buffer. A
+//! non-blocking call whose data is there at initiation does the same and
+//! returns `INVALID`; otherwise (the rare path) it registers the read in a
+//! queue that the layer's progress hook and the handle advance, with a
+//! staging buffer the handle copies from, as the chunked path does.
+//!
+//! # Progress and deadlock
+//!
+//! Writes happen at initiation; reads at initiation, in a wait, or in the
+//! progress hook. A reader never waits at initiation unless it is a
+//! blocking call: its operation cannot be posted before it acknowledged
+//! the slot's previous one, so only members that acknowledge without
+//! reading wait for their own previous operation first. Every wait polls, and the member that waits for the
+//! lowest-numbered operation always waits for writes or acknowledgements of
+//! operations every member has passed, so the team's small operations
+//! cannot deadlock among themselves.
+//!
+//! # Reuse of a channel
+//!
+//! A derived team zeroes its member's region when it claims the channel,
+//! before the exchange that sets the team up (`crate::team`), so no member
+//! sees a previous owner's sequence numbers. The previous owner's members
+//! are through with the channel: `tm_destroy` requires every collective
+//! synced and starts with a barrier.
+//!
+//! # Untrusted memory
+//!
+//! Nothing read from another rank's region becomes an address or a length:
+//! every length and offset is the reader's own (single-valued arguments),
+//! checked against the slot size; a rank writing garbage corrupts data,
+//! not memory.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use gex_core::{Completion, Runtime, Staging};
+use gex_types::Dt;
+
+use crate::engine::lock;
+use crate::handle::CollHandle;
+use crate::reduce::{combine, ReduceOp};
+use crate::shm::{
+    self, SMALL_BLOCKS_AT, SMALL_DEPTH, SMALL_LINE, SMALL_LINES_AT, SMALL_MAX, SMALL_TINY,
+};
+use crate::shmbar::{ShmTeam, OVERSUBSCRIBED};
+use crate::sync::SyncMode;
+use crate::team::TeamInfo;
+
+const DEPTH: u64 = SMALL_DEPTH as u64;
+
+/// One team's view of its small-message regions.
+pub(crate) struct SmallTeam {
+    /// The team's channel.
+    ch: usize,
+    /// Local index (in the neighbourhood) of each member, by team rank.
+    locals: Box<[usize]>,
+    /// This process's team rank.
+    me: usize,
+    /// Small operations started over the team by this member.
+    started: AtomicU64,
+    /// The last acknowledgements this member read, `n * DEPTH` (member
+    /// `m`, slot `j` at `m * DEPTH + j`). Written by the initiating thread
+    /// only.
+    seen: Box<[AtomicU64]>,
+}
+
+/// A slot's header: written by its owner (data and `sig` before `seq`).
+#[repr(C)]
+struct Hdr {
+    seq: AtomicU64,
+    sig: AtomicU64,
+}
+
+impl SmallTeam {
+    /// The view of the team whose members have local indexes `locals`, of
+    /// which this process is `me`, on channel `ch`.
+    pub(crate) fn new(ch: usize, locals: Box<[usize]>, me: usize) -> Self {
+        let n = locals.len();
+        SmallTeam {
+            ch,
+            locals,
+            me,
+            started: AtomicU64::new(0),
+            seen: (0..n * SMALL_DEPTH).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    fn n(&self) -> usize {
+        self.locals.len()
+    }
+
+    fn region(&self, m: usize) -> *mut u8 {
+        shm::area()
+            .expect("a team with a channel has the area")
+            .small_region(self.ch, self.locals[m])
+    }
+
+    /// Waits until every member acknowledged operation `prev` (or later)
+    /// of slot `j`, so this member may write the slot again. Looks at a
+    /// member's line only when the private copy is too old.
+    fn wait_free(&self, j: usize, prev: u64) {
+        let d = SMALL_DEPTH;
+        for m in 0..self.n() {
+            if self.seen[m * d + j].load(Ordering::Relaxed) >= prev {
+                continue;
+            }
+            // Acquire: their reads happen before this write.
+            wait(|| self.ack(m, j).load(Ordering::Acquire) >= prev);
+            // Refresh the private copy of the whole line.
+            for (i, c) in self.seen[m * d..(m + 1) * d].iter().enumerate() {
+                c.store(self.ack(m, i).load(Ordering::Acquire), Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Member `m`'s acknowledgement of slot `j`.
+    fn ack(&self, m: usize, j: usize) -> &'static AtomicU64 {
+        assert!(j < SMALL_DEPTH, "slot index");
+        // SAFETY: the region starts 128-byte aligned inside the live,
+        // never unmapped area (`Area::small_region`) and begins with
+        // `SMALL_DEPTH` u64 counters (`SMALL_DEPTH * 8 <= SMALL_LINES_AT`),
+        // zero-initialised (a valid AtomicU64) and accessed only through
+        // atomics.
+        unsafe { &*(self.region(m) as *const AtomicU64).add(j) }
+    }
+
+    /// The header of member `m`'s slot `j`, at the start of its line.
+    fn hdr(&self, m: usize, j: usize) -> &'static Hdr {
+        assert!(j < SMALL_DEPTH, "slot index");
+        // SAFETY: line `j` lies inside the region (`SMALL_LINES_AT +
+        // SMALL_DEPTH * SMALL_LINE <= SMALL_REGION`), 64-byte aligned; its
+        // header is two AtomicU64s accessed only through atomics.
+        unsafe { &*(self.region(m).add(SMALL_LINES_AT + j * SMALL_LINE) as *const Hdr) }
+    }
+
+    /// Where member `m`'s slot `j` keeps `len` bytes of data: in its line
+    /// after the header up to [`SMALL_TINY`] bytes, else in its block.
+    fn data_ptr(&self, m: usize, j: usize, len: usize) -> *mut u8 {
+        assert!(j < SMALL_DEPTH && len <= SMALL_MAX, "slot range");
+        let at = if len <= SMALL_TINY {
+            SMALL_LINES_AT + j * SMALL_LINE + 16
+        } else {
+            SMALL_BLOCKS_AT + j * SMALL_MAX
+        };
+        // SAFETY: `at + len` stays inside the region (either the line's
+        // 48 data bytes or the slot's block of `SMALL_MAX`).
+        unsafe { self.region(m).add(at) }
+    }
+
+    /// `len` bytes, from `off`, of the data member `m` posted in slot
+    /// `j` (a piece of `wlen` bytes).
+    ///
+    /// # Safety
+    ///
+    /// The slot holds the posted data of the operation the caller reads
+    /// (its `seq` seen with acquire) and the caller has not acknowledged
+    /// it yet, so its owner does not write it meanwhile.
+    unsafe fn data(
+        &self,
+        m: usize,
+        j: usize,
+        wlen: usize,
+        off: usize,
+        len: usize,
+    ) -> &'static [u8] {
+        assert!(off + len <= wlen, "inline slot range");
+        // SAFETY: in range (asserted, and `data_ptr` holds `wlen` bytes);
+        // not written while read (the caller's promise).
+        unsafe { std::slice::from_raw_parts(self.data_ptr(m, j, wlen).add(off), len) }
+    }
+}
+
+/// Zeroes this process's region of channel `ch` (a derived team claiming
+/// it, before its members exchange their set-up records).
+pub(crate) fn reset(ch: usize, local: usize) {
+    if let Some(a) = shm::area() {
+        let p = a.small_region(ch, local);
+        // SAFETY: the acknowledgements and lines of this process's own
+        // region (`SMALL_BLOCKS_AT <= SMALL_REGION` bytes of the live
+        // area; the blocks need no reset: only a posted sequence makes
+        // them read); no member of the channel's previous team uses it
+        // any more (tm_destroy), and the new team's members do not look at
+        // it before the exchange that follows.
+        unsafe { std::ptr::write_bytes(p, 0, SMALL_BLOCKS_AT) };
+    }
+}
+
+/// What one small operation does.
+#[derive(Clone)]
+pub(crate) enum Pat {
+    /// `root` writes the data; every other member reads all of it.
+    Bcast { root: usize },
+    /// `root` writes `n` blocks of `nb`; member `i` reads block `i`.
+    Scatter { root: usize, nb: usize },
+    /// Every member writes a block of `nb`; `root` reads them all.
+    Gather { root: usize, nb: usize },
+    /// Every member writes its vector; `root` (`Some`) or every member
+    /// (`None`) combines them in rank order.
+    Reduce {
+        root: Option<usize>,
+        dt: Dt,
+        dt_sz: usize,
+        op: ReduceOp,
+    },
+    /// Every member writes a block of `nb`; every member reads them all.
+    GatherAll { nb: usize },
+    /// Every member writes `n` blocks of `nb`; member `i` reads block `i`
+    /// of each.
+    Exchange { nb: usize },
+}
+
+impl Pat {
+    /// The writer, if one member writes alone.
+    fn sole_writer(&self) -> Option<usize> {
+        match self {
+            Pat::Bcast { root } | Pat::Scatter { root, .. } => Some(*root),
+            _ => None,
+        }
+    }
+
+    fn writes(&self, me: usize) -> bool {
+        self.sole_writer().is_none_or(|w| w == me)
+    }
+
+    fn reads(&self, me: usize) -> bool {
+        match self {
+            Pat::Bcast { root } | Pat::Scatter { root, .. } => *root != me,
+            Pat::Gather { root, .. } => *root == me,
+            Pat::Reduce { root, .. } => root.is_none_or(|r| r == me),
+            Pat::GatherAll { .. } | Pat::Exchange { .. } => true,
+        }
+    }
+
+    /// Bytes per piece: a slot, or for a reduction the most whole
+    /// elements a slot holds (an element never straddles two pieces).
+    fn piece(&self) -> usize {
+        match self {
+            Pat::Reduce { dt_sz, .. } => SMALL_MAX / dt_sz * dt_sz,
+            _ => SMALL_MAX,
+        }
+    }
+
+    /// The signature of the operation: its kind and single-valued
+    /// arguments, packed: kind (3 bits), sync mode (4), the root (20, all
+    /// ones for none), for reductions the type and the opcode (the
+    /// position of their bit, 3 and 5) and the element size (11, at most
+    /// `SMALL_MAX`), and the writers' data length `wlen` (18: exact below
+    /// 256 KiB, folded above). Scatter, gather and exchange block sizes
+    /// follow from `wlen` and the team size.
+    fn sig(&self, wlen: usize, mode: &SyncMode) -> u64 {
+        const ROOT: u64 = (1 << 20) - 1;
+        let (kind, root, red) = match self {
+            Pat::Bcast { root } => (1, *root as u64, 0),
+            Pat::Scatter { root, .. } => (2, *root as u64, 0),
+            Pat::Gather { root, .. } => (3, *root as u64, 0),
+            Pat::Reduce {
+                root,
+                dt,
+                dt_sz,
+                op,
+                ..
+            } => (
+                4,
+                root.map_or(ROOT, |r| r as u64),
+                u64::from((*dt as u64).trailing_zeros() & 7)
+                    | u64::from((op.op() as u64).trailing_zeros() & 31) << 3
+                    | (*dt_sz as u64 & 0x7ff) << 8,
+            ),
+            Pat::GatherAll { .. } => (5, ROOT, 0),
+            Pat::Exchange { .. } => (6, ROOT, 0),
+        };
+        let w = wlen as u64;
+        let packed = kind
+            | (mode.word & 15) << 3
+            | (root & ROOT) << 7
+            | red << 27
+            | ((w ^ w >> 18) & 0x3ffff) << 46;
+        // A SINGLE call's address lists, which must agree on every member
+        // too (engine::with_sig_extra), folded in when there are some.
+        match crate::engine::sig_extra() {
+            0 => packed,
+            extra => packed ^ crate::engine::hash_id(&[extra]),
+        }
+    }
+}
+
+thread_local! {
+    /// Set while a blocking collective initiates on this thread: a read
+    /// then waits in place instead of registering.
+    static BLOCKING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` (a non-blocking collective that the caller waits for at once)
+/// with the thread marked as blocking.
+pub(crate) fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    struct Unmark(bool);
+    impl Drop for Unmark {
+        fn drop(&mut self) {
+            BLOCKING.with(|b| b.set(self.0));
+        }
+    }
+    let _u = Unmark(BLOCKING.with(|b| b.replace(true)));
+    f()
+}
+
+/// Polls until `cond` holds: looks several times between polls with a
+/// core per rank, yielding after a few microseconds in vain (the member
+/// waited for has probably lost its core to another process), and yields
+/// after every empty poll when ranks share cores (the member waited for
+/// may need this core).
+fn wait(mut cond: impl FnMut() -> bool) {
+    if cond() {
+        return;
+    }
+    let rt = Runtime::get().expect("collectives run after client init");
+    let over = *OVERSUBSCRIBED;
+    let looks = if over { 1 } else { 32 };
+    let mut idle = 0u32;
+    loop {
+        for _ in 0..looks {
+            if cond() {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        if rt.progress() > 0 {
+            idle = 0;
+            continue;
+        }
+        idle = idle.saturating_add(1);
+        if over || idle > 8 {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// Whether an operation over `t` goes through the inline slots: a
+/// channel, more than one member, no `OUT_ALLSYNC`, and a writer's input
+/// of `wlen <= SMALL_MAX` bytes, or more (in pieces of a slot) where the
+/// chunked path (`crate::shmdata`) is not available and an element of
+/// `unit` bytes (a reduction's; 1 otherwise) fits a slot. The same answer
+/// on every member: the arguments are single-valued.
+pub(crate) fn qualifies(t: &TeamInfo, mode: &SyncMode, wlen: usize, unit: usize) -> bool {
+    if mode.out_all || t.size() < 2 || t.shm_team().is_none() {
+        return false;
+    }
+    wlen <= SMALL_MAX || (unit <= SMALL_MAX && !crate::shmdata::eligible(t))
+}
+
+/// Runs a small operation over `t` ([`qualifies`]). A writer's input is
+/// `input`, or if `None` its `dst` (in place); a reader's output is `dst`
+/// (of the length the pattern gives).
+pub(crate) fn start<'a>(
+    t: &TeamInfo,
+    mode: &SyncMode,
+    pat: Pat,
+    wlen: usize,
+    input: Option<&[u8]>,
+    dst: Option<&'a mut [u8]>,
+) -> CollHandle<'a> {
+    let team = t.shm_team().expect("qualifies");
+    run(team, mode, pat, wlen, input, dst)
+}
+
+fn run<'a>(
+    team: &Arc<ShmTeam>,
+    mode: &SyncMode,
+    pat: Pat,
+    wlen: usize,
+    input: Option<&[u8]>,
+    mut dst: Option<&'a mut [u8]>,
+) -> CollHandle<'a> {
+    let st = &team.small;
+    let me = st.me;
+    let (reads, writes) = (pat.reads(me), pat.writes(me));
+    let unit = pat.piece();
+    let pieces = wlen.div_ceil(unit).max(1);
+    let sig = pat.sig(wlen, mode);
+    let blocking = BLOCKING.with(Cell::get);
+    // Several pieces, not waited for in place: each is read into one
+    // staging buffer under the queue's lock (now if there, else by the
+    // hook), and the handle completes with the last.
+    let staged = (reads && pieces > 1 && !blocking).then(|| {
+        let len = dst.as_ref().expect("a reader has an output").len();
+        (Completion::new(pieces, None), Staging::new(len))
+    });
+    for i in 0..pieces {
+        // One thread at a time initiates over a team: not a
+        // read-modify-write.
+        let s = st.started.load(Ordering::Relaxed) + 1;
+        st.started.store(s, Ordering::Relaxed);
+        let j = (s % DEPTH) as usize;
+        let prev = s.saturating_sub(DEPTH);
+        let (off, len) = (i * unit, unit.min(wlen - i * unit));
+        let mine = st.ack(me, j);
+        if !reads {
+            // This member's previous operation in slot `j` is consumed (it
+            // may be a registered read: the progress hook finishes it).
+            // A reader needs no such wait: its operation cannot be posted
+            // before it acknowledged the previous one.
+            if mine.load(Ordering::Acquire) < prev {
+                wait(|| mine.load(Ordering::Acquire) >= prev);
+            }
+            // Release: nothing to read; writers may reuse the slot.
+            mine.store(s, Ordering::Release);
+        }
+        if writes {
+            let data = input.or(dst.as_deref()).expect("a writer has an input");
+            assert_eq!(data.len(), wlen, "writer input length");
+            st.wait_free(j, prev);
+            let hdr = st.hdr(me, j);
+            // SAFETY: this member's own slot `j`, which holds `len <=
+            // SMALL_MAX` bytes (`data_ptr`); `off + len <= wlen`, the
+            // input's length; every member acknowledged the slot's
+            // previous operation (`wait_free`), so nobody reads it, and
+            // only this member writes it.
+            unsafe {
+                std::ptr::copy_nonoverlapping(data.as_ptr().add(off), st.data_ptr(me, j, len), len)
+            };
+            hdr.sig.store(sig, Ordering::Relaxed);
+            // Release: the data and signature before the sequence.
+            hdr.seq.store(s, Ordering::Release);
+        }
+        if !reads {
+            continue;
+        }
+        let r = Read {
+            s,
+            sig,
+            off,
+            len,
+            pat: pat.clone(),
+        };
+        if let Some((c, staging)) = &staged {
+            push(Pending {
+                team: team.clone(),
+                read: r,
+                staging: staging.clone(),
+                c: c.clone(),
+            });
+            progress();
+            continue;
+        }
+        if !r.ready(st) {
+            if !blocking {
+                // One piece: the rare path.
+                let dst = dst.take().expect("a reader has an output");
+                return r.register(team.clone(), dst);
+            }
+            wait(|| r.ready(st));
+        }
+        r.consume(st, dst.as_deref_mut().expect("a reader has an output"));
+        // Release: the reads before the acknowledgement.
+        mine.store(s, Ordering::Release);
+        if let Some(w) = r.pat.sole_writer() {
+            // A root in a loop runs ahead: fetch its next lines now, so
+            // that their transfers overlap instead of costing one each.
+            for k in 1..=PREFETCH {
+                prefetch(st.hdr(w, ((s + k) % DEPTH) as usize) as *const Hdr as *const u8);
+            }
+        }
+    }
+    match (staged, dst) {
+        (Some((c, staging)), Some(d)) => CollHandle::pending_into(c, staging, d).shm_poke(),
+        _ => CollHandle::INVALID,
+    }
+}
+
+/// Lines of a sole writer fetched ahead by a reader.
+const PREFETCH: u64 = 2;
+
+/// Asks the cache for the line at `p` (a hint: no effect on results).
+#[inline]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults nor changes memory; `p` points into
+    // the mapped area anyway.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// One member's read of operation `s`.
+struct Read {
+    s: u64,
+    sig: u64,
+    /// The piece: bytes `[off, off + len)` of each writer's input.
+    off: usize,
+    len: usize,
+    pat: Pat,
+}
+
+impl Read {
+    fn j(&self) -> usize {
+        (self.s % DEPTH) as usize
+    }
+
+    /// Whether every writer has posted operation `s`.
+    fn ready(&self, st: &SmallTeam) -> bool {
+        let j = self.j();
+        let posted = |m: usize| st.hdr(m, j).seq.load(Ordering::Acquire) == self.s;
+        match self.pat.sole_writer() {
+            Some(w) => posted(w),
+            None => (0..st.n()).all(posted),
+        }
+    }
+
+    fn check_sig(&self, st: &SmallTeam, m: usize) {
+        let got = st.hdr(m, self.j()).sig.load(Ordering::Relaxed);
+        if got != self.sig {
+            gex_core::fatal(&format!(
+                "gex-coll: collective mismatch in small shared-memory operation {} of a team: \
+                 team rank {m} called a different collective or passed different \
+                 single-valued arguments (signature {got:#x}, this rank {:#x})",
+                self.s, self.sig
+            ));
+        }
+    }
+
+    /// Consumes the posted piece ([`Read::ready`]) into `out`, the whole
+    /// output (whose length the pattern gives: the caller's `dst`).
+    fn consume(&self, st: &SmallTeam, out: &mut [u8]) {
+        let (j, me, n, off, len) = (self.j(), st.me, st.n(), self.off, self.len);
+        // Writer `m`'s bytes `[lo, hi)` of its input (within this piece).
+        // SAFETY: the piece is posted (`ready`), and this member
+        // acknowledges it only after this.
+        let w = |m: usize, lo: usize, hi: usize| unsafe { st.data(m, j, len, lo - off, hi - lo) };
+        // The part `[lo, hi)` of block `me` (of `nb` bytes) in this piece.
+        let mine = |nb: usize| ((me * nb).max(off), ((me + 1) * nb).min(off + len));
+        match &self.pat {
+            Pat::Bcast { root } => {
+                self.check_sig(st, *root);
+                out[off..off + len].copy_from_slice(w(*root, off, off + len));
+            }
+            Pat::Scatter { root, nb } => {
+                self.check_sig(st, *root);
+                let (lo, hi) = mine(*nb);
+                if lo < hi {
+                    out[lo - me * nb..hi - me * nb].copy_from_slice(w(*root, lo, hi));
+                }
+            }
+            Pat::Gather { nb, .. } | Pat::GatherAll { nb } => {
+                for m in 0..n {
+                    self.check_sig(st, m);
+                    let at = m * nb + off;
+                    out[at..at + len].copy_from_slice(w(m, off, off + len));
+                }
+            }
+            Pat::Exchange { nb } => {
+                let (lo, hi) = mine(*nb);
+                for m in 0..n {
+                    self.check_sig(st, m);
+                    if lo < hi {
+                        let at = m * nb + lo - me * nb;
+                        out[at..at + hi - lo].copy_from_slice(w(m, lo, hi));
+                    }
+                }
+            }
+            Pat::Reduce { dt, dt_sz, op, .. } => {
+                for m in 0..n {
+                    self.check_sig(st, m);
+                }
+                let acc = &mut out[off..off + len];
+                acc.copy_from_slice(w(0, off, off + len));
+                match op {
+                    // Built-in operators commute (IEEE addition and
+                    // multiplication included, bit for bit): combining
+                    // each contribution into the accumulator gives the
+                    // rank-order result.
+                    ReduceOp::Builtin(_) => {
+                        for m in 1..n {
+                            combine(*dt, *dt_sz, op, w(m, off, off + len), acc);
+                        }
+                    }
+                    // User operators may not: `acc = acc (+) c_m`, in rank
+                    // order, through a copy of `c_m`.
+                    ReduceOp::User(_) | ReduceOp::UserNc(_) => {
+                        let mut tmp = [0u8; SMALL_MAX];
+                        let tmp = &mut tmp[..len];
+                        for m in 1..n {
+                            tmp.copy_from_slice(w(m, off, off + len));
+                            combine(*dt, *dt_sz, op, acc, tmp);
+                            acc.copy_from_slice(tmp);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The rare path: data not there at a non-blocking initiation. The
+    /// read is queued for the progress hook (and the handle), into a
+    /// staging buffer the handle copies to `dst`.
+    fn register<'a>(self, team: Arc<ShmTeam>, dst: &'a mut [u8]) -> CollHandle<'a> {
+        let c = Completion::new(1, None);
+        let staging = Staging::new(dst.len());
+        push(Pending {
+            team,
+            read: self,
+            staging: staging.clone(),
+            c: c.clone(),
+        });
+        CollHandle::pending_into(c, staging, dst).shm_poke()
+    }
+}
+
+struct Pending {
+    team: Arc<ShmTeam>,
+    read: Read,
+    staging: Arc<Staging>,
+    c: Arc<Completion>,
+}
+
+static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
+
+fn push(p: Pending) {
+    let mut q = lock(&PENDING);
+    q.push(p);
+    COUNT.store(q.len(), Ordering::Relaxed);
+}
+
+/// `PENDING.len()`, read without the lock.
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// The hook's part: finishes the registered reads whose data is there;
+/// returns how many.
+pub(crate) fn progress() -> usize {
+    if COUNT.load(Ordering::Relaxed) == 0 {
+        return 0;
+    }
+    let Ok(mut q) = PENDING.try_lock() else {
+        return 0;
+    };
+    let mut done = 0;
+    q.retain(|p| {
+        let st = &p.team.small;
+        if !p.read.ready(st) {
+            return true;
+        }
+        // SAFETY: the staging buffer has the output's length (`register`,
+        // `run`); its only writers are the entries of one operation (one
+        // per piece, writing disjoint ranges), all here under the queue's
+        // lock, one at a time, and nothing reads it before the last of
+        // them signals the completion.
+        let out = unsafe { std::slice::from_raw_parts_mut(p.staging.ptr(), p.staging.len()) };
+        p.read.consume(st, out);
+        // Release: the reads before the acknowledgement.
+        st.ack(st.me, p.read.j()).store(p.read.s, Ordering::Release);
+        p.c.done();
+        done += 1;
+        false
+    });
+    COUNT.store(q.len(), Ordering::Relaxed);
+    done
+}
