@@ -972,21 +972,23 @@ fn vis(job: &Job, eps: &[&Ep; 2], segs: &[&gex::Segment; 2]) {
 
 /// The route RMA to each (rank, created endpoint) takes: direct to this
 /// rank and to library memory a neighbour maps, the conduit's one-sided
-/// operations across udp without the bypass, else Active Messages (and
-/// Active Messages for everything when forced).
+/// operations to every peer the primordial segment reaches that way (udp
+/// across hosts, or without the bypass), else Active Messages (client
+/// memory of a neighbour, which it does not map; and everything when
+/// forced).
 fn routes(job: &Job) {
-    use gex::rma::{route_to, Route};
+    use gex::rma::{route, route_to, Route};
     let me = job.rank();
     let conduit = std::env::var("GEX_CONDUIT").unwrap_or_default();
-    let bypass = std::env::var("GEX_UDP_BYPASS").map_or(true, |v| v != "0");
     let forced = gex::rma::force_am();
     for r in 0..job.size() {
+        let primordial = route(&job.ep, r);
         for k in [1u32, 2] {
             let want = if forced {
                 Route::ActiveMessages
-            } else if r == me || (k == 1 && (conduit == "smp" || bypass)) {
+            } else if r == me || (k == 1 && primordial == Route::Direct) {
                 Route::Direct
-            } else if conduit == "udp" && !bypass {
+            } else if primordial == Route::Conduit {
                 Route::Conduit
             } else {
                 Route::ActiveMessages
