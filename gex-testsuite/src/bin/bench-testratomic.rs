@@ -76,19 +76,7 @@ fn fadd_against_amshort(job: &Job, iters: u64) {
             );
         }
     }
-    if am {
-        if job.rank() == 0 {
-            for r in 1..job.size() {
-                job.tm
-                    .request_short(r, H_DONE, Flags::empty(), &[])
-                    .expect("done");
-            }
-        } else {
-            job.wait_for_unbounded(|| DONE.swap(false, Ordering::AcqRel));
-        }
-    }
-    job.barrier();
-    ad.destroy().map_err(|(e, _)| e).unwrap();
+    finish(job, ad, am);
 }
 
 fn bench<T: AdType>(job: &Job, iters: u64, name: &str, one: T, targets: &[Rank]) {
@@ -150,7 +138,14 @@ fn bench<T: AdType>(job: &Job, iters: u64, name: &str, one: T, targets: &[Rank])
     // the direct route being measured. (The same answer on every rank:
     // neighbourhoods partition the job.)
     let handlers_run = (0..job.size()).any(|r| ad.route(r).ok() != Some(Route::Direct));
-    if handlers_run {
+    finish(job, ad, handlers_run);
+}
+
+/// Ends a measurement: where rank 0's operations needed the others to run
+/// handlers (`serving`), rank 0 tells them it is done and they stop
+/// polling; then every rank destroys the domain.
+fn finish(job: &Job, ad: AtomicDomain, serving: bool) {
+    if serving {
         if job.rank() == 0 {
             for r in 1..job.size() {
                 job.tm
