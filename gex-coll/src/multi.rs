@@ -466,6 +466,19 @@ fn in_seg_all<'x>(tm: &Tm, bufs: impl IntoIterator<Item = &'x [u8]>) -> bool {
     bufs.into_iter().all(|b| own_in_segment(tm, b))
 }
 
+/// Whether the segment hints in `flags` hold for this member's buffers:
+/// every destination in its segment under `COLL_DST_IN_SEGMENT`, every
+/// source under `COLL_SRC_IN_SEGMENT`.
+fn hints_hold<'x>(
+    tm: &Tm,
+    flags: Flags,
+    dsts: impl IntoIterator<Item = &'x [u8]>,
+    srcs: impl IntoIterator<Item = &'x [u8]>,
+) -> bool {
+    (!flags.contains(Flags::COLL_DST_IN_SEGMENT) || in_seg_all(tm, dsts))
+        && (!flags.contains(Flags::COLL_SRC_IN_SEGMENT) || in_seg_all(tm, srcs))
+}
+
 /// Broadcast to images (the notes' `gasnet_all_broadcasti_nb`): the
 /// root's `src` (`nbytes`) lands in every image's buffer of every member.
 /// `images` says nothing here beyond the address mode (the notes'
@@ -492,7 +505,6 @@ pub fn broadcasti_nb<'a>(
         (true, None) => return Err(Error::bad_arg(format!("{CALL}: the root needs a src"))),
         (false, _) => None,
     };
-    let hinted = |f: Flags| flags.contains(f);
     let c = begin(
         CALL,
         Kind::Broadcast,
@@ -500,10 +512,7 @@ pub fn broadcasti_nb<'a>(
         images,
         Some(root),
         dsts.len(),
-        || {
-            (!hinted(Flags::COLL_DST_IN_SEGMENT) || in_seg_all(tm, dsts.iter().map(|d| &**d)))
-                && (!hinted(Flags::COLL_SRC_IN_SEGMENT) || in_seg_all(tm, src))
-        },
+        || hints_hold(tm, flags, dsts.iter().map(|d| &**d), src),
         nbytes,
         flags,
     )?;
@@ -543,7 +552,6 @@ pub fn scatteri_nb<'a>(
         return Err(Error::bad_arg(format!("{CALL}: the root needs a src")));
     }
     let src = src.filter(|_| is_root);
-    let hinted = |f: Flags| flags.contains(f);
     let c = begin(
         CALL,
         Kind::Scatter,
@@ -551,10 +559,7 @@ pub fn scatteri_nb<'a>(
         images,
         Some(root),
         dsts.len(),
-        || {
-            (!hinted(Flags::COLL_DST_IN_SEGMENT) || in_seg_all(tm, dsts.iter().map(|d| &**d)))
-                && (!hinted(Flags::COLL_SRC_IN_SEGMENT) || in_seg_all(tm, src))
-        },
+        || hints_hold(tm, flags, dsts.iter().map(|d| &**d), src),
         nbytes,
         flags,
     )?;
@@ -614,7 +619,6 @@ pub fn gatheri_nb<'a>(
         return Err(Error::bad_arg(format!("{CALL}: the root needs a dst")));
     }
     let dst = dst.filter(|_| is_root);
-    let hinted = |f: Flags| flags.contains(f);
     let c = begin(
         CALL,
         Kind::Gather,
@@ -622,10 +626,7 @@ pub fn gatheri_nb<'a>(
         images,
         Some(root),
         srcs.len(),
-        || {
-            (!hinted(Flags::COLL_DST_IN_SEGMENT) || in_seg_all(tm, dst.as_deref()))
-                && (!hinted(Flags::COLL_SRC_IN_SEGMENT) || in_seg_all(tm, srcs.iter().copied()))
-        },
+        || hints_hold(tm, flags, dst.as_deref(), srcs.iter().copied()),
         nbytes,
         flags,
     )?;
@@ -706,7 +707,6 @@ fn all_to_all<'a>(
             srcs.len()
         )));
     }
-    let hinted = |f: Flags| flags.contains(f);
     let c = begin(
         call,
         kind,
@@ -714,10 +714,7 @@ fn all_to_all<'a>(
         images,
         None,
         dsts.len(),
-        || {
-            (!hinted(Flags::COLL_DST_IN_SEGMENT) || in_seg_all(tm, dsts.iter().map(|d| &**d)))
-                && (!hinted(Flags::COLL_SRC_IN_SEGMENT) || in_seg_all(tm, srcs.iter().copied()))
-        },
+        || hints_hold(tm, flags, dsts.iter().map(|d| &**d), srcs.iter().copied()),
         nbytes,
         flags,
     )?;

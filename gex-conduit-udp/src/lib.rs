@@ -1614,7 +1614,12 @@ impl Conduit for UdpConduit {
     }
 
     fn poll(&self, sink: &dyn AmSink, scope: PollScope) -> usize {
-        self.link.app_polls.fetch_add(1, Ordering::Relaxed);
+        // A load and a store, not a locked add: only a change is read, and
+        // two polls racing still change it.
+        let polls = self.link.app_polls.load(Ordering::Relaxed);
+        self.link
+            .app_polls
+            .store(polls.wrapping_add(1), Ordering::Relaxed);
         let mut ran = self.smp.poll(sink, scope);
         // Take the right to run handlers before receiving, so that a
         // message completed now can run at once (see `progress_checked`).
