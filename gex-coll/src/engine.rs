@@ -38,7 +38,7 @@
 //! held across any send (a blocking send polls, and the handlers it runs
 //! take the same locks).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
@@ -228,9 +228,8 @@ enum Slot {
     Active(Arc<Op>),
 }
 
-/// A send a handler could not make at once.
+/// A send a handler could not make at once (queued under its destination).
 struct Deferred {
-    dest: Rank,
     args: [AmArg; NARGS],
     payload: Vec<u8>,
     c: Arc<Completion>,
@@ -238,7 +237,8 @@ struct Deferred {
 
 struct Engine {
     ops: Mutex<HashMap<Key, Slot>>,
-    deferred: Mutex<VecDeque<Deferred>>,
+    /// Per destination, in the order the handlers made them.
+    deferred: Mutex<HashMap<Rank, VecDeque<Deferred>>>,
 }
 
 /// Testing (`CollSettings::force_defer`, set at init): every send from a
@@ -252,7 +252,7 @@ pub(crate) fn set_force_defer(on: bool) {
 
 static ENGINE: LazyLock<Engine> = LazyLock::new(|| Engine {
     ops: Mutex::new(HashMap::new()),
-    deferred: Mutex::new(VecDeque::new()),
+    deferred: Mutex::new(HashMap::new()),
 });
 
 /// How sends are made: blocking (client thread) or never blocking (handler).
@@ -335,22 +335,27 @@ fn defer(dest: Rank, args: [AmArg; NARGS], payload: &[u8], c: &Arc<Completion>) 
     let e = &*ENGINE;
     c.add(1);
     let mut q = lock(&e.deferred);
-    q.push_back(Deferred {
-        dest,
+    q.entry(dest).or_default().push_back(Deferred {
         args,
         payload: payload.to_vec(),
         c: c.clone(),
     });
-    DEFERRED_N.store(q.len(), Ordering::Relaxed);
+    DEFERRED_N.fetch_add(1, Ordering::Relaxed);
 }
 
-/// `ENGINE.deferred.len()`, read without the lock (updated under it).
+/// How many sends are deferred, read without the lock (changed under it).
 static DEFERRED_N: AtomicUsize = AtomicUsize::new(0);
 
 /// The progress hook's part: retries, with `immediate`, the sends handlers
 /// could not make, outside handler context (the hook never runs there);
 /// those refused again stay queued for the next round. Returns how many
 /// were sent.
+///
+/// Sends wait in one queue per destination, and a round stops at the first
+/// refusal of each: a round costs the destinations plus the sends made,
+/// never the whole backlog. (With 2^16-1 barriers outstanding, one queue
+/// walked in full on every poll kept a rank for seconds inside a blocking
+/// send's polls while its socket overflowed.)
 ///
 /// Whatever a rank waits for, it waits in a gex-core progress, poll, test
 /// or wait, which runs this; and a refused send only waits for the peer
@@ -361,47 +366,40 @@ pub(crate) fn retry_deferred() -> usize {
         return 0;
     }
     let e = &*ENGINE;
-    let batch = {
-        let mut q = lock(&e.deferred);
-        let b = std::mem::take(&mut *q);
-        DEFERRED_N.store(0, Ordering::Relaxed);
-        b
-    };
+    // Taken out so that sends (which may poll) never run under the lock.
+    let batch = std::mem::take(&mut *lock(&e.deferred));
     let rt = rt();
     let mut sent = 0;
-    let mut refused = VecDeque::new();
-    // The peers whose queues were full this round (a set, not a search of
-    // `refused`: with tens of thousands of sends deferred, that search made
-    // every round quadratic, and a rank spent seconds in one hook while its
-    // socket overflowed).
-    let mut full: HashSet<Rank> = HashSet::new();
-    for d in batch {
-        if full.contains(&d.dest) {
-            // That peer's queue is full: do not try it again this round.
-            refused.push_back(d);
-            continue;
+    let mut left: Vec<(Rank, VecDeque<Deferred>)> = Vec::new();
+    for (dest, mut q) in batch {
+        while let Some(d) = q.front() {
+            let msg = OutgoingAm::new(AmCategory::Medium, true, H_COLL, &d.args, &d.payload);
+            match rt.conduit().am_send(dest, &msg, true, rt.sink()) {
+                Ok(Injected::Sent) => {
+                    if let Some(d) = q.pop_front() {
+                        d.c.done();
+                    }
+                    sent += 1;
+                }
+                // That peer's queue is full: the rest waits for the next round.
+                Ok(Injected::NoOp) => break,
+                Err(err) => {
+                    gex_core::fatal(&format!("gex-coll: cannot send to rank {dest}: {err}"))
+                }
+            }
         }
-        let msg = OutgoingAm::new(AmCategory::Medium, true, H_COLL, &d.args, &d.payload);
-        match rt.conduit().am_send(d.dest, &msg, true, rt.sink()) {
-            Ok(Injected::Sent) => {
-                d.c.done();
-                sent += 1;
-            }
-            Ok(Injected::NoOp) => {
-                full.insert(d.dest);
-                refused.push_back(d);
-            }
-            Err(err) => {
-                gex_core::fatal(&format!("gex-coll: cannot send to rank {}: {err}", d.dest))
-            }
+        if !q.is_empty() {
+            left.push((dest, q));
         }
     }
-    if !refused.is_empty() {
-        let mut q = lock(&e.deferred);
+    let mut q = lock(&e.deferred);
+    DEFERRED_N.fetch_sub(sent, Ordering::Relaxed);
+    for (dest, mut older) in left {
         // Sends deferred meanwhile go after the older ones.
-        refused.append(&mut q);
-        *q = refused;
-        DEFERRED_N.store(q.len(), Ordering::Relaxed);
+        if let Some(mut newer) = q.remove(&dest) {
+            older.append(&mut newer);
+        }
+        q.insert(dest, older);
     }
     sent
 }
