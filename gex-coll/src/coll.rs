@@ -205,9 +205,8 @@ pub fn broadcast_nb<'a>(
             shmdata::write_only(u64::from(sig), dst, n as usize, Readers::Others);
             return Ok(fin(CollHandle::INVALID, out));
         }
-        let (c, staging) = shmdata::read_one(u64::from(sig), root, nbytes, None);
         return Ok(fin(
-            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            shmdata::read_one(u64::from(sig), root, nbytes, None, dst),
             out,
         ));
     }
@@ -366,16 +365,16 @@ pub fn reduce_to_one_nb<'a>(
         };
         // The input is read in this call, straight from the caller's
         // buffer.
-        let (c, staging) = {
-            let input: &[u8] = src.unwrap_or(d);
-            let how = shmdata::How::Reduce {
-                dt,
-                dt_sz,
-                op: op.clone(),
-            };
-            shmdata::all(sig, input, n as usize, how, Readers::One(root))
+        let how = shmdata::How::Reduce {
+            dt,
+            dt_sz,
+            op: op.clone(),
         };
-        return Ok(fin(CollHandle::pending_into(c, staging, d).shm_poke(), out));
+        let h = match src {
+            Some(input) => shmdata::all(sig, input, n as usize, how, Readers::One(root), d),
+            None => shmdata::all_in_place(sig, n as usize, how, Readers::One(root), d),
+        };
+        return Ok(fin(h, out));
     }
     let acc = match (src, &dst) {
         (Some(s), _) => s.to_vec(),
@@ -465,26 +464,17 @@ pub fn reduce_to_all_nb<'a>(
     if a.t.size() > 1 && shmdata::reduce_eligible(&a.t, op) {
         // The input is read in this call, straight from the caller's
         // buffer.
-        let input: &[u8] = match src {
-            Some(s) => s,
-            None => dst,
-        };
         let how = shmdata::How::Reduce {
             dt,
             dt_sz,
             op: op.clone(),
         };
-        let (c, staging) = shmdata::all(
-            u64::from(a.sig),
-            input,
-            a.t.size() as usize,
-            how,
-            Readers::Everyone,
-        );
-        return Ok(fin(
-            CollHandle::pending_into(c, staging, dst).shm_poke(),
-            out,
-        ));
+        let (sig, n) = (u64::from(a.sig), a.t.size() as usize);
+        let h = match src {
+            Some(input) => shmdata::all(sig, input, n, how, Readers::Everyone, dst),
+            None => shmdata::all_in_place(sig, n, how, Readers::Everyone, dst),
+        };
+        return Ok(fin(h, out));
     }
     let acc = match src {
         Some(s) => s.to_vec(),
@@ -669,9 +659,8 @@ pub fn scatter_nb<'a>(
             shmdata::write_only(u64::from(sig), s, n as usize, Readers::Others);
             return Ok(fin(CollHandle::INVALID, out));
         }
-        let (c, staging) = shmdata::read_one(u64::from(sig), root, nb * n as usize, Some(nb));
         return Ok(fin(
-            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            shmdata::read_one(u64::from(sig), root, nb * n as usize, Some(nb), dst),
             out,
         ));
     }
@@ -740,14 +729,17 @@ pub fn gather_nb<'a>(
             shmdata::write_only(u64::from(sig), src, n as usize, Readers::One(root));
             return Ok(fin(CollHandle::INVALID, out));
         };
-        let (c, staging) = shmdata::all(
-            u64::from(sig),
-            src,
-            n as usize,
-            shmdata::How::GatherAll,
-            Readers::One(root),
-        );
-        return Ok(fin(CollHandle::pending_into(c, staging, d).shm_poke(), out));
+        return Ok(fin(
+            shmdata::all(
+                u64::from(sig),
+                src,
+                n as usize,
+                shmdata::How::GatherAll,
+                Readers::One(root),
+                d,
+            ),
+            out,
+        ));
     }
     let Some(dst) = dst else {
         if nb > 0 {
@@ -808,15 +800,15 @@ pub fn gather_all_nb<'a>(
         return Ok(fin(CollHandle::INVALID, out));
     }
     if shmdata::eligible(&t) {
-        let (c, staging) = shmdata::all(
-            u64::from(sig),
-            src,
-            n as usize,
-            shmdata::How::GatherAll,
-            Readers::Everyone,
-        );
         return Ok(fin(
-            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            shmdata::all(
+                u64::from(sig),
+                src,
+                n as usize,
+                shmdata::How::GatherAll,
+                Readers::Everyone,
+                dst,
+            ),
             out,
         ));
     }
@@ -888,15 +880,15 @@ pub fn exchange_nb<'a>(
         return Ok(fin(CollHandle::INVALID, out));
     }
     if shmdata::eligible(&t) {
-        let (c, staging) = shmdata::all(
-            u64::from(sig),
-            src,
-            n,
-            shmdata::How::Exchange { nb },
-            Readers::Everyone,
-        );
         return Ok(fin(
-            CollHandle::pending_into(c, staging, dst).shm_poke(),
+            shmdata::all(
+                u64::from(sig),
+                src,
+                n,
+                shmdata::How::Exchange { nb },
+                Readers::Everyone,
+                dst,
+            ),
             out,
         ));
     }

@@ -48,7 +48,10 @@ pub(crate) type Verdict = Arc<dyn Fn() -> Option<gex_types::Error> + Send + Sync
 /// Output staged by the library, copied into the caller's buffer at
 /// completion.
 struct CopyOut {
-    staging: Arc<Staging>,
+    /// `None`: the output was written in place, by the writers of a
+    /// blocking call (`crate::shmdata`'s "Output"); nothing to copy, but
+    /// the handle must still not end its borrow before completion.
+    staging: Option<Arc<Staging>>,
     /// (offset in `staging`, destination, length): one part for the
     /// plain calls, one per image for the multi-address ones.
     parts: Vec<(usize, *mut u8, usize)>,
@@ -168,8 +171,28 @@ impl<'a> CollHandle<'a> {
             state: State::Pending {
                 c,
                 copy: Some(CopyOut {
-                    staging,
+                    staging: Some(staging),
                     parts: vec![(0, dst.as_mut_ptr(), dst.len())],
+                }),
+                then: None,
+                poke: false,
+                verdict: None,
+            },
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Pending on `c`, whose writers put the output straight into `dst`
+    /// (a blocking call's reader, `crate::shmdata`): nothing to copy at
+    /// completion, but dropping the handle waits for it, as for staged
+    /// output, since `dst` is written until then.
+    pub(crate) fn pending_in_place(c: Arc<Completion>, _dst: &'a mut [u8]) -> Self {
+        CollHandle {
+            state: State::Pending {
+                c,
+                copy: Some(CopyOut {
+                    staging: None,
+                    parts: Vec::new(),
                 }),
                 then: None,
                 poke: false,
@@ -200,7 +223,10 @@ impl<'a> CollHandle<'a> {
         CollHandle {
             state: State::Pending {
                 c,
-                copy: Some(CopyOut { staging, parts }),
+                copy: Some(CopyOut {
+                    staging: Some(staging),
+                    parts,
+                }),
                 then: None,
                 poke: false,
                 verdict: None,
@@ -306,8 +332,12 @@ impl<'a> CollHandle<'a> {
             ..
         } = std::mem::replace(&mut self.state, State::Invalid)
         {
-            if let Some(cp) = copy {
-                for (off, dst, len) in cp.parts {
+            if let Some(CopyOut {
+                staging: Some(staging),
+                parts,
+            }) = copy
+            {
+                for (off, dst, len) in parts {
                     // SAFETY: the completion count reached zero with
                     // acquire ordering, so every part of the staging buffer
                     // was written and no writer remains; `dst` is valid for
@@ -315,7 +345,7 @@ impl<'a> CollHandle<'a> {
                     // this handle carries (the parts are distinct caller
                     // slices, so they do not overlap); `[off, off + len)`
                     // lies in the staging buffer (checked when built).
-                    unsafe { std::ptr::copy_nonoverlapping(cp.staging.ptr().add(off), dst, len) };
+                    unsafe { std::ptr::copy_nonoverlapping(staging.ptr().add(off), dst, len) };
                 }
             }
             if let Some(e) = verdict.and_then(|v| v()) {
@@ -492,6 +522,14 @@ impl Drop for CollHandle<'_> {
             // staged output is dropped with the handle (nothing writes the
             // borrowed buffer after this).
             if !context::may_communicate() {
+                if copy.as_ref().is_some_and(|cp| cp.staging.is_none()) {
+                    // Only blocking calls write in place, and they never
+                    // run in restricted context: unreachable, but the
+                    // borrow must not end while the output is written.
+                    gex_core::fatal(
+                        "gex-coll: a collective writing in place was dropped in restricted context",
+                    );
+                }
                 return;
             }
             if let Some(rt) = Runtime::get() {

@@ -29,7 +29,7 @@
 //!   operation, and larger ones on sub-teams in pieces of a slot (module
 //!   `shmsmall`). Larger ones on the primordial team of
 //!   a job that is one neighbourhood (smp; reductions with built-in
-//!   operators) go through shared memory too: two 64 KiB buffers per rank
+//!   operators) go through shared memory too: eight 16 KiB chunk slots per rank
 //!   in the collectives' area, chunks pipelined, counters in shared memory
 //!   (module `shmdata` documents the protocol).
 //! - Elsewhere: dissemination barrier; binomial-tree broadcast (pipelined

@@ -105,14 +105,16 @@ impl Area {
         unsafe { &*((self.base as *const u8).add(data_offset(n) + local * SLOT) as *const DataCtl) }
     }
 
-    /// Start of data buffer `half` (0 or 1) of local index `local`
-    /// ([`HALF`] bytes). Accessed with raw copies only, under the
+    /// Start of chunk slot `slot` (< [`SLOTS`], [`CHUNK`] bytes) of the
+    /// data buffers of local index `local` (two [`HALF`]-byte buffers, one
+    /// after the other). Accessed with raw copies only, under the
     /// `posted`/`done` protocol of `crate::shmdata`.
-    pub(crate) fn data_buf(&self, local: usize, half: usize) -> *mut u8 {
+    pub(crate) fn data_slot(&self, local: usize, slot: usize) -> *mut u8 {
         let n = self.nbrhd.len();
-        assert!(local < n && half < 2, "data buffer out of range");
-        // SAFETY: the offset stays inside the mapping (`area_len`).
-        unsafe { (self.base as *mut u8).add(buffers_offset(n) + (local * 2 + half) * HALF) }
+        assert!(local < n && slot < SLOTS, "data slot out of range");
+        // SAFETY: the offset stays inside the mapping (`area_len`): the
+        // rank's `2 * HALF` bytes of buffers hold `SLOTS` chunks.
+        unsafe { (self.base as *mut u8).add(buffers_offset(n) + local * 2 * HALF + slot * CHUNK) }
     }
 
     /// Start of the small-message region ([`SMALL_REGION`] bytes,
@@ -141,6 +143,15 @@ fn slot_count(n: usize) -> usize {
 
 /// Bytes of one of the two data buffers of each rank.
 pub(crate) const HALF: usize = 64 << 10;
+
+/// Bytes of one chunk of a shared-memory data collective: a payload
+/// travels in chunks this size, so that readers copy one chunk out while
+/// the writer copies the next in (a 64 KiB broadcast is four chunks, not
+/// one copy after the other).
+pub(crate) const CHUNK: usize = 16 << 10;
+
+/// Chunk slots in a rank's two buffers.
+pub(crate) const SLOTS: usize = 2 * HALF / CHUNK;
 
 /// Where the data area starts: after the slots, page-aligned.
 fn data_offset(n: usize) -> usize {

@@ -5,13 +5,15 @@
 //!
 //! # Buffers and counters
 //!
-//! Each rank has two buffers of [`HALF`] bytes in the neighbourhood's area
-//! and a control slot with three counters (`crate::shm::DataCtl`). Data
-//! operations are numbered `1, 2, ...` in the order the rank calls them
-//! (every member makes the same calls in the same order, so the numbers
-//! agree); a payload travels in chunks of at most `HALF` bytes, chunk `i`
-//! in buffer `i % 2`, so a writer fills one buffer while the readers empty
-//! the other (pipelining large payloads).
+//! Each rank has [`SLOTS`] chunk slots of [`CHUNK`] bytes in the
+//! neighbourhood's area and a control slot with three counters
+//! (`crate::shm::DataCtl`). Data operations are numbered `1, 2, ...` in
+//! the order the rank calls them (every member makes the same calls in the
+//! same order, so the numbers agree); a payload travels in chunks of at
+//! most `CHUNK` bytes, chunk `i` in slot `i % SLOTS`, so a writer fills
+//! one slot while the readers empty the ones before (pipelining large
+//! payloads: a reader copies chunk `i` out while the writer copies chunk
+//! `i + 1` in).
 //!
 //! - A writer (the root of a broadcast or scatter; every member of a
 //!   gather, reduction, gather-all or exchange; each writes its whole
@@ -21,26 +23,37 @@
 //! - A reader waits for `posted >= (k << 20) | (i + 1)` (acquire), copies
 //!   or combines the chunk out, then stores its own `done = (k << 20) |
 //!   (i + 1)` (release); `(k + 1) << 20` once it is through with `k`.
-//! - Before writing chunk `i >= 2` a writer waits until every member that
-//!   reads its buffers in this operation ([`Readers`]: the others for a
-//!   broadcast or scatter root, the root for the other members of a
+//! - Before writing chunk `i >= SLOTS` a writer waits until every member
+//!   that reads its buffers in this operation ([`Readers`]: the others for
+//!   a broadcast or scatter root, the root for the other members of a
 //!   gather or reduce-to-one, everyone, itself included, for the rest)
-//!   has `done >= (k << 20) | (i - 1)` (chunk `i - 2`, the previous
-//!   content of that buffer, consumed); before chunks 0 and 1, until every
-//!   member is through with the last operation that wrote its buffers.
+//!   has `done >= (k << 20) | (i + 1 - SLOTS)` (chunk `i - SLOTS`, the
+//!   previous content of that slot, consumed); before chunks `0..SLOTS`,
+//!   until every member is through with the last operation that wrote its
+//!   buffers.
 //!   Waiting for a member that does not read would deadlock: it may be
 //!   writing, waiting for this rank, and its `done` does not move
 //!   meanwhile.
 //!
-//! Counters only grow (at most 2^20 chunks of 64 KiB: the 4 GiB limit of a
-//! collective is 2^16), and a rank finishes its operations in order: its
+//! Counters only grow (at most 2^20 chunks of 16 KiB: the 4 GiB limit of a
+//! collective is 2^18), and a rank finishes its operations in order: its
 //! pending operations form one queue, which the layer's progress hook (and
 //! every test or wait of a handle of this kind) advances from the front.
 //! A rank blocked anywhere polls, and so runs the hook, so a writer
 //! waiting for readers never waits for a rank that is itself waiting for
 //! it. Writers wait in the initiation call (the broadcast root for every
-//! chunk but the last two; a reduction's members likewise); readers never
-//! block at initiation.
+//! chunk but the last `SLOTS`; a reduction's members likewise); readers
+//! never block at initiation.
+//!
+//! # Output
+//!
+//! A reader of a non-blocking call consumes into a staging buffer, which
+//! the handle copies into the caller's buffer at completion: the hook may
+//! consume while nobody holds the handle, and a handle may be forgotten.
+//! A blocking call (`crate::shmsmall::blocking`) waits before its borrow
+//! of the output ends, so its reader consumes straight into the caller's
+//! buffer: one copy out of shared memory, no staging buffer to allocate,
+//! zero and copy again.
 //!
 //! # Checks
 //!
@@ -61,8 +74,9 @@ use gex_core::{Completion, Runtime, Staging};
 use gex_types::{Dt, Rank};
 
 use crate::engine::lock;
+use crate::handle::CollHandle;
 use crate::reduce::{combine, ReduceOp};
-use crate::shm::{self, Area, HALF};
+use crate::shm::{self, Area, CHUNK, SLOTS};
 
 const CHUNK_BITS: u32 = 20;
 
@@ -85,7 +99,7 @@ fn area() -> &'static Area {
 }
 
 fn chunks(nbytes: usize) -> u64 {
-    nbytes.div_ceil(HALF).max(1) as u64
+    nbytes.div_ceil(CHUNK).max(1) as u64
 }
 
 fn mark(k: u64, chunks: u64) -> u64 {
@@ -104,15 +118,74 @@ enum Kind {
     Wrote,
 }
 
+/// Where a reader's output goes (see "Output" above).
+enum Output {
+    /// A staging buffer the handle copies out of at completion.
+    Staged(Arc<Staging>),
+    /// The caller's buffer (start, length), borrowed by a blocking call
+    /// that waits for the entry's completion before the borrow ends.
+    InPlace(*mut u8, usize),
+}
+
+impl Output {
+    /// For a reader whose caller's buffer is `dst`, of `len` bytes of
+    /// output: in place when the call is blocking.
+    fn for_call(dst: &mut [u8], len: usize) -> Output {
+        if crate::shmsmall::is_blocking() {
+            assert_eq!(dst.len(), len, "output length");
+            Output::InPlace(dst.as_mut_ptr(), len)
+        } else {
+            Output::Staged(Staging::new(len))
+        }
+    }
+
+    /// Another reference to the same output (the queue entry's).
+    fn dup(&self) -> Output {
+        match self {
+            Output::Staged(s) => Output::Staged(s.clone()),
+            Output::InPlace(p, n) => Output::InPlace(*p, *n),
+        }
+    }
+
+    fn ptr(&self) -> *mut u8 {
+        match self {
+            Output::Staged(s) => s.ptr(),
+            Output::InPlace(p, _) => *p,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Output::Staged(s) => s.len(),
+            Output::InPlace(_, n) => *n,
+        }
+    }
+
+    /// The handle: pending on `c`, with `dst` receiving the output.
+    fn handle<'a>(self, c: Arc<Completion>, dst: &'a mut [u8]) -> CollHandle<'a> {
+        match self {
+            Output::Staged(s) => CollHandle::pending_into(c, s, dst),
+            Output::InPlace(..) => CollHandle::pending_in_place(c, dst),
+        }
+        .shm_poke()
+    }
+}
+
 struct Entry {
     k: u64,
     nbytes: usize,
     got: u64,
     sig: u64,
     kind: Kind,
-    staging: Option<Arc<Staging>>,
+    out: Option<Output>,
     c: Option<Arc<Completion>>,
 }
+
+// SAFETY: the one field that is not `Send` is `Output::InPlace`'s pointer
+// to a caller's buffer, which a blocking call lends until the entry's
+// completion (the handle waits for it, even when dropped); only the
+// thread that consumes the entry, under `LOCAL`'s lock, writes it.
+unsafe impl Send for Entry {}
 
 struct Local {
     /// Data operations started.
@@ -219,24 +292,25 @@ fn check_sig(a: &Area, e: &Entry, writer: usize) {
 /// Consumes chunk `e.got` (posted: [`ready`]).
 fn consume(a: &Area, e: &mut Entry) {
     let i = e.got as usize;
-    let off = i * HALF;
-    let len = (e.nbytes - off).min(HALF);
-    let half = i % 2;
-    let staging = e.staging.as_ref().expect("a reader has a staging buffer");
-    // The staging buffer's bytes `[at, at + len)`; `at + len` is within
-    // its length by each caller's arithmetic (noted there).
+    let off = i * CHUNK;
+    let len = (e.nbytes - off).min(CHUNK);
+    let slot = i % SLOTS;
+    let output = e.out.as_ref().expect("a reader has an output");
+    // The output's bytes `[at, at + len)`; `at + len` is within its
+    // length by each caller's arithmetic (noted there).
     let out = |at: usize, len: usize| {
-        assert!(at + len <= staging.len(), "staging range");
-        // SAFETY: in range (asserted), and this queue entry is the
-        // staging buffer's only writer until its completion is
-        // signalled; the ranges written by one call do not overlap.
-        unsafe { std::slice::from_raw_parts_mut(staging.ptr().add(at), len) }
+        assert!(at + len <= output.len(), "output range");
+        // SAFETY: in range (asserted); the output is a staging buffer or
+        // a blocking caller's buffer (see `Output`), and this queue entry
+        // is its only writer until its completion is signalled; the
+        // ranges written by one call do not overlap.
+        unsafe { std::slice::from_raw_parts_mut(output.ptr().add(at), len) }
     };
-    // SAFETY (each buffer read): member `m`'s buffer `half` holds
-    // `HALF >= len` bytes of the mapped area, posted (acquire in `ready`)
-    // and not overwritten before this rank's `done` says it was read;
-    // nothing else writes it meanwhile.
-    let buf = |m: usize| unsafe { std::slice::from_raw_parts(a.data_buf(m, half), len) };
+    // SAFETY (each buffer read): member `m`'s slot holds `CHUNK >= len`
+    // bytes of the mapped area, posted (acquire in `ready`) and not
+    // overwritten before this rank's `done` says it was read; nothing
+    // else writes it meanwhile.
+    let buf = |m: usize| unsafe { std::slice::from_raw_parts(a.data_slot(m, slot), len) };
     match &e.kind {
         Kind::Read { root, block } => {
             let r = *root as usize;
@@ -331,10 +405,10 @@ impl Readers {
 }
 
 /// Writes `data` as this rank's part of operation `k`, chunk by chunk,
-/// polling while it waits: chunks 0 and 1 once every member is through
+/// polling while it waits: chunks `0..SLOTS` once every member is through
 /// with the last operation that wrote these buffers (whoever read them
-/// then), chunk `i >= 2` once this operation's `readers` have consumed
-/// chunk `i - 2`. Only the readers: a member that does not read this
+/// then), chunk `i >= SLOTS` once this operation's `readers` have consumed
+/// chunk `i - SLOTS`. Only the readers: a member that does not read this
 /// operation's buffers may itself be writing, and its `done` does not
 /// move until it is through.
 fn write_all(k: u64, last_write: u64, sig: u64, data: &[u8], members: usize, readers: Readers) {
@@ -344,14 +418,14 @@ fn write_all(k: u64, last_write: u64, sig: u64, data: &[u8], members: usize, rea
     let rt = Runtime::get().expect("collectives run after client init");
     let total = chunks(data.len());
     for i in 0..total {
-        let (need, who) = if i < 2 {
+        let (need, who) = if i < SLOTS as u64 {
             if last_write == 0 {
                 (0, Readers::Everyone)
             } else {
                 (mark(last_write + 1, 0), Readers::Everyone)
             }
         } else {
-            (mark(k, i - 1), readers)
+            (mark(k, i + 1 - SLOTS as u64), readers)
         };
         let consumed = || {
             (0..members)
@@ -366,15 +440,15 @@ fn write_all(k: u64, last_write: u64, sig: u64, data: &[u8], members: usize, rea
             // signature too.
             mine.sig.store(sig, Ordering::Relaxed);
         }
-        let off = i as usize * HALF;
-        let len = (data.len() - off).min(HALF);
-        // SAFETY: this rank's buffer `i % 2` holds `HALF >= len` bytes of
-        // the mapped area; every reader is through with its previous
+        let off = i as usize * CHUNK;
+        let len = (data.len() - off).min(CHUNK);
+        // SAFETY: this rank's slot `i % SLOTS` holds `CHUNK >= len` bytes
+        // of the mapped area; every reader is through with its previous
         // content (the acquire loads above), and only this rank writes it.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 data.as_ptr().add(off),
-                a.data_buf(me, i as usize % 2),
+                a.data_slot(me, i as usize % SLOTS),
                 len,
             )
         };
@@ -414,55 +488,88 @@ pub(crate) fn write_only(sig: u64, data: &[u8], members: usize, readers: Readers
         got: 0,
         sig,
         kind: Kind::Wrote,
-        staging: None,
+        out: None,
         c: None,
     });
     progress();
 }
 
 /// A member that reads what `root` writes (`nbytes`): all of it
-/// (broadcast), or block `me` of `nb` bytes (`block: Some(nb)`, scatter).
-/// Returns the completion and the staging buffer the handle copies out of.
-pub(crate) fn read_one(
+/// (broadcast), or block `me` of `nb` bytes (`block: Some(nb)`, scatter),
+/// into `dst` (see "Output" above).
+pub(crate) fn read_one<'a>(
     sig: u64,
     root: Rank,
     nbytes: usize,
     block: Option<usize>,
-) -> (Arc<Completion>, Arc<Staging>) {
+    dst: &'a mut [u8],
+) -> CollHandle<'a> {
     let (k, _) = begin(false);
     let c = Completion::new(1, None);
-    let staging = Staging::new(block.unwrap_or(nbytes));
+    let out = Output::for_call(dst, block.unwrap_or(nbytes));
     enqueue(Entry {
         k,
         nbytes,
         got: 0,
         sig,
         kind: Kind::Read { root, block },
-        staging: Some(staging.clone()),
+        out: Some(out.dup()),
         c: Some(c.clone()),
     });
     progress();
-    (c, staging)
+    out.handle(c, dst)
 }
 
 /// A member that writes `data` (its input) and reads everyone's ([`How`]):
 /// every member of a gather-all, exchange or reduce-to-all, the root of a
-/// gather or reduce-to-one. Returns the completion and the staging buffer of
-/// the result (the input's length; `members` times it for a gather-all).
-pub(crate) fn all(
+/// gather or reduce-to-one. The result (the input's length; `members`
+/// times it for a gather-all) goes to `dst` (see "Output" above).
+pub(crate) fn all<'a>(
     sig: u64,
     data: &[u8],
     members: usize,
     how: How,
     readers: Readers,
-) -> (Arc<Completion>, Arc<Staging>) {
+    dst: &'a mut [u8],
+) -> CollHandle<'a> {
+    let len = out_len(data.len(), members, &how);
+    let out = Output::for_call(dst, len);
+    let c = all_into(sig, data, members, how, readers, out.dup());
+    out.handle(c, dst)
+}
+
+/// [`all`] for an input that is the output buffer itself (a reduction in
+/// place): always staged, since the input is read while chunks of the
+/// result arrive.
+pub(crate) fn all_in_place<'a>(
+    sig: u64,
+    members: usize,
+    how: How,
+    readers: Readers,
+    dst: &'a mut [u8],
+) -> CollHandle<'a> {
+    let out = Output::Staged(Staging::new(out_len(dst.len(), members, &how)));
+    let c = all_into(sig, dst, members, how, readers, out.dup());
+    out.handle(c, dst)
+}
+
+fn out_len(input: usize, members: usize, how: &How) -> usize {
+    match how {
+        How::GatherAll => input * members,
+        How::Reduce { .. } | How::Exchange { .. } => input,
+    }
+}
+
+fn all_into(
+    sig: u64,
+    data: &[u8],
+    members: usize,
+    how: How,
+    readers: Readers,
+    out: Output,
+) -> Arc<Completion> {
     let (k, last) = begin(true);
     let c = Completion::new(1, None);
-    let out_len = match how {
-        How::GatherAll => data.len() * members,
-        How::Reduce { .. } | How::Exchange { .. } => data.len(),
-    };
-    let staging = Staging::new(out_len);
     // Queued before writing: while this rank waits to write a chunk, its
     // hook must be able to consume the chunks the others wrote.
     enqueue(Entry {
@@ -471,10 +578,10 @@ pub(crate) fn all(
         got: 0,
         sig,
         kind: Kind::All { n: members, how },
-        staging: Some(staging.clone()),
+        out: Some(out),
         c: Some(c.clone()),
     });
     write_all(k, last, sig, data, members, readers);
     progress();
-    (c, staging)
+    c
 }

@@ -361,6 +361,12 @@ pub(crate) fn blocking<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Whether a blocking collective is initiating on this thread
+/// ([`blocking`]).
+pub(crate) fn is_blocking() -> bool {
+    BLOCKING.with(Cell::get)
+}
+
 /// Polls until `cond` holds: looks several times between polls with a
 /// core per rank, yielding after a few microseconds in vain (the member
 /// waited for has probably lost its core to another process), and yields
