@@ -29,14 +29,18 @@ const H_PONG: u8 = 202;
 static PONGS: AtomicU64 = AtomicU64::new(0);
 
 /// Where the operations to rank 1 are Active Messages, U64 FADD against
-/// an AMShort round trip (no argument) in the same job, alternated six
-/// times (each first in turn): the target is an atomic no slower than the round trip,
-/// and figures of separate udp jobs spread by more than that difference.
+/// an AMShort round trip (no argument) in the same job: 30 rounds of
+/// `ITERS` each (default 5,000), each kind first in turn, then the median
+/// and the spread of the per-round ratios. The target is an atomic
+/// no slower than the round trip; figures of separate udp jobs spread by
+/// more than that, and so do rounds within a job (the median of many
+/// short alternating rounds is what compares the two).
 fn fadd_against_amshort(job: &Job, iters: u64) {
+    const ROUNDS: usize = 30;
     let ad = AtomicDomain::create(&job.tm, u64::DT, Ops::FADD, Flags::empty()).expect("create");
     let am = ad.route(1).expect("route") != Route::Direct;
     if job.rank() == 0 && am {
-        let n = if iters == 0 { 20_000 } else { iters };
+        let n = if iters == 0 { 5_000 } else { iters };
         let ping = |n: u64| {
             let start = Instant::now();
             for _ in 0..n {
@@ -60,7 +64,8 @@ fn fadd_against_amshort(job: &Job, iters: u64) {
         };
         ping(1000);
         fadd(1000);
-        for round in 1..=6 {
+        let mut ratios = Vec::new();
+        for round in 1..=ROUNDS {
             // Alternate which goes first, so that neither always follows
             // the other.
             let (a, f) = if round % 2 == 1 {
@@ -74,7 +79,17 @@ fn fadd_against_amshort(job: &Job, iters: u64) {
                 "P0: round {round}: AMShort round trip {a:>8.3} us, U64 FADD {f:>8.3} us, FADD/AMShort {:.3}",
                 f / a
             );
+            ratios.push(f / a);
         }
+        ratios.sort_by(f64::total_cmp);
+        println!(
+            "P0: FADD/AMShort over {ROUNDS} rounds: median {:.3} (quartiles {:.3}-{:.3}, range {:.3}-{:.3})",
+            ratios[ROUNDS / 2],
+            ratios[ROUNDS / 4],
+            ratios[3 * ROUNDS / 4],
+            ratios[0],
+            ratios[ROUNDS - 1]
+        );
     }
     finish(job, ad, am);
 }
