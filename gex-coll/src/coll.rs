@@ -192,6 +192,15 @@ pub fn broadcast_nb<'a>(
     let key = t.next_key();
     let out = out_key(&t, mode);
     let sig = signature("broadcast", &[u64::from(root), nbytes as u64, mode.word]);
+    if me == root && n > 1 && shmdata::eligible(&t) && shmdata::single_copy(nbytes) {
+        // The readers copy straight from the root's input while it copies
+        // its own.
+        match src {
+            Some(s) => shmdata::offer(u64::from(sig), s, n as usize, || dst.copy_from_slice(s)),
+            None => shmdata::offer(u64::from(sig), dst, n as usize, || {}),
+        }
+        return Ok(fin(CollHandle::INVALID, out));
+    }
     if me == root {
         if let Some(s) = src {
             dst.copy_from_slice(s);
@@ -655,8 +664,13 @@ pub fn scatter_nb<'a>(
     let sig = signature("scatter", &[u64::from(root), nb as u64, mode.word]);
     if nb > 0 && shmdata::eligible(&t) {
         if let Some(s) = src {
-            dst.copy_from_slice(&s[me as usize * nb..(me as usize + 1) * nb]);
-            shmdata::write_only(u64::from(sig), s, n as usize, Readers::Others);
+            let own = &s[me as usize * nb..(me as usize + 1) * nb];
+            if shmdata::single_copy(nb) {
+                shmdata::offer(u64::from(sig), s, n as usize, || dst.copy_from_slice(own));
+            } else {
+                dst.copy_from_slice(own);
+                shmdata::write_only(u64::from(sig), s, n as usize, Readers::Others);
+            }
             return Ok(fin(CollHandle::INVALID, out));
         }
         return Ok(fin(

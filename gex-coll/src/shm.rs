@@ -59,6 +59,10 @@ pub(crate) struct Area {
     nbrhd: Vec<Rank>,
     /// Whether the neighbourhood is the whole job.
     whole_job: bool,
+    /// Process ids by local index, when every member can read every
+    /// other's memory with `process_vm_readv` (probed at set-up); `None`
+    /// otherwise.
+    cma: Option<Vec<libc::pid_t>>,
 }
 
 // SAFETY: the area is shared memory accessed only through atomics, mapped
@@ -86,6 +90,13 @@ impl Area {
     /// Whether every rank of the job shares this neighbourhood.
     pub(crate) fn whole_job(&self) -> bool {
         self.whole_job
+    }
+
+    /// The process id of local index `local`, if single-copy reads from
+    /// other members' memory work here (`crate::shmdata`'s large
+    /// broadcasts).
+    pub(crate) fn cma_pid(&self, local: usize) -> Option<libc::pid_t> {
+        self.cma.as_ref().map(|p| p[local])
     }
 
     /// The local index of `jobrank`, if it shares this neighbourhood.
@@ -216,11 +227,79 @@ pub(crate) struct DataCtl {
     /// The signature of this rank's operation `op` (written before its
     /// first chunk is posted): what readers compare theirs with.
     pub(crate) sig: AtomicU64,
+    /// The operation whose data this rank offers in its own memory
+    /// instead of its buffers (a single-copy broadcast root), and where:
+    /// written before `posted`.
+    pub(crate) cma_op: AtomicU64,
+    /// The address of that data in this rank's process.
+    pub(crate) cma_addr: AtomicU64,
 }
 
 const _: () = assert!(std::mem::size_of::<DataCtl>() == SLOT);
 
 static AREA: OnceLock<Area> = OnceLock::new();
+
+/// Where the set-up exchange's shared-memory handle starts: after the
+/// two flags, the process id (4 bytes) and the probe address (8).
+const PROBE_AT: usize = 14;
+
+/// A word the other members read at set-up to see whether single-copy
+/// reads (`process_vm_readv`) work between the job's processes.
+static PROBE: u64 = 0x6765_782d_636d_6121;
+
+/// Whether `process_vm_readv` reads [`PROBE`] at `addr` in process `pid`
+/// (refused by a seccomp filter, a ptrace policy or a missing syscall:
+/// then the data collectives copy through the area only).
+fn probe_cma(pid: libc::pid_t, addr: u64) -> bool {
+    let mut got = 0u64;
+    // SAFETY: `got` is 8 writable bytes of this frame.
+    let ok = unsafe { read_process(pid, addr, std::ptr::addr_of_mut!(got) as *mut u8, 8) };
+    ok.is_ok() && got == PROBE
+}
+
+/// Reads `len` bytes at `addr` in process `pid` into `dst` with
+/// `process_vm_readv` (the kernel checks the other process's mapping and
+/// this process's right to read it; a bad address is an error, never a
+/// fault here).
+///
+/// # Safety
+///
+/// `dst` is valid for writes of `len` bytes, and nothing else accesses
+/// them meanwhile.
+pub(crate) unsafe fn read_process(
+    pid: libc::pid_t,
+    addr: u64,
+    dst: *mut u8,
+    len: usize,
+) -> std::io::Result<()> {
+    let mut done = 0usize;
+    while done < len {
+        let local = libc::iovec {
+            iov_base: dst.wrapping_add(done) as *mut libc::c_void,
+            iov_len: len - done,
+        };
+        let remote = libc::iovec {
+            iov_base: (addr as usize).wrapping_add(done) as *mut libc::c_void,
+            iov_len: len - done,
+        };
+        // SAFETY: the local iovec is `len - done` writable bytes of the
+        // caller's `dst` (its contract); the remote one is only an
+        // address in the other process, which the kernel checks.
+        let r = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if r == 0 {
+            return Err(std::io::Error::other("process_vm_readv read nothing"));
+        }
+        done += r as usize;
+    }
+    Ok(())
+}
 
 /// The area, if every rank agreed to use the areas and this neighbourhood
 /// has more than one rank.
@@ -259,13 +338,17 @@ pub(crate) fn setup(rt: &'static Runtime, force_am: bool) -> Result<()> {
         }
     }
     let mut mine = vec![want as u8, created.is_some() as u8];
+    // This process's id and the address of a word with a known value, for
+    // the others' single-copy probe.
+    mine.extend_from_slice(&std::process::id().to_le_bytes());
+    mine.extend_from_slice(&(std::ptr::addr_of!(PROBE) as u64).to_le_bytes());
     if let Some(r) = &created {
         mine.extend_from_slice(&r.handle().encode());
     }
     let all = rt.bootstrap_exchange(&mine)?;
     let everyone_wants = all.iter().all(|v| v.first() == Some(&1));
     let handle = all[leader as usize]
-        .get(2..)
+        .get(PROBE_AT..)
         .and_then(shm::Handle::decode)
         .filter(|_| all[leader as usize].get(1) == Some(&1));
     if let (true, true, Some(h), true) = (needs, everyone_wants, handle, me != leader) {
@@ -274,10 +357,32 @@ pub(crate) fn setup(rt: &'static Runtime, force_am: bool) -> Result<()> {
             Err(e) => why = e.to_string(),
         }
     }
+    // Single-copy reads: this rank reads its successor's probe word.
+    let pids: Vec<libc::pid_t> = nbrhd
+        .iter()
+        .map(|&r| {
+            let v = &all[r as usize];
+            let b = v.get(2..6).and_then(|b| b.try_into().ok());
+            b.map_or(0, |b| u32::from_le_bytes(b) as libc::pid_t)
+        })
+        .collect();
+    let cma_ok = n >= 2 && {
+        let local = nbrhd.binary_search(&me).unwrap_or(0);
+        let next = nbrhd[(local + 1) % n] as usize;
+        let addr = all[next]
+            .get(6..PROBE_AT)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes);
+        probe_cma(pids[(local + 1) % n], addr)
+    };
     // The creator's descriptor stays open until every member has mapped
     // the area (or failed to), then closes: nothing outlives the job.
     let ok = !needs || mapped.is_some() || created.is_some();
-    let all = rt.bootstrap_exchange(&[ok as u8])?;
+    let all = rt.bootstrap_exchange(&[ok as u8, cma_ok as u8])?;
+    // Every member of this neighbourhood must be able to read (the others
+    // are in other neighbourhoods, but one answer for the job is simpler
+    // and the same on every rank).
+    let cma = all.iter().all(|v| v.get(1) == Some(&1)).then_some(pids);
     if let Some(r) = created {
         mapped = Some(r.into_mapping());
     }
@@ -288,6 +393,7 @@ pub(crate) fn setup(rt: &'static Runtime, force_am: bool) -> Result<()> {
                 base: m.leak() as *const Slot,
                 whole_job: n == rt.jobsize() as usize,
                 nbrhd,
+                cma,
             });
         }
         // Not used: unmapped on drop.

@@ -55,6 +55,23 @@
 //! buffer: one copy out of shared memory, no staging buffer to allocate,
 //! zero and copy again.
 //!
+//! # Single copy
+//!
+//! A broadcast or scatter root whose call is blocking, with at least
+//! [`SINGLE_COPY_MIN`] bytes per reader, does not copy through its
+//! buffers: it publishes the operation's number and the address of its
+//! input in its control slot ([`offer`]), posts every chunk at once, makes
+//! its own copy, and waits until every other member has read. Each reader
+//! sees the offer (the operation number, written before `posted`) and
+//! copies its part straight out of the root's memory with
+//! `process_vm_readv`. The address is only ever handed to the kernel,
+//! which checks it against the root's mappings: a forged one reads other
+//! bytes of the root's process or fails (fatal, naming the root), and the
+//! length is the reader's own. Set-up probes the call between every pair
+//! of neighbours (each reads its successor's probe word) and every rank
+//! agrees: where a seccomp filter or a ptrace policy refuses it, the
+//! two-copy path is the only one.
+//!
 //! # Checks
 //!
 //! Every writer publishes the signature of its operation (kind, root,
@@ -63,8 +80,9 @@
 //! differ. Members that disagree on the root wait for a rank that never
 //! writes: that is not detected.
 //!
-//! Nothing arriving from another rank is used as an address or a length:
-//! every length is the reader's own.
+//! Nothing arriving from another rank is used as an address in this
+//! process or as a length: every length is the reader's own (the single
+//! copy's address is the other process's, and only the kernel uses it).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -230,9 +248,9 @@ pub(crate) fn progress() -> usize {
             if !ready(a, e) {
                 break;
             }
-            consume(a, e);
-            e.got += 1;
-            moved += 1;
+            let n = consume(a, e);
+            e.got += n;
+            moved += n as usize;
             // Release: the reads of the chunk happen before the writer may
             // overwrite it.
             mine.done.store(mark(e.k, e.got), Ordering::Release);
@@ -289,8 +307,43 @@ fn check_sig(a: &Area, e: &Entry, writer: usize) {
     }
 }
 
-/// Consumes chunk `e.got` (posted: [`ready`]).
-fn consume(a: &Area, e: &mut Entry) {
+/// Consumes chunk `e.got` (posted: [`ready`]), or the whole operation
+/// when its writer offers it in its own memory ([`offer`]); returns how
+/// many chunks that was.
+fn consume(a: &Area, e: &mut Entry) -> u64 {
+    if let Kind::Read { root, block } = e.kind {
+        let r = root as usize;
+        let ctl = a.data_ctl(r);
+        // Written before `posted`, which `ready` loaded with acquire.
+        if ctl.cma_op.load(Ordering::Relaxed) == e.k {
+            check_sig(a, e, r);
+            let output = e.out.as_ref().expect("a reader has an output");
+            let (from, len) = match block {
+                None => (0, e.nbytes),
+                Some(nb) => (me() * nb, nb),
+            };
+            assert_eq!(len, output.len(), "output length");
+            let pid = a
+                .cma_pid(r)
+                .expect("offered only where single-copy reads work");
+            let at = ctl
+                .cma_addr
+                .load(Ordering::Relaxed)
+                .wrapping_add(from as u64);
+            // SAFETY: the output holds `len` bytes (asserted), written by
+            // this queue entry alone until its completion (see `Output`).
+            // The address is only used by the kernel, in the root's
+            // process: a wrong one reads other bytes of that process or
+            // fails, and the length is this rank's own.
+            if let Err(err) = unsafe { shm::read_process(pid, at, output.ptr(), len) } {
+                gex_core::fatal(&format!(
+                    "gex-coll: single-copy read of {len} bytes from rank {r} (data operation {}) failed: {err}",
+                    e.k
+                ));
+            }
+            return chunks(e.nbytes) - e.got;
+        }
+    }
     let i = e.got as usize;
     let off = i * CHUNK;
     let len = (e.nbytes - off).min(CHUNK);
@@ -379,6 +432,7 @@ fn consume(a: &Area, e: &mut Entry) {
         }
         Kind::Wrote => unreachable!("nothing to consume"),
     }
+    1
 }
 
 /// Who reads a writer's buffers in one operation.
@@ -482,6 +536,67 @@ fn enqueue(e: Entry) {
 pub(crate) fn write_only(sig: u64, data: &[u8], members: usize, readers: Readers) {
     let (k, last) = begin(true);
     write_all(k, last, sig, data, members, readers);
+    enqueue(Entry {
+        k,
+        nbytes: data.len(),
+        got: 0,
+        sig,
+        kind: Kind::Wrote,
+        out: None,
+        c: None,
+    });
+    progress();
+}
+
+/// Bytes a reader takes from a broadcast or scatter root at which the
+/// root offers its data in place (single copy) rather than through its
+/// buffers (two copies), when the call is blocking on the root and
+/// single-copy reads work between the neighbourhood's processes.
+pub(crate) const SINGLE_COPY_MIN: usize = 32 << 10;
+
+/// Whether a root's `per_reader` bytes go by [`offer`].
+pub(crate) fn single_copy(per_reader: usize) -> bool {
+    per_reader >= SINGLE_COPY_MIN && crate::shmsmall::is_blocking() && area().cma_pid(0).is_some()
+}
+
+/// A broadcast or scatter root whose call is blocking: offers `data` in
+/// its own memory (the readers copy their part straight out of it with
+/// `process_vm_readv`), runs `then` (the root's own copy) while they
+/// read, and returns once every other member has read it: the borrow of
+/// `data` ends with the call. One copy per reader instead of two, and
+/// the root's copy in parallel with theirs.
+pub(crate) fn offer(sig: u64, data: &[u8], members: usize, then: impl FnOnce()) {
+    let a = area();
+    let me = me();
+    let mine = a.data_ctl(me);
+    let rt = Runtime::get().expect("collectives run after client init");
+    // Its buffers are not written: `last_write` stays.
+    let (k, last) = begin(false);
+    // Every member is through with the last operation that wrote this
+    // rank's signature through its buffers (an offer's readers are
+    // through with it when `offer` returns).
+    if last != 0 {
+        let need = mark(last + 1, 0);
+        let through = || (0..members).all(|m| a.data_ctl(m).done.load(Ordering::Acquire) >= need);
+        if !through() {
+            rt.spin_until(through);
+        }
+    }
+    let total = chunks(data.len());
+    mine.sig.store(sig, Ordering::Relaxed);
+    mine.cma_addr.store(data.as_ptr() as u64, Ordering::Relaxed);
+    mine.cma_op.store(k, Ordering::Relaxed);
+    // Release: the signature, address and operation before the count.
+    mine.posted.store(mark(k, total), Ordering::Release);
+    then();
+    let read = || {
+        (0..members)
+            .filter(|&m| m != me)
+            .all(|m| a.data_ctl(m).done.load(Ordering::Acquire) >= mark(k, total))
+    };
+    if !read() {
+        rt.spin_until(read);
+    }
     enqueue(Entry {
         k,
         nbytes: data.len(),

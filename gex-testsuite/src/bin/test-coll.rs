@@ -1105,6 +1105,33 @@ fn many_outstanding(t: &T, tm: &Tm, label: u64) {
     }
 }
 
+/// Blocking broadcasts and scatters large enough for the single-copy path
+/// on smp (a root offering its input, readers copying out of its memory):
+/// every root in turn, the root's input separate and in place (broadcast),
+/// back to back with the two-copy sizes, every byte checked.
+fn single_copy_paths(tm: &Tm, label: u64) {
+    let (me, n) = (tm.rank(), tm.size() as usize);
+    for &nb in &[32 << 10, (32 << 10) - 1, 100_003, 300_000] {
+        for root in 0..n {
+            let tag = |j: usize| mix(label ^ nb as u64, (root as u64) << 20 ^ j as u64);
+            let src = payload(tag(0), nb);
+            let mut dst = vec![0xeeu8; nb];
+            let in_place = root % 2 == 1;
+            if me as usize == root && in_place {
+                dst.copy_from_slice(&src);
+            }
+            let s = (me as usize == root && !in_place).then_some(&src[..]);
+            broadcast(tm, root as Rank, &mut dst, s, Flags::empty()).unwrap();
+            check_payload("single-copy broadcast", tag(0), &dst);
+            let ssrc: Vec<u8> = (0..n).flat_map(|j| payload(tag(j + 1), nb)).collect();
+            let mut dst = vec![0xeeu8; nb];
+            let s = (me as usize == root).then_some(&ssrc[..]);
+            scatter(tm, root as Rank, &mut dst, s, Flags::empty()).unwrap();
+            check_payload("single-copy scatter", tag(me as usize + 1), &dst);
+        }
+    }
+}
+
 /// The blocking forms, every byte checked, odd sizes.
 fn blocking_forms(tm: &Tm, label: u64) {
     let (me, n) = (tm.rank(), tm.size() as usize);
@@ -2329,6 +2356,7 @@ fn main() {
     g1_barrier(&t);
     all_collectives(&t, &t.job.tm, 0x10, true);
     blocking_forms(&t.job.tm, 0x20);
+    single_copy_paths(&t.job.tm, 0x21);
     handles_across_threads(&t, &t.job.tm, 0x30);
     many_outstanding(&t, &t.job.tm, 0x40);
     back_to_back(&t, &t.job.tm, 0x45);
