@@ -85,6 +85,8 @@ const MAX_OPS: usize = 4096;
 const SQ_DEPTH: usize = 1024;
 /// Completions taken per poll.
 const CQ_BATCH: usize = 64;
+/// Credit returns in flight per peer, at most (each with its own source).
+const CREDIT_RING: usize = 8;
 /// Messages delivered per poll.
 const DELIVER_BATCH: usize = 64;
 
@@ -310,8 +312,10 @@ struct PeerTx {
     free_slots: [Vec<u32>; 2],
     /// Work requests outstanding on the queue pair.
     sq_used: usize,
-    /// A credit return to this peer is in flight.
-    credit_inflight: bool,
+    /// Credit returns to this peer in flight.
+    credit_inflight: usize,
+    /// Credit returns posted to this peer (the next one's source slot).
+    credit_next: usize,
     /// Credits last returned to this peer, per lane.
     reported: [u64; 2],
 }
@@ -531,7 +535,7 @@ impl IbvConduit {
             // device writes them as a NIC does, by DMA).
             unsafe { std::slice::from_raw_parts(p as *const AtomicU64, 2 * n as usize) }
         };
-        let (ctrl_out, ctrl_out_mr) = registered(&*dev, 16 * n as usize)?;
+        let (ctrl_out, ctrl_out_mr) = registered(&*dev, 16 * CREDIT_RING * n as usize)?;
 
         // Exchange: settings, host, credit words, queue pair addresses.
         let mut mine = Vec::new();
@@ -650,7 +654,8 @@ impl IbvConduit {
                             [Vec::new(), Vec::new()]
                         },
                         sq_used: 0,
-                        credit_inflight: false,
+                        credit_inflight: 0,
+                        credit_next: 0,
                         reported: [0; 2],
                     }),
                     freed: [AtomicU64::new(0), AtomicU64::new(0)],
@@ -819,7 +824,7 @@ impl IbvConduit {
                     let lane = (idx as usize / self.credits).min(1);
                     tx.free_slots[lane].push(idx);
                 }
-                W_CREDIT => tx.credit_inflight = false,
+                W_CREDIT => tx.credit_inflight = tx.credit_inflight.saturating_sub(1),
                 _ => {}
             }
         }
@@ -978,8 +983,7 @@ impl IbvConduit {
     }
 
     /// Returns credits: for every peer whose finished counts changed, one
-    /// RDMA WRITE of both counts into the peer's credit words (at most one
-    /// in flight per peer).
+    /// RDMA WRITE of both counts into the peer's credit words.
     fn flush_credits(&self) {
         if !self.credits_dirty.swap(false, Ordering::AcqRel) {
             return;
@@ -989,52 +993,62 @@ impl IbvConduit {
             if p.am.is_none() {
                 continue;
             }
-            let f = [
-                p.freed[REQ].load(Ordering::Relaxed),
-                p.freed[REP].load(Ordering::Relaxed),
-            ];
             let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
-            if tx.reported == f {
-                continue;
-            }
-            if tx.credit_inflight || tx.sq_used >= SQ_DEPTH {
-                again = true;
-                continue;
-            }
-            let src = self.ctrl_out + 16 * r;
-            // SAFETY: the two words of peer r in our registered credit
-            // source; no credit write to r is in flight (checked), so the
-            // device is not reading them.
-            unsafe {
-                *(src as *mut u64) = f[REQ];
-                *((src + 8) as *mut u64) = f[REP];
-            }
-            let sge = Sge {
-                addr: src,
-                len: 16,
-                lkey: self.ctrl_out_mr.lkey,
-            };
-            let op = SendOp::Write {
-                raddr: p.ctrl_remote.0,
-                rkey: p.ctrl_remote.1,
-            };
-            // SAFETY: the source lies in its registered region and is not
-            // written again until this write completes (credit_inflight).
-            match unsafe {
-                self.dev
-                    .post_send(p.qp, wr(W_CREDIT, r as Rank, 0), op, sge)
-            } {
-                Ok(()) => {
-                    tx.reported = f;
-                    tx.credit_inflight = true;
-                    tx.sq_used += 1;
-                    self.counts.credit_writes.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(_) => again = true,
-            }
+            again |= !self.return_credits(r as Rank, p, &mut tx);
         }
         if again {
             self.credits_dirty.store(true, Ordering::Release);
+        }
+    }
+
+    /// Writes this rank's finished counts of `p`'s messages into `p`'s
+    /// credit words if they changed since the last write; `false` if that
+    /// must wait (every credit source slot or queue slot in use). Writes
+    /// to one peer land in order (one queue pair), so a later, larger count
+    /// never lands before an earlier one; each has its own source slot of
+    /// [`CREDIT_RING`], so none is overwritten while the device reads it.
+    fn return_credits(&self, r: Rank, p: &Peer, tx: &mut PeerTx) -> bool {
+        let f = [
+            p.freed[REQ].load(Ordering::Relaxed),
+            p.freed[REP].load(Ordering::Relaxed),
+        ];
+        if tx.reported == f {
+            return true;
+        }
+        if tx.credit_inflight >= CREDIT_RING || tx.sq_used >= SQ_DEPTH {
+            return false;
+        }
+        let slot = tx.credit_next % CREDIT_RING;
+        let src = self.ctrl_out + 16 * (r as usize * CREDIT_RING + slot);
+        // SAFETY: slot `slot` of peer r's ring in our registered credit
+        // source; the write that last used it has completed (completions
+        // of one queue pair come in order and fewer than CREDIT_RING are
+        // in flight), so the device is not reading it.
+        unsafe {
+            *(src as *mut u64) = f[REQ];
+            *((src + 8) as *mut u64) = f[REP];
+        }
+        let sge = Sge {
+            addr: src,
+            len: 16,
+            lkey: self.ctrl_out_mr.lkey,
+        };
+        let op = SendOp::Write {
+            raddr: p.ctrl_remote.0,
+            rkey: p.ctrl_remote.1,
+        };
+        // SAFETY: the source lies in its registered region and is not
+        // written again until this write completes (see above).
+        match unsafe { self.dev.post_send(p.qp, wr(W_CREDIT, r, 0), op, sge) } {
+            Ok(()) => {
+                tx.reported = f;
+                tx.credit_inflight += 1;
+                tx.credit_next += 1;
+                tx.sq_used += 1;
+                self.counts.credit_writes.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(_) => false,
         }
     }
 
@@ -1125,7 +1139,7 @@ impl IbvConduit {
         let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
         if self.credits_left(dest, &tx, lane) == 0
             || tx.free_slots[lane].is_empty()
-            || tx.sq_used + pieces + 1 > SQ_DEPTH
+            || tx.sq_used + pieces + 2 > SQ_DEPTH
         {
             return Ok(Injected::NoOp);
         }
@@ -1139,6 +1153,11 @@ impl IbvConduit {
         } else {
             Vec::new()
         };
+        // Credits owed to this peer go first, on the same queue pair: they
+        // land before this message does.
+        if !self.return_credits(dest, p, &mut tx) {
+            self.credits_dirty.store(true, Ordering::Release);
+        }
         let slot = tx.free_slots[lane].pop().expect("checked");
         tx.sent[lane] += 1;
         if let Some((bytes, raddr, rkey)) = long {
