@@ -779,8 +779,13 @@ impl IbvConduit {
 
     /// Ends the job for a completion that failed toward `peer`.
     fn failed(&self, peer: Rank, what: &str, status: WcStatus) -> ! {
+        let why = match status {
+            WcStatus::RetryExceeded => format!("; rank {peer} may have died or stopped"),
+            WcStatus::RnrRetryExceeded => format!("; rank {peer} posted no receive"),
+            _ => String::new(),
+        };
         fatal(&format!(
-            "ibv conduit: rank {}: {what} with rank {peer} failed: {status} (the queue pair to rank {peer} is in the error state; rank {peer} may have died)",
+            "ibv conduit: rank {}: {what} with rank {peer} failed: {status} (the queue pair to rank {peer} is in the error state{why})",
             self.me
         ))
     }
@@ -809,8 +814,14 @@ impl IbvConduit {
         };
         // By the id: an error completion's opcode is undefined in verbs.
         if kind == W_RECV {
-            if wc.status != WcStatus::Success {
-                self.failed(peer, "receiving", wc.status);
+            match wc.status {
+                WcStatus::Success => {}
+                // The queue pair went to the error state: its cause is
+                // reported by the send side when this rank needs the peer
+                // (a peer that ended after its last message leaves exactly
+                // this behind, and nothing is wrong).
+                WcStatus::Flushed => return,
+                s => self.failed(peer, "receiving", s),
             }
             self.counts.received.fetch_add(1, Ordering::Relaxed);
             self.arrived(peer, idx, wc.byte_len as usize);
@@ -831,7 +842,10 @@ impl IbvConduit {
         if wc.status != WcStatus::Success {
             match kind {
                 // A credit return to a rank that has ended: nothing needs it.
-                W_CREDIT => return,
+                W_CREDIT if matches!(wc.status, WcStatus::RetryExceeded | WcStatus::Flushed) => {
+                    return
+                }
+                W_CREDIT => self.failed(peer, "returning credits", wc.status),
                 W_SLOT => self.failed(peer, "a SEND", wc.status),
                 W_CHUNK => self.failed(peer, "an RDMA WRITE of a Long payload", wc.status),
                 _ => self.failed(peer, "a one-sided operation", wc.status),
