@@ -481,3 +481,33 @@ impl Device for VerbsDevice {
         n as usize
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where libibverbs lists no device (this project's machines and CI),
+    /// opening fails with an error that says so and names the simulated
+    /// provider; where one exists, it opens.
+    #[test]
+    fn without_a_device_open_names_the_simulated_provider() {
+        let mut n = 0;
+        // SAFETY: as in `open`.
+        let list = unsafe { ibv_get_device_list(&mut n) };
+        if !list.is_null() {
+            // SAFETY: a list ibv_get_device_list returned.
+            unsafe { ibv_free_device_list(list) };
+        }
+        match VerbsDevice::open() {
+            Ok(d) => assert!(n > 0 && d.limits().max_msg > 0),
+            Err(e) if n <= 0 => {
+                let m = e.message();
+                assert!(
+                    m.contains("no RDMA device was found") && m.contains("GEX_IBV_PROVIDER=sim"),
+                    "{m}"
+                );
+            }
+            Err(e) => panic!("a device is listed but does not open: {e}"),
+        }
+    }
+}
