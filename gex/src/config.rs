@@ -203,11 +203,23 @@ mod tests {
     #[test]
     fn an_unknown_conduit_is_an_error_naming_it() {
         let mut c = Config {
-            conduit: Some("ibv".into()),
+            conduit: Some("carrier-pigeon".into()),
             ..Config::default()
         };
-        let e = c.conduit_factory().err().expect("no ibv conduit");
-        assert!(e.message().contains("\"ibv\" is not compiled in"), "{e}");
+        let e = c.conduit_factory().err().expect("no such conduit");
+        assert!(
+            e.message()
+                .contains("\"carrier-pigeon\" is not compiled in"),
+            "{e}"
+        );
+        c.conduit = Some("ibv".into());
+        match c.conduit_factory() {
+            Ok(f) => assert!(cfg!(feature = "ibv") && f.name() == "ibv"),
+            Err(e) => assert!(
+                !cfg!(feature = "ibv") && e.message().contains("\"ibv\" is not compiled in"),
+                "{e}"
+            ),
+        }
         c.conduit = None;
         assert_eq!(c.conduit_factory().unwrap().name(), conduits()[0]);
         // The default conduit is the one the table of variables names.

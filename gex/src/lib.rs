@@ -13,7 +13,7 @@
 //!    spec's object model: the [`Client`], its endpoint [`Ep`] and the
 //!    primordial team [`Tm`] (every rank of the job). `tm.rank()` and
 //!    `tm.size()` say who this rank is. The conduit (the transport) is the
-//!    one the launcher chose (`gex-run --conduit smp|udp`), or the first
+//!    one the launcher chose (`gex-run --conduit smp|udp|ibv`), or the first
 //!    compiled in ([`conduits`]).
 //! 2. **Memory.** [`Segment::attach`] creates this rank's segment, the
 //!    memory other ranks may read and write; it is collective. Remote

@@ -246,7 +246,14 @@ fn a_wrong_key_or_range_is_a_remote_access_error_and_flushes_the_rest() {
 
 #[test]
 fn a_send_without_a_receive_is_receiver_not_ready_once_retries_run_out() {
-    let p = pair(Duration::from_millis(200));
+    // The target's RNR timeout is short, the initiator's transport timeout
+    // long: the answer is the target's.
+    let a = SimDevice::open(Duration::from_secs(30)).unwrap();
+    let b = SimDevice::open(Duration::from_millis(200)).unwrap();
+    let (qa, qb) = (a.create_qp().unwrap(), b.create_qp().unwrap());
+    a.connect(qa, &b.address(qb)).unwrap();
+    b.connect(qb, &a.address(qa)).unwrap();
+    let p = Pair { a, b, qa, qb };
     let src = mem(8);
     let sm = reg(&p.a, src);
     let sge = Sge {
