@@ -81,7 +81,8 @@ pub const CHUNK: usize = 64 << 10;
 const CHUNKS: usize = 64;
 /// One-sided operations in flight per process, at most.
 const MAX_OPS: usize = 4096;
-/// Work requests outstanding per queue pair, at most.
+/// Work requests outstanding per queue pair, at most (less if the device's
+/// send queues are shorter).
 const SQ_DEPTH: usize = 1024;
 /// Completions taken per poll.
 const CQ_BATCH: usize = 64;
@@ -469,6 +470,8 @@ pub struct IbvConduit {
     /// Every rank's segment: (owner base, size, rkey).
     seg_keys: OnceLock<Vec<(u64, usize, u32)>>,
     peer_timeout: Duration,
+    /// Work requests outstanding per queue pair, at most.
+    sq_depth: usize,
     /// A fault to inject after this many sends (`GEX_IBV_SIM_FAULT`).
     fault: Option<(sim::Fault, u64)>,
     counts: Counts,
@@ -519,6 +522,18 @@ impl IbvConduit {
                 "ibv conduit: the device's largest message ({} bytes) is under {} bytes",
                 lim.max_msg,
                 CHUNK.max(settings.buf)
+            )));
+        }
+        let sq_depth = SQ_DEPTH.min(lim.max_send_wr);
+        // A Long takes its pieces, a credit return and the SEND at once.
+        if sq_depth < MAX_LONG / CHUNK + 2 || lim.max_recv_wr < 2 * settings.credits {
+            return Err(Error::resource(format!(
+                "ibv conduit: the device's queues ({} sends, {} receives) are too short for {} \
+                 credits per lane (GEX_IBV_CREDITS) and {}-piece Longs",
+                lim.max_send_wr,
+                lim.max_recv_wr,
+                settings.credits,
+                MAX_LONG / CHUNK
             )));
         }
         let host_name = settings.host.clone().unwrap_or_else(hostname);
@@ -706,6 +721,7 @@ impl IbvConduit {
             segment: OnceLock::new(),
             seg_keys: OnceLock::new(),
             peer_timeout: settings.peer_timeout,
+            sq_depth,
             fault,
             counts: Counts::default(),
             peers,
@@ -1029,7 +1045,7 @@ impl IbvConduit {
         if tx.reported == f {
             return true;
         }
-        if tx.credit_inflight >= CREDIT_RING || tx.sq_used >= SQ_DEPTH {
+        if tx.credit_inflight >= CREDIT_RING || tx.sq_used >= self.sq_depth {
             return false;
         }
         let slot = tx.credit_next % CREDIT_RING;
@@ -1153,7 +1169,7 @@ impl IbvConduit {
         let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
         if self.credits_left(dest, &tx, lane) == 0
             || tx.free_slots[lane].is_empty()
-            || tx.sq_used + pieces + 2 > SQ_DEPTH
+            || tx.sq_used + pieces + 2 > self.sq_depth
         {
             return Ok(Injected::NoOp);
         }
@@ -1398,7 +1414,7 @@ impl IbvConduit {
     ) -> Result<Injected> {
         let p = &self.peers[peer as usize];
         let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
-        if tx.sq_used >= SQ_DEPTH {
+        if tx.sq_used >= self.sq_depth {
             return Ok(Injected::NoOp);
         }
         let mut ops = self.ops.lock().unwrap_or_else(|e| e.into_inner());
@@ -1538,7 +1554,7 @@ impl Conduit for IbvConduit {
         let tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
         self.credits_left(dest, &tx, lane) > 0
             && !tx.free_slots[lane].is_empty()
-            && tx.sq_used < SQ_DEPTH
+            && tx.sq_used < self.sq_depth
     }
 
     fn poll(&self, sink: &dyn AmSink, scope: PollScope) -> usize {

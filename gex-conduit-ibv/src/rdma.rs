@@ -118,7 +118,9 @@ impl VerbsDevice {
             let pd = ibv_alloc_pd(ctx);
             let cq = ibv_create_cq(
                 ctx,
-                attr.max_cqe.min(1 << 16),
+                // Every queue pair's outstanding completions at once
+                // (the device's largest queue, up to 4M entries).
+                attr.max_cqe.min(1 << 22),
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
                 0,
