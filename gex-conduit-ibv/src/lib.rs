@@ -86,6 +86,12 @@ const MAX_OPS: usize = 4096;
 const SQ_DEPTH: usize = 1024;
 /// Completions taken per poll.
 const CQ_BATCH: usize = 64;
+/// Words per rank in the control region peers write: requests finished,
+/// replies finished (credit returns), and BYE (non-zero once the rank
+/// has ended cleanly).
+const CTRL_WORDS: usize = 3;
+/// The BYE word's index in a rank's control words.
+const BYE: usize = 2;
 /// Credit returns in flight per peer, at most (each with its own source).
 const CREDIT_RING: usize = 8;
 /// Messages delivered per poll.
@@ -101,6 +107,8 @@ const W_SLOT: u64 = 2;
 const W_CHUNK: u64 = 3;
 const W_CREDIT: u64 = 4;
 const W_OP: u64 = 5;
+const W_HB: u64 = 6;
+const W_BYE: u64 = 7;
 
 fn wr(kind: u64, peer: Rank, idx: u32) -> u64 {
     (kind << 56) | ((u64::from(peer) & 0xff_ffff) << 32) | u64::from(idx)
@@ -431,6 +439,140 @@ struct Counts {
     rma_served: AtomicU64,
 }
 
+/// Heartbeats and BYE: what the heartbeat thread and the exit hook share
+/// with the conduit.
+///
+/// Every tick (a quarter of the peer timeout, 10 ms to 1 s) the heartbeat
+/// thread posts one 8-byte RDMA READ of its control words at every other
+/// rank it has no heartbeat in flight to. A peer that does not answer
+/// within the transport timeout makes it complete with an error, which the
+/// conduit's next poll reports, naming the peer: so a rank waiting (in a
+/// barrier, say) with nothing outstanding toward a dead peer still ends the
+/// job. A rank that ends cleanly first writes BYE into every peer's control
+/// words (waiting, boundedly, for the writes to complete), so that the
+/// failures its departure causes are not taken for a death.
+struct Liveness {
+    dev: Arc<dyn Device>,
+    /// Per rank: (queue pair, address of this rank's control words there,
+    /// key); `None` for this rank.
+    peers: Vec<Option<(QpNum, u64, u32)>>,
+    /// A heartbeat is in flight to the rank.
+    inflight: Vec<AtomicBool>,
+    /// Where heartbeat READs land (8 bytes per rank) and its key.
+    scratch: (usize, u32),
+    /// A registered word holding 1: the source of BYE writes.
+    bye_src: (usize, u32),
+    ctrl: &'static [AtomicU64],
+    stop: AtomicBool,
+}
+
+impl Liveness {
+    /// Whether `r` has said BYE (ended cleanly).
+    fn departed(&self, r: Rank) -> bool {
+        self.ctrl[CTRL_WORDS * r as usize + BYE].load(Ordering::Acquire) != 0
+    }
+
+    /// Posts a heartbeat to every peer with none in flight.
+    fn beat(&self) {
+        for (r, p) in self.peers.iter().enumerate() {
+            let Some((qp, raddr, rkey)) = *p else {
+                continue;
+            };
+            if self.departed(r as Rank) || self.inflight[r].swap(true, Ordering::AcqRel) {
+                continue;
+            }
+            let sge = Sge {
+                addr: self.scratch.0 + 8 * r,
+                len: 8,
+                lkey: self.scratch.1,
+            };
+            // SAFETY: the scratch word of rank r lies in its registered
+            // region and only this heartbeat (one in flight per rank)
+            // writes it; nobody reads it.
+            let posted = unsafe {
+                self.dev.post_send(
+                    qp,
+                    wr(W_HB, r as Rank, 0),
+                    SendOp::Read { raddr, rkey },
+                    sge,
+                )
+            };
+            if posted.is_err() {
+                self.inflight[r].store(false, Ordering::Release);
+            }
+        }
+    }
+
+    /// At exit: BYE to every peer, waiting at most `max` for the writes.
+    fn say_bye(&self, max: Duration) {
+        self.stop.store(true, Ordering::Release);
+        let mut want = 0;
+        for (r, p) in self.peers.iter().enumerate() {
+            let Some((qp, raddr, rkey)) = *p else {
+                continue;
+            };
+            let sge = Sge {
+                addr: self.bye_src.0,
+                len: 8,
+                lkey: self.bye_src.1,
+            };
+            let op = SendOp::Write {
+                raddr: raddr + 8 * BYE as u64,
+                rkey,
+            };
+            // SAFETY: the BYE word lies in its registered region and is
+            // never written after start-up.
+            if unsafe { self.dev.post_send(qp, wr(W_BYE, r as Rank, 0), op, sge) }.is_ok() {
+                want += 1;
+            }
+        }
+        // The process is ending: completions are taken here, and only the
+        // BYE writes' are counted.
+        let start = Instant::now();
+        let mut wcs = Vec::new();
+        while want > 0 && start.elapsed() < max {
+            wcs.clear();
+            self.dev.poll_cq(&mut wcs, CQ_BATCH);
+            want -= wcs
+                .iter()
+                .filter(|w| wr_parts(w.wr_id).0 == W_BYE)
+                .count()
+                .min(want);
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// The heartbeat thread (see [`Liveness`]): a periodic timer, not a
+/// synchronisation.
+fn heartbeat_thread(l: Arc<Liveness>, tick: Duration) {
+    loop {
+        std::thread::sleep(tick);
+        if l.stop.load(Ordering::Acquire) {
+            return;
+        }
+        l.beat();
+    }
+}
+
+/// The liveness state of this process's conduits, for the exit hook.
+static LIVE: Mutex<Vec<Arc<Liveness>>> = Mutex::new(Vec::new());
+
+extern "C" fn bye_at_exit() {
+    let live: Vec<Arc<Liveness>> = match LIVE.try_lock() {
+        Ok(l) => l.clone(),
+        Err(_) => return,
+    };
+    for l in live {
+        if gex_bootstrap::job_ending() {
+            // The launcher ends every rank: nobody needs a BYE.
+            l.stop.store(true, Ordering::Release);
+        } else {
+            l.say_bye(Duration::from_secs(1));
+        }
+    }
+}
+
 /// The ibv conduit (see the crate docs).
 pub struct IbvConduit {
     boot: Bootstrap,
@@ -448,7 +590,8 @@ pub struct IbvConduit {
     /// Send buffers, laid out as the receive buffers.
     send_mem: usize,
     send_mr: Mr,
-    /// Credit words peers write: per rank, [requests, replies] finished.
+    /// Control words peers write: per rank, [requests finished, replies
+    /// finished, BYE].
     ctrl: &'static [AtomicU64],
     /// The source of our credit writes: per rank, two words.
     ctrl_out: usize,
@@ -472,6 +615,8 @@ pub struct IbvConduit {
     peer_timeout: Duration,
     /// Work requests outstanding per queue pair, at most.
     sq_depth: usize,
+    /// Heartbeats and BYE.
+    live: Arc<Liveness>,
     /// A fault to inject after this many sends (`GEX_IBV_SIM_FAULT`).
     fault: Option<(sim::Fault, u64)>,
     counts: Counts,
@@ -524,7 +669,8 @@ impl IbvConduit {
                 CHUNK.max(settings.buf)
             )));
         }
-        let sq_depth = SQ_DEPTH.min(lim.max_send_wr);
+        // Less one for the heartbeat and one for the BYE, not counted.
+        let sq_depth = SQ_DEPTH.min(lim.max_send_wr).saturating_sub(2);
         // A Long takes its pieces, a credit return and the SEND at once.
         if sq_depth < MAX_LONG / CHUNK + 2 || lim.max_recv_wr < 2 * settings.credits {
             return Err(Error::resource(format!(
@@ -540,7 +686,7 @@ impl IbvConduit {
 
         // Queue pairs, one per rank, and the credit words.
         let qps: Vec<QpNum> = (0..n).map(|_| dev.create_qp()).collect::<Result<_>>()?;
-        let (ctrl_bytes, ctrl_mr) = registered(&*dev, 16 * n as usize)?;
+        let (ctrl_bytes, ctrl_mr) = registered(&*dev, 8 * CTRL_WORDS * n as usize)?;
         let ctrl: &'static [AtomicU64] = {
             let p = ctrl_bytes.as_mut_ptr();
             // SAFETY: `registered` allocates 8-aligned words for the life of
@@ -548,7 +694,7 @@ impl IbvConduit {
             // targets with 64-bit atomics) the alignment of u64, and from
             // here on the words are only accessed as atomics here (the
             // device writes them as a NIC does, by DMA).
-            unsafe { std::slice::from_raw_parts(p as *const AtomicU64, 2 * n as usize) }
+            unsafe { std::slice::from_raw_parts(p as *const AtomicU64, CTRL_WORDS * n as usize) }
         };
         let (ctrl_out, ctrl_out_mr) = registered(&*dev, 16 * CREDIT_RING * n as usize)?;
 
@@ -653,6 +799,29 @@ impl IbvConduit {
         let (send_mem, send_mr) = registered(&*dev, per_peer * am_peers.len())?;
         let (chunk_mem, chunk_mr) = registered(&*dev, CHUNKS * CHUNK)?;
         let (scratch_mem, scratch_mr) = registered(&*dev, 8 * MAX_OPS)?;
+        let (hb_mem, hb_mr) = registered(&*dev, 8 * n as usize)?;
+        let (bye_mem, bye_mr) = registered(&*dev, 8)?;
+        bye_mem[0] = 1;
+        let live = Arc::new(Liveness {
+            dev: dev.clone(),
+            peers: (0..n)
+                .map(|r| {
+                    (r != me).then(|| {
+                        let i = &infos[r as usize];
+                        (
+                            qps[r as usize],
+                            i.ctrl.0 + 8 * (CTRL_WORDS as u64) * u64::from(me),
+                            i.ctrl.1,
+                        )
+                    })
+                })
+                .collect(),
+            inflight: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            scratch: (hb_mem.as_mut_ptr() as usize, hb_mr.lkey),
+            bye_src: (bye_mem.as_mut_ptr() as usize, bye_mr.lkey),
+            ctrl,
+            stop: AtomicBool::new(false),
+        });
 
         let peers: Vec<Peer> = (0..n)
             .map(|r| {
@@ -675,7 +844,7 @@ impl IbvConduit {
                     }),
                     freed: [AtomicU64::new(0), AtomicU64::new(0)],
                     ctrl_remote: (
-                        infos[r as usize].ctrl.0 + 16 * u64::from(me),
+                        infos[r as usize].ctrl.0 + 8 * (CTRL_WORDS as u64) * u64::from(me),
                         infos[r as usize].ctrl.1,
                     ),
                 }
@@ -722,6 +891,7 @@ impl IbvConduit {
             seg_keys: OnceLock::new(),
             peer_timeout: settings.peer_timeout,
             sq_depth,
+            live,
             fault,
             counts: Counts::default(),
             peers,
@@ -741,6 +911,25 @@ impl IbvConduit {
             conduit.dev.connect(p.qp, &infos[r].qp_addr)?;
         }
         conduit.boot.barrier(&mut || {})?;
+        {
+            static HOOK: std::sync::Once = std::sync::Once::new();
+            HOOK.call_once(|| {
+                // SAFETY: registering a plain extern "C" function without
+                // arguments; it takes locks with try_lock only and never
+                // calls exit.
+                unsafe { libc::atexit(bye_at_exit) };
+            });
+            LIVE.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(conduit.live.clone());
+            let tick =
+                (conduit.peer_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+            let l = conduit.live.clone();
+            std::thread::Builder::new()
+                .name("gex-ibv-heartbeat".into())
+                .spawn(move || heartbeat_thread(l, tick))
+                .map_err(|e| Error::resource(format!("ibv conduit: heartbeat thread: {e}")))?;
+        }
         Ok(conduit)
     }
 
@@ -842,6 +1031,18 @@ impl IbvConduit {
             self.counts.received.fetch_add(1, Ordering::Relaxed);
             self.arrived(peer, idx, wc.byte_len as usize);
             return;
+        }
+        match kind {
+            W_HB => {
+                if wc.status == WcStatus::Success {
+                    self.live.inflight[peer as usize].store(false, Ordering::Release);
+                } else if !self.live.departed(peer) {
+                    self.failed(peer, "a heartbeat", wc.status);
+                }
+                return;
+            }
+            W_BYE => return,
+            _ => {}
         }
         {
             let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
@@ -1094,7 +1295,7 @@ impl IbvConduit {
     /// Credits available toward `p` on `lane` (the peer's returns are read
     /// from the credit words it writes).
     fn credits_left(&self, peer: Rank, tx: &PeerTx, lane: usize) -> u64 {
-        let returned = self.ctrl[2 * peer as usize + lane].load(Ordering::Acquire);
+        let returned = self.ctrl[CTRL_WORDS * peer as usize + lane].load(Ordering::Acquire);
         let out = tx.sent[lane].saturating_sub(returned);
         (self.credits as u64).saturating_sub(out)
     }
@@ -1945,6 +2146,12 @@ impl AtomicCapability for IbvConduit {
             self.counts.atomics.fetch_add(1, Ordering::Relaxed);
         }
         r
+    }
+}
+
+impl Drop for IbvConduit {
+    fn drop(&mut self) {
+        self.live.stop.store(true, Ordering::Release);
     }
 }
 

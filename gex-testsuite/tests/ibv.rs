@@ -166,3 +166,32 @@ fn a_stopped_peer_ends_the_job_naming_it() {
     );
     check_cleanup(&out);
 }
+
+/// The last rank stops (SIGSTOP) while the others wait in a barrier with
+/// nothing outstanding toward it: their heartbeats go unanswered, and
+/// within the peer timeout (plus a heartbeat period) the job ends naming
+/// it. (A rank that ends cleanly says BYE first, so the jobs above end
+/// normally although their ranks leave at different times.)
+#[test]
+fn a_rank_stopped_in_a_barrier_is_noticed_by_heartbeats() {
+    let env = [
+        ("GEX_IBV_PROVIDER", "sim"),
+        ("GEX_IBV_BYPASS", "0"),
+        ("GEX_IBV_PEER_TIMEOUT", "2"),
+    ];
+    let out = launch_on("ibv", TEST_FAULTS, 3, &["stopped-in-barrier"], &env);
+    assert!(!out.timed_out, "{}", report(&out));
+    assert!(
+        out.elapsed < PROMPT,
+        "took {:.2?}\n{}",
+        out.elapsed,
+        report(&out)
+    );
+    assert_eq!(out.code, 1, "{}", report(&out));
+    assert!(
+        out.stderr.contains("a heartbeat with rank 2 failed"),
+        "{}",
+        report(&out)
+    );
+    check_cleanup(&out);
+}
