@@ -70,7 +70,7 @@ pub const VARS: &[Var] = &[
     user(
         "GEX_CONDUIT",
         "smp",
-        "The conduit a program started without `--conduit` uses (`smp` or `udp`).",
+        "The conduit a program started without `--conduit` uses (`smp`, `udp` or `ibv`).",
     ),
     user(
         "GEX_STATS",
@@ -141,6 +141,36 @@ pub const VARS: &[Var] = &[
         "GEX_UDP_INBOX_LIMIT",
         "65536",
         "Complete messages waiting for handlers beyond which a udp rank refuses new requests.",
+    ),
+    user(
+        "GEX_IBV_PROVIDER",
+        "rdma-sys when built with it, else sim",
+        "The ibv conduit's verbs provider: `rdma-sys` (libibverbs) or `sim` (a simulated device on one host).",
+    ),
+    user(
+        "GEX_IBV_BYPASS",
+        "on",
+        "`0`: the ibv conduit sends Active Messages to ranks on the same host through the device too, instead of shared memory.",
+    ),
+    user(
+        "GEX_IBV_CREDITS",
+        "16",
+        "ibv Active Messages in flight per peer and lane (receive buffers per peer: twice this), 1 to 1024.",
+    ),
+    user(
+        "GEX_IBV_BUF",
+        "65632",
+        "Bytes of an ibv receive buffer (the Medium limit is 96 less), 608 to 1048672.",
+    ),
+    user(
+        "GEX_IBV_PEER_TIMEOUT",
+        "30 (seconds)",
+        "An ibv peer that answers nothing this long while a rank waits on it ends the job.",
+    ),
+    user(
+        "GEX_IBV_SIM_FAULT",
+        "none",
+        "Tests: `KIND@RANK:AFTER` makes the simulated ibv device of rank RANK fail (`qp_error`, `rnr`, `access`) after AFTER sends.",
     ),
     user(
         "GEX_RENDEZVOUS",

@@ -37,6 +37,10 @@ pub struct Config {
     /// is the conduit (feature `udp`).
     #[cfg(feature = "udp")]
     pub udp: gex_conduit_udp::UdpSettings,
+    /// The ibv conduit's settings (`GEX_IBV_*`, `GEX_HOST`), used when it
+    /// is the conduit (feature `ibv`).
+    #[cfg(feature = "ibv")]
+    pub ibv: gex_conduit_ibv::IbvSettings,
     /// gex-rma's settings (`GEX_RMA_FORCE_AM`; feature `rma`).
     #[cfg(feature = "rma")]
     pub rma: gex_rma::RmaSettings,
@@ -63,6 +67,8 @@ impl Config {
             client: ClientSettings::from_lookup(vars)?,
             #[cfg(feature = "udp")]
             udp: gex_conduit_udp::UdpSettings::from_lookup(vars)?,
+            #[cfg(feature = "ibv")]
+            ibv: gex_conduit_ibv::IbvSettings::from_lookup(vars)?,
             #[cfg(feature = "rma")]
             rma: gex_rma::RmaSettings::from_lookup(vars)?,
             #[cfg(feature = "vis")]
@@ -88,6 +94,8 @@ impl Config {
             "smp" => Some(Box::new(gex_conduit_smp::SmpFactory)),
             #[cfg(feature = "udp")]
             "udp" => Some(Box::new(gex_conduit_udp::UdpFactory::new(self.udp.clone()))),
+            #[cfg(feature = "ibv")]
+            "ibv" => Some(Box::new(gex_conduit_ibv::IbvFactory::new(self.ibv.clone()))),
             _ => None,
         };
         factory.ok_or_else(|| {
@@ -195,11 +203,23 @@ mod tests {
     #[test]
     fn an_unknown_conduit_is_an_error_naming_it() {
         let mut c = Config {
-            conduit: Some("ibv".into()),
+            conduit: Some("carrier-pigeon".into()),
             ..Config::default()
         };
-        let e = c.conduit_factory().err().expect("no ibv conduit");
-        assert!(e.message().contains("\"ibv\" is not compiled in"), "{e}");
+        let e = c.conduit_factory().err().expect("no such conduit");
+        assert!(
+            e.message()
+                .contains("\"carrier-pigeon\" is not compiled in"),
+            "{e}"
+        );
+        c.conduit = Some("ibv".into());
+        match c.conduit_factory() {
+            Ok(f) => assert!(cfg!(feature = "ibv") && f.name() == "ibv"),
+            Err(e) => assert!(
+                !cfg!(feature = "ibv") && e.message().contains("\"ibv\" is not compiled in"),
+                "{e}"
+            ),
+        }
         c.conduit = None;
         assert_eq!(c.conduit_factory().unwrap().name(), conduits()[0]);
         // The default conduit is the one the table of variables names.

@@ -13,7 +13,7 @@
 //!    spec's object model: the [`Client`], its endpoint [`Ep`] and the
 //!    primordial team [`Tm`] (every rank of the job). `tm.rank()` and
 //!    `tm.size()` say who this rank is. The conduit (the transport) is the
-//!    one the launcher chose (`gex-run --conduit smp|udp`), or the first
+//!    one the launcher chose (`gex-run --conduit smp|udp|ibv`), or the first
 //!    compiled in ([`conduits`]).
 //! 2. **Memory.** [`Segment::attach`] creates this rank's segment, the
 //!    memory other ranks may read and write; it is collective. Remote
@@ -88,7 +88,7 @@
 //! control plane's wire format, the raw segment tables, the layers' own
 //! AM handlers) is reachable only through the crates that define it
 //! (`gex-core`, `gex-conduit`, `gex-bootstrap`, `gex-am`, `gex-rma`,
-//! `gex-ratomic`, `gex-vis`, `gex-coll`, `gex-mk`, `gex-conduit-smp`, `gex-conduit-udp`), where it is marked
+//! `gex-ratomic`, `gex-vis`, `gex-coll`, `gex-mk`, `gex-conduit-smp`, `gex-conduit-udp`, `gex-conduit-ibv`), where it is marked
 //! "For layer and conduit authors": with it a caller can skip the checks
 //! this surface makes. A runtime that embeds one layer, or brings its own
 //! transport, depends on those crates directly.
@@ -96,7 +96,8 @@
 //! # Cargo features
 //!
 //! One per layer (`am`, `rma`, `ratomic`, `vis`, `coll`, `mk`) and conduit (`smp`, `udp`); all are
-//! on by default.
+//! on by default. The ibv conduit (`ibv`, InfiniBand verbs with a simulated
+//! device; `ibv-rdma-sys` adds the libibverbs provider) is off by default.
 
 #![warn(missing_docs)]
 
@@ -336,6 +337,8 @@ pub fn conduits() -> Vec<&'static str> {
         "smp",
         #[cfg(feature = "udp")]
         "udp",
+        #[cfg(feature = "ibv")]
+        "ibv",
     ]
     .to_vec()
 }

@@ -16,14 +16,16 @@ commands:
                                smp with 1..=N ranks (default 8); udp-nobypass
                                (udp, GEX_UDP_BYPASS=0) and udp-netns (udp
                                across two network namespaces with 10% UDP
-                               loss; needs root, ip and nft, else skipped)
-                               with 2..=min(N, 4) ranks
+                               loss; needs root, ip and nft, else skipped),
+                               ibv-nobypass and ibv-hosts (ibv over its
+                               simulated device, bypass off; two pretend
+                               hosts, bypass on) with 2..=min(N, 4) ranks
   demo [-n N] [-- ARGS...]     run gex-testsuite's `demo` under gex-run with N
                                ranks (default 3)
   bench [-n N] [--conduit C] [NAME...]
                                run gex-testsuite's `bench-*` programs (or the
                                named ones) under gex-run with N ranks (default 2)
-                               on conduit C (smp or udp; default smp)
+                               on conduit C (smp, udp or ibv; default smp)
   bench-startup [--ranks N,N,...] [--reps R]
                                job start-up times by rank count (default
                                2,8,32,128; median of R runs, default 3):
@@ -169,8 +171,8 @@ where
                 if let Some(v) = args.value_of(&arg, &["-n", "--ranks"])? {
                     ranks = rank_count("-n", &v)?;
                 } else if let Some(v) = args.value_of(&arg, &["--conduit"])? {
-                    if !["smp", "udp"].contains(&v.as_str()) {
-                        return Err(format!("unknown conduit `{v}` (known: smp, udp)"));
+                    if !["smp", "udp", "ibv"].contains(&v.as_str()) {
+                        return Err(format!("unknown conduit `{v}` (known: smp, udp, ibv)"));
                     }
                     conduit = Some(v);
                 } else if arg == "--" {

@@ -14,6 +14,14 @@
 //!   same namespace use the bypass; 2..=min(N, 4) ranks. It needs root, `ip`
 //!   and `nft`; without them its cells are skipped, visibly, and do not
 //!   count as passes.
+//! * `ibv-nobypass`: the ibv conduit over its simulated device
+//!   (`GEX_IBV_PROVIDER=sim`) with the bypass off, so every message, put,
+//!   get and atomic crosses the device; 2..=min(N, 4) ranks.
+//! * `ibv-hosts`: the ibv conduit over its simulated device on two pretend
+//!   hosts (gex-run `--hosts host-a,host-b`, each rank told its host), with
+//!   the bypass inside each; 2..=min(N, 4) ranks. (Tiny credit and buffer
+//!   counts are gex-testsuite's `tests/ibv.rs`: with 2 credits, test-coll's
+//!   2^16-1 outstanding barriers take minutes.)
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -50,6 +58,10 @@ pub struct Conduit {
     pub env: &'static [(&'static str, &'static str)],
     /// Runs across two network namespaces with packet loss.
     pub netns: bool,
+    /// Runs on two pretend hosts of this machine (`--hosts host-a,host-b`,
+    /// spawned through `env`), for conduits that group ranks by the host
+    /// name the launcher gives.
+    pub pretend_hosts: bool,
     /// gex-run's `--timeout`, in seconds.
     pub timeout_secs: u64,
 }
@@ -63,6 +75,7 @@ pub const CONDUITS: &[Conduit] = &[
         cap_ranks: None,
         env: &[],
         netns: false,
+        pretend_hosts: false,
         timeout_secs: GEX_RUN_TIMEOUT_SECS,
     },
     Conduit {
@@ -72,6 +85,7 @@ pub const CONDUITS: &[Conduit] = &[
         cap_ranks: Some(UDP_MAX_RANKS),
         env: &[("GEX_UDP_BYPASS", "0")],
         netns: false,
+        pretend_hosts: false,
         timeout_secs: GEX_RUN_TIMEOUT_SECS,
     },
     Conduit {
@@ -81,7 +95,28 @@ pub const CONDUITS: &[Conduit] = &[
         cap_ranks: Some(UDP_MAX_RANKS),
         env: &[],
         netns: true,
+        pretend_hosts: false,
         timeout_secs: NETNS_TIMEOUT_SECS,
+    },
+    Conduit {
+        name: "ibv-nobypass",
+        conduit: "ibv",
+        min_ranks: 2,
+        cap_ranks: Some(UDP_MAX_RANKS),
+        env: &[("GEX_IBV_PROVIDER", "sim"), ("GEX_IBV_BYPASS", "0")],
+        netns: false,
+        pretend_hosts: false,
+        timeout_secs: GEX_RUN_TIMEOUT_SECS,
+    },
+    Conduit {
+        name: "ibv-hosts",
+        conduit: "ibv",
+        min_ranks: 2,
+        cap_ranks: Some(UDP_MAX_RANKS),
+        env: &[("GEX_IBV_PROVIDER", "sim")],
+        netns: false,
+        pretend_hosts: true,
+        timeout_secs: GEX_RUN_TIMEOUT_SECS,
     },
 ];
 
@@ -123,6 +158,12 @@ impl Conduit {
                 .arg(format!("{a}:GEX_UDP_ADDR={ip_a}"))
                 .arg("--host-env")
                 .arg(format!("{b}:GEX_UDP_ADDR={ip_b}"));
+        }
+        if self.pretend_hosts {
+            cmd.arg("--hosts")
+                .arg("host-a,host-b")
+                .arg("--spawn")
+                .arg("env GEX_FAKE_HOST={host}");
         }
         cmd.arg(program);
         for (k, v) in self.env {
@@ -617,6 +658,45 @@ mod tests {
 
     fn conduit(name: &str) -> &'static Conduit {
         CONDUITS.iter().find(|c| c.name == name).unwrap()
+    }
+
+    #[test]
+    fn ibv_rows_run_the_simulated_device_without_and_with_the_bypass() {
+        let args = |name: &str| -> Vec<String> {
+            conduit(name)
+                .launch(Path::new("gex-run"), 3, Path::new("t"), None)
+                .get_args()
+                .map(|a| a.to_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(
+            args("ibv-nobypass"),
+            ["-n", "3", "--timeout", "120", "--conduit", "ibv", "t"]
+        );
+        assert_eq!(
+            args("ibv-hosts"),
+            [
+                "-n",
+                "3",
+                "--timeout",
+                "120",
+                "--conduit",
+                "ibv",
+                "--hosts",
+                "host-a,host-b",
+                "--spawn",
+                "env GEX_FAKE_HOST={host}",
+                "t"
+            ]
+        );
+        for name in ["ibv-nobypass", "ibv-hosts"] {
+            let c = conduit(name);
+            assert!(c.env.contains(&("GEX_IBV_PROVIDER", "sim")), "{name}");
+            assert_eq!(c.rank_counts(8), 2..=4, "{name}");
+        }
+        assert!(conduit("ibv-nobypass")
+            .env
+            .contains(&("GEX_IBV_BYPASS", "0")));
     }
 
     #[test]

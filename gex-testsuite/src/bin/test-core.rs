@@ -442,10 +442,15 @@ fn segment_contents(job: &Job) {
 }
 
 /// Whether ranks on this host share memory: always on smp; on udp unless
-/// `GEX_UDP_BYPASS=0`.
+/// `GEX_UDP_BYPASS=0`, on ibv unless `GEX_IBV_BYPASS=0`.
 fn bypass() -> bool {
     let conduit = gex_core::Runtime::get().expect("init").conduit().name();
-    conduit != "udp" || std::env::var("GEX_UDP_BYPASS").as_deref() != Ok("0")
+    let var = match conduit {
+        "udp" => "GEX_UDP_BYPASS",
+        "ibv" => "GEX_IBV_BYPASS",
+        _ => return true,
+    };
+    std::env::var(var).as_deref() != Ok("0")
 }
 
 /// Whether `r` is in this rank's neighbourhood.

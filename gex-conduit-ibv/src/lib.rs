@@ -1,0 +1,2159 @@
+//! gex-conduit-ibv: Active Messages, RDMA puts and gets and NIC atomics
+//! over InfiniBand verbs.
+//!
+//! The conduit talks to the hardware through one small interface
+//! ([`verbs::Device`]) with two providers, chosen by `GEX_IBV_PROVIDER`:
+//! `rdma-sys` (libibverbs, cargo feature `rdma-sys`; the default when
+//! compiled in) and `sim` ([`sim`], a simulated device between the
+//! processes of one host, for machines without RDMA hardware and for
+//! tests; the default otherwise).
+//!
+//! * Every rank gets one reliable-connected queue pair to every rank (to
+//!   itself too), connected at start-up through the control plane's
+//!   exchange. Active Messages use the queue pairs to ranks outside this
+//!   rank's neighbourhood; inside it they go through shared memory (the
+//!   smp bypass, `GEX_IBV_BYPASS=0` turns it off), and the others carry
+//!   only RDMA and atomics.
+//! * Active Messages are SENDs into receive buffers posted in advance
+//!   (`2 * GEX_IBV_CREDITS` per peer, `GEX_IBV_BUF` bytes each), with
+//!   credit-based flow control on two lanes, requests and replies, so that
+//!   nothing ever arrives without a receive posted for it. A receiver
+//!   returns credits by writing its count of messages finished (per lane,
+//!   cumulative) into the sender's memory with an RDMA WRITE, which needs
+//!   no receive at the sender. Reply buffers are copied out and returned
+//!   as soon as they arrive, request buffers once their handler has run:
+//!   so a reply always makes progress, whatever the peer's handlers do.
+//! * A Long payload too large for a buffer is copied into a registered
+//!   bounce buffer and RDMA-written into the target's segment; the SEND
+//!   that follows on the same queue pair is the notification (RC order
+//!   puts it after the data).
+//! * Segments are registered at attach; their remote keys travel in the
+//!   segment descriptors ([`gex_conduit::SegmentDesc::remote_key`]). Puts
+//!   and gets to ranks outside the neighbourhood are RDMA WRITE and READ
+//!   ([`gex_conduit::RmaCapability`]); to a created endpoint's segment,
+//!   which is not registered, they are messages the target's conduit
+//!   serves.
+//! * 64-bit fetch-add and compare-swap (and the operations built on them)
+//!   are NIC atomics ([`gex_conduit::AtomicCapability`]) to every rank,
+//!   this one included, so that a domain using them uses them for every
+//!   word (the coherence rule of the remote-atomics layer).
+//! * A completion with an error status (a queue pair in the error state,
+//!   RNR retries exceeded, a remote access error, a peer that does not
+//!   answer within the transport timeout) ends the job with a message
+//!   naming the peer, and so does a peer that returns no credits for
+//!   `GEX_IBV_PEER_TIMEOUT` seconds while this rank waits for them.
+//!
+//! Everything that arrives is untrusted: message headers are decoded with
+//! every field checked against the buffer, every range against this
+//! rank's segment before memory is touched, and operation ids against the
+//! table of operations in flight; a violation ends the job naming the
+//! sender.
+
+pub mod sim;
+pub mod verbs;
+pub mod wire;
+
+#[cfg(feature = "rdma-sys")]
+pub mod rdma;
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use gex_bootstrap::vars::Lookup;
+use gex_bootstrap::Bootstrap;
+use gex_conduit::stats::{ConduitStats, Counter};
+use gex_conduit::{
+    AmLimits, AmSink, AtomicCapability, Conduit, ConduitFactory, GetDest, IncomingAm, Injected,
+    Layout, OpCompletion, OutgoingAm, PollScope, PutSource, RmaCapability, SegmentDesc, ZeroLen,
+};
+use gex_conduit_smp::{hostname, SmpTransport};
+use gex_types::{AmCategory, Dt, EpIndex, Error, Op, Rank, Result};
+
+use verbs::{Device, Mr, Provider, QpNum, SendOp, Sge, Wc, WcStatus};
+
+/// The largest Long payload (written by RDMA in bounce-buffer pieces).
+pub const MAX_LONG: usize = 1 << 20;
+/// Bytes of one bounce buffer (RDMA WRITE and READ staging).
+pub const CHUNK: usize = 64 << 10;
+/// Bounce buffers per process.
+const CHUNKS: usize = 64;
+/// One-sided operations in flight per process, at most.
+const MAX_OPS: usize = 4096;
+/// Work requests outstanding per queue pair, at most (less if the device's
+/// send queues are shorter).
+const SQ_DEPTH: usize = 1024;
+/// Completions taken per poll.
+const CQ_BATCH: usize = 64;
+/// Words per rank in the control region peers write: requests finished,
+/// replies finished (credit returns), and BYE (non-zero once the rank
+/// has ended cleanly).
+const CTRL_WORDS: usize = 3;
+/// The BYE word's index in a rank's control words.
+const BYE: usize = 2;
+/// Credit returns in flight per peer, at most (each with its own source).
+const CREDIT_RING: usize = 8;
+/// Messages delivered per poll.
+const DELIVER_BATCH: usize = 64;
+
+/// The request lane and the reply lane.
+const REQ: usize = 0;
+const REP: usize = 1;
+
+// Work request ids: kind (8 bits), peer (24 bits), index (32 bits).
+const W_RECV: u64 = 1;
+const W_SLOT: u64 = 2;
+const W_CHUNK: u64 = 3;
+const W_CREDIT: u64 = 4;
+const W_OP: u64 = 5;
+const W_HB: u64 = 6;
+const W_BYE: u64 = 7;
+
+fn wr(kind: u64, peer: Rank, idx: u32) -> u64 {
+    (kind << 56) | ((u64::from(peer) & 0xff_ffff) << 32) | u64::from(idx)
+}
+
+fn wr_parts(id: u64) -> (u64, Rank, u32) {
+    (id >> 56, ((id >> 32) & 0xff_ffff) as Rank, id as u32)
+}
+
+/// The ibv conduit's settings; `Default` is what an empty environment
+/// gives, [`IbvSettings::from_env`] reads the variables named on each
+/// field.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct IbvSettings {
+    /// `GEX_IBV_PROVIDER` (default `rdma-sys` when compiled in, else
+    /// `sim`).
+    pub provider: Provider,
+    /// `GEX_IBV_BYPASS` (default on): ranks on one host talk through
+    /// shared memory.
+    pub bypass: bool,
+    /// `GEX_IBV_CREDITS` (default 16, 1 to 1024): messages in flight per
+    /// peer and lane (receive buffers per peer: twice this).
+    pub credits: usize,
+    /// `GEX_IBV_BUF` (default 65632, 608 to 1 MiB + 96): bytes of a receive
+    /// buffer; the Medium limit is this less 96.
+    pub buf: usize,
+    /// `GEX_IBV_PEER_TIMEOUT` (default 30 s): a peer that answers nothing
+    /// for this long while this rank waits on it ends the job.
+    pub peer_timeout: Duration,
+    /// `GEX_HOST` (default the host name): the host identity for grouping
+    /// ranks into neighbourhoods.
+    pub host: Option<String>,
+    /// `GEX_IBV_SIM_FAULT` (tests; default none): `KIND@RANK:AFTER`
+    /// injects a fault of the simulated device on rank RANK once it has
+    /// sent AFTER messages (KIND `qp_error`, `rnr` or `access`).
+    pub sim_fault: Option<String>,
+}
+
+const CREDIT_RANGE: std::ops::RangeInclusive<usize> = 1..=1024;
+const BUF_RANGE: std::ops::RangeInclusive<usize> =
+    (512 + wire::MAX_HEADER)..=((1 << 20) + wire::MAX_HEADER);
+
+impl Default for IbvSettings {
+    fn default() -> IbvSettings {
+        IbvSettings {
+            provider: Provider::default_for_build(),
+            bypass: true,
+            credits: 16,
+            buf: (64 << 10) + wire::MAX_HEADER,
+            peer_timeout: Duration::from_secs(30),
+            host: None,
+            sim_fault: None,
+        }
+    }
+}
+
+impl IbvSettings {
+    /// The settings this process's environment gives; a bad value is an
+    /// error naming the variable.
+    pub fn from_env() -> Result<IbvSettings> {
+        Self::from_lookup(Lookup::env())
+    }
+
+    /// The settings `vars` gives.
+    pub fn from_lookup(vars: Lookup<'_>) -> Result<IbvSettings> {
+        let d = IbvSettings::default();
+        let provider = match vars.value("GEX_IBV_PROVIDER").as_deref() {
+            None => d.provider,
+            Some("sim") => Provider::Sim,
+            Some("rdma-sys") => Provider::RdmaSys,
+            Some(v) => {
+                return Err(Error::bad_arg(format!(
+                    "GEX_IBV_PROVIDER={v:?}: expected sim or rdma-sys"
+                )))
+            }
+        };
+        let timeout = match vars.value("GEX_IBV_PEER_TIMEOUT") {
+            None => d.peer_timeout,
+            Some(v) => v
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+                .map(Duration::from_secs_f64)
+                .ok_or_else(|| {
+                    Error::bad_arg(format!(
+                        "GEX_IBV_PEER_TIMEOUT={v:?}: expected seconds, more than 0 and at most 86400"
+                    ))
+                })?,
+        };
+        Ok(IbvSettings {
+            provider,
+            bypass: vars.flag("GEX_IBV_BYPASS", d.bypass)?,
+            credits: vars
+                .parse("GEX_IBV_CREDITS", "1 to 1024", |c| CREDIT_RANGE.contains(c))?
+                .unwrap_or(d.credits),
+            buf: vars
+                .parse(
+                    "GEX_IBV_BUF",
+                    &format!("{} to {}", BUF_RANGE.start(), BUF_RANGE.end()),
+                    |b| BUF_RANGE.contains(b),
+                )?
+                .unwrap_or(d.buf),
+            peer_timeout: timeout,
+            host: vars.value("GEX_HOST"),
+            sim_fault: vars.value("GEX_IBV_SIM_FAULT"),
+        })
+    }
+
+    /// Checks values set in code against the variables' bounds.
+    pub fn validate(&self) -> Result<()> {
+        if !CREDIT_RANGE.contains(&self.credits) {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: IbvSettings::credits (GEX_IBV_CREDITS) = {}: expected 1 to 1024",
+                self.credits
+            )));
+        }
+        if !BUF_RANGE.contains(&self.buf) {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: IbvSettings::buf (GEX_IBV_BUF) = {}: expected {} to {}",
+                self.buf,
+                BUF_RANGE.start(),
+                BUF_RANGE.end()
+            )));
+        }
+        if self.peer_timeout.is_zero() {
+            return Err(Error::bad_arg(
+                "ibv conduit: IbvSettings::peer_timeout (GEX_IBV_PEER_TIMEOUT) is 0",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Creates the ibv conduit.
+#[derive(Clone, Debug, Default)]
+pub struct IbvFactory {
+    settings: Option<IbvSettings>,
+}
+
+impl IbvFactory {
+    /// A factory whose conduit reads the environment when created.
+    pub fn from_env() -> IbvFactory {
+        IbvFactory { settings: None }
+    }
+
+    /// A factory whose conduit uses `settings`.
+    pub fn new(settings: IbvSettings) -> IbvFactory {
+        IbvFactory {
+            settings: Some(settings),
+        }
+    }
+}
+
+impl ConduitFactory for IbvFactory {
+    fn name(&self) -> &'static str {
+        "ibv"
+    }
+
+    fn create(&self, boot: Bootstrap) -> Result<Box<dyn Conduit>> {
+        let s = match &self.settings {
+            Some(s) => s.clone(),
+            None => IbvSettings::from_env()?,
+        };
+        Ok(Box::new(IbvConduit::new(boot, &s)?))
+    }
+}
+
+/// Opens the device `provider` names.
+fn open_device(
+    provider: Provider,
+    timeout: Duration,
+) -> Result<(Arc<dyn Device>, Option<sim::SimDevice>)> {
+    match provider {
+        Provider::Sim => {
+            let d = sim::SimDevice::open(timeout)?;
+            Ok((Arc::new(d.clone()), Some(d)))
+        }
+        #[cfg(feature = "rdma-sys")]
+        Provider::RdmaSys => Ok((Arc::new(rdma::VerbsDevice::open()?), None)),
+        #[cfg(not(feature = "rdma-sys"))]
+        Provider::RdmaSys => Err(Error::not_init(
+            "ibv conduit: GEX_IBV_PROVIDER=rdma-sys, but this build has no rdma-sys provider \
+             (build gex-conduit-ibv with the feature rdma-sys, or set GEX_IBV_PROVIDER=sim)",
+        )),
+    }
+}
+
+/// Memory registered for the life of the process (never freed: a device
+/// and its peers may write it at any time while the process runs).
+fn registered(dev: &dyn Device, len: usize) -> Result<(&'static mut [u8], Mr)> {
+    // Allocated as u64 words: 8-aligned (credit words are atomics).
+    let words: &'static mut [u64] =
+        Box::leak(vec![0u64; len.div_ceil(8).max(1)].into_boxed_slice());
+    // SAFETY: the words are leaked (allocated for the process) and viewed
+    // as their bytes, which any bit pattern is.
+    let mem =
+        unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, words.len() * 8) };
+    // SAFETY: the memory is leaked, so it stays allocated for the process.
+    let mr = unsafe { dev.register(mem.as_mut_ptr(), mem.len())? };
+    Ok((mem, mr))
+}
+
+/// Sending state toward one peer.
+struct PeerTx {
+    /// Messages sent per lane (cumulative).
+    sent: [u64; 2],
+    /// Free send buffers per lane (indices into the peer's send slots).
+    free_slots: [Vec<u32>; 2],
+    /// Work requests outstanding on the queue pair.
+    sq_used: usize,
+    /// Credit returns to this peer in flight.
+    credit_inflight: usize,
+    /// Credit returns posted to this peer (the next one's source slot).
+    credit_next: usize,
+    /// Credits last returned to this peer, per lane.
+    reported: [u64; 2],
+}
+
+struct Peer {
+    qp: QpNum,
+    /// This peer's index among the peers Active Messages go to over the
+    /// device (their buffers), if it is one.
+    am: Option<usize>,
+    tx: Mutex<PeerTx>,
+    /// Messages of this peer's finished here, per lane (cumulative): the
+    /// credits to return.
+    freed: [AtomicU64; 2],
+    /// Where our credit returns go in the peer (address, key).
+    ctrl_remote: (u64, u32),
+}
+
+/// A one-sided operation in flight.
+enum What {
+    /// An RDMA WRITE (from a bounce buffer or the source in place).
+    Write {
+        _src: Option<PutSource>,
+        chunk: Option<u32>,
+    },
+    /// An RDMA READ into a bounce buffer.
+    Read { dst: GetDest, chunk: u32 },
+    /// A NIC atomic; the old value lands in the scratch word of its slot.
+    Atomic { result: Option<GetDest> },
+    /// A put to a created endpoint's segment, as a message.
+    MsgPut,
+    /// A get from a created endpoint's segment, as a message.
+    MsgGet { dst: GetDest },
+}
+
+struct OpEntry {
+    peer: Rank,
+    what: What,
+    done: Arc<dyn OpCompletion>,
+}
+
+struct OpSlot {
+    gen: u32,
+    op: Option<OpEntry>,
+}
+
+#[derive(Default)]
+struct Ops {
+    slots: Vec<OpSlot>,
+    free: Vec<u32>,
+}
+
+impl Ops {
+    fn insert(&mut self, op: OpEntry) -> Option<u64> {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None if self.slots.len() < MAX_OPS => {
+                self.slots.push(OpSlot { gen: 0, op: None });
+                (self.slots.len() - 1) as u32
+            }
+            None => return None,
+        };
+        let s = &mut self.slots[slot as usize];
+        s.gen = s.gen.wrapping_add(1);
+        s.op = Some(op);
+        Some((u64::from(s.gen) << 32) | u64::from(slot))
+    }
+
+    fn take(&mut self, id: u64) -> Option<OpEntry> {
+        let slot = id as u32;
+        let s = self.slots.get_mut(slot as usize)?;
+        if u64::from(s.gen) != id >> 32 {
+            return None;
+        }
+        let op = s.op.take()?;
+        self.free.push(slot);
+        Some(op)
+    }
+
+    /// Undoes an insert whose work request was never posted.
+    fn cancel(&mut self, id: u64) -> Option<OpEntry> {
+        self.take(id)
+    }
+}
+
+/// This rank's segment once attached: (base, size, region).
+#[derive(Clone, Copy)]
+struct MySeg {
+    base: usize,
+    size: usize,
+    mr: Mr,
+}
+
+/// A message waiting for its handler.
+enum InMsg {
+    /// A request, in its receive buffer (returned after the handler).
+    InBuf { src: Rank, buf: u32, len: usize },
+    /// A reply, copied out (its buffer returned at once).
+    Copied { src: Rank, bytes: Vec<u8> },
+}
+
+#[derive(Default)]
+struct Counts {
+    sends: AtomicU64,
+    received: AtomicU64,
+    rdma_writes: AtomicU64,
+    rdma_reads: AtomicU64,
+    atomics: AtomicU64,
+    credit_writes: AtomicU64,
+    credit_waits: AtomicU64,
+    rma_puts: AtomicU64,
+    rma_gets: AtomicU64,
+    rma_served: AtomicU64,
+}
+
+/// Heartbeats and BYE: what the heartbeat thread and the exit hook share
+/// with the conduit.
+///
+/// Every tick (a quarter of the peer timeout, 10 ms to 1 s) the heartbeat
+/// thread posts one 8-byte RDMA READ of its control words at every other
+/// rank it has no heartbeat in flight to. A peer that does not answer
+/// within the transport timeout makes it complete with an error, which the
+/// conduit's next poll reports, naming the peer: so a rank waiting (in a
+/// barrier, say) with nothing outstanding toward a dead peer still ends the
+/// job. A rank that ends cleanly first writes BYE into every peer's control
+/// words (waiting, boundedly, for the writes to complete), so that the
+/// failures its departure causes are not taken for a death.
+struct Liveness {
+    dev: Arc<dyn Device>,
+    /// Per rank: (queue pair, address of this rank's control words there,
+    /// key); `None` for this rank.
+    peers: Vec<Option<(QpNum, u64, u32)>>,
+    /// A heartbeat is in flight to the rank.
+    inflight: Vec<AtomicBool>,
+    /// Where heartbeat READs land (8 bytes per rank) and its key.
+    scratch: (usize, u32),
+    /// A registered word holding 1: the source of BYE writes.
+    bye_src: (usize, u32),
+    ctrl: &'static [AtomicU64],
+    stop: AtomicBool,
+}
+
+impl Liveness {
+    /// Whether `r` has said BYE (ended cleanly).
+    fn departed(&self, r: Rank) -> bool {
+        self.ctrl[CTRL_WORDS * r as usize + BYE].load(Ordering::Acquire) != 0
+    }
+
+    /// Posts a heartbeat to every peer with none in flight.
+    fn beat(&self) {
+        for (r, p) in self.peers.iter().enumerate() {
+            let Some((qp, raddr, rkey)) = *p else {
+                continue;
+            };
+            if self.departed(r as Rank) || self.inflight[r].swap(true, Ordering::AcqRel) {
+                continue;
+            }
+            let sge = Sge {
+                addr: self.scratch.0 + 8 * r,
+                len: 8,
+                lkey: self.scratch.1,
+            };
+            // SAFETY: the scratch word of rank r lies in its registered
+            // region and only this heartbeat (one in flight per rank)
+            // writes it; nobody reads it.
+            let posted = unsafe {
+                self.dev.post_send(
+                    qp,
+                    wr(W_HB, r as Rank, 0),
+                    SendOp::Read { raddr, rkey },
+                    sge,
+                )
+            };
+            if posted.is_err() {
+                self.inflight[r].store(false, Ordering::Release);
+            }
+        }
+    }
+
+    /// At exit: BYE to every peer, waiting at most `max` for the writes.
+    fn say_bye(&self, max: Duration) {
+        self.stop.store(true, Ordering::Release);
+        let mut want = 0;
+        for (r, p) in self.peers.iter().enumerate() {
+            let Some((qp, raddr, rkey)) = *p else {
+                continue;
+            };
+            let sge = Sge {
+                addr: self.bye_src.0,
+                len: 8,
+                lkey: self.bye_src.1,
+            };
+            let op = SendOp::Write {
+                raddr: raddr + 8 * BYE as u64,
+                rkey,
+            };
+            // SAFETY: the BYE word lies in its registered region and is
+            // never written after start-up.
+            if unsafe { self.dev.post_send(qp, wr(W_BYE, r as Rank, 0), op, sge) }.is_ok() {
+                want += 1;
+            }
+        }
+        // The process is ending: completions are taken here, and only the
+        // BYE writes' are counted.
+        let start = Instant::now();
+        let mut wcs = Vec::new();
+        while want > 0 && start.elapsed() < max {
+            wcs.clear();
+            self.dev.poll_cq(&mut wcs, CQ_BATCH);
+            want -= wcs
+                .iter()
+                .filter(|w| wr_parts(w.wr_id).0 == W_BYE)
+                .count()
+                .min(want);
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// The heartbeat thread (see [`Liveness`]): a periodic timer, not a
+/// synchronisation.
+fn heartbeat_thread(l: Arc<Liveness>, tick: Duration) {
+    loop {
+        std::thread::sleep(tick);
+        if l.stop.load(Ordering::Acquire) {
+            return;
+        }
+        l.beat();
+    }
+}
+
+/// The liveness state of this process's conduits, for the exit hook.
+static LIVE: Mutex<Vec<Arc<Liveness>>> = Mutex::new(Vec::new());
+
+extern "C" fn bye_at_exit() {
+    let live: Vec<Arc<Liveness>> = match LIVE.try_lock() {
+        Ok(l) => l.clone(),
+        Err(_) => return,
+    };
+    for l in live {
+        if gex_bootstrap::job_ending() {
+            // The launcher ends every rank: nobody needs a BYE.
+            l.stop.store(true, Ordering::Release);
+        } else {
+            l.say_bye(Duration::from_secs(1));
+        }
+    }
+}
+
+/// The ibv conduit (see the crate docs).
+pub struct IbvConduit {
+    boot: Bootstrap,
+    layout: Layout,
+    me: Rank,
+    smp: SmpTransport,
+    dev: Arc<dyn Device>,
+    sim: Option<sim::SimDevice>,
+    peers: Vec<Peer>,
+    credits: usize,
+    buf: usize,
+    /// Receive buffers: per AM peer, `2 * credits` of `buf` bytes.
+    recv_mem: usize,
+    recv_mr: Mr,
+    /// Send buffers, laid out as the receive buffers.
+    send_mem: usize,
+    send_mr: Mr,
+    /// Control words peers write: per rank, [requests finished, replies
+    /// finished, BYE].
+    ctrl: &'static [AtomicU64],
+    /// The source of our credit writes: per rank, two words.
+    ctrl_out: usize,
+    ctrl_out_mr: Mr,
+    /// Bounce buffers.
+    chunk_mem: usize,
+    chunk_mr: Mr,
+    chunks_free: Mutex<Vec<u32>>,
+    /// Atomics' result words, one per operation slot.
+    scratch_mem: usize,
+    scratch_mr: Mr,
+    ops: Mutex<Ops>,
+    cq: Mutex<Vec<Wc>>,
+    inbox: Mutex<VecDeque<InMsg>>,
+    inbox_len: AtomicUsize,
+    delivering: AtomicBool,
+    credits_dirty: AtomicBool,
+    segment: OnceLock<MySeg>,
+    /// Every rank's segment: (owner base, size, rkey).
+    seg_keys: OnceLock<Vec<(u64, usize, u32)>>,
+    peer_timeout: Duration,
+    /// Work requests outstanding per queue pair, at most.
+    sq_depth: usize,
+    /// Heartbeats and BYE.
+    live: Arc<Liveness>,
+    /// A fault to inject after this many sends (`GEX_IBV_SIM_FAULT`).
+    fault: Option<(sim::Fault, u64)>,
+    counts: Counts,
+}
+
+impl std::fmt::Debug for IbvConduit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IbvConduit")
+            .field("rank", &self.me)
+            .field("provider", &self.dev.provider())
+            .finish()
+    }
+}
+
+fn fatal(msg: &str) -> ! {
+    gex_bootstrap::fatal(msg)
+}
+
+/// Parses `GEX_IBV_SIM_FAULT` (`KIND@RANK:AFTER`) for rank `me`.
+fn parse_fault(spec: &str, me: Rank) -> Result<Option<(String, u64)>> {
+    let bad = || {
+        Error::bad_arg(format!(
+            "GEX_IBV_SIM_FAULT={spec:?}: expected KIND@RANK:AFTER, KIND one of qp_error, rnr, access"
+        ))
+    };
+    let (kind, rest) = spec.split_once('@').ok_or_else(bad)?;
+    let (rank, after) = rest.split_once(':').ok_or_else(bad)?;
+    let rank: Rank = rank.parse().map_err(|_| bad())?;
+    let after: u64 = after.parse().map_err(|_| bad())?;
+    if !["qp_error", "rnr", "access"].contains(&kind) {
+        return Err(bad());
+    }
+    Ok((rank == me).then(|| (kind.to_string(), after)))
+}
+
+impl IbvConduit {
+    /// Joins the job: opens the device, learns every rank's host and
+    /// queue pair addresses, connects a queue pair to every rank and posts
+    /// the receive buffers. Collective over the job.
+    pub fn new(boot: Bootstrap, settings: &IbvSettings) -> Result<IbvConduit> {
+        settings.validate()?;
+        let me = boot.rank();
+        let n = boot.size();
+        let (dev, simdev) = open_device(settings.provider, settings.peer_timeout)?;
+        let lim = dev.limits();
+        if lim.max_msg < CHUNK.max(settings.buf) {
+            return Err(Error::resource(format!(
+                "ibv conduit: the device's largest message ({} bytes) is under {} bytes",
+                lim.max_msg,
+                CHUNK.max(settings.buf)
+            )));
+        }
+        // Less one for the heartbeat and one for the BYE, not counted.
+        let sq_depth = SQ_DEPTH.min(lim.max_send_wr).saturating_sub(2);
+        // A Long takes its pieces, a credit return and the SEND at once.
+        if sq_depth < MAX_LONG / CHUNK + 2 || lim.max_recv_wr < 2 * settings.credits {
+            return Err(Error::resource(format!(
+                "ibv conduit: the device's queues ({} sends, {} receives) are too short for {} \
+                 credits per lane (GEX_IBV_CREDITS) and {}-piece Longs",
+                lim.max_send_wr,
+                lim.max_recv_wr,
+                settings.credits,
+                MAX_LONG / CHUNK
+            )));
+        }
+        let host_name = settings.host.clone().unwrap_or_else(hostname);
+
+        // Queue pairs, one per rank, and the credit words.
+        let qps: Vec<QpNum> = (0..n).map(|_| dev.create_qp()).collect::<Result<_>>()?;
+        let (ctrl_bytes, ctrl_mr) = registered(&*dev, 8 * CTRL_WORDS * n as usize)?;
+        let ctrl: &'static [AtomicU64] = {
+            let p = ctrl_bytes.as_mut_ptr();
+            // SAFETY: `registered` allocates 8-aligned words for the life of
+            // the process, 2 per rank; AtomicU64 has the size and (on the
+            // targets with 64-bit atomics) the alignment of u64, and from
+            // here on the words are only accessed as atomics here (the
+            // device writes them as a NIC does, by DMA).
+            unsafe { std::slice::from_raw_parts(p as *const AtomicU64, CTRL_WORDS * n as usize) }
+        };
+        let (ctrl_out, ctrl_out_mr) = registered(&*dev, 16 * CREDIT_RING * n as usize)?;
+
+        // Exchange: settings, host, credit words, queue pair addresses.
+        let mut mine = Vec::new();
+        mine.extend_from_slice(&(settings.credits as u32).to_le_bytes());
+        mine.extend_from_slice(&(settings.buf as u32).to_le_bytes());
+        mine.extend_from_slice(&(ctrl_mr.addr as u64).to_le_bytes());
+        mine.extend_from_slice(&ctrl_mr.rkey.to_le_bytes());
+        mine.push(u8::from(settings.bypass));
+        mine.extend_from_slice(&(host_name.len() as u16).to_le_bytes());
+        mine.extend_from_slice(host_name.as_bytes());
+        for &q in &qps {
+            let a = dev.address(q);
+            mine.extend_from_slice(&(a.len() as u16).to_le_bytes());
+            mine.extend_from_slice(&a);
+        }
+        let all = boot.exchange(&mine, &mut || {})?;
+        struct Info {
+            credits: u32,
+            buf: u32,
+            ctrl: (u64, u32),
+            bypass: bool,
+            host: String,
+            /// Its queue pair for this rank.
+            qp_addr: Vec<u8>,
+        }
+        let parse = |r: usize, b: &[u8]| -> Option<Info> {
+            let u32_at = |i: usize| Some(u32::from_le_bytes(b.get(i..i + 4)?.try_into().ok()?));
+            let credits = u32_at(0)?;
+            let buf = u32_at(4)?;
+            let ctrl_addr = u64::from_le_bytes(b.get(8..16)?.try_into().ok()?);
+            let ctrl_key = u32_at(16)?;
+            let bypass = *b.get(20)? != 0;
+            let hl = u16::from_le_bytes(b.get(21..23)?.try_into().ok()?) as usize;
+            let host = String::from_utf8_lossy(b.get(23..23 + hl)?).into_owned();
+            let mut at = 23 + hl;
+            let mut qp_addr = None;
+            for q in 0..n as usize {
+                let l = u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?) as usize;
+                let a = b.get(at + 2..at + 2 + l)?;
+                if q == me as usize {
+                    qp_addr = Some(a.to_vec());
+                }
+                at += 2 + l;
+            }
+            let _ = r;
+            Some(Info {
+                credits,
+                buf,
+                ctrl: (ctrl_addr, ctrl_key),
+                bypass,
+                host,
+                qp_addr: qp_addr?,
+            })
+        };
+        let mut infos = Vec::with_capacity(n as usize);
+        for (r, b) in all.iter().enumerate() {
+            let i = parse(r, b).ok_or_else(|| {
+                Error::resource(format!("ibv conduit: rank {r} sent a malformed address"))
+            })?;
+            if (i.credits as usize, i.buf as usize, i.bypass)
+                != (settings.credits, settings.buf, settings.bypass)
+            {
+                return Err(Error::bad_arg(format!(
+                    "ibv conduit: rank {r} has GEX_IBV_CREDITS={}, GEX_IBV_BUF={}, GEX_IBV_BYPASS={} \
+                     but rank {me} has {}, {}, {}: every rank must have the same",
+                    i.credits,
+                    i.buf,
+                    u8::from(i.bypass),
+                    settings.credits,
+                    settings.buf,
+                    u8::from(settings.bypass)
+                )));
+            }
+            infos.push(i);
+        }
+        let my_host = infos[me as usize].host.clone();
+        let host: Vec<Rank> = (0..n)
+            .filter(|&r| infos[r as usize].host == my_host)
+            .collect();
+        let mut distinct: Vec<&str> = Vec::new();
+        for i in &infos {
+            if !distinct.contains(&i.host.as_str()) {
+                distinct.push(&i.host);
+            }
+        }
+        let host_set = (
+            distinct.len() as Rank,
+            distinct.iter().position(|h| *h == my_host).unwrap_or(0) as Rank,
+        );
+        let (nbrhd, nbrhd_set) = if settings.bypass {
+            (host.clone(), host_set)
+        } else {
+            (vec![me], (n, me))
+        };
+
+        // Buffers for the peers Active Messages reach over the device.
+        let am_peers: Vec<Rank> = (0..n).filter(|r| !nbrhd.contains(r)).collect();
+        let per_peer = 2 * settings.credits * settings.buf;
+        let (recv_mem, recv_mr) = registered(&*dev, per_peer * am_peers.len())?;
+        let (send_mem, send_mr) = registered(&*dev, per_peer * am_peers.len())?;
+        let (chunk_mem, chunk_mr) = registered(&*dev, CHUNKS * CHUNK)?;
+        let (scratch_mem, scratch_mr) = registered(&*dev, 8 * MAX_OPS)?;
+        let (hb_mem, hb_mr) = registered(&*dev, 8 * n as usize)?;
+        let (bye_mem, bye_mr) = registered(&*dev, 8)?;
+        bye_mem[0] = 1;
+        let live = Arc::new(Liveness {
+            dev: dev.clone(),
+            peers: (0..n)
+                .map(|r| {
+                    (r != me).then(|| {
+                        let i = &infos[r as usize];
+                        (
+                            qps[r as usize],
+                            i.ctrl.0 + 8 * (CTRL_WORDS as u64) * u64::from(me),
+                            i.ctrl.1,
+                        )
+                    })
+                })
+                .collect(),
+            inflight: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            scratch: (hb_mem.as_mut_ptr() as usize, hb_mr.lkey),
+            bye_src: (bye_mem.as_mut_ptr() as usize, bye_mr.lkey),
+            ctrl,
+            stop: AtomicBool::new(false),
+        });
+
+        let peers: Vec<Peer> = (0..n)
+            .map(|r| {
+                let am = am_peers.iter().position(|&p| p == r);
+                let c = settings.credits as u32;
+                Peer {
+                    qp: qps[r as usize],
+                    am,
+                    tx: Mutex::new(PeerTx {
+                        sent: [0; 2],
+                        free_slots: if am.is_some() {
+                            [(0..c).rev().collect(), (c..2 * c).rev().collect()]
+                        } else {
+                            [Vec::new(), Vec::new()]
+                        },
+                        sq_used: 0,
+                        credit_inflight: 0,
+                        credit_next: 0,
+                        reported: [0; 2],
+                    }),
+                    freed: [AtomicU64::new(0), AtomicU64::new(0)],
+                    ctrl_remote: (
+                        infos[r as usize].ctrl.0 + 8 * (CTRL_WORDS as u64) * u64::from(me),
+                        infos[r as usize].ctrl.1,
+                    ),
+                }
+            })
+            .collect();
+        let smp = SmpTransport::new(&boot, &nbrhd)?;
+        let fault = match &settings.sim_fault {
+            Some(spec) => parse_fault(spec, me)?.map(|(k, after)| {
+                let f = match k.as_str() {
+                    "qp_error" => sim::Fault::QpError(u32::MAX),
+                    "rnr" => sim::Fault::RnrNextSend,
+                    _ => sim::Fault::AccessNextRdma,
+                };
+                (f, after)
+            }),
+            None => None,
+        };
+        let conduit = IbvConduit {
+            layout: Layout::new(nbrhd, host, nbrhd_set, host_set),
+            me,
+            smp,
+            sim: simdev,
+            credits: settings.credits,
+            buf: settings.buf,
+            recv_mem: recv_mem.as_mut_ptr() as usize,
+            recv_mr,
+            send_mem: send_mem.as_mut_ptr() as usize,
+            send_mr,
+            ctrl,
+            ctrl_out: ctrl_out.as_mut_ptr() as usize,
+            ctrl_out_mr,
+            chunk_mem: chunk_mem.as_mut_ptr() as usize,
+            chunk_mr,
+            chunks_free: Mutex::new((0..CHUNKS as u32).rev().collect()),
+            scratch_mem: scratch_mem.as_mut_ptr() as usize,
+            scratch_mr,
+            ops: Mutex::new(Ops::default()),
+            cq: Mutex::new(Vec::with_capacity(CQ_BATCH)),
+            inbox: Mutex::new(VecDeque::new()),
+            inbox_len: AtomicUsize::new(0),
+            delivering: AtomicBool::new(false),
+            credits_dirty: AtomicBool::new(false),
+            segment: OnceLock::new(),
+            seg_keys: OnceLock::new(),
+            peer_timeout: settings.peer_timeout,
+            sq_depth,
+            live,
+            fault,
+            counts: Counts::default(),
+            peers,
+            dev,
+            boot,
+        };
+        // Receives first, then connect, then a barrier: nobody sends
+        // before every buffer is posted.
+        for (r, p) in conduit.peers.iter().enumerate() {
+            if let Some(a) = p.am {
+                for b in 0..2 * conduit.credits as u32 {
+                    conduit.post_recv(r as Rank, a, b)?;
+                }
+            }
+        }
+        for (r, p) in conduit.peers.iter().enumerate() {
+            conduit.dev.connect(p.qp, &infos[r].qp_addr)?;
+        }
+        conduit.boot.barrier(&mut || {})?;
+        {
+            static HOOK: std::sync::Once = std::sync::Once::new();
+            HOOK.call_once(|| {
+                // SAFETY: registering a plain extern "C" function without
+                // arguments; it takes locks with try_lock only and never
+                // calls exit.
+                unsafe { libc::atexit(bye_at_exit) };
+            });
+            LIVE.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(conduit.live.clone());
+            let tick =
+                (conduit.peer_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+            let l = conduit.live.clone();
+            std::thread::Builder::new()
+                .name("gex-ibv-heartbeat".into())
+                .spawn(move || heartbeat_thread(l, tick))
+                .map_err(|e| Error::resource(format!("ibv conduit: heartbeat thread: {e}")))?;
+        }
+        Ok(conduit)
+    }
+
+    /// The simulated device, when that is the provider (tests inject
+    /// faults through it).
+    pub fn sim_device(&self) -> Option<&sim::SimDevice> {
+        self.sim.as_ref()
+    }
+
+    /// The queue pair this rank uses toward `peer`.
+    pub fn qp_of(&self, peer: Rank) -> Option<QpNum> {
+        self.peers.get(peer as usize).map(|p| p.qp)
+    }
+
+    fn limits(&self) -> AmLimits {
+        let inline = self.buf - wire::MAX_HEADER;
+        let s = SmpTransport::limits();
+        AmLimits::new(
+            inline.min(s.max_request_medium),
+            inline.min(s.max_reply_medium),
+            MAX_LONG.min(s.max_request_long),
+            MAX_LONG.min(s.max_reply_long),
+        )
+        .with_max_long_carried(inline.min(s.max_long_carried))
+    }
+
+    /// The largest payload a message carries.
+    fn inline_max(&self) -> usize {
+        self.buf - wire::MAX_HEADER
+    }
+
+    /// Address of buffer `b` of AM peer `a` in the region at `base`.
+    fn buf_addr(&self, base: usize, a: usize, b: u32) -> usize {
+        base + (a * 2 * self.credits + b as usize) * self.buf
+    }
+
+    fn post_recv(&self, peer: Rank, a: usize, b: u32) -> Result<()> {
+        let addr = self.buf_addr(self.recv_mem, a, b);
+        let sge = Sge {
+            addr,
+            len: self.buf as u32,
+            lkey: self.recv_mr.lkey,
+        };
+        // SAFETY: the buffer lies in the registered receive region, which
+        // lives for the process; nothing reads or writes it until its
+        // completion is polled (the buffer is ours again only then).
+        unsafe {
+            self.dev
+                .post_recv(self.peers[peer as usize].qp, wr(W_RECV, peer, b), sge)
+        }
+    }
+
+    /// Ends the job for a completion that failed toward `peer`.
+    fn failed(&self, peer: Rank, what: &str, status: WcStatus) -> ! {
+        let why = match status {
+            WcStatus::RetryExceeded => format!("; rank {peer} may have died or stopped"),
+            WcStatus::RnrRetryExceeded => format!("; rank {peer} posted no receive"),
+            _ => String::new(),
+        };
+        fatal(&format!(
+            "ibv conduit: rank {}: {what} with rank {peer} failed: {status} (the queue pair to rank {peer} is in the error state{why})",
+            self.me
+        ))
+    }
+
+    /// Takes completions and acts on them: frees send buffers, bounce
+    /// buffers and queue slots, completes operations, queues arrived
+    /// messages. One thread at a time.
+    fn drain_cq(&self) -> usize {
+        let Ok(mut wcs) = self.cq.try_lock() else {
+            return 0;
+        };
+        wcs.clear();
+        let n = self.dev.poll_cq(&mut wcs, CQ_BATCH);
+        for wc in wcs.iter() {
+            self.completed(wc);
+        }
+        n
+    }
+
+    fn completed(&self, wc: &Wc) {
+        let (kind, peer, idx) = wr_parts(wc.wr_id);
+        let Some(p) = self.peers.get(peer as usize) else {
+            fatal(&format!(
+                "ibv conduit: a completion names rank {peer}, not in the job"
+            ));
+        };
+        // By the id: an error completion's opcode is undefined in verbs.
+        if kind == W_RECV {
+            match wc.status {
+                WcStatus::Success => {}
+                // The queue pair went to the error state: its cause is
+                // reported by the send side when this rank needs the peer
+                // (a peer that ended after its last message leaves exactly
+                // this behind, and nothing is wrong).
+                WcStatus::Flushed => return,
+                s => self.failed(peer, "receiving", s),
+            }
+            self.counts.received.fetch_add(1, Ordering::Relaxed);
+            self.arrived(peer, idx, wc.byte_len as usize);
+            return;
+        }
+        match kind {
+            W_HB => {
+                if wc.status == WcStatus::Success {
+                    self.live.inflight[peer as usize].store(false, Ordering::Release);
+                } else if !self.live.departed(peer) {
+                    self.failed(peer, "a heartbeat", wc.status);
+                }
+                return;
+            }
+            W_BYE => return,
+            _ => {}
+        }
+        {
+            let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
+            tx.sq_used = tx.sq_used.saturating_sub(1);
+            match kind {
+                W_SLOT => {
+                    let lane = (idx as usize / self.credits).min(1);
+                    tx.free_slots[lane].push(idx);
+                }
+                W_CREDIT => tx.credit_inflight = tx.credit_inflight.saturating_sub(1),
+                _ => {}
+            }
+        }
+        if wc.status != WcStatus::Success {
+            match kind {
+                // A credit return to a rank that has ended: nothing needs it.
+                W_CREDIT if matches!(wc.status, WcStatus::RetryExceeded | WcStatus::Flushed) => {
+                    return
+                }
+                W_CREDIT => self.failed(peer, "returning credits", wc.status),
+                W_SLOT => self.failed(peer, "a SEND", wc.status),
+                W_CHUNK => self.failed(peer, "an RDMA WRITE of a Long payload", wc.status),
+                _ => self.failed(peer, "a one-sided operation", wc.status),
+            }
+        }
+        match kind {
+            W_CHUNK => self.free_chunk(idx),
+            W_OP => {
+                let op = {
+                    let mut ops = self.ops.lock().unwrap_or_else(|e| e.into_inner());
+                    let slot = idx as usize;
+                    let gen = ops.slots.get(slot).map_or(0, |s| s.gen);
+                    ops.take((u64::from(gen) << 32) | u64::from(idx))
+                };
+                let Some(op) = op else {
+                    fatal("ibv conduit: a completion names no operation in flight");
+                };
+                self.finish(op, idx);
+            }
+            _ => {}
+        }
+    }
+
+    /// Finishes a one-sided operation whose work request completed.
+    fn finish(&self, op: OpEntry, slot: u32) {
+        match op.what {
+            What::Write { _src, chunk } => {
+                drop(_src);
+                if let Some(c) = chunk {
+                    self.free_chunk(c);
+                }
+            }
+            What::Read { mut dst, chunk } => {
+                let len = dst.len();
+                // SAFETY: the bounce buffer is ours again (its READ
+                // completed) and holds `len` bytes of the chunk.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts(
+                        (self.chunk_mem + chunk as usize * CHUNK) as *const u8,
+                        len,
+                    )
+                };
+                dst.fill(bytes);
+                drop(dst);
+                self.free_chunk(chunk);
+            }
+            What::Atomic { result } => {
+                if let Some(mut r) = result {
+                    // SAFETY: the scratch word of this slot was written by
+                    // the completed atomic and is not in use by another op
+                    // until the slot is reused (after this).
+                    let v = unsafe { *((self.scratch_mem + 8 * slot as usize) as *const u64) };
+                    let b = v.to_ne_bytes();
+                    let n = r.len().min(8);
+                    r.fill(&b[..n]);
+                }
+            }
+            What::MsgPut | What::MsgGet { .. } => {}
+        }
+        op.done.complete();
+    }
+
+    fn free_chunk(&self, c: u32) {
+        self.chunks_free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(c);
+    }
+
+    /// A message arrived from `src` in receive buffer `b`.
+    fn arrived(&self, src: Rank, b: u32, len: usize) {
+        let Some(a) = self.peers[src as usize].am else {
+            fatal(&format!(
+                "ibv conduit: a message from rank {src}, which sends through shared memory"
+            ));
+        };
+        if len > self.buf {
+            fatal(&format!(
+                "ibv conduit: an oversized message from rank {src}"
+            ));
+        }
+        let addr = self.buf_addr(self.recv_mem, a, b);
+        // SAFETY: the receive completed, so the buffer is ours; `len` is
+        // within it (checked).
+        let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
+        let is_request = bytes.get(1).is_some_and(|f| f & 1 != 0);
+        let m = if is_request {
+            InMsg::InBuf { src, buf: b, len }
+        } else {
+            // Replies are copied out and their buffer (and credit) goes
+            // back at once: a reply never waits for handlers.
+            let copy = bytes.to_vec();
+            if let Err(e) = self.post_recv(src, a, b) {
+                fatal(&format!("ibv conduit: reposting a receive: {e}"));
+            }
+            self.peers[src as usize].freed[REP].fetch_add(1, Ordering::Relaxed);
+            self.credits_dirty.store(true, Ordering::Release);
+            InMsg::Copied { src, bytes: copy }
+        };
+        let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
+        inbox.push_back(m);
+        self.inbox_len.store(inbox.len(), Ordering::Release);
+    }
+
+    /// Runs handlers of queued messages (replies only for `RepliesOnly`);
+    /// one thread at a time, so each sender's messages run in order.
+    fn deliver(&self, sink: &dyn AmSink, scope: PollScope) -> usize {
+        if self.inbox_len.load(Ordering::Acquire) == 0 {
+            return 0;
+        }
+        if self.delivering.swap(true, Ordering::Acquire) {
+            return 0;
+        }
+        let mut ran = 0;
+        while ran < DELIVER_BATCH {
+            let next = {
+                let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
+                let m = match scope {
+                    PollScope::All => inbox.pop_front(),
+                    PollScope::RepliesOnly => inbox
+                        .iter()
+                        .position(|m| matches!(m, InMsg::Copied { .. }))
+                        .and_then(|i| inbox.remove(i)),
+                };
+                self.inbox_len.store(inbox.len(), Ordering::Release);
+                m
+            };
+            let Some(m) = next else { break };
+            match m {
+                InMsg::Copied { src, bytes } => self.run(src, &bytes, sink),
+                InMsg::InBuf { src, buf, len } => {
+                    let a = self.peers[src as usize].am.expect("checked at arrival");
+                    let addr = self.buf_addr(self.recv_mem, a, buf);
+                    // SAFETY: the buffer is ours until it is posted again
+                    // below; `len` was checked at arrival.
+                    let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
+                    self.run(src, bytes, sink);
+                    if let Err(e) = self.post_recv(src, a, buf) {
+                        fatal(&format!("ibv conduit: reposting a receive: {e}"));
+                    }
+                    self.peers[src as usize].freed[REQ].fetch_add(1, Ordering::Relaxed);
+                    self.credits_dirty.store(true, Ordering::Release);
+                }
+            }
+            ran += 1;
+        }
+        self.delivering.store(false, Ordering::Release);
+        ran
+    }
+
+    /// Returns credits: for every peer whose finished counts changed, one
+    /// RDMA WRITE of both counts into the peer's credit words.
+    fn flush_credits(&self) {
+        if !self.credits_dirty.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let mut again = false;
+        for (r, p) in self.peers.iter().enumerate() {
+            if p.am.is_none() {
+                continue;
+            }
+            let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
+            again |= !self.return_credits(r as Rank, p, &mut tx);
+        }
+        if again {
+            self.credits_dirty.store(true, Ordering::Release);
+        }
+    }
+
+    /// Writes this rank's finished counts of `p`'s messages into `p`'s
+    /// credit words if they changed since the last write; `false` if that
+    /// must wait (every credit source slot or queue slot in use). Writes
+    /// to one peer land in order (one queue pair), so a later, larger count
+    /// never lands before an earlier one; each has its own source slot of
+    /// [`CREDIT_RING`], so none is overwritten while the device reads it.
+    fn return_credits(&self, r: Rank, p: &Peer, tx: &mut PeerTx) -> bool {
+        let f = [
+            p.freed[REQ].load(Ordering::Relaxed),
+            p.freed[REP].load(Ordering::Relaxed),
+        ];
+        if tx.reported == f {
+            return true;
+        }
+        if tx.credit_inflight >= CREDIT_RING || tx.sq_used >= self.sq_depth {
+            return false;
+        }
+        let slot = tx.credit_next % CREDIT_RING;
+        let src = self.ctrl_out + 16 * (r as usize * CREDIT_RING + slot);
+        // SAFETY: slot `slot` of peer r's ring in our registered credit
+        // source; the write that last used it has completed (completions
+        // of one queue pair come in order and fewer than CREDIT_RING are
+        // in flight), so the device is not reading it.
+        unsafe {
+            *(src as *mut u64) = f[REQ];
+            *((src + 8) as *mut u64) = f[REP];
+        }
+        let sge = Sge {
+            addr: src,
+            len: 16,
+            lkey: self.ctrl_out_mr.lkey,
+        };
+        let op = SendOp::Write {
+            raddr: p.ctrl_remote.0,
+            rkey: p.ctrl_remote.1,
+        };
+        // SAFETY: the source lies in its registered region and is not
+        // written again until this write completes (see above).
+        match unsafe { self.dev.post_send(p.qp, wr(W_CREDIT, r, 0), op, sge) } {
+            Ok(()) => {
+                tx.reported = f;
+                tx.credit_inflight += 1;
+                tx.credit_next += 1;
+                tx.sq_used += 1;
+                self.counts.credit_writes.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Device progress: completions, handlers, credit returns.
+    fn progress(&self, sink: &dyn AmSink, scope: PollScope) -> usize {
+        let mut ran = self.smp.poll(sink, scope);
+        self.drain_cq();
+        ran += self.deliver(sink, scope);
+        self.flush_credits();
+        ran
+    }
+
+    /// Credits available toward `p` on `lane` (the peer's returns are read
+    /// from the credit words it writes).
+    fn credits_left(&self, peer: Rank, tx: &PeerTx, lane: usize) -> u64 {
+        let returned = self.ctrl[CTRL_WORDS * peer as usize + lane].load(Ordering::Acquire);
+        let out = tx.sent[lane].saturating_sub(returned);
+        (self.credits as u64).saturating_sub(out)
+    }
+
+    /// The injection loop: `try_send` until it sends; `NoOp` if
+    /// `immediate`; else progress, and end the job naming `dest` if it
+    /// answers nothing for the peer timeout.
+    fn send_loop(
+        &self,
+        dest: Rank,
+        immediate: bool,
+        scope: PollScope,
+        sink: &dyn AmSink,
+        mut try_send: impl FnMut() -> Result<Injected>,
+    ) -> Result<Injected> {
+        let mut since: Option<Instant> = None;
+        let mut tries = 0u32;
+        gex_conduit::send_or_progress(immediate, &mut try_send, || {
+            if since.is_none() {
+                since = Some(Instant::now());
+                self.counts.credit_waits.fetch_add(1, Ordering::Relaxed);
+            }
+            self.progress(sink, scope);
+            tries = tries.wrapping_add(1);
+            if tries.is_multiple_of(256) {
+                let waited = since.map_or(Duration::ZERO, |s| s.elapsed());
+                if waited > self.peer_timeout {
+                    fatal(&format!(
+                        "ibv conduit: rank {}: rank {dest} has returned no credits and completed nothing for {:.1} s (GEX_IBV_PEER_TIMEOUT); it is presumed dead",
+                        self.me,
+                        waited.as_secs_f64()
+                    ));
+                }
+            }
+        })
+    }
+
+    /// Counts a send and injects the configured fault when its time comes.
+    fn count_send(&self) {
+        let n = self.counts.sends.fetch_add(1, Ordering::Relaxed) + 1;
+        if let (Some((f, after)), Some(sim)) = (self.fault, &self.sim) {
+            if n == after {
+                let f = match f {
+                    sim::Fault::QpError(_) => {
+                        // The queue pair of the first peer reached over the
+                        // device.
+                        let Some(q) = self.peers.iter().find(|p| p.am.is_some()) else {
+                            return;
+                        };
+                        sim::Fault::QpError(q.qp)
+                    }
+                    f => f,
+                };
+                sim.inject(f);
+            }
+        }
+    }
+
+    /// One attempt to SEND a message of `hdr` + `payload` (`placed`:
+    /// plus RDMA WRITEs of `long` into the target's segment at
+    /// `long_raddr` first) to `dest` on `lane`.
+    fn try_send_msg(
+        &self,
+        dest: Rank,
+        lane: usize,
+        fill: &dyn Fn(&mut [u8]) -> usize,
+        long: Option<(&[u8], u64, u32)>,
+    ) -> Result<Injected> {
+        let p = &self.peers[dest as usize];
+        let a = p.am.expect("a peer reached over the device");
+        let pieces = long.map_or(0, |(b, _, _)| b.len().div_ceil(CHUNK));
+        let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
+        if self.credits_left(dest, &tx, lane) == 0
+            || tx.free_slots[lane].is_empty()
+            || tx.sq_used + pieces + 2 > self.sq_depth
+        {
+            return Ok(Injected::NoOp);
+        }
+        let chunks: Vec<u32> = if pieces > 0 {
+            let mut free = self.chunks_free.lock().unwrap_or_else(|e| e.into_inner());
+            if free.len() < pieces {
+                return Ok(Injected::NoOp);
+            }
+            let at = free.len() - pieces;
+            free.split_off(at)
+        } else {
+            Vec::new()
+        };
+        // Credits owed to this peer go first, on the same queue pair: they
+        // land before this message does.
+        if !self.return_credits(dest, p, &mut tx) {
+            self.credits_dirty.store(true, Ordering::Release);
+        }
+        let slot = tx.free_slots[lane].pop().expect("checked");
+        tx.sent[lane] += 1;
+        if let Some((bytes, raddr, rkey)) = long {
+            for (i, (piece, &c)) in bytes.chunks(CHUNK).zip(&chunks).enumerate() {
+                let addr = self.chunk_mem + c as usize * CHUNK;
+                // SAFETY: bounce buffer `c` is ours (taken from the free
+                // list) and holds CHUNK bytes; the piece is at most that.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(piece.as_ptr(), addr as *mut u8, piece.len())
+                };
+                let sge = Sge {
+                    addr,
+                    len: piece.len() as u32,
+                    lkey: self.chunk_mr.lkey,
+                };
+                let op = SendOp::Write {
+                    raddr: raddr + (i * CHUNK) as u64,
+                    rkey,
+                };
+                // SAFETY: the bounce buffer stays ours until this write's
+                // completion returns it to the free list.
+                unsafe { self.dev.post_send(p.qp, wr(W_CHUNK, dest, c), op, sge)? };
+                tx.sq_used += 1;
+                self.counts.rdma_writes.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let addr = self.buf_addr(self.send_mem, a, slot);
+        // SAFETY: send buffer `slot` is ours (taken from the free list)
+        // and `buf` bytes long.
+        let out = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, self.buf) };
+        let len = fill(out);
+        let sge = Sge {
+            addr,
+            len: len as u32,
+            lkey: self.send_mr.lkey,
+        };
+        // SAFETY: the send buffer stays ours until the SEND's completion
+        // returns it.
+        unsafe {
+            self.dev
+                .post_send(p.qp, wr(W_SLOT, dest, slot), SendOp::Send, sge)?
+        };
+        tx.sq_used += 1;
+        drop(tx);
+        self.count_send();
+        Ok(Injected::Sent)
+    }
+
+    /// Handles a message from `src` (already checked to be from a peer
+    /// reached over the device).
+    fn run(&self, src: Rank, bytes: &[u8], sink: &dyn AmSink) {
+        let bad = |what: &str| -> ! {
+            fatal(&format!(
+                "ibv conduit: rank {}: a message from rank {src} {what}",
+                self.me
+            ))
+        };
+        let Some(m) = wire::decode(bytes) else {
+            bad("is malformed")
+        };
+        let body = &bytes[m.payload_at..];
+        match m.kind {
+            wire::K_AM => {
+                let mut payload: &[u8] = body;
+                let len = m.len;
+                if m.category == AmCategory::Long && len > 0 {
+                    let off = usize::try_from(m.offset).unwrap_or(usize::MAX);
+                    let at = if m.dest_ep != 0 {
+                        gex_conduit::epseg::arrived_at_ep(m.dest_ep, self.me, off, len)
+                            .unwrap_or_else(|e| bad(&format!("(a Long AM): {e}")))
+                    } else {
+                        let Some(seg) = self.segment.get() else {
+                            bad("(a Long AM) arrived before this rank attached a segment")
+                        };
+                        let d = SegmentDesc::new(seg.base, Some(seg.base), seg.size);
+                        let o = d
+                            .offset_of(self.me, off, len, true, ZeroLen::InSegment)
+                            .unwrap_or_else(|e| bad(&format!("(a Long AM): {}", e.local())));
+                        seg.base + o
+                    };
+                    if !m.placed {
+                        // SAFETY: [at, at + len) lies in this rank's
+                        // segment (checked above), mapped for the process;
+                        // the message is separate memory.
+                        unsafe { std::ptr::copy_nonoverlapping(body.as_ptr(), at as *mut u8, len) };
+                    }
+                    // SAFETY: as above; the handler reads the payload where
+                    // it landed.
+                    payload = unsafe { std::slice::from_raw_parts(at as *const u8, len) };
+                } else if m.category == AmCategory::Long {
+                    payload = &[];
+                }
+                sink.deliver(
+                    &IncomingAm::new(
+                        src,
+                        m.category,
+                        m.is_request,
+                        m.handler,
+                        &m.args[..m.nargs],
+                        payload,
+                        m.addr as usize,
+                    )
+                    .between(m.src_ep, m.dest_ep),
+                );
+            }
+            wire::K_RMA_PUT | wire::K_RMA_GET => {
+                let off = usize::try_from(m.offset).unwrap_or(usize::MAX);
+                if m.len > self.inline_max() {
+                    bad("asks for more than a message carries");
+                }
+                let at = if m.len == 0 {
+                    0
+                } else {
+                    gex_conduit::epseg::arrived_at_ep(m.dest_ep, self.me, off, m.len)
+                        .unwrap_or_else(|e| bad(&format!("(a one-sided message): {e}")))
+                };
+                let op = m.addr;
+                self.counts.rma_served.fetch_add(1, Ordering::Relaxed);
+                if m.kind == wire::K_RMA_PUT {
+                    if m.len > 0 {
+                        // SAFETY: the range lies in this rank's segment of
+                        // that endpoint (checked above); the message is
+                        // separate memory.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(body.as_ptr(), at as *mut u8, m.len)
+                        };
+                    }
+                    let _ = self.send_internal(src, REP, sink, &|out| {
+                        wire::encode_rma(wire::K_RMA_PUT_ACK, 0, 0, op, 0, out);
+                        wire::FIXED
+                    });
+                } else {
+                    let data: &[u8] = if m.len == 0 {
+                        &[]
+                    } else {
+                        // SAFETY: as above; only read.
+                        unsafe { std::slice::from_raw_parts(at as *const u8, m.len) }
+                    };
+                    let _ = self.send_internal(src, REP, sink, &|out| {
+                        wire::encode_rma(wire::K_RMA_GET_DATA, 0, 0, op, data.len(), out);
+                        out[wire::FIXED..wire::FIXED + data.len()].copy_from_slice(data);
+                        wire::FIXED + data.len()
+                    });
+                }
+            }
+            _ => {
+                let op = {
+                    let mut ops = self.ops.lock().unwrap_or_else(|e| e.into_inner());
+                    let ok = ops
+                        .slots
+                        .get(m.addr as u32 as usize)
+                        .and_then(|s| s.op.as_ref())
+                        .is_some_and(|o| {
+                            o.peer == src
+                                && match (&o.what, m.kind) {
+                                    (What::MsgPut, wire::K_RMA_PUT_ACK) => true,
+                                    (What::MsgGet { dst }, wire::K_RMA_GET_DATA) => {
+                                        dst.len() == m.len
+                                    }
+                                    _ => false,
+                                }
+                        });
+                    if ok {
+                        ops.take(m.addr)
+                    } else {
+                        None
+                    }
+                };
+                let Some(op) = op else {
+                    bad("answers no operation in flight to it (unknown, stale, another kind or length)")
+                };
+                if let What::MsgGet { mut dst } = op.what {
+                    dst.fill(body);
+                    drop(dst);
+                }
+                op.done.complete();
+            }
+        }
+    }
+
+    /// Sends a conduit-internal message (blocking), lanes as AMs.
+    fn send_internal(
+        &self,
+        dest: Rank,
+        lane: usize,
+        sink: &dyn AmSink,
+        fill: &dyn Fn(&mut [u8]) -> usize,
+    ) -> Result<Injected> {
+        let scope = PollScope::for_sender(lane == REQ);
+        self.send_loop(dest, false, scope, sink, || {
+            self.try_send_msg(dest, lane, fill, None)
+        })
+    }
+
+    fn check_peer(&self, peer: Rank) -> Result<()> {
+        if peer >= self.boot.size() {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: rank {peer} is not in the job of {} ranks",
+                self.boot.size()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The segment of `peer` as the device addresses it: (base, size, rkey).
+    fn seg_of(&self, peer: Rank) -> Result<(u64, usize, u32)> {
+        self.seg_keys
+            .get()
+            .and_then(|k| k.get(peer as usize).copied())
+            .filter(|k| k.1 > 0)
+            .ok_or_else(|| {
+                Error::bad_arg(format!(
+                    "ibv conduit: rank {peer} has no registered segment"
+                ))
+            })
+    }
+
+    /// Posts one one-sided work request for `op`, taking a queue slot (and
+    /// the operation slot); `NoOp` when either is short.
+    fn try_post_op(
+        &self,
+        peer: Rank,
+        make: &mut dyn FnMut(u32) -> Option<(OpEntry, SendOp, Sge)>,
+    ) -> Result<Injected> {
+        let p = &self.peers[peer as usize];
+        let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
+        if tx.sq_used >= self.sq_depth {
+            return Ok(Injected::NoOp);
+        }
+        let mut ops = self.ops.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = match ops.free.last() {
+            Some(&s) => s,
+            None if ops.slots.len() < MAX_OPS => ops.slots.len() as u32,
+            None => return Ok(Injected::NoOp),
+        };
+        let Some((entry, op, sge)) = make(slot) else {
+            return Ok(Injected::NoOp);
+        };
+        let id = ops.insert(entry).expect("a slot is free");
+        debug_assert_eq!(id as u32, slot);
+        drop(ops);
+        // SAFETY: `make` built the local buffer in a registered region
+        // (bounce buffer, scratch word or this rank's segment), kept by
+        // the operation entry until its completion.
+        if let Err(e) = unsafe { self.dev.post_send(p.qp, wr(W_OP, peer, slot), op, sge) } {
+            let undone = self
+                .ops
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .cancel(id);
+            if let Some(OpEntry {
+                what: What::Write { chunk: Some(c), .. } | What::Read { chunk: c, .. },
+                ..
+            }) = undone
+            {
+                self.free_chunk(c);
+            }
+            return Err(e);
+        }
+        tx.sq_used += 1;
+        Ok(Injected::Sent)
+    }
+
+    fn take_chunk(&self) -> Option<u32> {
+        self.chunks_free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+    }
+}
+
+impl Conduit for IbvConduit {
+    fn name(&self) -> &'static str {
+        "ibv"
+    }
+
+    fn bootstrap(&self) -> &Bootstrap {
+        &self.boot
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn am_limits(&self, _peer: Rank) -> AmLimits {
+        self.limits()
+    }
+
+    fn am_lub_limits(&self) -> AmLimits {
+        self.limits()
+    }
+
+    fn am_send(
+        &self,
+        dest: Rank,
+        msg: &OutgoingAm<'_>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        let scope = PollScope::for_sender(msg.is_request);
+        if self.smp.contains(dest) {
+            return gex_conduit::send_or_progress(
+                immediate,
+                || self.smp.try_send(dest, msg),
+                || {
+                    self.progress(sink, scope);
+                },
+            );
+        }
+        self.check_peer(dest)?;
+        let lane = if msg.is_request { REQ } else { REP };
+        let by_rdma = msg.category == AmCategory::Long
+            && msg.payload.len() > self.inline_max()
+            && msg.dest_ep == 0;
+        let long = if by_rdma {
+            let (base, size, rkey) = self.seg_of(dest)?;
+            if !gex_conduit::fits(msg.dest_offset, msg.payload.len(), size) {
+                return Err(Error::bad_arg(format!(
+                    "ibv conduit: a Long to rank {dest} at [{:#x}, +{}) is outside its segment",
+                    msg.dest_offset,
+                    msg.payload.len()
+                )));
+            }
+            Some((msg.payload, base + msg.dest_offset as u64, rkey))
+        } else {
+            if msg.payload.len() > self.inline_max() {
+                return Err(Error::bad_arg(format!(
+                    "ibv conduit: a payload of {} bytes is over the {}-byte limit",
+                    msg.payload.len(),
+                    self.inline_max()
+                )));
+            }
+            None
+        };
+        let fill = |out: &mut [u8]| {
+            let h = wire::encode_am(msg, by_rdma, out);
+            if by_rdma {
+                h
+            } else {
+                out[h..h + msg.payload.len()].copy_from_slice(msg.payload);
+                h + msg.payload.len()
+            }
+        };
+        self.send_loop(dest, immediate, scope, sink, || {
+            self.try_send_msg(dest, lane, &fill, long)
+        })
+    }
+
+    fn am_can_send(
+        &self,
+        dest: Rank,
+        is_request: bool,
+        category: AmCategory,
+        nargs: usize,
+        len: usize,
+    ) -> bool {
+        if self.smp.contains(dest) {
+            return self.smp.can_send(dest, is_request, category, nargs, len);
+        }
+        let Some(p) = self.peers.get(dest as usize) else {
+            return false;
+        };
+        let lane = if is_request { REQ } else { REP };
+        let tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
+        self.credits_left(dest, &tx, lane) > 0
+            && !tx.free_slots[lane].is_empty()
+            && tx.sq_used < self.sq_depth
+    }
+
+    fn poll(&self, sink: &dyn AmSink, scope: PollScope) -> usize {
+        self.progress(sink, scope)
+    }
+
+    fn max_segment_size(&self) -> usize {
+        self.smp.max_segment_size()
+    }
+
+    fn attach_segment(&self, size: usize, sink: &dyn AmSink) -> Result<Vec<SegmentDesc>> {
+        let mut table = self.smp.attach_segment(&self.boot, size, &mut || {
+            self.progress(sink, PollScope::All);
+        })?;
+        let mine = table[self.me as usize];
+        let base = mine
+            .local_base
+            .ok_or_else(|| Error::resource("ibv conduit: the local segment is not mapped"))?;
+        // SAFETY: the attached segment stays mapped for the life of the
+        // process (it is never detached).
+        let mr = unsafe { self.dev.register(base as *mut u8, mine.size)? };
+        let _ = self.segment.set(MySeg {
+            base,
+            size: mine.size,
+            mr,
+        });
+        let all = self.boot.exchange(&mr.rkey.to_le_bytes(), &mut || {
+            self.progress(sink, PollScope::All);
+        })?;
+        let mut keys = Vec::with_capacity(all.len());
+        for (r, k) in all.iter().enumerate() {
+            let key = u32::from_le_bytes(k.as_slice().try_into().map_err(|_| {
+                Error::resource(format!("ibv conduit: rank {r} sent a malformed key"))
+            })?);
+            table[r] = table[r].with_remote_key(u64::from(key));
+            keys.push((table[r].owner_base as u64, table[r].size, key));
+        }
+        let _ = self.seg_keys.set(keys);
+        Ok(table)
+    }
+
+    fn rma(&self) -> Option<&dyn RmaCapability> {
+        Some(self)
+    }
+
+    fn atomics(&self) -> Option<&dyn AtomicCapability> {
+        self.dev
+            .limits()
+            .atomics
+            .then_some(self as &dyn AtomicCapability)
+    }
+
+    fn stats(&self) -> ConduitStats {
+        let c = &self.counts;
+        let mut st = ConduitStats::new("ibv");
+        st.counters = [
+            ("sends", c.sends.load(Ordering::Relaxed)),
+            ("received", c.received.load(Ordering::Relaxed)),
+            ("rdma_writes", c.rdma_writes.load(Ordering::Relaxed)),
+            ("rdma_reads", c.rdma_reads.load(Ordering::Relaxed)),
+            ("atomics", c.atomics.load(Ordering::Relaxed)),
+            ("credit_writes", c.credit_writes.load(Ordering::Relaxed)),
+            ("credit_waits", c.credit_waits.load(Ordering::Relaxed)),
+            ("rma_puts", c.rma_puts.load(Ordering::Relaxed)),
+            ("rma_gets", c.rma_gets.load(Ordering::Relaxed)),
+            ("rma_served", c.rma_served.load(Ordering::Relaxed)),
+            ("credits", self.credits as u64),
+            ("buf", self.buf as u64),
+        ]
+        .into_iter()
+        .map(|(n, v)| Counter::new(n, v))
+        .collect();
+        st
+    }
+}
+
+impl RmaCapability for IbvConduit {
+    /// Ranks outside this rank's neighbourhood, once segments are attached.
+    fn reaches(&self, peer: Rank) -> bool {
+        peer < self.boot.size() && !self.smp.contains(peer) && self.seg_keys.get().is_some()
+    }
+
+    fn max_transfer(&self) -> usize {
+        CHUNK.min(self.inline_max())
+    }
+
+    fn put(
+        &self,
+        peer: Rank,
+        ep: EpIndex,
+        offset: usize,
+        src: PutSource,
+        done: Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        self.check_one_sided(peer, ep, src.len())?;
+        self.counts.rma_puts.fetch_add(1, Ordering::Relaxed);
+        let len = src.len();
+        if ep != 0 {
+            // A created endpoint's segment is not registered: a message.
+            let mut entry = Some(OpEntry {
+                peer,
+                what: What::MsgPut,
+                done,
+            });
+            let id = self
+                .ops
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(entry.take().expect("once"));
+            let Some(id) = id else {
+                return Err(Error::resource(
+                    "ibv conduit: too many operations in flight",
+                ));
+            };
+            let data = src.as_slice();
+            let fill = |out: &mut [u8]| {
+                wire::encode_rma(wire::K_RMA_PUT, ep, offset as u64, id, len, out);
+                out[wire::FIXED..wire::FIXED + len].copy_from_slice(data);
+                wire::FIXED + len
+            };
+            let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
+                self.try_send_msg(peer, REQ, &fill, None)
+            });
+            if !matches!(r, Ok(Injected::Sent)) {
+                self.ops
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .cancel(id);
+            }
+            return r;
+        }
+        let (base, size, rkey) = self.seg_of(peer)?;
+        if !gex_conduit::fits(offset, len, size) {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: a put to rank {peer} at [{offset:#x}, +{len}) is outside its segment"
+            )));
+        }
+        let raddr = base + offset as u64;
+        // Zero-copy when the source lies in this rank's registered segment.
+        let in_seg = self.segment.get().and_then(|s| {
+            let a = src.as_slice().as_ptr() as usize;
+            (a >= s.base && gex_conduit::fits(a - s.base, len, s.size)).then_some((a, s.mr.lkey))
+        });
+        let mut src = Some(src);
+        let mut done = Some(done);
+        let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
+            self.try_post_op(peer, &mut |_slot| {
+                let (sge, chunk) = match in_seg {
+                    Some((a, lkey)) => (
+                        Sge {
+                            addr: a,
+                            len: len as u32,
+                            lkey,
+                        },
+                        None,
+                    ),
+                    None => {
+                        let c = self.take_chunk()?;
+                        let addr = self.chunk_mem + c as usize * CHUNK;
+                        let s = src.as_ref().expect("until posted");
+                        // SAFETY: bounce buffer `c` is ours and CHUNK bytes
+                        // long; the put is at most max_transfer <= CHUNK.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                s.as_slice().as_ptr(),
+                                addr as *mut u8,
+                                len,
+                            )
+                        };
+                        (
+                            Sge {
+                                addr,
+                                len: len as u32,
+                                lkey: self.chunk_mr.lkey,
+                            },
+                            Some(c),
+                        )
+                    }
+                };
+                // A copied source is released now (local completion).
+                let keep = if chunk.is_some() { None } else { src.take() };
+                Some((
+                    OpEntry {
+                        peer,
+                        what: What::Write { _src: keep, chunk },
+                        done: done.take().expect("until posted"),
+                    },
+                    SendOp::Write { raddr, rkey },
+                    sge,
+                ))
+            })
+        });
+        if matches!(r, Ok(Injected::Sent)) {
+            self.counts.rdma_writes.fetch_add(1, Ordering::Relaxed);
+        }
+        r
+    }
+
+    fn get(
+        &self,
+        peer: Rank,
+        ep: EpIndex,
+        offset: usize,
+        dst: GetDest,
+        done: Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        let len = dst.len();
+        self.check_one_sided(peer, ep, len)?;
+        self.counts.rma_gets.fetch_add(1, Ordering::Relaxed);
+        if ep != 0 {
+            let id = self
+                .ops
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(OpEntry {
+                    peer,
+                    what: What::MsgGet { dst },
+                    done,
+                });
+            let Some(id) = id else {
+                return Err(Error::resource(
+                    "ibv conduit: too many operations in flight",
+                ));
+            };
+            let fill = |out: &mut [u8]| {
+                wire::encode_rma(wire::K_RMA_GET, ep, offset as u64, id, len, out);
+                wire::FIXED
+            };
+            let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
+                self.try_send_msg(peer, REQ, &fill, None)
+            });
+            if !matches!(r, Ok(Injected::Sent)) {
+                self.ops
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .cancel(id);
+            }
+            return r;
+        }
+        let (base, size, rkey) = self.seg_of(peer)?;
+        if !gex_conduit::fits(offset, len, size) {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: a get from rank {peer} at [{offset:#x}, +{len}) is outside its segment"
+            )));
+        }
+        let raddr = base + offset as u64;
+        let mut dst = Some(dst);
+        let mut done = Some(done);
+        let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
+            self.try_post_op(peer, &mut |_slot| {
+                let c = self.take_chunk()?;
+                let addr = self.chunk_mem + c as usize * CHUNK;
+                Some((
+                    OpEntry {
+                        peer,
+                        what: What::Read {
+                            dst: dst.take().expect("until posted"),
+                            chunk: c,
+                        },
+                        done: done.take().expect("until posted"),
+                    },
+                    SendOp::Read { raddr, rkey },
+                    Sge {
+                        addr,
+                        len: len as u32,
+                        lkey: self.chunk_mr.lkey,
+                    },
+                ))
+            })
+        });
+        if matches!(r, Ok(Injected::Sent)) {
+            self.counts.rdma_reads.fetch_add(1, Ordering::Relaxed);
+        }
+        r
+    }
+}
+
+impl IbvConduit {
+    fn check_one_sided(&self, peer: Rank, ep: EpIndex, len: usize) -> Result<()> {
+        if ep as usize >= gex_types::MAX_EPS {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: endpoint index {ep} is not below MAX_EPS"
+            )));
+        }
+        if !RmaCapability::reaches(self, peer) {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: rank {peer} is not reached by one-sided operations from rank {}",
+                self.me
+            )));
+        }
+        if len > RmaCapability::max_transfer(self) {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: a one-sided transfer of {len} bytes is over the {}-byte limit",
+                RmaCapability::max_transfer(self)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The operand added by a NIC fetch-add for `op`, or `None` if `op` is
+/// not one the NIC does (compare-swap aside).
+fn fadd_operand(op: Op, operand: u64) -> Option<u64> {
+    match op {
+        Op::Add | Op::Fadd => Some(operand),
+        Op::Sub | Op::Fsub => Some(operand.wrapping_neg()),
+        Op::Inc | Op::Finc => Some(1),
+        Op::Dec | Op::Fdec => Some(u64::MAX),
+        Op::Get => Some(0),
+        _ => None,
+    }
+}
+
+impl AtomicCapability for IbvConduit {
+    /// Every rank, this one included (one mechanism for every word of a
+    /// domain), once segments are attached.
+    fn reaches(&self, peer: Rank) -> bool {
+        peer < self.boot.size() && self.seg_keys.get().is_some()
+    }
+
+    /// 64-bit integers, with fetch-add (ADD, SUB, INC, DEC, GET and their
+    /// fetching forms) and compare-swap (CAS, FCAS).
+    fn supports(&self, dt: Dt, op: Op) -> bool {
+        matches!(dt, Dt::I64 | Dt::U64)
+            && (fadd_operand(op, 0).is_some() || matches!(op, Op::Cas | Op::Fcas))
+    }
+
+    fn start(
+        &self,
+        peer: Rank,
+        offset: usize,
+        dt: Dt,
+        op: Op,
+        operands: [u64; 2],
+        result: Option<GetDest>,
+        done: Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        if !AtomicCapability::supports(self, dt, op) {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: {op:?} on {dt:?} is not a NIC atomic"
+            )));
+        }
+        self.check_peer(peer)?;
+        let (base, size, rkey) = self.seg_of(peer)?;
+        if !gex_conduit::fits(offset, 8, size) || !offset.is_multiple_of(8) {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: an atomic on rank {peer} at offset {offset:#x} is outside its segment or unaligned"
+            )));
+        }
+        let raddr = base + offset as u64;
+        let sop = match fadd_operand(op, operands[0]) {
+            Some(add) => SendOp::FetchAdd { raddr, rkey, add },
+            None => SendOp::CmpSwap {
+                raddr,
+                rkey,
+                compare: operands[0],
+                swap: operands[1],
+            },
+        };
+        let mut result = Some(result);
+        let mut done = Some(done);
+        let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
+            self.try_post_op(peer, &mut |slot| {
+                Some((
+                    OpEntry {
+                        peer,
+                        what: What::Atomic {
+                            result: result.take().expect("until posted"),
+                        },
+                        done: done.take().expect("until posted"),
+                    },
+                    sop,
+                    Sge {
+                        addr: self.scratch_mem + 8 * slot as usize,
+                        len: 8,
+                        lkey: self.scratch_mr.lkey,
+                    },
+                ))
+            })
+        });
+        if matches!(r, Ok(Injected::Sent)) {
+            self.counts.atomics.fetch_add(1, Ordering::Relaxed);
+        }
+        r
+    }
+}
+
+impl Drop for IbvConduit {
+    fn drop(&mut self) {
+        self.live.stop.store(true, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests;
