@@ -10,7 +10,7 @@ use gex::am::{AmMsg, AmRequest, HandlerEntry, Injected, LcOpt, Replied, RequestT
 use gex::{AmCategory, Error, Flags, Lc, Ti, AM_MAX_ARGS};
 
 #[path = "am_call.rs"]
-mod call;
+pub(crate) mod call;
 
 use crate::types::*;
 
@@ -26,13 +26,46 @@ unsafe impl Sync for SyncEntry {}
 /// What a `gex_Token_t` points to: a record on the stack of the thread
 /// running the handler, valid until the handler returns.
 pub struct CToken {
-    srcrank: gex_Rank_t,
-    is_req: bool,
-    is_long: bool,
-    entry: *const gex_AM_Entry_t,
-    ep: gex_EP_t,
+    pub(crate) srcrank: gex_Rank_t,
+    pub(crate) is_req: bool,
+    pub(crate) is_long: bool,
+    pub(crate) entry: *const gex_AM_Entry_t,
+    pub(crate) ep: gex_EP_t,
     /// The request token, until a reply consumes it.
-    req: Option<RequestToken<'static>>,
+    pub(crate) req: Option<RequestToken<'static>>,
+}
+
+impl CToken {
+    /// The record for a handler called as a request or a reply.
+    pub(crate) fn new(
+        tok: gex::am::Token<'_>,
+        is_long: bool,
+        entry: *const gex_AM_Entry_t,
+        ep: gex_EP_t,
+    ) -> CToken {
+        let mut ct = CToken {
+            srcrank: 0,
+            is_req: false,
+            is_long,
+            entry,
+            ep,
+            req: None,
+        };
+        match tok {
+            gex::am::Token::Request(r) => {
+                ct.srcrank = r.src_rank();
+                ct.is_req = true;
+                // SAFETY: only the lifetime changes; the record (and with it
+                // the token) ends with the handler that made it, and C may
+                // use the token only inside the handler.
+                ct.req = Some(unsafe {
+                    std::mem::transmute::<RequestToken<'_>, RequestToken<'static>>(r)
+                });
+            }
+            gex::am::Token::Reply(r) => ct.srcrank = r.src_rank(),
+        }
+        ct
+    }
 }
 
 pub type gex_Token_t = *mut CToken;
@@ -185,7 +218,11 @@ pub unsafe extern "C" fn gex_EP_RegisterHandlers(
 ///
 /// # Safety
 /// `args` points to `nargs` arguments (the header's wrappers pass an array).
-unsafe fn args<'a>(nargs: c_uint, args: *const gex_AM_Arg_t, call: &str) -> &'a [gex_AM_Arg_t] {
+pub(crate) unsafe fn args<'a>(
+    nargs: c_uint,
+    args: *const gex_AM_Arg_t,
+    call: &str,
+) -> &'a [gex_AM_Arg_t] {
     if nargs as usize > AM_MAX_ARGS {
         gex::fatal(&format!(
             "{call}: {nargs} arguments, more than {AM_MAX_ARGS}"
@@ -309,7 +346,10 @@ pub unsafe extern "C" fn _gex_AM_RequestLong(
 ///
 /// # Safety
 /// `token` is the token of a running handler.
-unsafe fn take_req<'a>(token: gex_Token_t, call: &str) -> (&'a mut CToken, RequestToken<'static>) {
+pub(crate) unsafe fn take_req<'a>(
+    token: gex_Token_t,
+    call: &str,
+) -> (&'a mut CToken, RequestToken<'static>) {
     if token.is_null() {
         gex::fatal(&format!("{call}: NULL token"));
     }
@@ -325,7 +365,7 @@ unsafe fn take_req<'a>(token: gex_Token_t, call: &str) -> (&'a mut CToken, Reque
     }
 }
 
-fn replied(ct: &mut CToken, r: gex::Result<Replied<'static>>) -> c_int {
+pub(crate) fn replied(ct: &mut CToken, r: gex::Result<Replied<'static>>) -> c_int {
     match or_fatal(r) {
         Replied::Sent => GASNET_OK,
         Replied::NoOp(tok) => {

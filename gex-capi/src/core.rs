@@ -46,7 +46,7 @@ pub unsafe extern "C" fn gex_Client_Init(
     };
     let (client, ep, tm) = match gex::init_with_flags(&name, f) {
         Ok(t) => t,
-        Err(e) => return code(e),
+        Err(e) => return code_reported(e),
     };
     let cclient = leak(CClient {
         client,
@@ -137,7 +137,7 @@ pub unsafe extern "C" fn gex_Segment_Attach(
             }
             GASNET_OK
         }
-        Err(e) => code(e),
+        Err(e) => code_reported(e),
     }
 }
 

@@ -223,6 +223,12 @@ pub fn code(e: Error) -> c_int {
     k.code()
 }
 
+/// The error code of `e` from a Rust call that printed it already
+/// (`gex::init*`, `gex::Segment::attach`).
+pub fn code_reported(e: Error) -> c_int {
+    e.kind().code()
+}
+
 /// Prints `e` to stderr if verbose errors are on (as the Rust calls' own
 /// reports do).
 pub fn report(e: &Error) {

@@ -458,7 +458,7 @@ fn abi_layout_matches_the_headers() {
         ),
     ];
     let mut src = String::from(
-        "#include <gasnetex.h>\n#include <gasnet_tools.h>\n#include <stdio.h>\n#include <stddef.h>\nint main(void) {\n",
+        "#include <gasnet.h>\n#include <gasnet_tools.h>\n#include <stdio.h>\n#include <stddef.h>\nint main(void) {\n",
     );
     for (expr, _) in &rust {
         src.push_str(&format!("    printf(\"%zu\\n\", (size_t)({expr}));\n"));
@@ -486,6 +486,38 @@ fn abi_layout_matches_the_headers() {
         .map(|((e, r), c)| format!("{e}: C {c}, Rust {r}"))
         .collect();
     assert!(diffs.is_empty(), "layouts differ: {diffs:?}");
+}
+
+/// The GASNet-1 program, both ways of initialising.
+#[test]
+fn test_g1_smp_1_to_4_ranks() {
+    let exe = build_c("test_g1", "test_g1-smp");
+    passes("smp", &exe, "test_g1", &[1, 2, 3, 4], &[]);
+}
+
+#[test]
+fn test_g1_init_attach_smp_and_udp() {
+    let exe = out_dir().join("test_g1-attach");
+    checked(
+        Command::new("cc")
+            .args([
+                "-std=c99",
+                "-O1",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-DINIT_ATTACH",
+                "-I",
+            ])
+            .arg(include_dir())
+            .arg(crate_dir().join("tests/c/test_g1.c"))
+            .arg(lib_dir().join("libgex_capi.a"))
+            .args(NATIVE_LIBS)
+            .arg("-o")
+            .arg(&exe),
+    );
+    passes("smp", &exe, "test_g1", &[3], &[]);
+    passes("udp", &exe, "test_g1", &[2, 3, 4], UDP);
 }
 
 #[test]

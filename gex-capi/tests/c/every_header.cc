@@ -1,6 +1,7 @@
 // every_header.cc: C++17 including every header of gex's C interface, and
 // using a little of each in a job.
 #include <gasnetex.h>
+#include <gasnet.h>
 #include <gasnet_tools.h>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +29,9 @@ int main(int argc, char **argv) {
     uint64_t sum = 0, mine = me + 1;
     gex_Event_Wait(gex_Coll_ReduceToAllNB(tm, &sum, &mine, GEX_DT_U64, 8, 1, GEX_OP_ADD, nullptr, nullptr, 0));
     if (sum != uint64_t(n) * (n + 1) / 2) return 1;
+    gasnet_hsl_t hsl = GASNET_HSL_INITIALIZER;
+    gasnet_hsl_lock(&hsl);
+    gasnet_hsl_unlock(&hsl);
     std::printf("every_header: rank %u of %u: all checks passed\n", me, n);
     std::fflush(stdout);
     gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
