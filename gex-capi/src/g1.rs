@@ -344,7 +344,9 @@ pub unsafe extern "C" fn gasnet_getSegmentInfo(
         return code(Error::bad_arg(format!("{CALL}: NULL table")));
     }
     for r in 0..(numentries.max(0) as u32).min(t.size()) {
-        let got = match t.query_bound_segment(r, Flags::empty()) {
+        // IMMEDIATE: the answer is local, and the query is then legal in a
+        // handler too (a handler may run before gasnet_attach returns).
+        let got = match t.query_bound_segment(r, Flags::IMMEDIATE) {
             Ok(g) => g,
             Err(e) => return code(e),
         };

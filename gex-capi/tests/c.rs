@@ -31,22 +31,22 @@ fn include_dir() -> PathBuf {
     crate_dir().join("include")
 }
 
-/// The directory of the library this test was built with
-/// (`target/<profile>`: the parent of this test's `deps`).
+/// The directory of the library this test was built with: `cargo test`
+/// builds it next to this test's executable (`target/<profile>/deps`) and
+/// does not copy it up to `target/<profile>`, where a `cargo build` would
+/// leave one that may be older.
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
-    let dir = exe
+    let deps = exe
         .parent()
-        .and_then(Path::parent)
-        .expect("test executable in target/<profile>/deps")
-        .to_path_buf();
-    let a = dir.join("libgex_capi.a");
+        .expect("test executable in target/<profile>/deps");
+    let a = deps.join("libgex_capi.a");
     assert!(
-        a.exists(),
+        a.exists() && deps.join("libgex_capi.so").exists(),
         "{} is missing: cargo builds it with the gex-capi library",
         a.display()
     );
-    dir
+    deps.to_path_buf()
 }
 
 fn out_dir() -> PathBuf {
@@ -458,7 +458,7 @@ fn abi_layout_matches_the_headers() {
         ),
     ];
     let mut src = String::from(
-        "#include <gasnet.h>\n#include <gasnet_tools.h>\n#include <stdio.h>\n#include <stddef.h>\nint main(void) {\n",
+        "#include <gasnet.h>\n#include <gasnet_ratomic.h>\n#include <gasnet_tools.h>\n#include <stdio.h>\n#include <stddef.h>\nint main(void) {\n",
     );
     for (expr, _) in &rust {
         src.push_str(&format!("    printf(\"%zu\\n\", (size_t)({expr}));\n"));
@@ -518,6 +518,21 @@ fn test_g1_init_attach_smp_and_udp() {
     );
     passes("smp", &exe, "test_g1", &[3], &[]);
     passes("udp", &exe, "test_g1", &[2, 3, 4], UDP);
+}
+
+/// Remote atomics: direct on smp, through Active Messages, over udp.
+#[test]
+fn test_ratomic_smp_am_and_udp() {
+    let exe = build_c("test_ratomic", "test_ratomic");
+    passes("smp", &exe, "test_ratomic", &[1, 2, 3, 4], &[]);
+    passes(
+        "smp",
+        &exe,
+        "test_ratomic",
+        &[3],
+        &[("GEX_RMA_FORCE_AM", "1")],
+    );
+    passes("udp", &exe, "test_ratomic", &[2, 3, 4], UDP);
 }
 
 #[test]

@@ -2,6 +2,7 @@
 // using a little of each in a job.
 #include <gasnetex.h>
 #include <gasnet.h>
+#include <gasnet_ratomic.h>
 #include <gasnet_tools.h>
 #include <cstdio>
 #include <cstring>
@@ -20,6 +21,8 @@ int main(int argc, char **argv) {
     gex_AM_Entry_t e[1] = {{0, reinterpret_cast<gex_AM_Fn_t>(hit), GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_REQUEST, 1,
                             nullptr, "hit"}};
     if (gex_EP_RegisterHandlers(ep, e, 1) != GASNET_OK) return 1;
+    gex_Segment_t seg;
+    if (gex_Segment_Attach(&seg, tm, 1 << 16) != GASNET_OK) return 1;
     gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
     gex_Rank_t me = gex_TM_QueryRank(tm), n = gex_TM_QuerySize(tm);
     gasnett_tick_t t0 = gasnett_ticks_now();
@@ -29,6 +32,16 @@ int main(int argc, char **argv) {
     uint64_t sum = 0, mine = me + 1;
     gex_Event_Wait(gex_Coll_ReduceToAllNB(tm, &sum, &mine, GEX_DT_U64, 8, 1, GEX_OP_ADD, nullptr, nullptr, 0));
     if (sum != uint64_t(n) * (n + 1) / 2) return 1;
+    gex_AD_t ad;
+    gex_AD_Create(&ad, tm, GEX_DT_U64, GEX_OP_FADD, 0);
+    uint64_t before = 0;
+    gex_Event_Wait(gex_AD_OpNB_U64(ad, &before, 0, nullptr, GEX_OP_FADD, 1, 0, GEX_FLAG_PEER_SEG_OFFSET));
+    gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
+    uint64_t total = 0;
+    if (me == 0) gex_Event_Wait(gex_AD_OpNB_U64(ad, &total, 0, nullptr, GEX_OP_FADD, 0, 0, GEX_FLAG_PEER_SEG_OFFSET));
+    if (me == 0 && total != n) return 1;
+    gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
+    gex_AD_Destroy(ad);
     gasnet_hsl_t hsl = GASNET_HSL_INITIALIZER;
     gasnet_hsl_lock(&hsl);
     gasnet_hsl_unlock(&hsl);

@@ -84,7 +84,15 @@ static void seen_rep(gasnet_node_t s, int k) {
 
 /* Handler indices: requests fixed, replies "don't care". */
 enum { H_S0 = 200, H_S2, H_M1, H_M16, H_L3, H_L16 };
-static gasnet_handler_t H_RS16, H_RM16, H_RL15, H_RS0, H_RM1, H_RS1;
+/* The reply handlers' indices, as attach assigned them in the table (read
+ * there: a handler may run before gasnet_init/gasnet_attach returns). */
+static gasnet_handlerentry_t table[12];
+#define H_RS16 (table[6].index)
+#define H_RM16 (table[7].index)
+#define H_RL15 (table[8].index)
+#define H_RS0 (table[9].index)
+#define H_RM1 (table[10].index)
+#define H_RS1 (table[11].index)
 
 static unsigned char rbuf[SLOT];
 static void fill(gasnet_node_t from, gasnet_node_t to, int k) {
@@ -210,12 +218,13 @@ static void barrier(void) {
 }
 
 int main(int argc, char **argv) {
-    gasnet_handlerentry_t table[] = {
+    const gasnet_handlerentry_t entries[12] = {
         {H_S0, (void (*)())h_s0},   {H_S2, (void (*)())h_s2},   {H_M1, (void (*)())h_m1},
         {H_M16, (void (*)())h_m16}, {H_L3, (void (*)())h_l3},   {H_L16, (void (*)())h_l16},
         {0, (void (*)())r_s16},     {0, (void (*)())r_m16},     {0, (void (*)())r_l15},
         {0, (void (*)())r_s0},      {0, (void (*)())r_m1},      {0, (void (*)())r_s1},
     };
+    memcpy(table, entries, sizeof table);
     int nt = (int)(sizeof table / sizeof table[0]);
     uintptr_t segsize = 8u << 20;
 #ifdef INIT_ATTACH
@@ -228,8 +237,6 @@ int main(int argc, char **argv) {
     CHECK(n <= 64, "nodes");
     for (int i = 0; i < 6; i++) CHECK(table[i].index == H_S0 + i, "fixed index kept");
     for (int i = 6; i < nt; i++) CHECK(table[i].index >= 128 && (table[i].index < H_S0 || table[i].index > H_L16), "assigned %u", table[i].index);
-    H_RS16 = table[6].index, H_RM16 = table[7].index, H_RL15 = table[8].index;
-    H_RS0 = table[9].index, H_RM1 = table[10].index, H_RS1 = table[11].index;
     CHECK(gasnet_getSegmentInfo(seg, 64) == GASNET_OK, "segment info");
     for (gasnet_node_t i = 0; i < n; i++) CHECK(seg[i].addr != NULL && seg[i].size == segsize, "segment %u", i);
     CHECK(gasnet_AMMaxArgs() == 16 && gasnet_AMMaxMedium() >= 480, "AM limits");
