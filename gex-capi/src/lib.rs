@@ -31,5 +31,6 @@ pub mod ratomic;
 pub mod rma;
 pub mod tools;
 pub mod types;
+pub mod vis;
 
 pub use types::*;

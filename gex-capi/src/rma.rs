@@ -292,7 +292,7 @@ unsafe fn test_one(e: &mut gex_Event_t, call: &str) -> gex::Result<bool> {
     }
     // SAFETY: a live boxed event (caller's contract).
     let done = match unsafe { &mut **e } {
-        CEvent::Op(ev) => ev.test()?,
+        CEvent::Op(ev) | CEvent::Kept(ev, _) => ev.test()?,
         CEvent::Coll(h) => h.test()?,
     };
     if done {
@@ -328,6 +328,10 @@ pub unsafe extern "C" fn gex_Event_Wait(event: gex_Event_t) {
     // SAFETY: a live event of this library (caller's contract); synced here.
     match *unsafe { take(event) } {
         CEvent::Op(ev) => or_fatal(ev.wait()),
+        CEvent::Kept(ev, keep) => {
+            or_fatal(ev.wait());
+            drop(keep);
+        }
         CEvent::Coll(h) => or_fatal(h.wait()),
     }
 }
@@ -465,7 +469,7 @@ pub unsafe extern "C" fn gex_Event_QueryLeaf(
     }
     // SAFETY: a live event of this library (caller's contract).
     match unsafe { &*root } {
-        CEvent::Op(ev) => c_event(or_fatal(ev.query_leaf(ec))),
+        CEvent::Op(ev) | CEvent::Kept(ev, _) => c_event(or_fatal(ev.query_leaf(ec))),
         CEvent::Coll(_) => std::ptr::null_mut(),
     }
 }

@@ -127,6 +127,20 @@ pub struct CSegment {
 pub enum CEvent {
     Op(Event<'static>),
     Coll(CollHandle<'static>),
+    /// An event that borrows a list the library made (the destination
+    /// slices of a VIS get), freed after the event (fields drop in order).
+    Kept(Event<'static>, Keep),
+}
+
+/// A list of destination slices leaked for an event's life, freed on drop.
+pub struct Keep(pub *mut [&'static mut [u8]]);
+
+impl Drop for Keep {
+    fn drop(&mut self) {
+        // SAFETY: a leaked box of this library; the event that borrowed it
+        // was dropped or consumed first.
+        drop(unsafe { Box::from_raw(self.0) });
+    }
 }
 
 pub type gex_Client_t = *const CClient;

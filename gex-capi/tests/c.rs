@@ -425,6 +425,10 @@ fn abi_layout_matches_the_headers() {
         ("(size_t)(GEX_DT_USER)", gex::Dt::User as usize),
         ("(size_t)(GEX_OP_FCAS)", gex::Op::Fcas as usize),
         ("(size_t)(GEX_OP_USER_NC)", gex::Op::UserNc as usize),
+        (
+            "(size_t)(GEX_VIS_MAX_PEERCOMPLETION)",
+            gex::vis::MAX_PEERCOMPLETION,
+        ),
         ("(size_t)(GEX_AM_INDEX_BASE)", gex::AM_INDEX_BASE as usize),
         ("(size_t)(GASNET_MAXEPS)", gex::MAX_EPS),
         ("(size_t)(GEX_RANK_INVALID)", gex::RANK_INVALID as usize),
@@ -458,7 +462,7 @@ fn abi_layout_matches_the_headers() {
         ),
     ];
     let mut src = String::from(
-        "#include <gasnet.h>\n#include <gasnet_ratomic.h>\n#include <gasnet_tools.h>\n#include <stdio.h>\n#include <stddef.h>\nint main(void) {\n",
+        "#include <gasnet.h>\n#include <gasnet_ratomic.h>\n#include <gasnet_vis.h>\n#include <gasnet_tools.h>\n#include <stdio.h>\n#include <stddef.h>\nint main(void) {\n",
     );
     for (expr, _) in &rust {
         src.push_str(&format!("    printf(\"%zu\\n\", (size_t)({expr}));\n"));
@@ -533,6 +537,16 @@ fn test_ratomic_smp_am_and_udp() {
         &[("GEX_RMA_FORCE_AM", "1")],
     );
     passes("udp", &exe, "test_ratomic", &[2, 3, 4], UDP);
+}
+
+/// VIS: direct on smp, packed Active Messages, over udp (NB gets pending,
+/// data scattered at the sync).
+#[test]
+fn test_vis_smp_am_and_udp() {
+    let exe = build_c("test_vis", "test_vis");
+    passes("smp", &exe, "test_vis", &[1, 2, 3, 4], &[]);
+    passes("smp", &exe, "test_vis", &[3], &[("GEX_VIS_FORCE_AM", "1")]);
+    passes("udp", &exe, "test_vis", &[2, 3, 4], UDP);
 }
 
 #[test]

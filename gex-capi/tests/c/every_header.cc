@@ -3,6 +3,7 @@
 #include <gasnetex.h>
 #include <gasnet.h>
 #include <gasnet_ratomic.h>
+#include <gasnet_vis.h>
 #include <gasnet_tools.h>
 #include <cstdio>
 #include <cstring>
@@ -42,6 +43,9 @@ int main(int argc, char **argv) {
     if (me == 0 && total != n) return 1;
     gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
     gex_AD_Destroy(ad);
+    char row[4] = {'a', 'b', 'c', 'd'};
+    gex_Memvec_t l[1] = {{row, 4}}, r[1] = {{reinterpret_cast<void *>(uintptr_t(64)), 4}};
+    if (gex_VIS_VectorPutBlocking(tm, (me + 1) % n, 1, r, 1, l, GEX_FLAG_PEER_SEG_OFFSET) != 0) return 1;
     gasnet_hsl_t hsl = GASNET_HSL_INITIALIZER;
     gasnet_hsl_lock(&hsl);
     gasnet_hsl_unlock(&hsl);
