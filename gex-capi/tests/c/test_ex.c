@@ -545,6 +545,23 @@ static void test_coll(gex_TM_t tm, const char *what) {
     GASNET_BLOCKUNTIL(gex_Event_Test(e) == GASNET_OK);
     for (int i = 0; i < 5; i++)
         CHECK(uout[i] == (int32_t)(10 * n * (n - 1) / 2 + n * i), "%s user sum %d: %d", what, i, uout[i]);
+    /* Every sync mode of the design notes on broadcast and reduce-to-all. */
+    static const gex_Flags_t ins[3] = {GEX_FLAG_COLL_IN_NOSYNC, GEX_FLAG_COLL_IN_MYSYNC, GEX_FLAG_COLL_IN_ALLSYNC};
+    static const gex_Flags_t outs[3] = {GEX_FLAG_COLL_OUT_NOSYNC, GEX_FLAG_COLL_OUT_MYSYNC, GEX_FLAG_COLL_OUT_ALLSYNC};
+    for (int i = 0; i < 3; i++)
+        for (int o = 0; o < 3; o++) {
+            gex_Rank_t root = (gex_Rank_t)(i + o) % n;
+            unsigned char s2[64], d2[64];
+            for (int j = 0; j < 64; j++) s2[j] = (unsigned char)(root + i * 3 + o + j);
+            memset(d2, 0, sizeof d2);
+            gex_Event_Wait(gex_Coll_BroadcastNB(tm, root, d2, s2, sizeof d2, ins[i] | outs[o]));
+            for (int j = 0; j < 64; j++)
+                CHECK(d2[j] == (unsigned char)(root + i * 3 + o + j), "%s bcast sync %d/%d byte %d", what, i, o, j);
+            uint64_t one = r + 1, all = 0;
+            gex_Event_Wait(gex_Coll_ReduceToAllNB(tm, &all, &one, GEX_DT_U64, 8, 1, GEX_OP_ADD, NULL, NULL,
+                                                  ins[i] | outs[o]));
+            CHECK(all == (uint64_t)n * (n + 1) / 2, "%s reduce sync %d/%d", what, i, o);
+        }
     /* Several barriers in flight, synced in reverse. */
     gex_Event_t bars[3];
     for (int i = 0; i < 3; i++) bars[i] = gex_Coll_BarrierNB(tm, 0);
