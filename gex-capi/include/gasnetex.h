@@ -299,6 +299,19 @@ extern gex_Event_t gex_EP_QueryBoundSegmentNB(gex_TM_t tm, gex_Rank_t rank, void
 extern int gex_Segment_QueryBound(gex_TM_t tm, gex_Rank_t rank, void **owneraddr_p,
                                   void **localaddr_p, uintptr_t *size_p);
 
+/* Memory kinds, created segments and endpoints ([PROPOSED] in the spec;
+ * the kinds' own calls are in gasnet_mk.h). */
+typedef struct gex_MK_opaque *gex_MK_t;
+#define GEX_MK_INVALID ((gex_MK_t)0)
+#define GEX_MK_HOST ((gex_MK_t)(uintptr_t)1)
+extern int gex_Segment_Create(gex_Segment_t *segment_p, gex_Client_t client, gex_Addr_t address,
+                              uintptr_t length, gex_MK_t kind, gex_Flags_t flags);
+extern void gex_Segment_Destroy(gex_Segment_t segment, gex_Flags_t flags);
+extern int gex_EP_BindSegment(gex_EP_t ep, gex_Segment_t segment, gex_Flags_t flags);
+extern int gex_EP_PublishBoundSegment(gex_TM_t tm, gex_EP_t *eps, size_t num_eps, gex_Flags_t flags);
+extern int gex_EP_Create(gex_EP_t *ep_p, gex_Client_t client, gex_EP_Capabilities_t capabilities,
+                         gex_Flags_t flags);
+
 /* ---- System queries, progress, exit ------------------------------------ */
 
 extern gex_Rank_t gex_System_QueryJobRank(void);

@@ -149,10 +149,19 @@ pub unsafe extern "C" fn gex_Segment_Attach(
     }
 }
 
-/// The segment handle of `ep`'s bound segment (the attached one), made
-/// once.
+/// The segment handles made so far, by segment address.
+static SEGS: OnceLock<std::sync::Mutex<Vec<(usize, usize)>>> = OnceLock::new();
+
+/// Records the handle of a created segment, for `gex_EP_QuerySegment`.
+pub(crate) fn remember_segment(addr: usize, h: gex_Segment_t) {
+    let m = SEGS.get_or_init(Default::default);
+    let mut v = m.lock().unwrap_or_else(|p| p.into_inner());
+    v.retain(|(a, _)| *a != addr);
+    v.push((addr, h as usize));
+}
+
+/// The segment handle of `ep`'s bound segment, made once.
 fn segment_handle_of(cep: &CEp) -> gex_Segment_t {
-    static SEGS: OnceLock<std::sync::Mutex<Vec<(usize, usize)>>> = OnceLock::new();
     let Some(seg) = cep.ep.segment() else {
         return std::ptr::null();
     };

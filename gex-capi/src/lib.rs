@@ -27,6 +27,7 @@ pub mod am;
 pub mod coll;
 pub mod core;
 pub mod g1;
+pub mod mk;
 pub mod ratomic;
 pub mod rma;
 pub mod tools;

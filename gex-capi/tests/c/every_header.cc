@@ -4,6 +4,7 @@
 #include <gasnet.h>
 #include <gasnet_ratomic.h>
 #include <gasnet_vis.h>
+#include <gasnet_mk.h>
 #include <gasnet_tools.h>
 #include <cstdio>
 #include <cstring>
@@ -46,6 +47,11 @@ int main(int argc, char **argv) {
     char row[4] = {'a', 'b', 'c', 'd'};
     gex_Memvec_t l[1] = {{row, 4}}, r[1] = {{reinterpret_cast<void *>(uintptr_t(64)), 4}};
     if (gex_VIS_VectorPutBlocking(tm, (me + 1) % n, 1, r, 1, l, GEX_FLAG_PEER_SEG_OFFSET) != 0) return 1;
+    gex_MK_Create_args_t mkargs = {};
+    mkargs.gex_class = GEX_MK_CLASS_HOST;
+    gex_MK_t mk;
+    if (gex_MK_Create(&mk, client, &mkargs, 0) != GASNET_OK) return 1;
+    gex_MK_Destroy(mk, 0);
     gasnet_hsl_t hsl = GASNET_HSL_INITIALIZER;
     gasnet_hsl_lock(&hsl);
     gasnet_hsl_unlock(&hsl);
