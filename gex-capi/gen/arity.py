@@ -43,6 +43,14 @@ def ex():
             f"static inline int gex_AM_ReplyLong{n}(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags{args_decl(n, A)}) {{\n"
             f"{arr(n, A)}    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, {n}, {ptr(n)});\n}}\n"
         )
+    for n in range(MAX + 1):
+        for kind in ("Request", "Reply"):
+            out.append(
+                f"static inline void gex_AM_Commit{kind}Medium{n}(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes{args_decl(n, A)}) {{\n"
+                f"{arr(n, A)}    _gex_AM_CommitMedium(sd, handler, nbytes, {n}, {ptr(n)});\n}}\n"
+                f"static inline void gex_AM_Commit{kind}Long{n}(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr{args_decl(n, A)}) {{\n"
+                f"{arr(n, A)}    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, {n}, {ptr(n)});\n}}\n"
+            )
     return "".join(out)
 
 

@@ -420,6 +420,29 @@ extern int _gex_AM_ReplyLong(gex_Token_t token, gex_AM_Index_t handler, const vo
                              size_t nbytes, void *dest_addr, gex_Event_t *lc_opt,
                              gex_Flags_t flags, unsigned int nargs, const gex_AM_Arg_t *args);
 
+/* Negotiated-payload AMs: Prepare, fill gex_AM_SrcDescAddr(sd) with up to
+ * gex_AM_SrcDescSize(sd) bytes, Commit. */
+typedef struct gex_AM_SrcDesc_opaque *gex_AM_SrcDesc_t;
+#define GEX_AM_SRCDESC_NO_OP ((gex_AM_SrcDesc_t)0)
+extern void *gex_AM_SrcDescAddr(gex_AM_SrcDesc_t sd);
+extern size_t gex_AM_SrcDescSize(gex_AM_SrcDesc_t sd);
+extern gex_AM_SrcDesc_t gex_AM_PrepareRequestMedium(gex_TM_t tm, gex_Rank_t rank, const void *client_buf,
+                                                    size_t least_payload, size_t most_payload,
+                                                    gex_Event_t *lc_opt, gex_Flags_t flags, unsigned int numargs);
+extern gex_AM_SrcDesc_t gex_AM_PrepareReplyMedium(gex_Token_t token, const void *client_buf, size_t least_payload,
+                                                  size_t most_payload, gex_Event_t *lc_opt, gex_Flags_t flags,
+                                                  unsigned int numargs);
+extern gex_AM_SrcDesc_t gex_AM_PrepareRequestLong(gex_TM_t tm, gex_Rank_t rank, const void *client_buf,
+                                                  size_t least_payload, size_t most_payload, void *dest_addr,
+                                                  gex_Event_t *lc_opt, gex_Flags_t flags, unsigned int numargs);
+extern gex_AM_SrcDesc_t gex_AM_PrepareReplyLong(gex_Token_t token, const void *client_buf, size_t least_payload,
+                                                size_t most_payload, void *dest_addr, gex_Event_t *lc_opt,
+                                                gex_Flags_t flags, unsigned int numargs);
+extern void _gex_AM_CommitMedium(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, unsigned int nargs,
+                                 const gex_AM_Arg_t *args);
+extern void _gex_AM_CommitLong(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr,
+                               unsigned int nargs, const gex_AM_Arg_t *args);
+
 /* GENERATED BEGIN (gen/arity.py ex) */
 static inline int gex_AM_RequestShort0(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags) {
     return _gex_AM_RequestShort(tm, rank, handler, flags, 0, (const gex_AM_Arg_t *)0);
@@ -822,6 +845,274 @@ static inline int gex_AM_ReplyMedium16(gex_Token_t token, gex_AM_Index_t handler
 static inline int gex_AM_ReplyLong16(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
     gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
     return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 16, _a);
+}
+static inline void gex_AM_CommitRequestMedium0(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes) {
+    _gex_AM_CommitMedium(sd, handler, nbytes, 0, (const gex_AM_Arg_t *)0);
+}
+static inline void gex_AM_CommitRequestLong0(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr) {
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 0, (const gex_AM_Arg_t *)0);
+}
+static inline void gex_AM_CommitReplyMedium0(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes) {
+    _gex_AM_CommitMedium(sd, handler, nbytes, 0, (const gex_AM_Arg_t *)0);
+}
+static inline void gex_AM_CommitReplyLong0(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr) {
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 0, (const gex_AM_Arg_t *)0);
+}
+static inline void gex_AM_CommitRequestMedium1(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 1, _a);
+}
+static inline void gex_AM_CommitRequestLong1(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 1, _a);
+}
+static inline void gex_AM_CommitReplyMedium1(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 1, _a);
+}
+static inline void gex_AM_CommitReplyLong1(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 1, _a);
+}
+static inline void gex_AM_CommitRequestMedium2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 2, _a);
+}
+static inline void gex_AM_CommitRequestLong2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 2, _a);
+}
+static inline void gex_AM_CommitReplyMedium2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 2, _a);
+}
+static inline void gex_AM_CommitReplyLong2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 2, _a);
+}
+static inline void gex_AM_CommitRequestMedium3(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 3, _a);
+}
+static inline void gex_AM_CommitRequestLong3(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 3, _a);
+}
+static inline void gex_AM_CommitReplyMedium3(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 3, _a);
+}
+static inline void gex_AM_CommitReplyLong3(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 3, _a);
+}
+static inline void gex_AM_CommitRequestMedium4(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 4, _a);
+}
+static inline void gex_AM_CommitRequestLong4(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 4, _a);
+}
+static inline void gex_AM_CommitReplyMedium4(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 4, _a);
+}
+static inline void gex_AM_CommitReplyLong4(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 4, _a);
+}
+static inline void gex_AM_CommitRequestMedium5(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 5, _a);
+}
+static inline void gex_AM_CommitRequestLong5(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 5, _a);
+}
+static inline void gex_AM_CommitReplyMedium5(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 5, _a);
+}
+static inline void gex_AM_CommitReplyLong5(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 5, _a);
+}
+static inline void gex_AM_CommitRequestMedium6(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 6, _a);
+}
+static inline void gex_AM_CommitRequestLong6(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 6, _a);
+}
+static inline void gex_AM_CommitReplyMedium6(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 6, _a);
+}
+static inline void gex_AM_CommitReplyLong6(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 6, _a);
+}
+static inline void gex_AM_CommitRequestMedium7(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 7, _a);
+}
+static inline void gex_AM_CommitRequestLong7(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 7, _a);
+}
+static inline void gex_AM_CommitReplyMedium7(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 7, _a);
+}
+static inline void gex_AM_CommitReplyLong7(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 7, _a);
+}
+static inline void gex_AM_CommitRequestMedium8(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 8, _a);
+}
+static inline void gex_AM_CommitRequestLong8(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 8, _a);
+}
+static inline void gex_AM_CommitReplyMedium8(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 8, _a);
+}
+static inline void gex_AM_CommitReplyLong8(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 8, _a);
+}
+static inline void gex_AM_CommitRequestMedium9(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 9, _a);
+}
+static inline void gex_AM_CommitRequestLong9(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 9, _a);
+}
+static inline void gex_AM_CommitReplyMedium9(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 9, _a);
+}
+static inline void gex_AM_CommitReplyLong9(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 9, _a);
+}
+static inline void gex_AM_CommitRequestMedium10(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 10, _a);
+}
+static inline void gex_AM_CommitRequestLong10(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 10, _a);
+}
+static inline void gex_AM_CommitReplyMedium10(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 10, _a);
+}
+static inline void gex_AM_CommitReplyLong10(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 10, _a);
+}
+static inline void gex_AM_CommitRequestMedium11(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 11, _a);
+}
+static inline void gex_AM_CommitRequestLong11(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 11, _a);
+}
+static inline void gex_AM_CommitReplyMedium11(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 11, _a);
+}
+static inline void gex_AM_CommitReplyLong11(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 11, _a);
+}
+static inline void gex_AM_CommitRequestMedium12(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 12, _a);
+}
+static inline void gex_AM_CommitRequestLong12(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 12, _a);
+}
+static inline void gex_AM_CommitReplyMedium12(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 12, _a);
+}
+static inline void gex_AM_CommitReplyLong12(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 12, _a);
+}
+static inline void gex_AM_CommitRequestMedium13(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 13, _a);
+}
+static inline void gex_AM_CommitRequestLong13(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 13, _a);
+}
+static inline void gex_AM_CommitReplyMedium13(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 13, _a);
+}
+static inline void gex_AM_CommitReplyLong13(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 13, _a);
+}
+static inline void gex_AM_CommitRequestMedium14(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 14, _a);
+}
+static inline void gex_AM_CommitRequestLong14(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 14, _a);
+}
+static inline void gex_AM_CommitReplyMedium14(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 14, _a);
+}
+static inline void gex_AM_CommitReplyLong14(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 14, _a);
+}
+static inline void gex_AM_CommitRequestMedium15(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 15, _a);
+}
+static inline void gex_AM_CommitRequestLong15(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 15, _a);
+}
+static inline void gex_AM_CommitReplyMedium15(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 15, _a);
+}
+static inline void gex_AM_CommitReplyLong15(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 15, _a);
+}
+static inline void gex_AM_CommitRequestMedium16(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 16, _a);
+}
+static inline void gex_AM_CommitRequestLong16(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 16, _a);
+}
+static inline void gex_AM_CommitReplyMedium16(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 16, _a);
+}
+static inline void gex_AM_CommitReplyLong16(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 16, _a);
 }
 /* GENERATED END */
 

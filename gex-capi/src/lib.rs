@@ -28,6 +28,7 @@ pub mod coll;
 pub mod core;
 pub mod g1;
 pub mod mk;
+pub mod npam;
 pub mod ratomic;
 pub mod rma;
 pub mod tools;

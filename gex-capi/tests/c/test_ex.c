@@ -327,6 +327,72 @@ static void on_rep(gex_Token_t t, int cat, int k, void *buf, size_t nbytes, cons
 
 static void barrier(gex_TM_t tm) { gex_Event_Wait(gex_Coll_BarrierNB(tm, 0)); }
 
+/* Negotiated-payload AMs: a Medium request from a library buffer, answered
+ * with a prepared Medium reply; a Long request from a client buffer with
+ * a leaf event. */
+static gex_AM_Index_t np_rep_idx;
+static volatile int np_replies, np_longs;
+#define NP_OFF(src) (RMA_OFF + (2u << 20) + (size_t)(src) * 256)
+static void np_req(gex_Token_t t, void *buf, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_Token_Info_t info;
+    gex_Token_Info(t, &info, GEX_TI_SRCRANK);
+    gex_Rank_t src = info.gex_srcrank;
+    CHECK(a0 == (gex_AM_Arg_t)src && a1 == (gex_AM_Arg_t)nbytes, "npam args %d %d", (int)a0, (int)a1);
+    CHECK(nbytes >= 1 && nbytes <= 800, "npam %zu bytes", nbytes);
+    for (size_t j = 0; j < nbytes; j++) CHECK(((unsigned char *)buf)[j] == (unsigned char)(src + j), "npam byte %zu", j);
+    gex_AM_SrcDesc_t sd = gex_AM_PrepareReplyMedium(t, NULL, 10, 700, GEX_EVENT_NOW, 0, 2);
+    CHECK(sd != GEX_AM_SRCDESC_NO_OP, "prepared reply");
+    size_t sz = gex_AM_SrcDescSize(sd);
+    CHECK(sz >= 10 && sz <= 700, "reply size %zu", sz);
+    size_t m = sz < 600 ? sz : 600;
+    unsigned char *p = (unsigned char *)gex_AM_SrcDescAddr(sd);
+    for (size_t j = 0; j < m; j++) p[j] = (unsigned char)(myrank * 3 + j);
+    gex_AM_CommitReplyMedium2(sd, np_rep_idx, m, (gex_AM_Arg_t)myrank, (gex_AM_Arg_t)m);
+}
+static void np_rep(gex_Token_t t, void *buf, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    (void)t;
+    CHECK(a1 == (gex_AM_Arg_t)nbytes && nbytes >= 10, "npam reply args");
+    for (size_t j = 0; j < nbytes; j++)
+        CHECK(((unsigned char *)buf)[j] == (unsigned char)(a0 * 3 + (gex_AM_Arg_t)j), "npam reply byte %zu", j);
+    __atomic_fetch_add(&np_replies, 1, __ATOMIC_SEQ_CST);
+}
+static void np_long(gex_Token_t t, void *buf, size_t nbytes, gex_AM_Arg_t a0) {
+    gex_Token_Info_t info;
+    gex_Token_Info(t, &info, GEX_TI_SRCRANK);
+    CHECK(a0 == (gex_AM_Arg_t)info.gex_srcrank && nbytes == 100, "npam long");
+    CHECK((char *)buf == myseg + NP_OFF(info.gex_srcrank), "npam long landed");
+    for (size_t j = 0; j < nbytes; j++) CHECK(((unsigned char *)buf)[j] == (unsigned char)(a0 + 2 * j), "npam long byte");
+    __atomic_fetch_add(&np_longs, 1, __ATOMIC_SEQ_CST);
+}
+
+static void test_npam(void) {
+    gex_AM_Entry_t t[3] = {
+        {0, (gex_AM_Fn_t)np_req, GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_REQUEST, 2, NULL, "np_req"},
+        {0, (gex_AM_Fn_t)np_rep, GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_REPLY, 2, NULL, "np_rep"},
+        {0, (gex_AM_Fn_t)np_long, GEX_FLAG_AM_LONG | GEX_FLAG_AM_REQUEST, 1, NULL, "np_long"},
+    };
+    CHECK(gex_EP_RegisterHandlers(myep, t, 3) == GASNET_OK, "register npam");
+    np_rep_idx = t[1].gex_index;
+    barrier(myteam);
+    for (gex_Rank_t peer = 0; peer < nranks; peer++) {
+        gex_AM_SrcDesc_t sd = gex_AM_PrepareRequestMedium(myteam, peer, NULL, 1, 1000, GEX_EVENT_NOW, 0, 2);
+        size_t sz = gex_AM_SrcDescSize(sd), m = sz < 800 ? sz : 800;
+        unsigned char *p = (unsigned char *)gex_AM_SrcDescAddr(sd);
+        for (size_t j = 0; j < m; j++) p[j] = (unsigned char)(myrank + j);
+        gex_AM_CommitRequestMedium2(sd, t[0].gex_index, m, (gex_AM_Arg_t)myrank, (gex_AM_Arg_t)m);
+        unsigned char lbuf[100];
+        for (size_t j = 0; j < 100; j++) lbuf[j] = (unsigned char)(myrank + 2 * j);
+        gex_Event_t lc = GEX_EVENT_INVALID;
+        sd = gex_AM_PrepareRequestLong(myteam, peer, lbuf, 100, 100, peerseg[peer] + NP_OFF(myrank), &lc, 0, 1);
+        CHECK(gex_AM_SrcDescAddr(sd) == lbuf && gex_AM_SrcDescSize(sd) == 100, "client buffer");
+        gex_AM_CommitRequestLong1(sd, t[2].gex_index, 100, peerseg[peer] + NP_OFF(myrank), (gex_AM_Arg_t)myrank);
+        gex_Event_Wait(lc);
+    }
+    GASNET_BLOCKUNTIL(__atomic_load_n(&np_replies, __ATOMIC_SEQ_CST) == (int)nranks &&
+                      __atomic_load_n(&np_longs, __ATOMIC_SEQ_CST) == (int)nranks);
+    barrier(myteam);
+}
+
 static void test_am(void) {
     gex_AM_Entry_t table[2 * NCASES];
     for (int cat = 0; cat < NCATS; cat++) {
@@ -639,6 +705,7 @@ int main(int argc, char **argv) {
         peerseg[p] = (char *)owner;
     }
     test_am();
+    test_npam();
     test_rma();
     test_coll(myteam, "primordial");
     test_teams();
