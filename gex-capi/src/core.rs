@@ -10,6 +10,12 @@ use gex::{Error, Flags, Segment, TmRef, MAX_EPS};
 use crate::types::*;
 
 static CLIENT: OnceLock<usize> = OnceLock::new();
+static PRIMORDIAL: OnceLock<usize> = OnceLock::new();
+
+/// The primordial team's handle once `gex_Client_Init` succeeded.
+pub fn primordial_tm() -> Option<gex_TM_t> {
+    PRIMORDIAL.get().map(|&p| p as gex_TM_t)
+}
 
 /// The client handle once `gex_Client_Init` succeeded.
 pub fn client_handle() -> Option<gex_Client_t> {
@@ -62,6 +68,7 @@ pub unsafe extern "C" fn gex_Client_Init(
         cdata: AtomicPtr::new(std::ptr::null_mut()),
     });
     let _ = CLIENT.set(cclient as usize);
+    let _ = PRIMORDIAL.set(ctm as usize);
     // SAFETY: checked non-NULL above; writable (caller's contract).
     unsafe {
         *client_p = cclient;

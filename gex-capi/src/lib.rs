@@ -25,6 +25,7 @@
 
 pub mod am;
 pub mod coll;
+pub mod coll1;
 pub mod core;
 pub mod g1;
 pub mod mk;

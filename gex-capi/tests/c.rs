@@ -462,7 +462,7 @@ fn abi_layout_matches_the_headers() {
         ),
     ];
     let mut src = String::from(
-        "#include <gasnet.h>\n#include <gasnet_ratomic.h>\n#include <gasnet_vis.h>\n#include <gasnet_mk.h>\n#include <gasnet_tools.h>\n#include <stdio.h>\n#include <stddef.h>\nint main(void) {\n",
+        "#include <gasnet.h>\n#include <gasnet_ratomic.h>\n#include <gasnet_vis.h>\n#include <gasnet_mk.h>\n#include <gasnet_coll.h>\n#include <gasnet_tools.h>\n#include <stdio.h>\n#include <stddef.h>\nint main(void) {\n",
     );
     for (expr, _) in &rust {
         src.push_str(&format!("    printf(\"%zu\\n\", (size_t)({expr}));\n"));
@@ -557,6 +557,22 @@ fn test_mk_smp_am_and_udp() {
     passes("smp", &exe, "test_mk", &[1, 2, 3, 4], &[]);
     passes("smp", &exe, "test_mk", &[3], &[("GEX_RMA_FORCE_AM", "1")]);
     passes("udp", &exe, "test_mk", &[2, 3, 4], UDP);
+}
+
+/// The design notes' collectives, every sync mode, both address modes, the
+/// segment hints.
+#[test]
+fn test_coll1_smp_and_udp() {
+    let exe = build_c("test_coll1", "test_coll1");
+    passes("smp", &exe, "test_coll1", &[1, 2, 3, 4], &[]);
+    passes(
+        "smp",
+        &exe,
+        "test_coll1",
+        &[3],
+        &[("GEX_COLL_FORCE_AM", "1")],
+    );
+    passes("udp", &exe, "test_coll1", &[2, 3, 4], UDP);
 }
 
 #[test]

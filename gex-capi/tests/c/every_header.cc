@@ -5,6 +5,7 @@
 #include <gasnet_ratomic.h>
 #include <gasnet_vis.h>
 #include <gasnet_mk.h>
+#include <gasnet_coll.h>
 #include <gasnet_tools.h>
 #include <cstdio>
 #include <cstring>
@@ -52,6 +53,10 @@ int main(int argc, char **argv) {
     gex_MK_t mk;
     if (gex_MK_Create(&mk, client, &mkargs, 0) != GASNET_OK) return 1;
     gex_MK_Destroy(mk, 0);
+    uint64_t all[64];
+    gasnet_all_gather_all(all, &mine, 8, GASNET_COLL_IN_MYSYNC | GASNET_COLL_OUT_MYSYNC | GASNET_COLL_LOCAL);
+    for (gex_Rank_t r = 0; r < n && r < 64; r++)
+        if (all[r] != r + 1) return 1;
     gasnet_hsl_t hsl = GASNET_HSL_INITIALIZER;
     gasnet_hsl_lock(&hsl);
     gasnet_hsl_unlock(&hsl);
