@@ -287,6 +287,8 @@ extern gex_Rank_t gex_TM_TranslateJobrankToRank(gex_TM_t tm, gex_Rank_t jobrank)
 extern gex_EP_Location_t gex_TM_TranslateRankToEP(gex_TM_t tm, gex_Rank_t rank, gex_Flags_t flags);
 extern size_t gex_TM_Split(gex_TM_t *new_tm_p, gex_TM_t parent_tm, int color, int key,
                            void *scratch_addr, size_t scratch_size, gex_Flags_t flags);
+extern size_t gex_TM_Create(gex_TM_t *new_tms, size_t num_new_tms, gex_TM_t parent_tm, gex_EP_Location_t *args,
+                            size_t numargs, gex_Addr_t *scratch_addrs, size_t scratch_size, gex_Flags_t flags);
 extern int gex_TM_Destroy(gex_TM_t tm, gex_Memvec_t *scratch_p, gex_Flags_t flags);
 
 extern gex_Client_t gex_EP_QueryClient(gex_EP_t ep);

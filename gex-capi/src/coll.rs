@@ -248,3 +248,75 @@ pub unsafe extern "C" fn gex_TM_Destroy(
         _ => 0,
     }
 }
+
+/// `gex_TM_Create`: with a `GEX_FLAG_TM_SCRATCH_SIZE_*` flag, the scratch
+/// size query; otherwise the new teams (one per local endpoint named in
+/// `args`: at most one, as every team is over primordial endpoints) go to
+/// `new_tms`, and the call returns 0.
+#[no_mangle]
+pub unsafe extern "C" fn gex_TM_Create(
+    new_tms: *mut gex_TM_t,
+    num_new_tms: usize,
+    parent_tm: gex_TM_t,
+    args: *const gex_EP_Location_t,
+    numargs: usize,
+    scratch_addrs: *const *mut c_void,
+    scratch_size: usize,
+    flags: gex_Flags_t,
+) -> usize {
+    const CALL: &str = "gex_TM_Create";
+    // SAFETY: a handle of this library.
+    let p = unsafe { team(parent_tm, CALL) };
+    let f = crate::types::flags(flags, CALL);
+    let list: Vec<gex::EpLocation> = if numargs == 0 || args.is_null() {
+        Vec::new()
+    } else {
+        // SAFETY: `numargs` entries (caller's contract).
+        unsafe { std::slice::from_raw_parts(args, numargs) }
+            .iter()
+            .map(|a| gex::EpLocation {
+                rank: a.gex_rank,
+                ep_index: a.gex_ep_index,
+            })
+            .collect()
+    };
+    if f.intersects(Flags::TM_SCRATCH_SIZE_RECOMMENDED | Flags::TM_SCRATCH_SIZE_MIN) {
+        return or_fatal(gex::coll::tm_create_scratch_size(p, &list, f));
+    }
+    let naddrs = if f.contains(Flags::TM_NO_SCRATCH) || scratch_addrs.is_null() {
+        0
+    } else if f.contains(Flags::TM_GLOBAL_SCRATCH) || f.contains(Flags::TM_SYMMETRIC_SCRATCH) {
+        1
+    } else {
+        num_new_tms
+    };
+    let addrs: Vec<usize> = if naddrs == 0 {
+        Vec::new()
+    } else {
+        // SAFETY: as many entries as the scratch mode names (caller's
+        // contract).
+        unsafe { std::slice::from_raw_parts(scratch_addrs, naddrs) }
+            .iter()
+            .map(|&a| a as usize)
+            .collect()
+    };
+    let made = or_fatal(gex::coll::tm_create(p, &list, scratch_size, &addrs, f));
+    if made.len() > num_new_tms || (!made.is_empty() && new_tms.is_null()) {
+        gex::fatal(&format!(
+            "{CALL}: {} new team(s) for room for {num_new_tms}",
+            made.len()
+        ));
+    }
+    // SAFETY: a handle of this library.
+    let ep = unsafe { obj(parent_tm, CALL) }.ep;
+    for (i, t) in made.into_iter().enumerate() {
+        let h = leak(CTm {
+            tm: TmObj::Team(t),
+            ep,
+            cdata: AtomicPtr::new(std::ptr::null_mut()),
+        });
+        // SAFETY: `num_new_tms` writable entries (caller's contract).
+        unsafe { *new_tms.add(i) = h };
+    }
+    0
+}

@@ -657,6 +657,32 @@ static void test_teams(void) {
     CHECK(gex_TM_Destroy(sub, &scratch, 0) == 0, "no client scratch to hand back");
 }
 
+/* gex_TM_Create: the even jobranks, in reverse order, by jobrank. */
+static void test_tm_create(void) {
+    gex_EP_Location_t args[MAXRANKS];
+    size_t na = 0;
+    for (gex_Rank_t j = nranks; j-- > 0;)
+        if (j % 2 == 0) args[na++] = (gex_EP_Location_t){j, 0};
+    int member = myrank % 2 == 0;
+    gex_TM_t t[1] = {GEX_TM_INVALID};
+    gex_TM_Create(t, member ? 1 : 0, myteam, member ? args : NULL, member ? na : 0, NULL, 0,
+                  GEX_FLAG_TM_NO_SCRATCH | GEX_FLAG_RANK_IS_JOBRANK);
+    if (member) {
+        CHECK(t[0] != GEX_TM_INVALID && gex_TM_QuerySize(t[0]) == na, "created team size");
+        gex_Rank_t expect = 0;
+        for (gex_Rank_t j = nranks; j-- > myrank + 1;)
+            if (j % 2 == 0) expect++;
+        CHECK(gex_TM_QueryRank(t[0]) == expect, "created team rank %u, want %u", gex_TM_QueryRank(t[0]), expect);
+        uint64_t one = 1, sum = 0;
+        gex_Event_Wait(gex_Coll_ReduceToAllNB(t[0], &sum, &one, GEX_DT_U64, 8, 1, GEX_OP_ADD, NULL, NULL, 0));
+        CHECK(sum == na, "reduction over the created team");
+    } else {
+        CHECK(t[0] == GEX_TM_INVALID, "non-member got no team");
+    }
+    barrier(myteam);
+    if (member) gex_TM_Destroy(t[0], NULL, 0);
+}
+
 static void test_g1_barrier(void) {
     gasnet_barrier_notify(7, 0);
     CHECK(gasnet_barrier_wait(7, 0) == GASNET_OK, "named barrier");
@@ -709,6 +735,7 @@ int main(int argc, char **argv) {
     test_rma();
     test_coll(myteam, "primordial");
     test_teams();
+    test_tm_create();
     test_g1_barrier();
     barrier(myteam);
     printf("test_ex: rank %u of %u: all checks passed\n", myrank, nranks);
