@@ -39,6 +39,26 @@ extern gasnet_all_handle_t gasnet_all_gather_nb(uint32_t dstnode, void *dst, voi
 extern gasnet_all_handle_t gasnet_all_gather_all_nb(void *dst, void *src, size_t nbytes, int flags);
 extern gasnet_all_handle_t gasnet_all_exchange_nb(void *dst, void *src, size_t nbytes, int flags);
 
+/* The multi-address ("i") forms: LOCAL passes this node's images (listlen
+ * of them, blocks rank .. rank + listlen - 1 of nblocks); SINGLE passes
+ * every image's address and node (nodelist), the same on every node, and
+ * rank and nblocks are ignored. */
+extern gasnet_all_handle_t gasnet_all_broadcasti_nb(const uint32_t nodelist[], void *const dstlist[], uint32_t srcnode,
+                                                    void *src, size_t listlen, size_t nbytes, size_t rank,
+                                                    size_t nblocks, int flags);
+extern gasnet_all_handle_t gasnet_all_scatteri_nb(const uint32_t nodelist[], void *const dstlist[], uint32_t srcnode,
+                                                  void *src, size_t listlen, size_t nbytes, size_t rank,
+                                                  size_t nblocks, int flags);
+extern gasnet_all_handle_t gasnet_all_gatheri_nb(uint32_t dstnode, void *dst, const uint32_t nodelist[],
+                                                 void *const srclist[], size_t listlen, size_t nbytes, size_t rank,
+                                                 size_t nblocks, int flags);
+extern gasnet_all_handle_t gasnet_all_gather_alli_nb(const uint32_t nodelist[], void *const dstlist[],
+                                                     void *const srclist[], size_t listlen, size_t nbytes,
+                                                     size_t rank, size_t nblocks, int flags);
+extern gasnet_all_handle_t gasnet_all_exchangei_nb(const uint32_t nodelist[], void *const dstlist[],
+                                                   void *const srclist[], size_t listlen, size_t nbytes, size_t rank,
+                                                   size_t nblocks, int flags);
+
 static inline void gasnet_all_wait_sync(gasnet_all_handle_t handle) { gex_Event_Wait(handle); }
 static inline int gasnet_all_try_sync(gasnet_all_handle_t handle) {
     gasnet_AMPoll();

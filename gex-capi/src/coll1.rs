@@ -182,3 +182,187 @@ pub unsafe extern "C" fn gasnet_all_exchange_nb(
     let (d, s) = unsafe { (bytes_mut(dst, all), bytes(src, all)) };
     ev(gex::coll::exchange_nb(t, d, s, f))
 }
+
+/// The images of an "i" call: `Single` (the node list, and this node's
+/// entries of the address list) or `Local` (`rank`, `nblocks`, every entry
+/// this node's), and the image count over all nodes.
+///
+/// # Safety
+/// `nodelist` (under SINGLE) and `list` have `listlen` entries.
+unsafe fn images<'a>(
+    t: &Tm,
+    flags: c_int,
+    nodelist: *const u32,
+    list: *const *mut c_void,
+    listlen: usize,
+    rank: usize,
+    nblocks: usize,
+) -> (gex::coll::Images<'a>, Vec<*mut c_void>, usize) {
+    // SAFETY: caller's contract.
+    let l: &[*mut c_void] = if listlen == 0 || list.is_null() {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(list, listlen) }
+    };
+    if flags & GASNET_COLL_SINGLE != 0 {
+        // SAFETY: caller's contract.
+        let nodes: &[u32] = if listlen == 0 || nodelist.is_null() {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(nodelist, listlen) }
+        };
+        let me = t.rank();
+        let mine = nodes
+            .iter()
+            .zip(l)
+            .filter(|(&n, _)| n == me)
+            .map(|(_, &p)| p)
+            .collect();
+        (gex::coll::Images::Single { nodes }, mine, listlen)
+    } else {
+        (
+            gex::coll::Images::Local {
+                first: rank,
+                nblocks,
+            },
+            l.to_vec(),
+            nblocks,
+        )
+    }
+}
+
+/// `gasnet_all_broadcasti_nb`.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_all_broadcasti_nb(
+    nodelist: *const u32,
+    dstlist: *const *mut c_void,
+    srcnode: u32,
+    src: *mut c_void,
+    listlen: usize,
+    nbytes: usize,
+    rank: usize,
+    nblocks: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_all_broadcasti_nb";
+    let t = team(CALL);
+    let f = flags_of(flags, CALL);
+    // SAFETY: the lists have `listlen` entries; every buffer stays valid
+    // until the handle is synced.
+    let (im, mine, _) = unsafe { images(t, flags, nodelist, dstlist, listlen, rank, nblocks) };
+    // SAFETY: as above.
+    let dsts = mine.into_iter().map(|p| unsafe { bytes_mut(p, nbytes) });
+    // SAFETY: as above (read on the root only).
+    let s = (t.rank() == srcnode).then(|| unsafe { bytes(src, nbytes) });
+    ev(gex::coll::broadcasti_nb(t, im, srcnode, dsts, s, nbytes, f))
+}
+
+/// `gasnet_all_scatteri_nb`.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_all_scatteri_nb(
+    nodelist: *const u32,
+    dstlist: *const *mut c_void,
+    srcnode: u32,
+    src: *mut c_void,
+    listlen: usize,
+    nbytes: usize,
+    rank: usize,
+    nblocks: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_all_scatteri_nb";
+    let t = team(CALL);
+    let f = flags_of(flags, CALL);
+    // SAFETY: as for the broadcast.
+    let (im, mine, total) = unsafe { images(t, flags, nodelist, dstlist, listlen, rank, nblocks) };
+    // SAFETY: as for the broadcast.
+    let dsts = mine.into_iter().map(|p| unsafe { bytes_mut(p, nbytes) });
+    // SAFETY: as for the broadcast.
+    let s = (t.rank() == srcnode).then(|| unsafe { bytes(src, total.saturating_mul(nbytes)) });
+    ev(gex::coll::scatteri_nb(t, im, srcnode, dsts, s, nbytes, f))
+}
+
+/// `gasnet_all_gatheri_nb`.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_all_gatheri_nb(
+    dstnode: u32,
+    dst: *mut c_void,
+    nodelist: *const u32,
+    srclist: *const *mut c_void,
+    listlen: usize,
+    nbytes: usize,
+    rank: usize,
+    nblocks: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_all_gatheri_nb";
+    let t = team(CALL);
+    let f = flags_of(flags, CALL);
+    // SAFETY: as for the broadcast.
+    let (im, mine, total) = unsafe { images(t, flags, nodelist, srclist, listlen, rank, nblocks) };
+    // SAFETY: as for the broadcast.
+    let srcs: Vec<&[u8]> = mine
+        .into_iter()
+        .map(|p| unsafe { bytes(p, nbytes) })
+        .collect();
+    // SAFETY: as for the broadcast (written on the root only).
+    let d = (t.rank() == dstnode).then(|| unsafe { bytes_mut(dst, total.saturating_mul(nbytes)) });
+    ev(gex::coll::gatheri_nb(t, im, dstnode, d, &srcs, nbytes, f))
+}
+
+/// `gasnet_all_gather_alli_nb`.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_all_gather_alli_nb(
+    nodelist: *const u32,
+    dstlist: *const *mut c_void,
+    srclist: *const *mut c_void,
+    listlen: usize,
+    nbytes: usize,
+    rank: usize,
+    nblocks: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_all_gather_alli_nb";
+    let t = team(CALL);
+    let f = flags_of(flags, CALL);
+    // SAFETY: as for the broadcast.
+    let (im, dm, total) = unsafe { images(t, flags, nodelist, dstlist, listlen, rank, nblocks) };
+    // SAFETY: as for the broadcast.
+    let (_, sm, _) = unsafe { images(t, flags, nodelist, srclist, listlen, rank, nblocks) };
+    let all = total.saturating_mul(nbytes);
+    // SAFETY: as for the broadcast.
+    let srcs: Vec<&[u8]> = sm
+        .into_iter()
+        .map(|p| unsafe { bytes(p, nbytes) })
+        .collect();
+    // SAFETY: as for the broadcast.
+    let dsts = dm.into_iter().map(|p| unsafe { bytes_mut(p, all) });
+    ev(gex::coll::gather_alli_nb(t, im, dsts, &srcs, nbytes, f))
+}
+
+/// `gasnet_all_exchangei_nb`.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_all_exchangei_nb(
+    nodelist: *const u32,
+    dstlist: *const *mut c_void,
+    srclist: *const *mut c_void,
+    listlen: usize,
+    nbytes: usize,
+    rank: usize,
+    nblocks: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_all_exchangei_nb";
+    let t = team(CALL);
+    let f = flags_of(flags, CALL);
+    // SAFETY: as for the broadcast.
+    let (im, dm, total) = unsafe { images(t, flags, nodelist, dstlist, listlen, rank, nblocks) };
+    // SAFETY: as for the broadcast.
+    let (_, sm, _) = unsafe { images(t, flags, nodelist, srclist, listlen, rank, nblocks) };
+    let all = total.saturating_mul(nbytes);
+    // SAFETY: as for the broadcast.
+    let srcs: Vec<&[u8]> = sm.into_iter().map(|p| unsafe { bytes(p, all) }).collect();
+    // SAFETY: as for the broadcast.
+    let dsts = dm.into_iter().map(|p| unsafe { bytes_mut(p, all) });
+    ev(gex::coll::exchangei_nb(t, im, dsts, &srcs, nbytes, f))
+}

@@ -23,6 +23,8 @@ static gex_Rank_t me, n;
     } while (0)
 
 #define NB 100 /* bytes per block */
+static gex_TM_t the_tm;
+static void barrier_all(void) { gex_Event_Wait(gex_Coll_BarrierNB(the_tm, 0)); }
 static unsigned char val(gex_Rank_t from, gex_Rank_t to, int round, size_t j) {
     return (unsigned char)(from * 31u + to * 17u + (unsigned)round * 7u + j);
 }
@@ -78,6 +80,78 @@ static void round_of(int round, int flags, unsigned char *area, int how) {
         }
 }
 
+/* The "i" forms: two images per node, image k on node k / 2. */
+static void round_i(int round, int single) {
+    enum { IM = 2, B = 40 };
+    size_t total = IM * n;
+    static unsigned char dbuf[IM][16 * IM * B], sbuf[IM][16 * IM * B], root_buf[16 * IM * B];
+    static uint32_t nodes[16 * IM];
+    static void *dl[16 * IM], *sl[16 * IM];
+    int mode = single ? GASNET_COLL_SINGLE : GASNET_COLL_LOCAL;
+    void **dlist = dl, **slist = sl;
+    size_t listlen = IM;
+    if (single) {
+        listlen = total;
+        for (size_t k = 0; k < total; k++) {
+            nodes[k] = (uint32_t)(k / IM);
+            /* Only this node's entries are read (segments are not aligned). */
+            dl[k] = nodes[k] == me ? dbuf[k % IM] : NULL;
+            sl[k] = nodes[k] == me ? sbuf[k % IM] : NULL;
+        }
+    } else {
+        for (int k = 0; k < IM; k++) dl[k] = dbuf[k], sl[k] = sbuf[k];
+    }
+    size_t first = IM * me; /* LOCAL rank: my first image */
+    gex_Rank_t root = (gex_Rank_t)round % n;
+    /* broadcasti */
+    for (int j = 0; j < B; j++) root_buf[j] = val(root, 9, round, (size_t)j);
+    memset(dbuf, 0, sizeof dbuf);
+    gasnet_all_wait_sync(gasnet_all_broadcasti_nb(nodes, dlist, root, root_buf, listlen, B, first, total, mode));
+    for (int k = 0; k < IM; k++)
+        for (int j = 0; j < B; j++) CHECK(dbuf[k][j] == val(root, 9, round, (size_t)j), "broadcasti image %d", k);
+    /* scatteri: block k of the root's buffer to image k */
+    for (size_t k = 0; k < total; k++)
+        for (int j = 0; j < B; j++) root_buf[k * B + j] = val(root, (gex_Rank_t)k, round + 1, (size_t)j);
+    memset(dbuf, 0, sizeof dbuf);
+    gasnet_all_wait_sync(gasnet_all_scatteri_nb(nodes, dlist, root, root_buf, listlen, B, first, total, mode));
+    for (int k = 0; k < IM; k++)
+        for (int j = 0; j < B; j++)
+            CHECK(dbuf[k][j] == val(root, (gex_Rank_t)(first + k), round + 1, (size_t)j), "scatteri image %d", k);
+    barrier_all();
+    /* gatheri: image k's source to block k at the root */
+    for (int k = 0; k < IM; k++)
+        for (int j = 0; j < B; j++) sbuf[k][j] = val((gex_Rank_t)(first + k), root, round + 2, (size_t)j);
+    memset(root_buf, 0, sizeof root_buf);
+    gasnet_all_wait_sync(gasnet_all_gatheri_nb(root, root_buf, nodes, slist, listlen, B, first, total, mode));
+    if (me == root)
+        for (size_t k = 0; k < total; k++)
+            for (int j = 0; j < B; j++)
+                CHECK(root_buf[k * B + j] == val((gex_Rank_t)k, root, round + 2, (size_t)j), "gatheri block %zu", k);
+    barrier_all();
+    /* gather_alli: every image gets every image's block */
+    for (int k = 0; k < IM; k++)
+        for (int j = 0; j < B; j++) sbuf[k][j] = val((gex_Rank_t)(first + k), 7, round + 3, (size_t)j);
+    memset(dbuf, 0, sizeof dbuf);
+    gasnet_all_wait_sync(gasnet_all_gather_alli_nb(nodes, dlist, slist, listlen, B, first, total, mode));
+    for (int k = 0; k < IM; k++)
+        for (size_t i = 0; i < total; i++)
+            for (int j = 0; j < B; j++)
+                CHECK(dbuf[k][i * B + j] == val((gex_Rank_t)i, 7, round + 3, (size_t)j), "gather_alli %d/%zu", k, i);
+    barrier_all();
+    /* exchangei: block i of image k's source to block k of image i's destination */
+    for (int k = 0; k < IM; k++)
+        for (size_t i = 0; i < total; i++)
+            for (int j = 0; j < B; j++) sbuf[k][i * B + j] = val((gex_Rank_t)(first + k), (gex_Rank_t)i, round + 4, (size_t)j);
+    memset(dbuf, 0, sizeof dbuf);
+    gasnet_all_wait_sync(gasnet_all_exchangei_nb(nodes, dlist, slist, listlen, B, first, total, mode));
+    for (int k = 0; k < IM; k++)
+        for (size_t i = 0; i < total; i++)
+            for (int j = 0; j < B; j++)
+                CHECK(dbuf[k][i * B + j] == val((gex_Rank_t)i, (gex_Rank_t)(first + k), round + 4, (size_t)j),
+                      "exchangei %d/%zu", k, i);
+    barrier_all();
+}
+
 int main(int argc, char **argv) {
     gex_Client_t client;
     gex_EP_t ep;
@@ -85,6 +159,7 @@ int main(int argc, char **argv) {
     CHECK(gex_Client_Init(&client, &ep, &tm, "TEST_COLL1", &argc, &argv, 0) == GASNET_OK, "init");
     me = gex_TM_QueryRank(tm);
     n = gex_TM_QuerySize(tm);
+    the_tm = tm;
     CHECK(n <= 16, "ranks");
     gex_Segment_t seg;
     CHECK(gex_Segment_Attach(&seg, tm, 1 << 20) == GASNET_OK, "attach");
@@ -111,6 +186,8 @@ int main(int argc, char **argv) {
         round++;
         gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
     }
+    round_i(round++, 0);
+    round_i(round++, 1);
     /* The blocking forms. */
     unsigned char b[NB];
     memset(b, me == 0 ? 9 : 0, NB);
