@@ -31,6 +31,10 @@ commands:
                                2,8,32,128; median of R runs, default 3):
                                gex-run on smp and udp, and an empty MPI
                                program under mpirun when mpicc is installed
+  c-install PREFIX             build gex's C interface (release) and install
+                               PREFIX/include/*.h, PREFIX/lib/libgex.{a,so},
+                               PREFIX/lib/pkgconfig/gex-{smp,udp}.pc and
+                               PREFIX/bin/gex-run
   fmt-check                    cargo fmt --all --check
   lint                         cargo clippy --workspace --all-targets -- -D warnings
   ci                           fmt-check, lint, test, test-cluster --max-ranks 4
@@ -78,6 +82,9 @@ pub enum Command {
         ranks: Vec<u32>,
         reps: u32,
     },
+    CInstall {
+        prefix: String,
+    },
     FmtCheck,
     Lint,
     Ci,
@@ -100,6 +107,18 @@ where
         "fmt-check" => Command::FmtCheck,
         "lint" => Command::Lint,
         "ci" => Command::Ci,
+        "c-install" => {
+            let Some(prefix) = args.next() else {
+                return Err("c-install: missing PREFIX (where to install)".into());
+            };
+            if is_help(&prefix) {
+                return Ok(Command::Help);
+            }
+            if let Some(extra) = args.next() {
+                return Err(unexpected("c-install", &extra));
+            }
+            Command::CInstall { prefix }
+        }
         "test-cluster" => {
             let mut max_ranks = DEFAULT_MAX_RANKS;
             let mut conduits: Vec<&'static Conduit> = Vec::new();
@@ -293,6 +312,18 @@ mod tests {
         assert_eq!(p(&["fmt-check"]), Ok(Command::FmtCheck));
         assert_eq!(p(&["lint"]), Ok(Command::Lint));
         assert_eq!(p(&["ci"]), Ok(Command::Ci));
+    }
+
+    #[test]
+    fn c_install_takes_a_prefix() {
+        assert_eq!(
+            p(&["c-install", "/opt/gex"]),
+            Ok(Command::CInstall {
+                prefix: "/opt/gex".into()
+            })
+        );
+        assert!(p(&["c-install"]).is_err());
+        assert!(p(&["c-install", "/a", "/b"]).is_err());
     }
 
     #[test]

@@ -175,6 +175,8 @@ pub const LAYER_TABLE: &[Rule] = &[
         krate: "gex",
         allowed: Allowed::AnyExcept(&["gex-run", "gex-testsuite", "xtask"]),
     },
+    // The C interface: the facade's calls behind the spec's C names.
+    only("gex-capi", &["gex", "gex-types", "gex-core"]),
     // Launcher: the control plane only, no conduit, no layer.
     only("gex-run", &["gex-types", "gex-bootstrap"]),
     // Multi-process test programs and benchmarks.

@@ -114,6 +114,7 @@ impl Ctx {
                 names,
             } => self.bench(*ranks, conduit.as_deref(), names),
             C::BenchStartup { ranks, reps } => self.bench_startup(ranks, *reps),
+            C::CInstall { prefix } => self.c_install(Path::new(prefix)),
             C::FmtCheck => self.fmt_check(),
             C::Lint => self.lint(),
             C::Ci => self.ci(),
@@ -508,6 +509,68 @@ impl Ctx {
         let workspace = meta::workspace_root(self.metadata()?)
             .ok_or_else(|| "cargo metadata has no workspace root".to_string())?;
         startup::run(&workspace, &release, ranks, reps.max(1)).map_err(Into::into)
+    }
+
+    /// `c-install PREFIX`: the C interface (gex-capi) and the launcher,
+    /// built in release, installed under PREFIX with a pkg-config file per
+    /// conduit (from gex-capi/pkgconfig/gex.pc.in).
+    fn c_install(&self, prefix: &Path) -> Result {
+        self.run(&mut self.cargo(&["build", "--release", "-p", "gex-capi", "-p", "gex-run"]))?;
+        let prefix = if prefix.is_absolute() {
+            prefix.to_path_buf()
+        } else {
+            self.cwd.join(prefix)
+        };
+        let meta = self.metadata()?;
+        let root = meta::workspace_root(meta)
+            .ok_or_else(|| Failure::from("cargo metadata has no workspace_root".to_string()))?;
+        let capi = root.join("gex-capi");
+        let release = self.release_dir()?;
+        let io = |what: &str, e: std::io::Error| Failure::from(format!("c-install: {what}: {e}"));
+        let (inc, lib, bin) = (
+            prefix.join("include"),
+            prefix.join("lib"),
+            prefix.join("bin"),
+        );
+        let pc = lib.join("pkgconfig");
+        for d in [&inc, &lib, &bin, &pc] {
+            std::fs::create_dir_all(d).map_err(|e| io(&d.display().to_string(), e))?;
+        }
+        let mut copied = Vec::new();
+        let headers =
+            std::fs::read_dir(capi.join("include")).map_err(|e| io("gex-capi/include", e))?;
+        for h in headers {
+            let h = h.map_err(|e| io("gex-capi/include", e))?.path();
+            copied.push((h.clone(), inc.join(h.file_name().unwrap_or_default())));
+        }
+        copied.push((release.join("libgex_capi.a"), lib.join("libgex.a")));
+        copied.push((release.join("libgex_capi.so"), lib.join("libgex.so")));
+        copied.push((release.join("gex-run"), bin.join("gex-run")));
+        for (from, to) in &copied {
+            // Replace rather than overwrite: a running program may map the old file.
+            let _ = std::fs::remove_file(to);
+            std::fs::copy(from, to).map_err(|e| io(&from.display().to_string(), e))?;
+            println!("xtask: installed {}", to.display());
+        }
+        let template = std::fs::read_to_string(capi.join("pkgconfig/gex.pc.in"))
+            .map_err(|e| io("gex.pc.in", e))?;
+        let version = env!("CARGO_PKG_VERSION");
+        for conduit in ["smp", "udp"] {
+            let text = template
+                .replace("@PREFIX@", &prefix.to_string_lossy())
+                .replace("@CONDUIT@", conduit)
+                .replace("@CONDUIT_UC@", &conduit.to_uppercase())
+                .replace("@VERSION@", version);
+            let to = pc.join(format!("gex-{conduit}.pc"));
+            std::fs::write(&to, text).map_err(|e| io(&to.display().to_string(), e))?;
+            println!("xtask: installed {}", to.display());
+        }
+        println!(
+            "c-install: done; build with\n  PKG_CONFIG_PATH={} cc prog.c $(pkg-config --cflags --libs gex-smp)\nand run with\n  {} -n 4 ./a.out",
+            pc.display(),
+            bin.join("gex-run").display()
+        );
+        Ok(())
     }
 
     fn fmt_check(&self) -> Result {

@@ -1,0 +1,102 @@
+/*
+ * gasnet_coll.h: the collectives of the GASNet collectives design notes, as
+ * gex provides them over the primordial team: broadcast, scatter, gather,
+ * gather_all and exchange, non-blocking (a handle to sync) and blocking,
+ * with the notes' sync modes (at most one IN_* and one OUT_*; none means
+ * MYSYNC), address modes and segment hints. The EX collectives
+ * (gex_Coll_*) are in gasnetex.h. Written for gex from the design notes.
+ *
+ * GASNET_COLL_SINGLE: every node passes the same, correct addresses. With
+ * unaligned segments (GASNET_ALIGNED_SEGMENTS 0) each node's addresses are
+ * its own, so the call proceeds as with GASNET_COLL_LOCAL.
+ */
+#ifndef GEX_GASNET_COLL_H
+#define GEX_GASNET_COLL_H
+
+#include <gasnetex.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef gex_Event_t gasnet_all_handle_t;
+#define GASNET_COLL_INVALID_HANDLE ((gasnet_all_handle_t)0)
+
+#define GASNET_COLL_IN_NOSYNC (1 << 0)
+#define GASNET_COLL_IN_MYSYNC (1 << 1)
+#define GASNET_COLL_IN_ALLSYNC (1 << 2)
+#define GASNET_COLL_OUT_NOSYNC (1 << 3)
+#define GASNET_COLL_OUT_MYSYNC (1 << 4)
+#define GASNET_COLL_OUT_ALLSYNC (1 << 5)
+#define GASNET_COLL_SINGLE (1 << 6)
+#define GASNET_COLL_LOCAL (1 << 7)
+#define GASNET_COLL_DST_IN_SEGMENT (1 << 8)
+#define GASNET_COLL_SRC_IN_SEGMENT (1 << 9)
+
+extern gasnet_all_handle_t gasnet_all_broadcast_nb(void *dst, uint32_t srcnode, void *src, size_t nbytes, int flags);
+extern gasnet_all_handle_t gasnet_all_scatter_nb(void *dst, uint32_t srcnode, void *src, size_t nbytes, int flags);
+extern gasnet_all_handle_t gasnet_all_gather_nb(uint32_t dstnode, void *dst, void *src, size_t nbytes, int flags);
+extern gasnet_all_handle_t gasnet_all_gather_all_nb(void *dst, void *src, size_t nbytes, int flags);
+extern gasnet_all_handle_t gasnet_all_exchange_nb(void *dst, void *src, size_t nbytes, int flags);
+
+/* The multi-address ("i") forms: LOCAL passes this node's images (listlen
+ * of them, blocks rank .. rank + listlen - 1 of nblocks); SINGLE passes
+ * every image's address and node (nodelist), the same on every node, and
+ * rank and nblocks are ignored. */
+extern gasnet_all_handle_t gasnet_all_broadcasti_nb(const uint32_t nodelist[], void *const dstlist[], uint32_t srcnode,
+                                                    void *src, size_t listlen, size_t nbytes, size_t rank,
+                                                    size_t nblocks, int flags);
+extern gasnet_all_handle_t gasnet_all_scatteri_nb(const uint32_t nodelist[], void *const dstlist[], uint32_t srcnode,
+                                                  void *src, size_t listlen, size_t nbytes, size_t rank,
+                                                  size_t nblocks, int flags);
+extern gasnet_all_handle_t gasnet_all_gatheri_nb(uint32_t dstnode, void *dst, const uint32_t nodelist[],
+                                                 void *const srclist[], size_t listlen, size_t nbytes, size_t rank,
+                                                 size_t nblocks, int flags);
+extern gasnet_all_handle_t gasnet_all_gather_alli_nb(const uint32_t nodelist[], void *const dstlist[],
+                                                     void *const srclist[], size_t listlen, size_t nbytes,
+                                                     size_t rank, size_t nblocks, int flags);
+extern gasnet_all_handle_t gasnet_all_exchangei_nb(const uint32_t nodelist[], void *const dstlist[],
+                                                   void *const srclist[], size_t listlen, size_t nbytes, size_t rank,
+                                                   size_t nblocks, int flags);
+
+static inline void gasnet_all_wait_sync(gasnet_all_handle_t handle) { gex_Event_Wait(handle); }
+static inline int gasnet_all_try_sync(gasnet_all_handle_t handle) {
+    gasnet_AMPoll();
+    return gex_Event_Test(handle);
+}
+static inline void gasnet_all_wait_sync_all(gasnet_all_handle_t *handles, size_t n) {
+    gex_Event_WaitAll(handles, n, 0);
+}
+static inline int gasnet_all_try_sync_all(gasnet_all_handle_t *handles, size_t n) {
+    gasnet_AMPoll();
+    return gex_Event_TestAll(handles, n, 0);
+}
+static inline void gasnet_all_wait_sync_some(gasnet_all_handle_t *handles, size_t n) {
+    gex_Event_WaitSome(handles, n, 0);
+}
+static inline int gasnet_all_try_sync_some(gasnet_all_handle_t *handles, size_t n) {
+    gasnet_AMPoll();
+    return gex_Event_TestSome(handles, n, 0);
+}
+
+static inline void gasnet_all_broadcast(void *dst, uint32_t srcnode, void *src, size_t nbytes, int flags) {
+    gasnet_all_wait_sync(gasnet_all_broadcast_nb(dst, srcnode, src, nbytes, flags));
+}
+static inline void gasnet_all_scatter(void *dst, uint32_t srcnode, void *src, size_t nbytes, int flags) {
+    gasnet_all_wait_sync(gasnet_all_scatter_nb(dst, srcnode, src, nbytes, flags));
+}
+static inline void gasnet_all_gather(uint32_t dstnode, void *dst, void *src, size_t nbytes, int flags) {
+    gasnet_all_wait_sync(gasnet_all_gather_nb(dstnode, dst, src, nbytes, flags));
+}
+static inline void gasnet_all_gather_all(void *dst, void *src, size_t nbytes, int flags) {
+    gasnet_all_wait_sync(gasnet_all_gather_all_nb(dst, src, nbytes, flags));
+}
+static inline void gasnet_all_exchange(void *dst, void *src, size_t nbytes, int flags) {
+    gasnet_all_wait_sync(gasnet_all_exchange_nb(dst, src, nbytes, flags));
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GEX_GASNET_COLL_H */

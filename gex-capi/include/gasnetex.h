@@ -1,0 +1,1188 @@
+/*
+ * gasnetex.h: the GASNet-EX C interface of gex (spec v0.17).
+ *
+ * Written for gex from the GASNet-EX API description, spec v0.17. Every call
+ * here is an entry point of libgex, a Rust library; API.md (the table "spec
+ * name -> Rust path") says which Rust call each one is. Link with
+ * `pkg-config --cflags --libs gex-smp` (or gex-udp), and start the program
+ * with gex-run (`gex-run -n 4 ./prog`); without a launcher it is a job of one
+ * rank.
+ *
+ * Return conventions: calls with an int result return GASNET_OK (0) or a
+ * GASNET_ERR_* code, printing the message when verbose errors are on;
+ * injection calls (AM, RMA) return non-zero only for the GEX_FLAG_IMMEDIATE
+ * no-op, and an erroneous call (a bad argument, a call from a context that
+ * may not communicate) ends the job with a message naming the call, as do
+ * erroneous calls without a result.
+ */
+#ifndef GEX_GASNETEX_H
+#define GEX_GASNETEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Versions and configuration --------------------------------------- */
+
+#define GEX_SPEC_VERSION_MAJOR 0
+#define GEX_SPEC_VERSION_MINOR 17
+#define GASNET_SPEC_VERSION_MAJOR 1
+#define GASNET_SPEC_VERSION_MINOR 8
+#define GASNET_RELEASE_VERSION_MAJOR 0
+#define GASNET_RELEASE_VERSION_MINOR 1
+#define GASNET_RELEASE_VERSION_PATCH 0
+#define GEX_IMPLEMENTATION_GEX 1
+
+/* The conduit: the pkg-config file of each conduit defines
+ * GASNET_CONDUIT_<NAME>; the one a job runs on is the launcher's
+ * (gex-run --conduit), since one libgex holds every conduit. */
+#if defined(GASNET_CONDUIT_UDP)
+#define GASNET_CONDUIT_NAME udp
+#define GASNET_CONDUIT_NAME_STR "udp"
+#else
+#ifndef GASNET_CONDUIT_SMP
+#define GASNET_CONDUIT_SMP 1
+#endif
+#define GASNET_CONDUIT_NAME smp
+#define GASNET_CONDUIT_NAME_STR "smp"
+#endif
+
+/* Threading: every gex call is thread-safe, so each model is supported; a
+ * client that names none gets GASNET_PAR. */
+#if !defined(GASNET_SEQ) && !defined(GASNET_PARSYNC) && !defined(GASNET_PAR)
+#define GASNET_PAR 1
+#endif
+#if (defined(GASNET_SEQ) + defined(GASNET_PARSYNC) + defined(GASNET_PAR)) != 1
+#error "define at most one of GASNET_SEQ, GASNET_PARSYNC, GASNET_PAR"
+#endif
+
+/* Segments: attached segments of a size chosen at attach (FAST); not
+ * aligned across ranks; ranks of a neighbourhood map each other's (PSHM). */
+#define GASNET_SEGMENT_FAST 1
+#define GASNET_ALIGNED_SEGMENTS 0
+#define GASNET_PSHM 1
+#define GASNET_MAXEPS 32
+#define GASNET_MAXNODES 0x7fffffff
+#define GASNET_HIDDEN_AM_CONCURRENCY_LEVEL 0
+#define GASNET_SUPPORTS_TI_SRCRANK 1
+#define GASNET_SUPPORTS_TI_EP 1
+#define GASNET_SUPPORTS_TI_ENTRY 1
+#define GASNET_SUPPORTS_TI_IS_REQ 1
+#define GASNET_SUPPORTS_TI_IS_LONG 1
+
+/* ---- Error codes ------------------------------------------------------- */
+
+#define GASNET_OK 0
+#define _GASNET_ERR_BASE 10000
+#define GASNET_ERR_RESOURCE 10001
+#define GASNET_ERR_BAD_ARG 10002
+#define GASNET_ERR_NOT_INIT 10003
+#define GASNET_ERR_BARRIER_MISMATCH 10004
+#define GASNET_ERR_NOT_READY 10005
+
+/* ---- Basic types ------------------------------------------------------- */
+
+typedef uint32_t gex_Rank_t;
+#define GEX_RANK_INVALID ((gex_Rank_t)0xFFFFFFFFu)
+
+typedef uint64_t gex_Flags_t;
+typedef uint8_t gex_AM_Index_t;
+typedef int32_t gex_AM_Arg_t;
+typedef uint64_t gex_RMA_Value_t;
+typedef void *gex_Addr_t;
+typedef uint32_t gex_EP_Index_t;
+typedef uint32_t gex_EC_t;
+typedef uint32_t gex_TI_t;
+typedef uint32_t gex_DT_t;
+typedef uint64_t gex_OP_t;
+typedef uint32_t gex_EP_Capabilities_t;
+
+#define GEX_AM_INDEX_BASE 128
+
+typedef struct gex_Client_opaque *gex_Client_t;
+typedef struct gex_EP_opaque *gex_EP_t;
+typedef struct gex_TM_opaque *gex_TM_t;
+typedef struct gex_Segment_opaque *gex_Segment_t;
+typedef struct gex_Event_opaque *gex_Event_t;
+typedef struct gex_Token_opaque *gex_Token_t;
+
+#define GEX_CLIENT_INVALID ((gex_Client_t)0)
+#define GEX_EP_INVALID ((gex_EP_t)0)
+#define GEX_TM_INVALID ((gex_TM_t)0)
+#define GEX_SEGMENT_INVALID ((gex_Segment_t)0)
+
+#define GEX_EVENT_INVALID ((gex_Event_t)0)
+#define GEX_EVENT_NO_OP ((gex_Event_t)(uintptr_t)1)
+#define GEX_EVENT_NOW ((gex_Event_t *)(uintptr_t)1)
+#define GEX_EVENT_DEFER ((gex_Event_t *)(uintptr_t)2)
+#define GEX_EVENT_GROUP ((gex_Event_t *)(uintptr_t)3)
+
+typedef struct {
+    void *gex_addr;
+    size_t gex_len;
+} gex_Memvec_t;
+
+typedef struct {
+    gex_Rank_t gex_rank;
+    gex_EP_Index_t gex_ep_index;
+} gex_EP_Location_t;
+
+typedef const struct {
+    gex_Rank_t gex_jobrank;
+} gex_RankInfo_t;
+
+/* ---- Flags (one bit each, as gex::Flags) -------------------------------- */
+
+#define GEX_FLAG_IMMEDIATE ((gex_Flags_t)1 << 0)
+#define GEX_FLAG_LC_COPY_YES ((gex_Flags_t)1 << 1)
+#define GEX_FLAG_LC_COPY_NO ((gex_Flags_t)1 << 2)
+#define GEX_FLAG_PEER_NEVER_SELF ((gex_Flags_t)1 << 3)
+#define GEX_FLAG_PEER_NEVER_NBRHD ((gex_Flags_t)1 << 4)
+#define GEX_FLAG_AD_MY_RANK ((gex_Flags_t)1 << 5)
+#define GEX_FLAG_AD_MY_NBRHD ((gex_Flags_t)1 << 6)
+#define GEX_FLAG_AD_FAVOR_MY_RANK ((gex_Flags_t)1 << 7)
+#define GEX_FLAG_AD_FAVOR_MY_NBRHD ((gex_Flags_t)1 << 8)
+#define GEX_FLAG_AD_FAVOR_REMOTE ((gex_Flags_t)1 << 9)
+#define GEX_FLAG_AD_ACQ ((gex_Flags_t)1 << 10)
+#define GEX_FLAG_AD_REL ((gex_Flags_t)1 << 11)
+#define GEX_FLAG_RANK_IS_JOBRANK ((gex_Flags_t)1 << 12)
+#define GEX_FLAG_AM_PREPARE_LEAST_CLIENT ((gex_Flags_t)1 << 13)
+#define GEX_FLAG_AM_PREPARE_LEAST_ALLOC ((gex_Flags_t)1 << 14)
+#define GEX_FLAG_SELF_SEG_UNKNOWN ((gex_Flags_t)1 << 15)
+#define GEX_FLAG_PEER_SEG_UNKNOWN ((gex_Flags_t)1 << 16)
+#define GEX_FLAG_SELF_SEG_SOME ((gex_Flags_t)1 << 17)
+#define GEX_FLAG_PEER_SEG_SOME ((gex_Flags_t)1 << 18)
+#define GEX_FLAG_SELF_SEG_BOUND ((gex_Flags_t)1 << 19)
+#define GEX_FLAG_PEER_SEG_BOUND ((gex_Flags_t)1 << 20)
+#define GEX_FLAG_SELF_SEG_OFFSET ((gex_Flags_t)1 << 21)
+#define GEX_FLAG_PEER_SEG_OFFSET ((gex_Flags_t)1 << 22)
+#define GEX_FLAG_TM_GLOBAL_SCRATCH ((gex_Flags_t)1 << 23)
+#define GEX_FLAG_TM_LOCAL_SCRATCH ((gex_Flags_t)1 << 24)
+#define GEX_FLAG_TM_SYMMETRIC_SCRATCH ((gex_Flags_t)1 << 25)
+#define GEX_FLAG_TM_NO_SCRATCH ((gex_Flags_t)1 << 26)
+#define GEX_FLAG_TM_SCRATCH_SIZE_RECOMMENDED ((gex_Flags_t)1 << 27)
+#define GEX_FLAG_TM_SCRATCH_SIZE_MIN ((gex_Flags_t)1 << 28)
+#define GEX_FLAG_SCRATCH_SEG_OFFSET ((gex_Flags_t)1 << 29)
+#define GEX_FLAG_GLOBALLY_QUIESCED ((gex_Flags_t)1 << 30)
+#define GEX_FLAG_USES_GASNET1 ((gex_Flags_t)1 << 31)
+#define GEX_FLAG_AM_SHORT ((gex_Flags_t)1 << 32)
+#define GEX_FLAG_AM_MEDIUM ((gex_Flags_t)1 << 33)
+#define GEX_FLAG_AM_LONG ((gex_Flags_t)1 << 34)
+#define GEX_FLAG_AM_MEDLONG (GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_LONG)
+#define GEX_FLAG_AM_REQUEST ((gex_Flags_t)1 << 35)
+#define GEX_FLAG_AM_REPLY ((gex_Flags_t)1 << 36)
+#define GEX_FLAG_AM_REQREP (GEX_FLAG_AM_REQUEST | GEX_FLAG_AM_REPLY)
+#define GEX_FLAG_ENABLE_LEAF_LC ((gex_Flags_t)1 << 37)
+#define GEX_FLAG_HINT_ACCEL_AD ((gex_Flags_t)1 << 38)
+#define GEX_FLAG_HINT_ACCEL_COLL ((gex_Flags_t)1 << 39)
+#define GEX_FLAG_HINT_ACCEL_ALL (GEX_FLAG_HINT_ACCEL_AD | GEX_FLAG_HINT_ACCEL_COLL)
+/* Collective synchronisation modes and segment hints (collectives design
+ * notes), accepted in the flags of the data-movement collectives. */
+#define GEX_FLAG_COLL_IN_NOSYNC ((gex_Flags_t)1 << 48)
+#define GEX_FLAG_COLL_IN_MYSYNC ((gex_Flags_t)1 << 49)
+#define GEX_FLAG_COLL_IN_ALLSYNC ((gex_Flags_t)1 << 50)
+#define GEX_FLAG_COLL_OUT_NOSYNC ((gex_Flags_t)1 << 51)
+#define GEX_FLAG_COLL_OUT_MYSYNC ((gex_Flags_t)1 << 52)
+#define GEX_FLAG_COLL_OUT_ALLSYNC ((gex_Flags_t)1 << 53)
+#define GEX_FLAG_COLL_DST_IN_SEGMENT ((gex_Flags_t)1 << 54)
+#define GEX_FLAG_COLL_SRC_IN_SEGMENT ((gex_Flags_t)1 << 55)
+
+/* Event categories */
+#define GEX_EC_GET ((gex_EC_t)1 << 0)
+#define GEX_EC_PUT ((gex_EC_t)1 << 1)
+#define GEX_EC_AM ((gex_EC_t)1 << 2)
+#define GEX_EC_LC ((gex_EC_t)1 << 3)
+#define GEX_EC_RMW ((gex_EC_t)1 << 4)
+#define GEX_EC_ALL ((gex_EC_t)0x1f)
+
+/* Token info */
+#define GEX_TI_SRCRANK ((gex_TI_t)1 << 0)
+#define GEX_TI_EP ((gex_TI_t)1 << 1)
+#define GEX_TI_ENTRY ((gex_TI_t)1 << 2)
+#define GEX_TI_IS_REQ ((gex_TI_t)1 << 3)
+#define GEX_TI_IS_LONG ((gex_TI_t)1 << 4)
+#define GEX_TI_ALL ((gex_TI_t)0x1f)
+
+/* Endpoint capabilities */
+#define GEX_EP_CAPABILITY_RMA ((gex_EP_Capabilities_t)1 << 0)
+#define GEX_EP_CAPABILITY_AM ((gex_EP_Capabilities_t)1 << 1)
+#define GEX_EP_CAPABILITY_VIS ((gex_EP_Capabilities_t)1 << 2)
+#define GEX_EP_CAPABILITY_COLL ((gex_EP_Capabilities_t)1 << 3)
+#define GEX_EP_CAPABILITY_AD ((gex_EP_Capabilities_t)1 << 4)
+#define GEX_EP_CAPABILITY_ALL ((gex_EP_Capabilities_t)0x1f)
+
+/* Data types */
+#define GEX_DT_I32 ((gex_DT_t)1 << 0)
+#define GEX_DT_U32 ((gex_DT_t)1 << 1)
+#define GEX_DT_I64 ((gex_DT_t)1 << 2)
+#define GEX_DT_U64 ((gex_DT_t)1 << 3)
+#define GEX_DT_FLT ((gex_DT_t)1 << 4)
+#define GEX_DT_DBL ((gex_DT_t)1 << 5)
+#define GEX_DT_USER ((gex_DT_t)1 << 6)
+
+/* Operations */
+#define GEX_OP_ADD ((gex_OP_t)1 << 0)
+#define GEX_OP_MULT ((gex_OP_t)1 << 1)
+#define GEX_OP_MIN ((gex_OP_t)1 << 2)
+#define GEX_OP_MAX ((gex_OP_t)1 << 3)
+#define GEX_OP_SUB ((gex_OP_t)1 << 4)
+#define GEX_OP_INC ((gex_OP_t)1 << 5)
+#define GEX_OP_DEC ((gex_OP_t)1 << 6)
+#define GEX_OP_AND ((gex_OP_t)1 << 7)
+#define GEX_OP_OR ((gex_OP_t)1 << 8)
+#define GEX_OP_XOR ((gex_OP_t)1 << 9)
+#define GEX_OP_FADD ((gex_OP_t)1 << 10)
+#define GEX_OP_FMULT ((gex_OP_t)1 << 11)
+#define GEX_OP_FMIN ((gex_OP_t)1 << 12)
+#define GEX_OP_FMAX ((gex_OP_t)1 << 13)
+#define GEX_OP_FSUB ((gex_OP_t)1 << 14)
+#define GEX_OP_FINC ((gex_OP_t)1 << 15)
+#define GEX_OP_FDEC ((gex_OP_t)1 << 16)
+#define GEX_OP_FAND ((gex_OP_t)1 << 17)
+#define GEX_OP_FOR ((gex_OP_t)1 << 18)
+#define GEX_OP_FXOR ((gex_OP_t)1 << 19)
+#define GEX_OP_SET ((gex_OP_t)1 << 20)
+#define GEX_OP_CAS ((gex_OP_t)1 << 21)
+#define GEX_OP_GET ((gex_OP_t)1 << 22)
+#define GEX_OP_SWAP ((gex_OP_t)1 << 23)
+#define GEX_OP_FCAS ((gex_OP_t)1 << 24)
+#define GEX_OP_CSWAP GEX_OP_FCAS
+#define GEX_OP_USER ((gex_OP_t)1 << 25)
+#define GEX_OP_USER_NC ((gex_OP_t)1 << 26)
+
+/* ---- Client, endpoint, team, segment ----------------------------------- */
+
+extern int gex_Client_Init(gex_Client_t *client_p, gex_EP_t *ep_p, gex_TM_t *tm_p,
+                           const char *clientName, int *argc, char ***argv, gex_Flags_t flags);
+extern gex_Flags_t gex_Client_QueryFlags(gex_Client_t client);
+extern const char *gex_Client_QueryName(gex_Client_t client);
+
+extern void gex_Client_SetCData(gex_Client_t client, const void *val);
+extern void *gex_Client_QueryCData(gex_Client_t client);
+extern void gex_Segment_SetCData(gex_Segment_t seg, const void *val);
+extern void *gex_Segment_QueryCData(gex_Segment_t seg);
+extern void gex_TM_SetCData(gex_TM_t tm, const void *val);
+extern void *gex_TM_QueryCData(gex_TM_t tm);
+extern void gex_EP_SetCData(gex_EP_t ep, const void *val);
+extern void *gex_EP_QueryCData(gex_EP_t ep);
+
+extern int gex_Segment_Attach(gex_Segment_t *segment_p, gex_TM_t tm, uintptr_t size);
+extern gex_Client_t gex_Segment_QueryClient(gex_Segment_t seg);
+extern gex_Flags_t gex_Segment_QueryFlags(gex_Segment_t seg);
+extern void *gex_Segment_QueryAddr(gex_Segment_t seg);
+extern uintptr_t gex_Segment_QuerySize(gex_Segment_t seg);
+
+extern gex_Client_t gex_TM_QueryClient(gex_TM_t tm);
+extern gex_EP_t gex_TM_QueryEP(gex_TM_t tm);
+extern gex_Flags_t gex_TM_QueryFlags(gex_TM_t tm);
+extern gex_Rank_t gex_TM_QueryRank(gex_TM_t tm);
+extern gex_Rank_t gex_TM_QuerySize(gex_TM_t tm);
+extern gex_TM_t gex_TM_Pair(gex_EP_t local_ep, gex_EP_Index_t remote_ep_index);
+extern gex_Rank_t gex_TM_TranslateRankToJobrank(gex_TM_t tm, gex_Rank_t rank);
+extern gex_Rank_t gex_TM_TranslateJobrankToRank(gex_TM_t tm, gex_Rank_t jobrank);
+extern gex_EP_Location_t gex_TM_TranslateRankToEP(gex_TM_t tm, gex_Rank_t rank, gex_Flags_t flags);
+extern size_t gex_TM_Split(gex_TM_t *new_tm_p, gex_TM_t parent_tm, int color, int key,
+                           void *scratch_addr, size_t scratch_size, gex_Flags_t flags);
+extern size_t gex_TM_Create(gex_TM_t *new_tms, size_t num_new_tms, gex_TM_t parent_tm, gex_EP_Location_t *args,
+                            size_t numargs, gex_Addr_t *scratch_addrs, size_t scratch_size, gex_Flags_t flags);
+extern int gex_TM_Destroy(gex_TM_t tm, gex_Memvec_t *scratch_p, gex_Flags_t flags);
+
+extern gex_Client_t gex_EP_QueryClient(gex_EP_t ep);
+extern gex_Flags_t gex_EP_QueryFlags(gex_EP_t ep);
+extern gex_Segment_t gex_EP_QuerySegment(gex_EP_t ep);
+extern gex_EP_Index_t gex_EP_QueryIndex(gex_EP_t ep);
+extern gex_Event_t gex_EP_QueryBoundSegmentNB(gex_TM_t tm, gex_Rank_t rank, void **owneraddr_p,
+                                              void **localaddr_p, uintptr_t *size_p,
+                                              gex_Flags_t flags);
+extern int gex_Segment_QueryBound(gex_TM_t tm, gex_Rank_t rank, void **owneraddr_p,
+                                  void **localaddr_p, uintptr_t *size_p);
+
+/* Memory kinds, created segments and endpoints ([PROPOSED] in the spec;
+ * the kinds' own calls are in gasnet_mk.h). */
+typedef struct gex_MK_opaque *gex_MK_t;
+#define GEX_MK_INVALID ((gex_MK_t)0)
+#define GEX_MK_HOST ((gex_MK_t)(uintptr_t)1)
+extern int gex_Segment_Create(gex_Segment_t *segment_p, gex_Client_t client, gex_Addr_t address,
+                              uintptr_t length, gex_MK_t kind, gex_Flags_t flags);
+extern void gex_Segment_Destroy(gex_Segment_t segment, gex_Flags_t flags);
+extern int gex_EP_BindSegment(gex_EP_t ep, gex_Segment_t segment, gex_Flags_t flags);
+extern int gex_EP_PublishBoundSegment(gex_TM_t tm, gex_EP_t *eps, size_t num_eps, gex_Flags_t flags);
+extern int gex_EP_Create(gex_EP_t *ep_p, gex_Client_t client, gex_EP_Capabilities_t capabilities,
+                         gex_Flags_t flags);
+
+/* ---- System queries, progress, exit ------------------------------------ */
+
+extern gex_Rank_t gex_System_QueryJobRank(void);
+extern gex_Rank_t gex_System_QueryJobSize(void);
+extern int gex_System_GetVerboseErrors(void);
+extern void gex_System_SetVerboseErrors(int enable);
+extern uint64_t gex_System_QueryMaxThreads(void);
+extern int gex_System_QueryHiddenAMConcurrencyLevel(void);
+extern void gex_System_QueryNbrhdInfo(gex_RankInfo_t **info_p, gex_Rank_t *info_count_p,
+                                      gex_Rank_t *my_info_index_p);
+extern void gex_System_QueryHostInfo(gex_RankInfo_t **info_p, gex_Rank_t *info_count_p,
+                                     gex_Rank_t *my_info_index_p);
+extern void gex_System_QueryMyPosition(gex_Rank_t *nbrhd_set_size_p, gex_Rank_t *nbrhd_set_rank_p,
+                                       gex_Rank_t *host_set_size_p, gex_Rank_t *host_set_rank_p);
+
+#if defined(__GNUC__) || defined(__clang__)
+#define _GEX_NORETURN __attribute__((__noreturn__))
+#else
+#define _GEX_NORETURN
+#endif
+extern void gasnet_exit(int exitcode) _GEX_NORETURN;
+extern int gasnet_AMPoll(void);
+extern void _gex_BlockUntilStep(uint32_t *spins);
+/* Polls until cond holds (yielding the processor after a while). */
+#define GASNET_BLOCKUNTIL(cond)                                                                   \
+    do {                                                                                          \
+        uint32_t _gex_spins = 0;                                                                  \
+        while (!(cond)) _gex_BlockUntilStep(&_gex_spins);                                        \
+    } while (0)
+
+/* ---- Handler-safe locks ------------------------------------------------- */
+
+typedef struct {
+    pthread_mutex_t _gex_mutex;
+} gex_HSL_t;
+#define GEX_HSL_INITIALIZER {PTHREAD_MUTEX_INITIALIZER}
+static inline void gex_HSL_Init(gex_HSL_t *hsl) { pthread_mutex_init(&hsl->_gex_mutex, 0); }
+static inline void gex_HSL_Destroy(gex_HSL_t *hsl) { pthread_mutex_destroy(&hsl->_gex_mutex); }
+static inline void gex_HSL_Lock(gex_HSL_t *hsl) { pthread_mutex_lock(&hsl->_gex_mutex); }
+static inline void gex_HSL_Unlock(gex_HSL_t *hsl) { pthread_mutex_unlock(&hsl->_gex_mutex); }
+static inline int gex_HSL_Trylock(gex_HSL_t *hsl) {
+    return pthread_mutex_trylock(&hsl->_gex_mutex) == 0 ? GASNET_OK : GASNET_ERR_NOT_READY;
+}
+
+/* ---- Active Messages ----------------------------------------------------- */
+
+/* A handler: void h(gex_Token_t t, [void *buf, size_t nbytes,] gex_AM_Arg_t a0, ...),
+ * registered cast to gex_AM_Fn_t. */
+typedef void (*gex_AM_Fn_t)();
+
+typedef struct {
+    gex_AM_Index_t gex_index;
+    gex_AM_Fn_t gex_fnptr;
+    gex_Flags_t gex_flags;
+    unsigned int gex_nargs;
+    const void *gex_cdata;
+    const char *gex_name;
+} gex_AM_Entry_t;
+
+typedef struct {
+    gex_Rank_t gex_srcrank;
+    gex_EP_t gex_ep;
+    const gex_AM_Entry_t *gex_entry;
+    int gex_is_req;
+    int gex_is_long;
+} gex_Token_Info_t;
+
+extern int gex_EP_RegisterHandlers(gex_EP_t ep, gex_AM_Entry_t *table, size_t numentries);
+extern gex_TI_t gex_Token_Info(gex_Token_t token, gex_Token_Info_t *info, gex_TI_t mask);
+
+extern unsigned int gex_AM_MaxArgs(void);
+extern size_t gex_AM_MaxRequestLong(gex_TM_t tm, gex_Rank_t other_rank, const gex_Event_t *lc_opt,
+                                    gex_Flags_t flags, unsigned int numargs);
+extern size_t gex_AM_MaxReplyLong(gex_TM_t tm, gex_Rank_t other_rank, const gex_Event_t *lc_opt,
+                                  gex_Flags_t flags, unsigned int numargs);
+extern size_t gex_AM_MaxRequestMedium(gex_TM_t tm, gex_Rank_t other_rank,
+                                      const gex_Event_t *lc_opt, gex_Flags_t flags,
+                                      unsigned int numargs);
+extern size_t gex_AM_MaxReplyMedium(gex_TM_t tm, gex_Rank_t other_rank, const gex_Event_t *lc_opt,
+                                    gex_Flags_t flags, unsigned int numargs);
+extern size_t gex_Token_MaxReplyLong(gex_Token_t token, const gex_Event_t *lc_opt,
+                                     gex_Flags_t flags, unsigned int numargs);
+extern size_t gex_Token_MaxReplyMedium(gex_Token_t token, const gex_Event_t *lc_opt,
+                                       gex_Flags_t flags, unsigned int numargs);
+extern size_t gex_AM_LUBRequestLong(void);
+extern size_t gex_AM_LUBReplyLong(void);
+extern size_t gex_AM_LUBRequestMedium(void);
+extern size_t gex_AM_LUBReplyMedium(void);
+
+/* The entry points of the [M] forms below: the arguments as an array. */
+extern int _gex_AM_RequestShort(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler,
+                                gex_Flags_t flags, unsigned int nargs, const gex_AM_Arg_t *args);
+extern int _gex_AM_RequestMedium(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler,
+                                 const void *source_addr, size_t nbytes, gex_Event_t *lc_opt,
+                                 gex_Flags_t flags, unsigned int nargs, const gex_AM_Arg_t *args);
+extern int _gex_AM_RequestLong(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler,
+                               const void *source_addr, size_t nbytes, void *dest_addr,
+                               gex_Event_t *lc_opt, gex_Flags_t flags, unsigned int nargs,
+                               const gex_AM_Arg_t *args);
+extern int _gex_AM_ReplyShort(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags,
+                              unsigned int nargs, const gex_AM_Arg_t *args);
+extern int _gex_AM_ReplyMedium(gex_Token_t token, gex_AM_Index_t handler,
+                               const void *source_addr, size_t nbytes, gex_Event_t *lc_opt,
+                               gex_Flags_t flags, unsigned int nargs, const gex_AM_Arg_t *args);
+extern int _gex_AM_ReplyLong(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr,
+                             size_t nbytes, void *dest_addr, gex_Event_t *lc_opt,
+                             gex_Flags_t flags, unsigned int nargs, const gex_AM_Arg_t *args);
+
+/* Negotiated-payload AMs: Prepare, fill gex_AM_SrcDescAddr(sd) with up to
+ * gex_AM_SrcDescSize(sd) bytes, Commit. */
+typedef struct gex_AM_SrcDesc_opaque *gex_AM_SrcDesc_t;
+#define GEX_AM_SRCDESC_NO_OP ((gex_AM_SrcDesc_t)0)
+extern void *gex_AM_SrcDescAddr(gex_AM_SrcDesc_t sd);
+extern size_t gex_AM_SrcDescSize(gex_AM_SrcDesc_t sd);
+extern gex_AM_SrcDesc_t gex_AM_PrepareRequestMedium(gex_TM_t tm, gex_Rank_t rank, const void *client_buf,
+                                                    size_t least_payload, size_t most_payload,
+                                                    gex_Event_t *lc_opt, gex_Flags_t flags, unsigned int numargs);
+extern gex_AM_SrcDesc_t gex_AM_PrepareReplyMedium(gex_Token_t token, const void *client_buf, size_t least_payload,
+                                                  size_t most_payload, gex_Event_t *lc_opt, gex_Flags_t flags,
+                                                  unsigned int numargs);
+extern gex_AM_SrcDesc_t gex_AM_PrepareRequestLong(gex_TM_t tm, gex_Rank_t rank, const void *client_buf,
+                                                  size_t least_payload, size_t most_payload, void *dest_addr,
+                                                  gex_Event_t *lc_opt, gex_Flags_t flags, unsigned int numargs);
+extern gex_AM_SrcDesc_t gex_AM_PrepareReplyLong(gex_Token_t token, const void *client_buf, size_t least_payload,
+                                                size_t most_payload, void *dest_addr, gex_Event_t *lc_opt,
+                                                gex_Flags_t flags, unsigned int numargs);
+extern void _gex_AM_CommitMedium(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, unsigned int nargs,
+                                 const gex_AM_Arg_t *args);
+extern void _gex_AM_CommitLong(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr,
+                               unsigned int nargs, const gex_AM_Arg_t *args);
+
+/* GENERATED BEGIN (gen/arity.py ex) */
+static inline int gex_AM_RequestShort0(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags) {
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 0, (const gex_AM_Arg_t *)0);
+}
+static inline int gex_AM_RequestMedium0(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags) {
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 0, (const gex_AM_Arg_t *)0);
+}
+static inline int gex_AM_RequestLong0(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags) {
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 0, (const gex_AM_Arg_t *)0);
+}
+static inline int gex_AM_ReplyShort0(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags) {
+    return _gex_AM_ReplyShort(token, handler, flags, 0, (const gex_AM_Arg_t *)0);
+}
+static inline int gex_AM_ReplyMedium0(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags) {
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 0, (const gex_AM_Arg_t *)0);
+}
+static inline int gex_AM_ReplyLong0(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags) {
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 0, (const gex_AM_Arg_t *)0);
+}
+static inline int gex_AM_RequestShort1(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 1, _a);
+}
+static inline int gex_AM_RequestMedium1(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 1, _a);
+}
+static inline int gex_AM_RequestLong1(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 1, _a);
+}
+static inline int gex_AM_ReplyShort1(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    return _gex_AM_ReplyShort(token, handler, flags, 1, _a);
+}
+static inline int gex_AM_ReplyMedium1(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 1, _a);
+}
+static inline int gex_AM_ReplyLong1(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 1, _a);
+}
+static inline int gex_AM_RequestShort2(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 2, _a);
+}
+static inline int gex_AM_RequestMedium2(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 2, _a);
+}
+static inline int gex_AM_RequestLong2(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 2, _a);
+}
+static inline int gex_AM_ReplyShort2(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    return _gex_AM_ReplyShort(token, handler, flags, 2, _a);
+}
+static inline int gex_AM_ReplyMedium2(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 2, _a);
+}
+static inline int gex_AM_ReplyLong2(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 2, _a);
+}
+static inline int gex_AM_RequestShort3(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 3, _a);
+}
+static inline int gex_AM_RequestMedium3(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 3, _a);
+}
+static inline int gex_AM_RequestLong3(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 3, _a);
+}
+static inline int gex_AM_ReplyShort3(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    return _gex_AM_ReplyShort(token, handler, flags, 3, _a);
+}
+static inline int gex_AM_ReplyMedium3(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 3, _a);
+}
+static inline int gex_AM_ReplyLong3(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 3, _a);
+}
+static inline int gex_AM_RequestShort4(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 4, _a);
+}
+static inline int gex_AM_RequestMedium4(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 4, _a);
+}
+static inline int gex_AM_RequestLong4(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 4, _a);
+}
+static inline int gex_AM_ReplyShort4(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    return _gex_AM_ReplyShort(token, handler, flags, 4, _a);
+}
+static inline int gex_AM_ReplyMedium4(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 4, _a);
+}
+static inline int gex_AM_ReplyLong4(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 4, _a);
+}
+static inline int gex_AM_RequestShort5(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 5, _a);
+}
+static inline int gex_AM_RequestMedium5(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 5, _a);
+}
+static inline int gex_AM_RequestLong5(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 5, _a);
+}
+static inline int gex_AM_ReplyShort5(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    return _gex_AM_ReplyShort(token, handler, flags, 5, _a);
+}
+static inline int gex_AM_ReplyMedium5(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 5, _a);
+}
+static inline int gex_AM_ReplyLong5(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 5, _a);
+}
+static inline int gex_AM_RequestShort6(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 6, _a);
+}
+static inline int gex_AM_RequestMedium6(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 6, _a);
+}
+static inline int gex_AM_RequestLong6(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 6, _a);
+}
+static inline int gex_AM_ReplyShort6(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    return _gex_AM_ReplyShort(token, handler, flags, 6, _a);
+}
+static inline int gex_AM_ReplyMedium6(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 6, _a);
+}
+static inline int gex_AM_ReplyLong6(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 6, _a);
+}
+static inline int gex_AM_RequestShort7(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 7, _a);
+}
+static inline int gex_AM_RequestMedium7(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 7, _a);
+}
+static inline int gex_AM_RequestLong7(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 7, _a);
+}
+static inline int gex_AM_ReplyShort7(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    return _gex_AM_ReplyShort(token, handler, flags, 7, _a);
+}
+static inline int gex_AM_ReplyMedium7(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 7, _a);
+}
+static inline int gex_AM_ReplyLong7(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 7, _a);
+}
+static inline int gex_AM_RequestShort8(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 8, _a);
+}
+static inline int gex_AM_RequestMedium8(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 8, _a);
+}
+static inline int gex_AM_RequestLong8(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 8, _a);
+}
+static inline int gex_AM_ReplyShort8(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    return _gex_AM_ReplyShort(token, handler, flags, 8, _a);
+}
+static inline int gex_AM_ReplyMedium8(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 8, _a);
+}
+static inline int gex_AM_ReplyLong8(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 8, _a);
+}
+static inline int gex_AM_RequestShort9(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 9, _a);
+}
+static inline int gex_AM_RequestMedium9(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 9, _a);
+}
+static inline int gex_AM_RequestLong9(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 9, _a);
+}
+static inline int gex_AM_ReplyShort9(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    return _gex_AM_ReplyShort(token, handler, flags, 9, _a);
+}
+static inline int gex_AM_ReplyMedium9(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 9, _a);
+}
+static inline int gex_AM_ReplyLong9(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 9, _a);
+}
+static inline int gex_AM_RequestShort10(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 10, _a);
+}
+static inline int gex_AM_RequestMedium10(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 10, _a);
+}
+static inline int gex_AM_RequestLong10(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 10, _a);
+}
+static inline int gex_AM_ReplyShort10(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    return _gex_AM_ReplyShort(token, handler, flags, 10, _a);
+}
+static inline int gex_AM_ReplyMedium10(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 10, _a);
+}
+static inline int gex_AM_ReplyLong10(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 10, _a);
+}
+static inline int gex_AM_RequestShort11(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 11, _a);
+}
+static inline int gex_AM_RequestMedium11(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 11, _a);
+}
+static inline int gex_AM_RequestLong11(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 11, _a);
+}
+static inline int gex_AM_ReplyShort11(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    return _gex_AM_ReplyShort(token, handler, flags, 11, _a);
+}
+static inline int gex_AM_ReplyMedium11(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 11, _a);
+}
+static inline int gex_AM_ReplyLong11(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 11, _a);
+}
+static inline int gex_AM_RequestShort12(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 12, _a);
+}
+static inline int gex_AM_RequestMedium12(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 12, _a);
+}
+static inline int gex_AM_RequestLong12(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 12, _a);
+}
+static inline int gex_AM_ReplyShort12(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    return _gex_AM_ReplyShort(token, handler, flags, 12, _a);
+}
+static inline int gex_AM_ReplyMedium12(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 12, _a);
+}
+static inline int gex_AM_ReplyLong12(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 12, _a);
+}
+static inline int gex_AM_RequestShort13(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 13, _a);
+}
+static inline int gex_AM_RequestMedium13(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 13, _a);
+}
+static inline int gex_AM_RequestLong13(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 13, _a);
+}
+static inline int gex_AM_ReplyShort13(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    return _gex_AM_ReplyShort(token, handler, flags, 13, _a);
+}
+static inline int gex_AM_ReplyMedium13(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 13, _a);
+}
+static inline int gex_AM_ReplyLong13(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 13, _a);
+}
+static inline int gex_AM_RequestShort14(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 14, _a);
+}
+static inline int gex_AM_RequestMedium14(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 14, _a);
+}
+static inline int gex_AM_RequestLong14(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 14, _a);
+}
+static inline int gex_AM_ReplyShort14(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    return _gex_AM_ReplyShort(token, handler, flags, 14, _a);
+}
+static inline int gex_AM_ReplyMedium14(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 14, _a);
+}
+static inline int gex_AM_ReplyLong14(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 14, _a);
+}
+static inline int gex_AM_RequestShort15(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 15, _a);
+}
+static inline int gex_AM_RequestMedium15(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 15, _a);
+}
+static inline int gex_AM_RequestLong15(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 15, _a);
+}
+static inline int gex_AM_ReplyShort15(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    return _gex_AM_ReplyShort(token, handler, flags, 15, _a);
+}
+static inline int gex_AM_ReplyMedium15(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 15, _a);
+}
+static inline int gex_AM_ReplyLong15(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 15, _a);
+}
+static inline int gex_AM_RequestShort16(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    return _gex_AM_RequestShort(tm, rank, handler, flags, 16, _a);
+}
+static inline int gex_AM_RequestMedium16(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    return _gex_AM_RequestMedium(tm, rank, handler, source_addr, nbytes, lc_opt, flags, 16, _a);
+}
+static inline int gex_AM_RequestLong16(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    return _gex_AM_RequestLong(tm, rank, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 16, _a);
+}
+static inline int gex_AM_ReplyShort16(gex_Token_t token, gex_AM_Index_t handler, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    return _gex_AM_ReplyShort(token, handler, flags, 16, _a);
+}
+static inline int gex_AM_ReplyMedium16(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    return _gex_AM_ReplyMedium(token, handler, source_addr, nbytes, lc_opt, flags, 16, _a);
+}
+static inline int gex_AM_ReplyLong16(gex_Token_t token, gex_AM_Index_t handler, const void *source_addr, size_t nbytes, void *dest_addr, gex_Event_t *lc_opt, gex_Flags_t flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    return _gex_AM_ReplyLong(token, handler, source_addr, nbytes, dest_addr, lc_opt, flags, 16, _a);
+}
+static inline void gex_AM_CommitRequestMedium0(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes) {
+    _gex_AM_CommitMedium(sd, handler, nbytes, 0, (const gex_AM_Arg_t *)0);
+}
+static inline void gex_AM_CommitRequestLong0(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr) {
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 0, (const gex_AM_Arg_t *)0);
+}
+static inline void gex_AM_CommitReplyMedium0(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes) {
+    _gex_AM_CommitMedium(sd, handler, nbytes, 0, (const gex_AM_Arg_t *)0);
+}
+static inline void gex_AM_CommitReplyLong0(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr) {
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 0, (const gex_AM_Arg_t *)0);
+}
+static inline void gex_AM_CommitRequestMedium1(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 1, _a);
+}
+static inline void gex_AM_CommitRequestLong1(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 1, _a);
+}
+static inline void gex_AM_CommitReplyMedium1(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 1, _a);
+}
+static inline void gex_AM_CommitReplyLong1(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 1, _a);
+}
+static inline void gex_AM_CommitRequestMedium2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 2, _a);
+}
+static inline void gex_AM_CommitRequestLong2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 2, _a);
+}
+static inline void gex_AM_CommitReplyMedium2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 2, _a);
+}
+static inline void gex_AM_CommitReplyLong2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 2, _a);
+}
+static inline void gex_AM_CommitRequestMedium3(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 3, _a);
+}
+static inline void gex_AM_CommitRequestLong3(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 3, _a);
+}
+static inline void gex_AM_CommitReplyMedium3(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 3, _a);
+}
+static inline void gex_AM_CommitReplyLong3(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 3, _a);
+}
+static inline void gex_AM_CommitRequestMedium4(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 4, _a);
+}
+static inline void gex_AM_CommitRequestLong4(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 4, _a);
+}
+static inline void gex_AM_CommitReplyMedium4(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 4, _a);
+}
+static inline void gex_AM_CommitReplyLong4(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 4, _a);
+}
+static inline void gex_AM_CommitRequestMedium5(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 5, _a);
+}
+static inline void gex_AM_CommitRequestLong5(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 5, _a);
+}
+static inline void gex_AM_CommitReplyMedium5(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 5, _a);
+}
+static inline void gex_AM_CommitReplyLong5(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 5, _a);
+}
+static inline void gex_AM_CommitRequestMedium6(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 6, _a);
+}
+static inline void gex_AM_CommitRequestLong6(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 6, _a);
+}
+static inline void gex_AM_CommitReplyMedium6(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 6, _a);
+}
+static inline void gex_AM_CommitReplyLong6(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 6, _a);
+}
+static inline void gex_AM_CommitRequestMedium7(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 7, _a);
+}
+static inline void gex_AM_CommitRequestLong7(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 7, _a);
+}
+static inline void gex_AM_CommitReplyMedium7(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 7, _a);
+}
+static inline void gex_AM_CommitReplyLong7(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 7, _a);
+}
+static inline void gex_AM_CommitRequestMedium8(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 8, _a);
+}
+static inline void gex_AM_CommitRequestLong8(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 8, _a);
+}
+static inline void gex_AM_CommitReplyMedium8(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 8, _a);
+}
+static inline void gex_AM_CommitReplyLong8(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 8, _a);
+}
+static inline void gex_AM_CommitRequestMedium9(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 9, _a);
+}
+static inline void gex_AM_CommitRequestLong9(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 9, _a);
+}
+static inline void gex_AM_CommitReplyMedium9(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 9, _a);
+}
+static inline void gex_AM_CommitReplyLong9(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 9, _a);
+}
+static inline void gex_AM_CommitRequestMedium10(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 10, _a);
+}
+static inline void gex_AM_CommitRequestLong10(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 10, _a);
+}
+static inline void gex_AM_CommitReplyMedium10(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 10, _a);
+}
+static inline void gex_AM_CommitReplyLong10(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 10, _a);
+}
+static inline void gex_AM_CommitRequestMedium11(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 11, _a);
+}
+static inline void gex_AM_CommitRequestLong11(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 11, _a);
+}
+static inline void gex_AM_CommitReplyMedium11(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 11, _a);
+}
+static inline void gex_AM_CommitReplyLong11(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 11, _a);
+}
+static inline void gex_AM_CommitRequestMedium12(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 12, _a);
+}
+static inline void gex_AM_CommitRequestLong12(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 12, _a);
+}
+static inline void gex_AM_CommitReplyMedium12(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 12, _a);
+}
+static inline void gex_AM_CommitReplyLong12(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 12, _a);
+}
+static inline void gex_AM_CommitRequestMedium13(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 13, _a);
+}
+static inline void gex_AM_CommitRequestLong13(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 13, _a);
+}
+static inline void gex_AM_CommitReplyMedium13(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 13, _a);
+}
+static inline void gex_AM_CommitReplyLong13(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 13, _a);
+}
+static inline void gex_AM_CommitRequestMedium14(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 14, _a);
+}
+static inline void gex_AM_CommitRequestLong14(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 14, _a);
+}
+static inline void gex_AM_CommitReplyMedium14(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 14, _a);
+}
+static inline void gex_AM_CommitReplyLong14(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 14, _a);
+}
+static inline void gex_AM_CommitRequestMedium15(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 15, _a);
+}
+static inline void gex_AM_CommitRequestLong15(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 15, _a);
+}
+static inline void gex_AM_CommitReplyMedium15(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 15, _a);
+}
+static inline void gex_AM_CommitReplyLong15(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 15, _a);
+}
+static inline void gex_AM_CommitRequestMedium16(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 16, _a);
+}
+static inline void gex_AM_CommitRequestLong16(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 16, _a);
+}
+static inline void gex_AM_CommitReplyMedium16(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    _gex_AM_CommitMedium(sd, handler, nbytes, 16, _a);
+}
+static inline void gex_AM_CommitReplyLong16(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 16, _a);
+}
+/* GENERATED END */
+
+/* ---- RMA ------------------------------------------------------------------ */
+
+extern int gex_RMA_PutBlocking(gex_TM_t tm, gex_Rank_t rank, void *dest, const void *src,
+                               size_t nbytes, gex_Flags_t flags);
+extern int gex_RMA_PutNBI(gex_TM_t tm, gex_Rank_t rank, void *dest, const void *src,
+                          size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags);
+extern gex_Event_t gex_RMA_PutNB(gex_TM_t tm, gex_Rank_t rank, void *dest, const void *src,
+                                 size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags);
+extern int gex_RMA_GetBlocking(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                               size_t nbytes, gex_Flags_t flags);
+extern int gex_RMA_GetNBI(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src, size_t nbytes,
+                          gex_Flags_t flags);
+extern gex_Event_t gex_RMA_GetNB(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                                 size_t nbytes, gex_Flags_t flags);
+extern gex_RMA_Value_t gex_RMA_GetBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *src,
+                                              size_t nbytes, gex_Flags_t flags);
+extern int gex_RMA_PutBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *dest,
+                                  gex_RMA_Value_t value, size_t nbytes, gex_Flags_t flags);
+extern int gex_RMA_PutNBIVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_Value_t value,
+                             size_t nbytes, gex_Flags_t flags);
+extern gex_Event_t gex_RMA_PutNBVal(gex_TM_t tm, gex_Rank_t rank, void *dest,
+                                   gex_RMA_Value_t value, size_t nbytes, gex_Flags_t flags);
+
+/* ---- Events and NBI ------------------------------------------------------- */
+
+extern int gex_Event_Test(gex_Event_t event);
+extern void gex_Event_Wait(gex_Event_t event);
+extern int gex_Event_TestSome(gex_Event_t *pevent, size_t numevents, gex_Flags_t flags);
+extern void gex_Event_WaitSome(gex_Event_t *pevent, size_t numevents, gex_Flags_t flags);
+extern int gex_Event_TestAll(gex_Event_t *pevent, size_t numevents, gex_Flags_t flags);
+extern void gex_Event_WaitAll(gex_Event_t *pevent, size_t numevents, gex_Flags_t flags);
+extern gex_Event_t gex_Event_QueryLeaf(gex_Event_t root, gex_EC_t event_category);
+extern int gex_NBI_Test(gex_EC_t event_mask, gex_Flags_t flags);
+extern void gex_NBI_Wait(gex_EC_t event_mask, gex_Flags_t flags);
+extern void gex_NBI_BeginAccessRegion(gex_Flags_t flags);
+extern gex_Event_t gex_NBI_EndAccessRegion(gex_Flags_t flags);
+
+/* ---- Collectives (the spec's gasnet_coll.h part) ------------------------- */
+
+typedef void (*gex_Coll_ReduceFn_t)(const void *arg1, void *arg2_and_out, size_t count,
+                                    const void *cdata);
+
+extern gex_Event_t gex_Coll_BarrierNB(gex_TM_t tm, gex_Flags_t flags);
+extern gex_Event_t gex_Coll_BroadcastNB(gex_TM_t tm, gex_Rank_t root, void *dst,
+                                        const void *src, size_t nbytes, gex_Flags_t flags);
+extern gex_Event_t gex_Coll_ReduceToOneNB(gex_TM_t tm, gex_Rank_t root, void *dst,
+                                          const void *src, gex_DT_t dt, size_t dt_sz,
+                                          size_t dt_cnt, gex_OP_t op,
+                                          gex_Coll_ReduceFn_t user_op, void *user_cdata,
+                                          gex_Flags_t flags);
+extern gex_Event_t gex_Coll_ReduceToAllNB(gex_TM_t tm, void *dst, const void *src, gex_DT_t dt,
+                                          size_t dt_sz, size_t dt_cnt, gex_OP_t op,
+                                          gex_Coll_ReduceFn_t user_op, void *user_cdata,
+                                          gex_Flags_t flags);
+
+/* The GASNet-1 split-phase barrier over the primordial team, which EX
+ * clients keep using. */
+#define GASNET_BARRIERFLAG_ANONYMOUS 1
+#define GASNET_BARRIERFLAG_MISMATCH 2
+extern void gasnet_barrier_notify(int id, int flags);
+extern int gasnet_barrier_wait(int id, int flags);
+extern int gasnet_barrier_try(int id, int flags);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GEX_GASNETEX_H */

@@ -1,0 +1,579 @@
+//! Core: `gex_Client_Init`, object queries, segments, TM-pairs, the
+//! `gex_System_*` queries, polling and exit.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::atomic::AtomicPtr;
+use std::sync::OnceLock;
+
+use gex::{Error, Flags, Segment, TmRef, MAX_EPS};
+
+use crate::types::*;
+
+static CLIENT: OnceLock<usize> = OnceLock::new();
+static PRIMORDIAL: OnceLock<usize> = OnceLock::new();
+
+/// The primordial team's handle once `gex_Client_Init` succeeded.
+pub fn primordial_tm() -> Option<gex_TM_t> {
+    PRIMORDIAL.get().map(|&p| p as gex_TM_t)
+}
+
+/// The client handle once `gex_Client_Init` succeeded.
+pub fn client_handle() -> Option<gex_Client_t> {
+    CLIENT.get().map(|&p| p as gex_Client_t)
+}
+
+/// `gex_Client_Init`. `argc`/`argv` are accepted and left alone: the
+/// launcher passes what ranks need in the environment.
+///
+/// # Safety
+/// The out-pointers are valid for writes; `name` is a C string.
+#[no_mangle]
+pub unsafe extern "C" fn gex_Client_Init(
+    client_p: *mut gex_Client_t,
+    ep_p: *mut gex_EP_t,
+    tm_p: *mut gex_TM_t,
+    client_name: *const c_char,
+    _argc: *mut c_int,
+    _argv: *mut *mut *mut c_char,
+    flags: gex_Flags_t,
+) -> c_int {
+    const CALL: &str = "gex_Client_Init";
+    if client_p.is_null() || ep_p.is_null() || tm_p.is_null() || client_name.is_null() {
+        return code(Error::bad_arg(format!("{CALL}: a NULL pointer argument")));
+    }
+    // SAFETY: a C string (caller's contract).
+    let name = match unsafe { CStr::from_ptr(client_name) }.to_str() {
+        Ok(n) => n.to_owned(),
+        Err(_) => return code(Error::bad_arg(format!("{CALL}: the name is not UTF-8"))),
+    };
+    let f = match flags_checked(flags, CALL) {
+        Ok(f) => f,
+        Err(e) => return code(e),
+    };
+    let (client, ep, tm) = match gex::init_with_flags(&name, f) {
+        Ok(t) => t,
+        Err(e) => return code_reported(e),
+    };
+    let cclient = leak(CClient {
+        client,
+        ep: std::ptr::null(),
+        cdata: AtomicPtr::new(std::ptr::null_mut()),
+    }) as *mut CClient;
+    let cep = leak(CEp::new(ep, cclient));
+    // SAFETY: just leaked, not shared yet.
+    unsafe { (*cclient).ep = cep };
+    let ctm = leak(CTm {
+        tm: TmObj::Team(tm),
+        ep: cep,
+        cdata: AtomicPtr::new(std::ptr::null_mut()),
+    });
+    let _ = CLIENT.set(cclient as usize);
+    let _ = PRIMORDIAL.set(ctm as usize);
+    // SAFETY: checked non-NULL above; writable (caller's contract).
+    unsafe {
+        *client_p = cclient;
+        *ep_p = cep;
+        *tm_p = ctm;
+    }
+    GASNET_OK
+}
+
+/// `gex_Client_QueryFlags`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_Client_QueryFlags(client: gex_Client_t) -> gex_Flags_t {
+    // SAFETY: a handle of this library.
+    unsafe { obj(client, "gex_Client_QueryFlags") }
+        .client
+        .flags()
+        .bits()
+}
+
+/// `gex_Client_QueryName`: a C string owned by the library.
+#[no_mangle]
+pub unsafe extern "C" fn gex_Client_QueryName(client: gex_Client_t) -> *const c_char {
+    static NAME: OnceLock<std::ffi::CString> = OnceLock::new();
+    // SAFETY: a handle of this library.
+    let c = unsafe { obj(client, "gex_Client_QueryName") };
+    NAME.get_or_init(|| std::ffi::CString::new(c.client.name()).unwrap_or_default())
+        .as_ptr()
+}
+
+macro_rules! cdata_calls {
+    ($set:ident, $query:ident, $t:ty) => {
+        #[doc = concat!("`", stringify!($set), "`.")]
+        #[no_mangle]
+        pub unsafe extern "C" fn $set(h: $t, val: *const c_void) {
+            // SAFETY: a handle of this library.
+            set_cdata(&unsafe { obj(h, stringify!($set)) }.cdata, val)
+        }
+        #[doc = concat!("`", stringify!($query), "`.")]
+        #[no_mangle]
+        pub unsafe extern "C" fn $query(h: $t) -> *mut c_void {
+            // SAFETY: a handle of this library.
+            get_cdata(&unsafe { obj(h, stringify!($query)) }.cdata)
+        }
+    };
+}
+cdata_calls!(gex_Client_SetCData, gex_Client_QueryCData, gex_Client_t);
+cdata_calls!(gex_EP_SetCData, gex_EP_QueryCData, gex_EP_t);
+cdata_calls!(gex_TM_SetCData, gex_TM_QueryCData, gex_TM_t);
+cdata_calls!(gex_Segment_SetCData, gex_Segment_QueryCData, gex_Segment_t);
+
+/// `gex_Segment_Attach`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_Segment_Attach(
+    segment_p: *mut gex_Segment_t,
+    tm: gex_TM_t,
+    size: usize,
+) -> c_int {
+    const CALL: &str = "gex_Segment_Attach";
+    // SAFETY: a handle of this library.
+    let t = unsafe { team(tm, CALL) };
+    match Segment::attach(t, size) {
+        Ok(seg) => {
+            // A second barrier: the Rust attach records this rank's segment
+            // table after its closing exchange, so a peer that returned
+            // first could otherwise reach this rank (an RMA or VIS Active
+            // Message over udp) before it knows its own segment. Once every
+            // rank is here, every table is in place.
+            if let Err(e) = gex::barrier(t) {
+                return code(e);
+            }
+            // SAFETY: a handle of this library.
+            let client = unsafe { obj(obj(tm, CALL).ep, CALL) }.client;
+            let h = leak(CSegment {
+                seg,
+                client,
+                cdata: AtomicPtr::new(std::ptr::null_mut()),
+            });
+            if !segment_p.is_null() {
+                // SAFETY: writable (caller's contract).
+                unsafe { *segment_p = h };
+            }
+            GASNET_OK
+        }
+        Err(e) => code_reported(e),
+    }
+}
+
+/// The segment handles made so far, by segment address.
+static SEGS: OnceLock<std::sync::Mutex<Vec<(usize, usize)>>> = OnceLock::new();
+
+/// Records the handle of a created segment, for `gex_EP_QuerySegment`.
+pub(crate) fn remember_segment(addr: usize, h: gex_Segment_t) {
+    let m = SEGS.get_or_init(Default::default);
+    let mut v = m.lock().unwrap_or_else(|p| p.into_inner());
+    v.retain(|(a, _)| *a != addr);
+    v.push((addr, h as usize));
+}
+
+/// The segment handle of `ep`'s bound segment, made once.
+fn segment_handle_of(cep: &CEp) -> gex_Segment_t {
+    let Some(seg) = cep.ep.segment() else {
+        return std::ptr::null();
+    };
+    let m = SEGS.get_or_init(Default::default);
+    let mut v = m.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(&(_, h)) = v.iter().find(|(a, _)| *a == seg.addr()) {
+        return h as gex_Segment_t;
+    }
+    let h = leak(CSegment {
+        seg: seg.clone(),
+        client: cep.client,
+        cdata: AtomicPtr::new(std::ptr::null_mut()),
+    });
+    v.push((seg.addr(), h as usize));
+    h
+}
+
+/// `gex_Segment_QueryClient`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_Segment_QueryClient(seg: gex_Segment_t) -> gex_Client_t {
+    // SAFETY: a handle of this library.
+    unsafe { obj(seg, "gex_Segment_QueryClient") }.client
+}
+
+/// `gex_Segment_QueryFlags`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_Segment_QueryFlags(seg: gex_Segment_t) -> gex_Flags_t {
+    // SAFETY: a handle of this library.
+    unsafe { obj(seg, "gex_Segment_QueryFlags") }
+        .seg
+        .flags()
+        .bits()
+}
+
+/// `gex_Segment_QueryAddr`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_Segment_QueryAddr(seg: gex_Segment_t) -> *mut c_void {
+    // SAFETY: a handle of this library.
+    unsafe { obj(seg, "gex_Segment_QueryAddr") }
+        .seg
+        .as_ptr()
+        .cast()
+}
+
+/// `gex_Segment_QuerySize`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_Segment_QuerySize(seg: gex_Segment_t) -> usize {
+    // SAFETY: a handle of this library.
+    unsafe { obj(seg, "gex_Segment_QuerySize") }.seg.size()
+}
+
+/// `gex_TM_QueryClient`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_TM_QueryClient(tm: gex_TM_t) -> gex_Client_t {
+    // SAFETY: handles of this library.
+    unsafe { obj(obj(tm, "gex_TM_QueryClient").ep, "gex_TM_QueryClient") }.client
+}
+
+/// `gex_TM_QueryEP`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_TM_QueryEP(tm: gex_TM_t) -> gex_EP_t {
+    // SAFETY: a handle of this library.
+    unsafe { obj(tm, "gex_TM_QueryEP") }.ep
+}
+
+/// `gex_TM_QueryFlags`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_TM_QueryFlags(tm: gex_TM_t) -> gex_Flags_t {
+    // SAFETY: a handle of this library.
+    unsafe { team(tm, "gex_TM_QueryFlags") }.flags().bits()
+}
+
+/// `gex_TM_QueryRank`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_TM_QueryRank(tm: gex_TM_t) -> gex_Rank_t {
+    // SAFETY: a handle of this library.
+    unsafe { team(tm, "gex_TM_QueryRank") }.rank()
+}
+
+/// `gex_TM_QuerySize`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_TM_QuerySize(tm: gex_TM_t) -> gex_Rank_t {
+    // SAFETY: a handle of this library.
+    unsafe { team(tm, "gex_TM_QuerySize") }.size()
+}
+
+/// `gex_TM_TranslateRankToJobrank`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_TM_TranslateRankToJobrank(
+    tm: gex_TM_t,
+    rank: gex_Rank_t,
+) -> gex_Rank_t {
+    // SAFETY: a handle of this library.
+    or_fatal(unsafe { team(tm, "gex_TM_TranslateRankToJobrank") }.rank_to_jobrank(rank))
+}
+
+/// `gex_TM_TranslateJobrankToRank`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_TM_TranslateJobrankToRank(
+    tm: gex_TM_t,
+    jobrank: gex_Rank_t,
+) -> gex_Rank_t {
+    // SAFETY: a handle of this library.
+    or_fatal(unsafe { team(tm, "gex_TM_TranslateJobrankToRank") }.jobrank_to_rank(jobrank))
+}
+
+/// `gex_TM_TranslateRankToEP`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_TM_TranslateRankToEP(
+    tm: gex_TM_t,
+    rank: gex_Rank_t,
+    flags: gex_Flags_t,
+) -> gex_EP_Location_t {
+    const CALL: &str = "gex_TM_TranslateRankToEP";
+    // SAFETY: a handle of this library.
+    let loc =
+        or_fatal(unsafe { team(tm, CALL) }.rank_to_ep(rank, crate::types::flags(flags, CALL)));
+    gex_EP_Location_t {
+        gex_rank: loc.rank,
+        gex_ep_index: loc.ep_index,
+    }
+}
+
+/// `gex_TM_Pair`: one handle per (endpoint, index), made on first use.
+#[no_mangle]
+pub unsafe extern "C" fn gex_TM_Pair(ep: gex_EP_t, remote_index: gex_EP_Index_t) -> gex_TM_t {
+    const CALL: &str = "gex_TM_Pair";
+    // SAFETY: a handle of this library.
+    let cep = unsafe { obj(ep, CALL) };
+    let Some(slot) = cep.pairs.get(remote_index as usize) else {
+        gex::fatal(&format!(
+            "{CALL}: endpoint index {remote_index} is not below GASNET_MAXEPS ({MAX_EPS})"
+        ));
+    };
+    *slot.get_or_init(|| {
+        leak(CTm {
+            tm: TmObj::Pair(cep.ep.pair(remote_index)),
+            ep,
+            cdata: AtomicPtr::new(std::ptr::null_mut()),
+        }) as usize
+    }) as gex_TM_t
+}
+
+/// `gex_EP_QueryClient`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_EP_QueryClient(ep: gex_EP_t) -> gex_Client_t {
+    // SAFETY: a handle of this library.
+    unsafe { obj(ep, "gex_EP_QueryClient") }.client
+}
+
+/// `gex_EP_QueryFlags`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_EP_QueryFlags(ep: gex_EP_t) -> gex_Flags_t {
+    // SAFETY: a handle of this library.
+    unsafe { obj(ep, "gex_EP_QueryFlags") }.ep.flags().bits()
+}
+
+/// `gex_EP_QueryIndex`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_EP_QueryIndex(ep: gex_EP_t) -> gex_EP_Index_t {
+    // SAFETY: a handle of this library.
+    unsafe { obj(ep, "gex_EP_QueryIndex") }.ep.index()
+}
+
+/// `gex_EP_QuerySegment`: `GEX_SEGMENT_INVALID` (NULL) before attach.
+#[no_mangle]
+pub unsafe extern "C" fn gex_EP_QuerySegment(ep: gex_EP_t) -> gex_Segment_t {
+    // SAFETY: a handle of this library.
+    segment_handle_of(unsafe { obj(ep, "gex_EP_QuerySegment") })
+}
+
+/// `gex_EP_QueryBoundSegmentNB`: the answer is known locally, so the
+/// event is `GEX_EVENT_INVALID`; no segment reads as NULL addresses and
+/// size 0.
+#[no_mangle]
+pub unsafe extern "C" fn gex_EP_QueryBoundSegmentNB(
+    tm: gex_TM_t,
+    rank: gex_Rank_t,
+    owneraddr_p: *mut *mut c_void,
+    localaddr_p: *mut *mut c_void,
+    size_p: *mut usize,
+    flags: gex_Flags_t,
+) -> gex_Event_t {
+    const CALL: &str = "gex_EP_QueryBoundSegmentNB";
+    let f = crate::types::flags(flags, CALL);
+    let got = with_tm!(tm, CALL, |t| or_fatal(t.query_bound_segment(rank, f)));
+    // SAFETY: each out-pointer is NULL or writable (caller's contract).
+    unsafe { write_bound(got, owneraddr_p, localaddr_p, size_p) };
+    std::ptr::null_mut()
+}
+
+/// Writes a bound-segment answer to the non-NULL out-pointers.
+unsafe fn write_bound(
+    got: Option<gex::BoundSegment>,
+    owneraddr_p: *mut *mut c_void,
+    localaddr_p: *mut *mut c_void,
+    size_p: *mut usize,
+) {
+    let (o, l, s) = match got {
+        Some(b) => (b.owner_addr, b.local_addr.unwrap_or(0), b.size),
+        None => (0, 0, 0),
+    };
+    // SAFETY: NULL or writable (caller's contract).
+    unsafe {
+        if !owneraddr_p.is_null() {
+            *owneraddr_p = o as *mut c_void;
+        }
+        if !localaddr_p.is_null() {
+            *localaddr_p = l as *mut c_void;
+        }
+        if !size_p.is_null() {
+            *size_p = s;
+        }
+    }
+}
+
+/// `gex_Segment_QueryBound` [DEPRECATED]: 0 if `rank` has a bound segment.
+#[no_mangle]
+pub unsafe extern "C" fn gex_Segment_QueryBound(
+    tm: gex_TM_t,
+    rank: gex_Rank_t,
+    owneraddr_p: *mut *mut c_void,
+    localaddr_p: *mut *mut c_void,
+    size_p: *mut usize,
+) -> c_int {
+    const CALL: &str = "gex_Segment_QueryBound";
+    let got = with_tm!(tm, CALL, |t| t.query_bound_segment(rank, Flags::empty()));
+    match got {
+        Ok(g) => {
+            let found = g.is_some();
+            // SAFETY: NULL or writable (caller's contract).
+            unsafe { write_bound(g, owneraddr_p, localaddr_p, size_p) };
+            if found {
+                GASNET_OK
+            } else {
+                1
+            }
+        }
+        Err(e) => code(e),
+    }
+}
+
+/// `gex_System_QueryJobRank`.
+#[no_mangle]
+pub extern "C" fn gex_System_QueryJobRank() -> gex_Rank_t {
+    or_fatal(gex::system::query_job_rank())
+}
+
+/// `gex_System_QueryJobSize`.
+#[no_mangle]
+pub extern "C" fn gex_System_QueryJobSize() -> gex_Rank_t {
+    or_fatal(gex::system::query_job_size())
+}
+
+/// `gex_System_GetVerboseErrors`.
+#[no_mangle]
+pub extern "C" fn gex_System_GetVerboseErrors() -> c_int {
+    gex::system::get_verbose_errors() as c_int
+}
+
+/// `gex_System_SetVerboseErrors`.
+#[no_mangle]
+pub extern "C" fn gex_System_SetVerboseErrors(enable: c_int) {
+    gex::system::set_verbose_errors(enable != 0)
+}
+
+/// `gex_System_QueryMaxThreads`.
+#[no_mangle]
+pub extern "C" fn gex_System_QueryMaxThreads() -> u64 {
+    gex::system::query_max_threads()
+}
+
+/// `gex_System_QueryHiddenAMConcurrencyLevel`.
+#[no_mangle]
+pub extern "C" fn gex_System_QueryHiddenAMConcurrencyLevel() -> c_int {
+    gex::system::query_hidden_am_concurrency_level()
+}
+
+fn rank_table(set: &gex::system::RankSet) -> *const gex_RankInfo_t {
+    let v: Vec<gex_RankInfo_t> = set
+        .members
+        .iter()
+        .map(|m| gex_RankInfo_t {
+            gex_jobrank: m.jobrank,
+        })
+        .collect();
+    v.leak().as_ptr()
+}
+
+/// Writes a rank table (made once per kind) to the non-NULL out-pointers.
+unsafe fn rank_info(
+    call: &str,
+    cell: &OnceLock<(usize, u32, u32)>,
+    set: impl FnOnce() -> gex::Result<gex::system::RankSet>,
+    info_p: *mut *const gex_RankInfo_t,
+    count_p: *mut gex_Rank_t,
+    my_p: *mut gex_Rank_t,
+) {
+    let &(t, n, me) = cell.get_or_init(|| {
+        let s = or_fatal(set());
+        (rank_table(&s) as usize, s.members.len() as u32, s.my_index)
+    });
+    let _ = call;
+    // SAFETY: NULL or writable (caller's contract).
+    unsafe {
+        if !info_p.is_null() {
+            *info_p = t as *const gex_RankInfo_t;
+        }
+        if !count_p.is_null() {
+            *count_p = n;
+        }
+        if !my_p.is_null() {
+            *my_p = me;
+        }
+    }
+}
+
+/// `gex_System_QueryNbrhdInfo`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_System_QueryNbrhdInfo(
+    info_p: *mut *const gex_RankInfo_t,
+    info_count_p: *mut gex_Rank_t,
+    my_info_index_p: *mut gex_Rank_t,
+) {
+    static T: OnceLock<(usize, u32, u32)> = OnceLock::new();
+    // SAFETY: caller's contract on the out-pointers.
+    unsafe {
+        rank_info(
+            "gex_System_QueryNbrhdInfo",
+            &T,
+            gex::system::query_nbrhd_info,
+            info_p,
+            info_count_p,
+            my_info_index_p,
+        )
+    }
+}
+
+/// `gex_System_QueryHostInfo`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_System_QueryHostInfo(
+    info_p: *mut *const gex_RankInfo_t,
+    info_count_p: *mut gex_Rank_t,
+    my_info_index_p: *mut gex_Rank_t,
+) {
+    static T: OnceLock<(usize, u32, u32)> = OnceLock::new();
+    // SAFETY: caller's contract on the out-pointers.
+    unsafe {
+        rank_info(
+            "gex_System_QueryHostInfo",
+            &T,
+            gex::system::query_host_info,
+            info_p,
+            info_count_p,
+            my_info_index_p,
+        )
+    }
+}
+
+/// `gex_System_QueryMyPosition`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_System_QueryMyPosition(
+    nbrhd_set_size_p: *mut gex_Rank_t,
+    nbrhd_set_rank_p: *mut gex_Rank_t,
+    host_set_size_p: *mut gex_Rank_t,
+    host_set_rank_p: *mut gex_Rank_t,
+) {
+    let p = or_fatal(gex::system::query_my_position());
+    for (ptr, v) in [
+        (nbrhd_set_size_p, p.nbrhd_set_size),
+        (nbrhd_set_rank_p, p.nbrhd_set_rank),
+        (host_set_size_p, p.host_set_size),
+        (host_set_rank_p, p.host_set_rank),
+    ] {
+        if !ptr.is_null() {
+            // SAFETY: writable (caller's contract).
+            unsafe { *ptr = v as gex_Rank_t };
+        }
+    }
+}
+
+/// `gasnet_exit`: ends the whole job with `code`.
+#[no_mangle]
+pub extern "C" fn gasnet_exit(code: c_int) -> ! {
+    gex::exit(code)
+}
+
+/// `gasnet_AMPoll` (also what `GASNET_BLOCKUNTIL` polls with).
+#[no_mangle]
+pub extern "C" fn gasnet_AMPoll() -> c_int {
+    rc(gex::poll())
+}
+
+/// One step of `GASNET_BLOCKUNTIL`: polls, and after a while of spinning
+/// yields the processor so that oversubscribed ranks progress.
+#[no_mangle]
+pub unsafe extern "C" fn _gex_BlockUntilStep(spins: *mut u32) {
+    or_fatal(gex::poll());
+    if spins.is_null() {
+        return;
+    }
+    // SAFETY: a counter on the caller's stack (the header's macro).
+    let s = unsafe { &mut *spins };
+    *s = s.saturating_add(1);
+    if *s > 256 {
+        std::thread::yield_now();
+    }
+}

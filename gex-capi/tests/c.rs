@@ -1,0 +1,697 @@
+//! The C interface from C: the C programs of `tests/c/` compiled with the
+//! system C compiler against `libgex_capi.a` and the headers, run under the
+//! launcher on 1 to 4 ranks over smp and udp (`GEX_UDP_BYPASS=0`); header
+//! hygiene (C99 and C++17 with warnings as errors); the exported symbols;
+//! the layout of the public structs against the compiler's; a build through
+//! the pkg-config files.
+//!
+//! Jobs run one at a time under the same lock file as gex-testsuite's
+//! cluster tests (the machines have 2 cores).
+
+use std::fs::File;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use gex_run::{run, JobOutcome, JobSpec, Output};
+
+/// Guard against a hung job; a healthy one takes seconds.
+const TIMEOUT: Duration = Duration::from_secs(240);
+
+/// The libraries a program linking `libgex_capi.a` needs
+/// (`--print native-static-libs`).
+pub const NATIVE_LIBS: &[&str] = &["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl"];
+
+fn crate_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn include_dir() -> PathBuf {
+    crate_dir().join("include")
+}
+
+/// The directory of the library this test was built with: `cargo test`
+/// builds it next to this test's executable (`target/<profile>/deps`) and
+/// does not copy it up to `target/<profile>`, where a `cargo build` would
+/// leave one that may be older.
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let deps = exe
+        .parent()
+        .expect("test executable in target/<profile>/deps");
+    let a = deps.join("libgex_capi.a");
+    assert!(
+        a.exists() && deps.join("libgex_capi.so").exists(),
+        "{} is missing: cargo builds it with the gex-capi library",
+        a.display()
+    );
+    deps.to_path_buf()
+}
+
+fn out_dir() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gex-capi-c");
+    std::fs::create_dir_all(&d).expect("create the build directory");
+    d
+}
+
+/// Runs `cmd`, panicking with its output if it fails.
+fn checked(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({})\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Whether `tool` runs; a missing one fails under CI (`CI` set), where
+/// `.ci/run` installs it, and skips the test elsewhere with a message.
+fn have(tool: &str) -> bool {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{tool} is not installed (.ci/run installs it)"
+        );
+        eprintln!("skipped: {tool} is not installed");
+    }
+    ok
+}
+
+/// Compiles and links the C program `tests/c/NAME.c` against the static
+/// library as `TAG` (one executable per test: tests run in parallel);
+/// returns the executable.
+fn build_c(name: &str, tag: &str) -> PathBuf {
+    let exe = out_dir().join(tag);
+    let mut cmd = Command::new("cc");
+    cmd.args(["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(include_dir())
+        .arg(crate_dir().join("tests/c").join(format!("{name}.c")))
+        .arg(lib_dir().join("libgex_capi.a"))
+        .args(NATIVE_LIBS)
+        .arg("-o")
+        .arg(&exe);
+    checked(&mut cmd);
+    exe
+}
+
+/// Holds the job lock until dropped.
+struct JobLock(#[allow(dead_code)] File);
+
+fn job_lock() -> JobLock {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gex-testsuite-cluster.lock");
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("cannot open the job lock {}: {e}", path.display()));
+    loop {
+        // SAFETY: flock on a descriptor this function owns; no memory is
+        // involved.
+        let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        if r == 0 {
+            return JobLock(file);
+        }
+        let e = std::io::Error::last_os_error();
+        assert_eq!(e.kind(), std::io::ErrorKind::Interrupted, "flock: {e}");
+    }
+}
+
+fn launch(conduit: &str, program: &Path, ranks: u32, env: &[(&str, &str)]) -> JobOutcome {
+    let _lock = job_lock();
+    let mut spec = JobSpec::new(ranks, program);
+    spec.conduit = conduit.to_string();
+    spec.env = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    spec.timeout = Some(TIMEOUT);
+    spec.output = Output::Capture;
+    spec.label = true;
+    let out = run(&spec).unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
+    eprintln!(
+        "{} on {conduit} with {ranks} ranks: code {} in {:.2?} ({})",
+        program.display(),
+        out.code,
+        out.elapsed,
+        out.reason
+    );
+    out
+}
+
+fn tail(s: &str) -> &str {
+    let mut start = s.len().saturating_sub(4096);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
+
+/// `program` passes on every rank count in `sizes`: exit code 0 and every
+/// rank's line `NAME: rank R of N: all checks passed`.
+fn passes(conduit: &str, program: &Path, name: &str, sizes: &[u32], env: &[(&str, &str)]) {
+    for &n in sizes {
+        let out = launch(conduit, program, n, env);
+        let report = || {
+            format!(
+                "{name} on {conduit} -n {n}: code {}, timed out {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                out.code,
+                out.timed_out,
+                tail(&out.stdout),
+                tail(&out.stderr)
+            )
+        };
+        assert!(!out.timed_out && out.code == 0, "{}", report());
+        for r in 0..n {
+            let line = format!("{name}: rank {r} of {n}: all checks passed");
+            assert!(out.stdout.contains(&line), "no {line:?}\n{}", report());
+        }
+    }
+}
+
+const UDP: &[(&str, &str)] = &[("GEX_UDP_BYPASS", "0")];
+
+#[test]
+fn test_ex_smp_1_to_4_ranks() {
+    let exe = build_c("test_ex", "test_ex-smp");
+    passes("smp", &exe, "test_ex", &[1, 2, 3, 4], &[]);
+}
+
+#[test]
+fn test_ex_udp_2_to_4_ranks() {
+    let exe = build_c("test_ex", "test_ex-udp");
+    passes("udp", &exe, "test_ex", &[2, 3, 4], UDP);
+}
+
+/// Every header compiles alone in C99 and C++17 with warnings as errors.
+#[test]
+fn headers_compile_alone_in_c99_and_cxx17() {
+    let dir = out_dir();
+    for entry in std::fs::read_dir(include_dir()).expect("include/") {
+        let h = entry.expect("entry").file_name();
+        let h = h.to_string_lossy();
+        let c = dir.join(format!("alone-{h}.c"));
+        std::fs::write(
+            &c,
+            format!("#include <{h}>\nint main(void) {{ return 0; }}\n"),
+        )
+        .expect("write");
+        checked(
+            Command::new("cc")
+                .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-c", "-I"])
+                .arg(include_dir())
+                .arg(&c)
+                .arg("-o")
+                .arg(dir.join(format!("alone-{h}.o"))),
+        );
+        if have("c++") {
+            let cc = dir.join(format!("alone-{h}.cc"));
+            std::fs::write(&cc, format!("#include <{h}>\nint main() {{ return 0; }}\n"))
+                .expect("write");
+            checked(
+                Command::new("c++")
+                    .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-c", "-I"])
+                    .arg(include_dir())
+                    .arg(&cc)
+                    .arg("-o")
+                    .arg(dir.join(format!("alone-{h}.cc.o"))),
+            );
+        }
+    }
+}
+
+/// The functions the headers declare (`extern T name(`), by header.
+fn declared_functions() -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    for entry in std::fs::read_dir(include_dir()).expect("include/") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("read header");
+        let h = path.file_name().unwrap().to_string_lossy().into_owned();
+        for stmt in text.split(';') {
+            let s = stmt.trim_start();
+            let Some(rest) = s.strip_prefix("extern ") else {
+                continue;
+            };
+            if rest.starts_with('"') {
+                continue; // extern "C" {
+            }
+            let Some(open) = rest.find('(') else {
+                continue;
+            };
+            let name = rest[..open]
+                .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("");
+            if !name.is_empty() {
+                v.push((h.clone(), name.to_string()));
+            }
+        }
+    }
+    assert!(v.len() > 90, "found only {} declarations", v.len());
+    v
+}
+
+/// The shared library exports exactly API names (prefixes `gex_`, `_gex_`,
+/// `gasnet_`, `_gasnet_`, `gasnett_`), and every function a header
+/// declares.
+#[test]
+fn exported_symbols_are_the_apis() {
+    if !have("nm") {
+        return;
+    }
+    let so = lib_dir().join("libgex_capi.so");
+    let out = checked(Command::new("nm").args(["-D", "--defined-only"]).arg(&so));
+    let syms: Vec<&str> = out
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (_addr, kind, name) = (f.next()?, f.next()?, f.next()?);
+            kind.chars().all(|c| c.is_ascii_uppercase()).then_some(name)
+        })
+        .collect();
+    assert!(!syms.is_empty(), "no symbols in {}", so.display());
+    let bad: Vec<&&str> = syms
+        .iter()
+        .filter(|s| {
+            !["gex_", "_gex_", "gasnet_", "_gasnet_", "gasnett_"]
+                .iter()
+                .any(|p| s.starts_with(p))
+        })
+        .collect();
+    assert!(bad.is_empty(), "exported symbols outside the API: {bad:?}");
+    let missing: Vec<String> = declared_functions()
+        .into_iter()
+        .filter(|(_, f)| !syms.contains(&f.as_str()))
+        .map(|(h, f)| format!("{h}: {f}"))
+        .collect();
+    assert!(missing.is_empty(), "declared but not exported: {missing:?}");
+}
+
+/// The layout of every public struct, as the C compiler sees it through
+/// the headers, equals the Rust side's.
+#[test]
+fn abi_layout_matches_the_headers() {
+    use gex_capi::*;
+    use std::mem::{align_of, offset_of, size_of};
+    let rust: Vec<(&str, usize)> = vec![
+        ("sizeof(gex_AM_Entry_t)", size_of::<gex_AM_Entry_t>()),
+        ("_Alignof(gex_AM_Entry_t)", align_of::<gex_AM_Entry_t>()),
+        (
+            "offsetof(gex_AM_Entry_t, gex_index)",
+            offset_of!(gex_AM_Entry_t, gex_index),
+        ),
+        (
+            "offsetof(gex_AM_Entry_t, gex_fnptr)",
+            offset_of!(gex_AM_Entry_t, gex_fnptr),
+        ),
+        (
+            "offsetof(gex_AM_Entry_t, gex_flags)",
+            offset_of!(gex_AM_Entry_t, gex_flags),
+        ),
+        (
+            "offsetof(gex_AM_Entry_t, gex_nargs)",
+            offset_of!(gex_AM_Entry_t, gex_nargs),
+        ),
+        (
+            "offsetof(gex_AM_Entry_t, gex_cdata)",
+            offset_of!(gex_AM_Entry_t, gex_cdata),
+        ),
+        (
+            "offsetof(gex_AM_Entry_t, gex_name)",
+            offset_of!(gex_AM_Entry_t, gex_name),
+        ),
+        ("sizeof(gex_Token_Info_t)", size_of::<gex_Token_Info_t>()),
+        (
+            "offsetof(gex_Token_Info_t, gex_srcrank)",
+            offset_of!(gex_Token_Info_t, gex_srcrank),
+        ),
+        (
+            "offsetof(gex_Token_Info_t, gex_ep)",
+            offset_of!(gex_Token_Info_t, gex_ep),
+        ),
+        (
+            "offsetof(gex_Token_Info_t, gex_entry)",
+            offset_of!(gex_Token_Info_t, gex_entry),
+        ),
+        (
+            "offsetof(gex_Token_Info_t, gex_is_req)",
+            offset_of!(gex_Token_Info_t, gex_is_req),
+        ),
+        (
+            "offsetof(gex_Token_Info_t, gex_is_long)",
+            offset_of!(gex_Token_Info_t, gex_is_long),
+        ),
+        ("sizeof(gex_Memvec_t)", size_of::<gex_Memvec_t>()),
+        (
+            "offsetof(gex_Memvec_t, gex_addr)",
+            offset_of!(gex_Memvec_t, gex_addr),
+        ),
+        (
+            "offsetof(gex_Memvec_t, gex_len)",
+            offset_of!(gex_Memvec_t, gex_len),
+        ),
+        ("sizeof(gex_EP_Location_t)", size_of::<gex_EP_Location_t>()),
+        (
+            "offsetof(gex_EP_Location_t, gex_rank)",
+            offset_of!(gex_EP_Location_t, gex_rank),
+        ),
+        (
+            "offsetof(gex_EP_Location_t, gex_ep_index)",
+            offset_of!(gex_EP_Location_t, gex_ep_index),
+        ),
+        ("sizeof(gex_RankInfo_t)", size_of::<gex_RankInfo_t>()),
+        (
+            "offsetof(gex_RankInfo_t, gex_jobrank)",
+            offset_of!(gex_RankInfo_t, gex_jobrank),
+        ),
+        ("sizeof(gex_Flags_t)", size_of::<gex_Flags_t>()),
+        ("sizeof(gex_Rank_t)", size_of::<gex_Rank_t>()),
+        ("sizeof(gex_AM_Arg_t)", size_of::<gex_AM_Arg_t>()),
+        ("sizeof(gex_RMA_Value_t)", size_of::<gex_RMA_Value_t>()),
+        ("sizeof(gex_OP_t)", size_of::<gex_OP_t>()),
+        ("sizeof(gex_DT_t)", size_of::<gex_DT_t>()),
+        ("sizeof(gex_EC_t)", size_of::<gex_EC_t>()),
+        ("sizeof(gex_TI_t)", size_of::<gex_TI_t>()),
+        (
+            "sizeof(gasnett_tick_t)",
+            size_of::<gex_capi::tools::gasnett_tick_t>(),
+        ),
+        // Flag values: the bits of gex::Flags.
+        (
+            "(size_t)(GEX_FLAG_IMMEDIATE)",
+            gex::Flags::IMMEDIATE.bits() as usize,
+        ),
+        (
+            "(size_t)(GEX_FLAG_PEER_SEG_OFFSET)",
+            gex::Flags::PEER_SEG_OFFSET.bits() as usize,
+        ),
+        (
+            "(size_t)(GEX_FLAG_AM_MEDLONG)",
+            gex::Flags::AM_MEDLONG.bits() as usize,
+        ),
+        (
+            "(size_t)(GEX_FLAG_AM_REQREP)",
+            gex::Flags::AM_REQREP.bits() as usize,
+        ),
+        (
+            "(size_t)(GEX_FLAG_TM_NO_SCRATCH)",
+            gex::Flags::TM_NO_SCRATCH.bits() as usize,
+        ),
+        (
+            "(size_t)(GEX_FLAG_COLL_SRC_IN_SEGMENT)",
+            gex::Flags::COLL_SRC_IN_SEGMENT.bits() as usize,
+        ),
+        (
+            "(size_t)(GEX_FLAG_HINT_ACCEL_ALL)",
+            gex::Flags::HINT_ACCEL_ALL.bits() as usize,
+        ),
+        ("(size_t)(GEX_EC_ALL)", gex::Ec::ALL.bits() as usize),
+        ("(size_t)(GEX_TI_ALL)", gex::Ti::ALL.bits() as usize),
+        (
+            "(size_t)(GEX_EP_CAPABILITY_ALL)",
+            gex::EpCapabilities::ALL.bits() as usize,
+        ),
+        ("(size_t)(GEX_DT_DBL)", gex::Dt::Dbl as usize),
+        ("(size_t)(GEX_DT_USER)", gex::Dt::User as usize),
+        ("(size_t)(GEX_OP_FCAS)", gex::Op::Fcas as usize),
+        ("(size_t)(GEX_OP_USER_NC)", gex::Op::UserNc as usize),
+        (
+            "(size_t)(GEX_VIS_MAX_PEERCOMPLETION)",
+            gex::vis::MAX_PEERCOMPLETION,
+        ),
+        ("(size_t)(GEX_AM_INDEX_BASE)", gex::AM_INDEX_BASE as usize),
+        ("(size_t)(GASNET_MAXEPS)", gex::MAX_EPS),
+        ("(size_t)(GEX_RANK_INVALID)", gex::RANK_INVALID as usize),
+        (
+            "(size_t)(GASNET_ERR_NOT_READY)",
+            gex::ErrorKind::NotReady.code() as usize,
+        ),
+        (
+            "(size_t)(GASNET_ERR_BAD_ARG)",
+            gex::ErrorKind::BadArg.code() as usize,
+        ),
+        (
+            "(size_t)(GASNET_ERR_RESOURCE)",
+            gex::ErrorKind::Resource.code() as usize,
+        ),
+        (
+            "(size_t)(GASNET_ERR_NOT_INIT)",
+            gex::ErrorKind::NotInit.code() as usize,
+        ),
+        (
+            "(size_t)(GASNET_ERR_BARRIER_MISMATCH)",
+            gex::ErrorKind::BarrierMismatch.code() as usize,
+        ),
+        (
+            "(size_t)(GASNET_BARRIERFLAG_ANONYMOUS)",
+            gex::coll::BARRIERFLAG_ANONYMOUS as usize,
+        ),
+        (
+            "(size_t)(GASNET_BARRIERFLAG_MISMATCH)",
+            gex::coll::BARRIERFLAG_MISMATCH as usize,
+        ),
+    ];
+    let mut src = String::from(
+        "#include <gasnet.h>\n#include <gasnet_ratomic.h>\n#include <gasnet_vis.h>\n#include <gasnet_mk.h>\n#include <gasnet_coll.h>\n#include <gasnet_tools.h>\n#include <stdio.h>\n#include <stddef.h>\nint main(void) {\n",
+    );
+    for (expr, _) in &rust {
+        src.push_str(&format!("    printf(\"%zu\\n\", (size_t)({expr}));\n"));
+    }
+    src.push_str("    return 0;\n}\n");
+    let dir = out_dir();
+    let c = dir.join("abi.c");
+    std::fs::write(&c, src).expect("write");
+    let exe = dir.join("abi");
+    checked(
+        Command::new("cc")
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
+            .arg(include_dir())
+            .arg(&c)
+            .arg("-o")
+            .arg(&exe),
+    );
+    let out = checked(&mut Command::new(&exe));
+    let c_values: Vec<usize> = out.lines().map(|l| l.parse().expect("number")).collect();
+    assert_eq!(c_values.len(), rust.len());
+    let diffs: Vec<String> = rust
+        .iter()
+        .zip(&c_values)
+        .filter(|((_, r), c)| r != *c)
+        .map(|((e, r), c)| format!("{e}: C {c}, Rust {r}"))
+        .collect();
+    assert!(diffs.is_empty(), "layouts differ: {diffs:?}");
+}
+
+/// The GASNet-1 program, both ways of initialising.
+#[test]
+fn test_g1_smp_1_to_4_ranks() {
+    let exe = build_c("test_g1", "test_g1-smp");
+    passes("smp", &exe, "test_g1", &[1, 2, 3, 4], &[]);
+}
+
+#[test]
+fn test_g1_init_attach_smp_and_udp() {
+    let exe = out_dir().join("test_g1-attach");
+    checked(
+        Command::new("cc")
+            .args([
+                "-std=c99",
+                "-O1",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-DINIT_ATTACH",
+                "-I",
+            ])
+            .arg(include_dir())
+            .arg(crate_dir().join("tests/c/test_g1.c"))
+            .arg(lib_dir().join("libgex_capi.a"))
+            .args(NATIVE_LIBS)
+            .arg("-o")
+            .arg(&exe),
+    );
+    passes("smp", &exe, "test_g1", &[3], &[]);
+    passes("udp", &exe, "test_g1", &[2, 3, 4], UDP);
+}
+
+/// Remote atomics: direct on smp, through Active Messages, over udp.
+#[test]
+fn test_ratomic_smp_am_and_udp() {
+    let exe = build_c("test_ratomic", "test_ratomic");
+    passes("smp", &exe, "test_ratomic", &[1, 2, 3, 4], &[]);
+    passes(
+        "smp",
+        &exe,
+        "test_ratomic",
+        &[3],
+        &[("GEX_RMA_FORCE_AM", "1")],
+    );
+    passes("udp", &exe, "test_ratomic", &[2, 3, 4], UDP);
+}
+
+/// VIS: direct on smp, packed Active Messages, over udp (NB gets pending,
+/// data scattered at the sync).
+#[test]
+fn test_vis_smp_am_and_udp() {
+    let exe = build_c("test_vis", "test_vis");
+    passes("smp", &exe, "test_vis", &[1, 2, 3, 4], &[]);
+    passes("smp", &exe, "test_vis", &[3], &[("GEX_VIS_FORCE_AM", "1")]);
+    passes("udp", &exe, "test_vis", &[2, 3, 4], UDP);
+}
+
+/// Created endpoints, kinds and segments: direct on smp, through Active
+/// Messages, over udp.
+#[test]
+fn test_mk_smp_am_and_udp() {
+    let exe = build_c("test_mk", "test_mk");
+    passes("smp", &exe, "test_mk", &[1, 2, 3, 4], &[]);
+    passes("smp", &exe, "test_mk", &[3], &[("GEX_RMA_FORCE_AM", "1")]);
+    passes("udp", &exe, "test_mk", &[2, 3, 4], UDP);
+}
+
+/// The design notes' collectives, every sync mode, both address modes, the
+/// segment hints.
+#[test]
+fn test_coll1_smp_and_udp() {
+    let exe = build_c("test_coll1", "test_coll1");
+    passes("smp", &exe, "test_coll1", &[1, 2, 3, 4], &[]);
+    passes(
+        "smp",
+        &exe,
+        "test_coll1",
+        &[3],
+        &[("GEX_COLL_FORCE_AM", "1")],
+    );
+    passes("udp", &exe, "test_coll1", &[2, 3, 4], UDP);
+}
+
+#[test]
+fn tools_header() {
+    let exe = build_c("test_tools", "test_tools");
+    let out = checked(&mut Command::new(&exe));
+    assert!(out.contains("test_tools: all checks passed"), "{out}");
+}
+
+/// A C++17 program including every header runs on 1 to 3 ranks.
+#[test]
+fn cxx_program_including_every_header() {
+    if !have("c++") {
+        return;
+    }
+    let exe = out_dir().join("every_header");
+    checked(
+        Command::new("c++")
+            .args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-I"])
+            .arg(include_dir())
+            .arg(crate_dir().join("tests/c/every_header.cc"))
+            .arg(lib_dir().join("libgex_capi.a"))
+            .args(NATIVE_LIBS)
+            .arg("-o")
+            .arg(&exe),
+    );
+    passes("smp", &exe, "every_header", &[1, 2, 3], &[]);
+}
+
+/// Writes the pkg-config file of `conduit` for `prefix` from the template
+/// (what `cargo xtask c-install` does).
+fn write_pc(dir: &Path, prefix: &Path, conduit: &str) {
+    let text = std::fs::read_to_string(crate_dir().join("pkgconfig/gex.pc.in"))
+        .expect("the template")
+        .replace("@PREFIX@", &prefix.to_string_lossy())
+        .replace("@CONDUIT@", conduit)
+        .replace("@CONDUIT_UC@", &conduit.to_uppercase())
+        .replace("@VERSION@", env!("CARGO_PKG_VERSION"));
+    std::fs::write(dir.join(format!("gex-{conduit}.pc")), text).expect("write .pc");
+}
+
+/// `pkg-config --cflags --libs gex-smp` (and `gex-udp`) builds the
+/// README's program against an installed layout (the shared library, found
+/// through the rpath), and it runs under the launcher.
+#[test]
+fn pkg_config_builds_a_program_that_runs() {
+    if !have("pkg-config") {
+        return;
+    }
+    let prefix = out_dir().join("prefix");
+    let _ = std::fs::remove_dir_all(&prefix);
+    let lib = prefix.join("lib");
+    let pc = lib.join("pkgconfig");
+    std::fs::create_dir_all(&pc).expect("mkdir");
+    std::os::unix::fs::symlink(include_dir(), prefix.join("include")).expect("symlink");
+    std::fs::copy(lib_dir().join("libgex_capi.so"), lib.join("libgex.so")).expect("copy .so");
+    for (conduit, env) in [("smp", &[][..]), ("udp", UDP)] {
+        write_pc(&pc, &prefix, conduit);
+        let flags = checked(
+            Command::new("pkg-config")
+                .env("PKG_CONFIG_PATH", &pc)
+                .args(["--cflags", "--libs", &format!("gex-{conduit}")]),
+        );
+        let exe = out_dir().join(format!("hello-{conduit}"));
+        checked(
+            Command::new("cc")
+                .args(["-std=c99", "-Wall", "-Wextra", "-Werror"])
+                .arg(crate_dir().join("tests/c/hello.c"))
+                .arg("-o")
+                .arg(&exe)
+                .args(flags.split_whitespace()),
+        );
+        let n = 3;
+        let out = launch(conduit, &exe, n, env);
+        assert_eq!(
+            out.code, 0,
+            "hello on {conduit}\n{}\n{}",
+            out.stdout, out.stderr
+        );
+        for r in 0..n {
+            assert!(
+                out.stdout
+                    .contains(&format!("rank {r} of {n} got its reply")),
+                "{}",
+                out.stdout
+            );
+        }
+    }
+}
+
+/// The C port of bench-testam runs (a few iterations: a benchmark is
+/// measured by hand, never timed in a test).
+#[test]
+fn bench_testam_c_runs() {
+    let exe = out_dir().join("bench_testam_c");
+    checked(
+        Command::new("cc")
+            .args(["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I"])
+            .arg(include_dir())
+            .arg(crate_dir().join("bench/bench_testam.c"))
+            .arg(lib_dir().join("libgex_capi.a"))
+            .args(NATIVE_LIBS)
+            .arg("-o")
+            .arg(&exe),
+    );
+    for n in [1, 2] {
+        let _lock = job_lock();
+        let mut spec = JobSpec::new(n, &exe);
+        spec.args = vec!["300".into()];
+        spec.timeout = Some(TIMEOUT);
+        spec.output = Output::Capture;
+        let out = run(&spec).expect("start bench_testam_c");
+        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+        for row in [
+            "AMShort     ping-pong",
+            "AMShort     flood",
+            "AMMedium    ping-pong",
+        ] {
+            assert!(out.stdout.contains(row), "no {row:?} row\n{}", out.stdout);
+        }
+    }
+}
