@@ -98,6 +98,11 @@ pub const VARS: &[Var] = &[
         "`1`: collective handlers defer every message they forward to the progress hook.",
     ),
     user(
+        "GEX_COLL_SINGLE_COPY",
+        "on",
+        "`0`: large blocking broadcasts and scatters copy through shared memory instead of letting readers copy out of the root's memory.",
+    ),
+    user(
         "GEX_UDP_BYPASS",
         "on",
         "`0`: the udp conduit sends to ranks on the same host over UDP too, instead of shared memory.",

@@ -139,6 +139,12 @@ pub struct CollSettings {
     /// `GEX_COLL_FORCE_DEFER` (`1`; default off): collective handlers
     /// defer every message they forward to the progress hook.
     pub force_defer: bool,
+    /// `GEX_COLL_SINGLE_COPY` (`0` turns it off; default on): large
+    /// blocking broadcasts and scatters within a neighbourhood let the
+    /// readers copy straight out of the root's memory (`process_vm_readv`)
+    /// where the system allows it; off, they copy through shared memory
+    /// (if any rank turns it off, no rank uses it).
+    pub no_single_copy: bool,
 }
 
 impl CollSettings {
@@ -153,6 +159,7 @@ impl CollSettings {
         Ok(CollSettings {
             force_am: vars.flag("GEX_COLL_FORCE_AM", false)?,
             force_defer: vars.flag("GEX_COLL_FORCE_DEFER", false)?,
+            no_single_copy: !vars.flag("GEX_COLL_SINGLE_COPY", true)?,
         })
     }
 }
@@ -172,7 +179,7 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
     // block), so it keeps no LayerAm.
     register_internal_handlers(ep, &mut table)?;
     ep.runtime().add_progress_hook(progress_hook)?;
-    shm::setup(ep.runtime(), settings.force_am)
+    shm::setup(ep.runtime(), settings.force_am, !settings.no_single_copy)
 }
 
 /// The layer's progress: deferred sends, then the shared-memory data
@@ -198,6 +205,12 @@ mod tests {
             assert_eq!(var(v).unwrap().default, "off");
         }
         let d = CollSettings::default();
-        assert!(!d.force_am && !d.force_defer);
+        assert!(!d.force_am && !d.force_defer && !d.no_single_copy);
+        assert!(
+            read(&[("GEX_COLL_SINGLE_COPY", "0")])
+                .unwrap()
+                .no_single_copy
+        );
+        assert_eq!(var("GEX_COLL_SINGLE_COPY").unwrap().default, "on");
     }
 }

@@ -315,7 +315,7 @@ fn object_name(rt: &Runtime, leader: Rank) -> String {
 /// control-plane exchanges unless the job has one rank); with `force_am`
 /// (`CollSettings::force_am`) this rank wants none, and so no rank uses
 /// one.
-pub(crate) fn setup(rt: &'static Runtime, force_am: bool) -> Result<()> {
+pub(crate) fn setup(rt: &'static Runtime, force_am: bool, single_copy: bool) -> Result<()> {
     if rt.jobsize() < 2 {
         return Ok(());
     }
@@ -366,7 +366,7 @@ pub(crate) fn setup(rt: &'static Runtime, force_am: bool) -> Result<()> {
             b.map_or(0, |b| u32::from_le_bytes(b) as libc::pid_t)
         })
         .collect();
-    let cma_ok = n >= 2 && {
+    let cma_ok = single_copy && n >= 2 && {
         let local = nbrhd.binary_search(&me).unwrap_or(0);
         let next = nbrhd[(local + 1) % n] as usize;
         let addr = all[next]

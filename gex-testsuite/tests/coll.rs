@@ -60,6 +60,13 @@ fn test_coll_am_barrier_and_deferred_sends() {
     );
 }
 
+/// Large blocking broadcasts and scatters through the two-copy path
+/// (`GEX_COLL_SINGLE_COPY=0`).
+#[test]
+fn test_coll_without_single_copy() {
+    passes("smp", [3], &[("GEX_COLL_SINGLE_COPY", "0")]);
+}
+
 #[test]
 fn test_coll_over_udp_2_to_4_ranks() {
     passes("udp", 2..=4, &[("GEX_UDP_BYPASS", "0")]);
