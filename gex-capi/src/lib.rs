@@ -3,10 +3,13 @@
 //! calls API.md names, for C and C++ programs and runtimes.
 //!
 //! Built as `libgex_capi.a` and `libgex_capi.so` (installed as `libgex` by
-//! `cargo xtask c-install PREFIX`); the headers are in `include/`. Every
-//! symbol this library exports starts with `gex_`, `gasnet_` or, for the
-//! headers' inline arity wrappers (`gex_AM_RequestShort3` and the like are
-//! `static inline` functions that pass their arguments as an array), `_gex_`.
+//! `cargo xtask c-install PREFIX`); the headers are in `include/`
+//! (`gasnetex.h`, `gasnet.h`, `gasnet_ratomic.h`, `gasnet_vis.h`,
+//! `gasnet_mk.h`, `gasnet_coll.h`, `gasnet_tools.h`). Every symbol this
+//! library exports starts with `gex_`, `gasnet_`, `gasnett_` or, for the
+//! entry points of the headers' inline wrappers (`gex_AM_RequestShort3` and
+//! the like are `static inline` functions that pass their arguments as an
+//! array), `_gex_` and `_gasnet_`.
 //!
 //! Handles are pointers to objects this library allocates once and never
 //! frees (client, endpoints, teams, segments: a process has a handful), or,

@@ -663,35 +663,51 @@ fn pkg_config_builds_a_program_that_runs() {
     }
 }
 
-/// The C port of bench-testam runs (a few iterations: a benchmark is
-/// measured by hand, never timed in a test).
+/// The C ports of bench-testam and bench-testsmall run (a few iterations:
+/// a benchmark is measured by hand, never timed in a test).
 #[test]
-fn bench_testam_c_runs() {
-    let exe = out_dir().join("bench_testam_c");
-    checked(
-        Command::new("cc")
-            .args(["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I"])
-            .arg(include_dir())
-            .arg(crate_dir().join("bench/bench_testam.c"))
-            .arg(lib_dir().join("libgex_capi.a"))
-            .args(NATIVE_LIBS)
-            .arg("-o")
-            .arg(&exe),
-    );
-    for n in [1, 2] {
-        let _lock = job_lock();
-        let mut spec = JobSpec::new(n, &exe);
-        spec.args = vec!["300".into()];
-        spec.timeout = Some(TIMEOUT);
-        spec.output = Output::Capture;
-        let out = run(&spec).expect("start bench_testam_c");
-        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-        for row in [
-            "AMShort     ping-pong",
-            "AMShort     flood",
-            "AMMedium    ping-pong",
-        ] {
-            assert!(out.stdout.contains(row), "no {row:?} row\n{}", out.stdout);
+fn c_benchmarks_run() {
+    let rows: [(&str, &[&str]); 2] = [
+        (
+            "bench_testam",
+            &[
+                "AMShort     ping-pong",
+                "AMShort     flood",
+                "AMMedium    ping-pong",
+            ],
+        ),
+        (
+            "bench_testsmall",
+            &["PutBlocking", "GetBlocking", "PutNBI", "GetNB"],
+        ),
+    ];
+    for (name, rows) in rows {
+        let exe = out_dir().join(format!("{name}_c"));
+        checked(
+            Command::new("cc")
+                .args(["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I"])
+                .arg(include_dir())
+                .arg(crate_dir().join(format!("bench/{name}.c")))
+                .arg(lib_dir().join("libgex_capi.a"))
+                .args(NATIVE_LIBS)
+                .arg("-o")
+                .arg(&exe),
+        );
+        for n in [1, 2] {
+            let _lock = job_lock();
+            let mut spec = JobSpec::new(n, &exe);
+            spec.args = vec!["300".into()];
+            spec.timeout = Some(TIMEOUT);
+            spec.output = Output::Capture;
+            let out = run(&spec).expect("start a C benchmark");
+            assert_eq!(out.code, 0, "{name}\n{}\n{}", out.stdout, out.stderr);
+            for row in rows {
+                assert!(
+                    out.stdout.contains(row),
+                    "{name}: no {row:?} row\n{}",
+                    out.stdout
+                );
+            }
         }
     }
 }

@@ -41,7 +41,10 @@
 //!   RNR retries exceeded, a remote access error, a peer that does not
 //!   answer within the transport timeout) ends the job with a message
 //!   naming the peer, and so does a peer that returns no credits for
-//!   `GEX_IBV_PEER_TIMEOUT` seconds while this rank waits for them.
+//!   `GEX_IBV_PEER_TIMEOUT` seconds while this rank waits for them. A
+//!   heartbeat thread reads every peer's memory every quarter of that
+//!   timeout, so a dead peer is noticed with nothing outstanding toward
+//!   it; a rank that ends cleanly says BYE first.
 //!
 //! Everything that arrives is untrusted: message headers are decoded with
 //! every field checked against the buffer, every range against this

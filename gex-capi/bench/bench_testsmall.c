@@ -1,0 +1,67 @@
+/*
+ * bench_testsmall.c: the latency rows of gex-testsuite's bench-testsmall
+ * (GASNet-EX testsmall's layout) for 8 B and 1 KiB, written against
+ * gasnetex.h, to compare the C calls' cost with the Rust ones:
+ * `gex-run -n 2 ./bench_testsmall_c [ITERS]`. Rank 0 measures against
+ * rank 1 (itself with one rank).
+ */
+#include <gasnetex.h>
+#include <gasnet_tools.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static gasnett_atomic_t done = gasnett_atomic_init(0);
+static void fin(gex_Token_t t) {
+    (void)t;
+    gasnett_atomic_increment(&done, 0);
+}
+
+static void report(const char *op, size_t size, uint64_t iters, gasnett_tick_t ticks) {
+    printf("P0: %-12s latency    %8zu B  %10.4f us\n", op, size,
+           (double)gasnett_ticks_to_ns(ticks) / 1e3 / (double)iters);
+}
+
+int main(int argc, char **argv) {
+    gex_Client_t client;
+    gex_EP_t ep;
+    gex_TM_t tm;
+    uint64_t iters = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
+    gex_Client_Init(&client, &ep, &tm, "TESTSMALL_C", &argc, &argv, 0);
+    gex_Segment_t seg;
+    gex_Segment_Attach(&seg, tm, 1 << 20);
+    gex_AM_Entry_t h[1] = {{200, (gex_AM_Fn_t)fin, GEX_FLAG_AM_SHORT | GEX_FLAG_AM_REQUEST, 0, NULL, "done"}};
+    gex_EP_RegisterHandlers(ep, h, 1);
+    gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
+    gex_Rank_t me = gex_TM_QueryRank(tm), n = gex_TM_QuerySize(tm), peer = n > 1 ? 1 : 0;
+    if (me == 0) {
+        void *dest;
+        uintptr_t size;
+        gex_Event_Wait(gex_EP_QueryBoundSegmentNB(tm, peer, &dest, NULL, &size, 0));
+        static char src[1024], dst[1024];
+        printf("bench_testsmall (C): %u ranks, rank 0 -> rank %u, conduit %s\n", n, peer, GASNET_CONDUIT_NAME_STR);
+        static const size_t sizes[2] = {8, 1024};
+        for (int k = 0; k < 2; k++) {
+            size_t s = sizes[k];
+            gex_RMA_PutBlocking(tm, peer, dest, src, s, 0);
+            gasnett_tick_t t0 = gasnett_ticks_now();
+            for (uint64_t i = 0; i < iters; i++) gex_RMA_PutBlocking(tm, peer, dest, src, s, 0);
+            report("PutBlocking", s, iters, gasnett_ticks_now() - t0);
+            t0 = gasnett_ticks_now();
+            for (uint64_t i = 0; i < iters; i++) gex_RMA_GetBlocking(tm, dst, peer, dest, s, 0);
+            report("GetBlocking", s, iters, gasnett_ticks_now() - t0);
+            t0 = gasnett_ticks_now();
+            for (uint64_t i = 0; i < iters; i++) {
+                gex_RMA_PutNBI(tm, peer, dest, src, s, GEX_EVENT_DEFER, 0);
+                gex_NBI_Wait(GEX_EC_PUT, 0);
+            }
+            report("PutNBI", s, iters, gasnett_ticks_now() - t0);
+            t0 = gasnett_ticks_now();
+            for (uint64_t i = 0; i < iters; i++) gex_Event_Wait(gex_RMA_GetNB(tm, dst, peer, dest, s, 0));
+            report("GetNB", s, iters, gasnett_ticks_now() - t0);
+        }
+        for (gex_Rank_t r = 0; r < n; r++) gex_AM_RequestShort0(tm, r, 200, 0);
+    }
+    GASNET_BLOCKUNTIL(gasnett_atomic_read(&done, 0) != 0);
+    gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
+    return 0;
+}
