@@ -131,14 +131,8 @@ pub unsafe extern "C" fn gex_Segment_Attach(
     let t = unsafe { team(tm, CALL) };
     match Segment::attach(t, size) {
         Ok(seg) => {
-            // A second barrier: the Rust attach records this rank's segment
-            // table after its closing exchange, so a peer that returned
-            // first could otherwise reach this rank (an RMA or VIS Active
-            // Message over udp) before it knows its own segment. Once every
-            // rank is here, every table is in place.
-            if let Err(e) = gex::barrier(t) {
-                return code(e);
-            }
+            // (`Segment::attach` ends with a barrier after every rank has
+            // recorded its segment table.)
             // SAFETY: a handle of this library.
             let client = unsafe { obj(obj(tm, CALL).ep, CALL) }.client;
             let h = leak(CSegment {

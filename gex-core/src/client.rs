@@ -1135,6 +1135,13 @@ impl Segment {
             created: None,
         }));
         let _ = ep.0.segment.set(seg.clone());
+        // The closing barrier: every rank records its table after the
+        // conduit's exchange, so without it a peer that returned first
+        // could reach this rank (a put over udp's one-sided route, a VIS
+        // or Long Active Message) before it knows its own segment, and
+        // that is fatal. Once every rank is past this, every table is in
+        // place.
+        rt.bootstrap_barrier()?;
         Ok(seg)
     }
 
