@@ -25,8 +25,9 @@
 //!   (`gex_conduit::AtomicCapability`) for every target, this rank's too;
 //!   chosen only when, on every member, the conduit reaches every member and
 //!   supports every operation of the domain on its type, and the domain
-//!   does not favour local targets. No transport offers atomics yet; a
-//!   test double (`gex_testsuite::simnic`) exercises this mechanism.
+//!   does not favour local targets. The ibv conduit offers NIC
+//!   fetch-add and compare-swap for I64/U64; a test double
+//!   (`gex_testsuite::simnic`) exercises the mechanism on smp too.
 //!
 //! `GEX_RMA_FORCE_AM=1` (or `gex_rma::set_force_am`), which turns direct
 //! access to mapped segments off, sends CPU-mechanism operations through
