@@ -458,6 +458,19 @@ impl Readers {
     }
 }
 
+/// Polls until every member `who` names (of `members`, this rank `me`)
+/// has `done >= need` (acquire).
+fn wait_done(a: &Area, rt: &Runtime, members: usize, me: usize, who: Readers, need: u64) {
+    let done = || {
+        (0..members)
+            .filter(|&m| who.reads(m, me))
+            .all(|m| a.data_ctl(m).done.load(Ordering::Acquire) >= need)
+    };
+    if !done() {
+        rt.spin_until(done);
+    }
+}
+
 /// Writes `data` as this rank's part of operation `k`, chunk by chunk,
 /// polling while it waits: chunks `0..SLOTS` once every member is through
 /// with the last operation that wrote these buffers (whoever read them
@@ -481,14 +494,7 @@ fn write_all(k: u64, last_write: u64, sig: u64, data: &[u8], members: usize, rea
         } else {
             (mark(k, i + 1 - SLOTS as u64), readers)
         };
-        let consumed = || {
-            (0..members)
-                .filter(|&m| who.reads(m, me))
-                .all(|m| a.data_ctl(m).done.load(Ordering::Acquire) >= need)
-        };
-        if !consumed() {
-            rt.spin_until(consumed);
-        }
+        wait_done(a, rt, members, me, who, need);
         if i == 0 {
             // Every reader is through with the previous operation's
             // signature too.
@@ -576,11 +582,7 @@ pub(crate) fn offer(sig: u64, data: &[u8], members: usize, then: impl FnOnce()) 
     // rank's signature through its buffers (an offer's readers are
     // through with it when `offer` returns).
     if last != 0 {
-        let need = mark(last + 1, 0);
-        let through = || (0..members).all(|m| a.data_ctl(m).done.load(Ordering::Acquire) >= need);
-        if !through() {
-            rt.spin_until(through);
-        }
+        wait_done(a, rt, members, me, Readers::Everyone, mark(last + 1, 0));
     }
     let total = chunks(data.len());
     mine.sig.store(sig, Ordering::Relaxed);
@@ -589,14 +591,7 @@ pub(crate) fn offer(sig: u64, data: &[u8], members: usize, then: impl FnOnce()) 
     // Release: the signature, address and operation before the count.
     mine.posted.store(mark(k, total), Ordering::Release);
     then();
-    let read = || {
-        (0..members)
-            .filter(|&m| m != me)
-            .all(|m| a.data_ctl(m).done.load(Ordering::Acquire) >= mark(k, total))
-    };
-    if !read() {
-        rt.spin_until(read);
-    }
+    wait_done(a, rt, members, me, Readers::Others, mark(k, total));
     enqueue(Entry {
         k,
         nbytes: data.len(),
