@@ -99,10 +99,18 @@ fn fails_naming(program: &str, spec: &str, whats: &[&str]) {
 
 /// Rank 0's queue pair to rank 1 moves to the error state after its 20th
 /// send: what it had posted and posts later is flushed, and rank 0 ends
-/// the job naming rank 1.
+/// the job naming rank 1 (or rank 1 is first to send to rank 0, meets the
+/// queue pair in the error state, and ends it naming rank 0).
 #[test]
 fn a_queue_pair_in_the_error_state_ends_the_job_naming_the_peer() {
-    fails_naming(TEST_AM, "qp_error@0:20", &["with rank 1 failed: flushed"]);
+    fails_naming(
+        TEST_AM,
+        "qp_error@0:20",
+        &[
+            "with rank 1 failed: flushed",
+            "rank 1: a SEND with rank 0 failed: remote operation error",
+        ],
+    );
 }
 
 /// Rank 1's device answers the next SEND arriving after its 10th send as
