@@ -61,11 +61,12 @@ use gex_bootstrap::vars::Lookup;
 use gex_bootstrap::Bootstrap;
 use gex_conduit::stats::{ConduitStats, Counter, PeerCounters};
 use gex_conduit::{
-    send_or_progress, AmLimits, AmSink, Conduit, ConduitFactory, GetDest, IncomingAm, Injected,
-    Layout, OpCompletion, OutgoingAm, PollScope, PutSource, RmaCapability, SegmentDesc, ZeroLen,
+    atomic_ops, send_or_progress, AmLimits, AmSink, AtomicCapability, Conduit, ConduitFactory,
+    GetDest, IncomingAm, Injected, Layout, OpCompletion, OutgoingAm, PollScope, PutSource,
+    RmaCapability, SegmentDesc, ZeroLen,
 };
 use gex_conduit_smp::{hostname, SmpTransport};
-use gex_types::{AmCategory, EpIndex, Error, Rank, Result};
+use gex_types::{AmCategory, Dt, EpIndex, Error, Flags, Op, Rank, Result};
 
 /// Largest Medium payload over UDP (fragmented by the protocol).
 pub const MAX_MEDIUM: usize = 64 << 10;
@@ -1499,7 +1500,103 @@ impl UdpConduit {
                     });
                 }
             }
+            wire::RMA_ATOMIC => {
+                // Never placed, always for the primordial segment (the
+                // decoder refuses anything else).
+                let Some((dt_code, op_code, operands)) = wire::decode_atomic_payload(r.payload)
+                else {
+                    bad("is an atomic with a malformed payload")
+                };
+                let Some(dt) = atomic_ops::dt_from_bits(dt_code) else {
+                    bad(&format!(
+                        "is an atomic on data type code {dt_code:#x}, not a built-in type"
+                    ))
+                };
+                let Some(op) =
+                    atomic_ops::op_from_bits(u64::from(op_code)).filter(|o| o.valid_for_atomic(dt))
+                else {
+                    bad(&format!(
+                        "is an atomic with opcode {op_code:#x}, not an atomic operation on {}",
+                        dt.name()
+                    ))
+                };
+                let size = dt.size().expect("a built-in type");
+                if r.want != size {
+                    bad(&format!(
+                        "is an atomic on {} that names {} bytes",
+                        dt.name(),
+                        r.want
+                    ));
+                }
+                let Some(&(base, seg)) = self.link.segment.get() else {
+                    bad("arrived before this rank attached a segment")
+                };
+                if !gex_conduit::fits(r.offset, size, seg) {
+                    bad(&format!(
+                        "is an atomic on [{:#x}, +{size}), outside this rank's segment of {seg:#x} bytes",
+                        r.offset
+                    ));
+                }
+                if r.offset % size != 0 {
+                    bad(&format!(
+                        "is an atomic at offset {:#x}, misaligned for {}",
+                        r.offset,
+                        dt.name()
+                    ));
+                }
+                self.link.ops.count_atomic_served();
+                // SAFETY: the value lies inside this rank's mapped segment
+                // and is aligned to its size (both checked above; the base
+                // is page-aligned); every access to it through remote
+                // atomics is atomic (the same instructions as the direct
+                // route and the Active Message route). Both fences: the
+                // initiator's ordering flags do not travel.
+                let v = unsafe {
+                    atomic_ops::perform_dyn(
+                        (base + r.offset) as *mut u8,
+                        dt,
+                        op,
+                        operands[0],
+                        operands[1],
+                        Flags::AD_ACQ | Flags::AD_REL,
+                    )
+                };
+                let _ = self.send_net(
+                    src,
+                    false,
+                    wire::RMA_HEADER + wire::ATOMIC_RESULT_PAYLOAD,
+                    false,
+                    sink,
+                    |out| {
+                        wire::encode_rma_append(
+                            wire::RMA_ATOMIC_RESULT,
+                            0,
+                            0,
+                            r.op,
+                            0,
+                            &v.to_le_bytes(),
+                            out,
+                        )
+                    },
+                );
+            }
             _ => match self.link.ops.take(r.op, src, r.kind, r.len, placed) {
+                Ok(rma::Answered::Atomic(size, dst, done)) => {
+                    if let Some(mut dst) = dst {
+                        let v = r.payload;
+                        // The value's low-order bytes, in this machine's
+                        // byte order (the wire's is little-endian).
+                        let bits = u64::from_le_bytes(v.try_into().expect("checked length"));
+                        let b = bits.to_ne_bytes();
+                        let low = if cfg!(target_endian = "little") {
+                            &b[..size]
+                        } else {
+                            &b[8 - size..]
+                        };
+                        dst.fill(low);
+                    }
+                    done.complete();
+                }
                 Ok(rma::Answered::Put(done)) => done.complete(),
                 Ok(rma::Answered::Get(mut dst, done)) => {
                     if !placed {
@@ -1666,6 +1763,10 @@ impl Conduit for UdpConduit {
         Some(self)
     }
 
+    fn atomics(&self) -> Option<&dyn AtomicCapability> {
+        Some(self)
+    }
+
     fn stats(&self) -> ConduitStats {
         let p = UdpConduit::stats(self);
         let (max_datagram, window) = {
@@ -1674,6 +1775,7 @@ impl Conduit for UdpConduit {
             (cfg.max_datagram as u64, cfg.window as u64)
         };
         let (rma_puts, rma_gets, rma_served) = self.link.ops.counts();
+        let (atomics, atomics_served) = self.link.ops.atomic_counts();
         let mut st = ConduitStats::new("udp");
         st.counters = [
             ("datagrams_sent", p.datagrams_sent),
@@ -1699,6 +1801,8 @@ impl Conduit for UdpConduit {
             ("rma_puts", rma_puts),
             ("rma_gets", rma_gets),
             ("rma_served", rma_served),
+            ("atomics", atomics),
+            ("atomics_served", atomics_served),
             // Settings in effect, not counts: the largest datagram and the
             // window (datagrams in flight per peer and lane).
             ("max_datagram", max_datagram),
@@ -1801,6 +1905,70 @@ impl RmaCapability for UdpConduit {
         });
         if !matches!(sent, Ok(Injected::Sent)) {
             self.link.ops.cancel(op);
+        }
+        sent
+    }
+}
+
+/// Remote atomics that the target's protocol shell performs with CPU
+/// atomics on its own segment (ATOMIC / ATOMIC_RESULT, see [`wire`]): one
+/// message each way and no AM handler at either end. Coherent with CPU
+/// atomics on the same word, so gex-ratomic uses them for the targets its
+/// CPU domains cannot reach directly.
+impl AtomicCapability for UdpConduit {
+    fn reaches(&self, peer: Rank) -> bool {
+        RmaCapability::reaches(self, peer)
+    }
+
+    fn supports(&self, dt: Dt, op: Op) -> bool {
+        dt.size().is_some() && op.valid_for_atomic(dt)
+    }
+
+    fn cpu_coherent(&self) -> bool {
+        true
+    }
+
+    fn start(
+        &self,
+        peer: Rank,
+        offset: usize,
+        dt: Dt,
+        op: Op,
+        operands: [u64; 2],
+        result: Option<GetDest>,
+        done: Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        let size = match dt.size() {
+            Some(n) if op.valid_for_atomic(dt) => n,
+            _ => {
+                return Err(Error::bad_arg(format!(
+                    "udp conduit: {} is not an atomic operation on {}",
+                    op.name(),
+                    dt.name()
+                )))
+            }
+        };
+        if result.as_ref().is_some_and(|d| d.len() != size) {
+            return Err(Error::bad_arg(format!(
+                "udp conduit: an atomic's result must take the {size} bytes of {}",
+                dt.name()
+            )));
+        }
+        self.check_rma(peer, 0, size)?;
+        let id = self.link.ops.insert_atomic(peer, size, result, done);
+        let payload = wire::atomic_payload(dt as u32, op as u64 as u32, operands);
+        let sent = self.send_net(
+            peer,
+            true,
+            wire::RMA_HEADER + wire::ATOMIC_PAYLOAD,
+            immediate,
+            sink,
+            |out| wire::encode_rma_append(wire::RMA_ATOMIC, 0, offset, id, size, &payload, out),
+        );
+        if !matches!(sent, Ok(Injected::Sent)) {
+            self.link.ops.cancel(id);
         }
         sent
     }

@@ -47,6 +47,14 @@ enum Pending {
         done: Arc<dyn OpCompletion>,
         placing: bool,
     },
+    /// A remote atomic: its ATOMIC_RESULT, whose low `size` bytes go to
+    /// `dst` (a fetching operation).
+    Atomic {
+        peer: Rank,
+        size: usize,
+        dst: Option<GetDest>,
+        done: Arc<dyn OpCompletion>,
+    },
 }
 
 /// One slot of the table.
@@ -63,6 +71,9 @@ pub struct Ops {
     puts: AtomicU64,
     gets: AtomicU64,
     served: AtomicU64,
+    /// Atomics started here, and ATOMICs served for peers.
+    atomics: AtomicU64,
+    atomics_served: AtomicU64,
 }
 
 #[derive(Default)]
@@ -77,6 +88,8 @@ pub enum Answered {
     Put(Arc<dyn OpCompletion>),
     /// A get's destination and completion.
     Get(GetDest, Arc<dyn OpCompletion>),
+    /// An atomic's size, destination (if it fetches) and completion.
+    Atomic(usize, Option<GetDest>, Arc<dyn OpCompletion>),
 }
 
 impl Ops {
@@ -114,6 +127,37 @@ impl Ops {
             done,
             placing: false,
         })
+    }
+
+    /// Starts tracking an atomic on a `size`-byte value at `peer`, whose
+    /// fetched value goes to `dst`; its id.
+    pub fn insert_atomic(
+        &self,
+        peer: Rank,
+        size: usize,
+        dst: Option<GetDest>,
+        done: Arc<dyn OpCompletion>,
+    ) -> u64 {
+        self.atomics.fetch_add(1, Ordering::Relaxed);
+        self.insert(Pending::Atomic {
+            peer,
+            size,
+            dst,
+            done,
+        })
+    }
+
+    /// Counts an ATOMIC served for a peer.
+    pub fn count_atomic_served(&self) {
+        self.atomics_served.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// (atomics started, ATOMICs served).
+    pub fn atomic_counts(&self) -> (u64, u64) {
+        (
+            self.atomics.load(Ordering::Relaxed),
+            self.atomics_served.load(Ordering::Relaxed),
+        )
     }
 
     /// Counts a PUT or GET served for a peer.
@@ -184,8 +228,8 @@ impl Ops {
     }
 
     /// Takes the operation `id` that `from` answered with a message of
-    /// `kind` ([`crate::wire::RMA_PUT_ACK`] or
-    /// [`crate::wire::RMA_GET_DATA`]) carrying `len` bytes; a description
+    /// `kind` ([`crate::wire::RMA_PUT_ACK`], [`crate::wire::RMA_GET_DATA`]
+    /// or [`crate::wire::RMA_ATOMIC_RESULT`]) carrying `len` bytes; a description
     /// of what is wrong if the answer does not match an operation in
     /// flight (unknown or stale id, another peer, another kind, another
     /// length, or a GET_DATA `placed` in the destination for a get that
@@ -227,6 +271,12 @@ impl Ops {
                     && len == dst.len()
                     && *placing == placed
             }
+            Some(Pending::Atomic { peer, .. }) => {
+                *peer == from
+                    && kind == crate::wire::RMA_ATOMIC_RESULT
+                    && len == crate::wire::ATOMIC_RESULT_PAYLOAD
+                    && !placed
+            }
         };
         if !matches {
             return Err(format!(
@@ -238,6 +288,9 @@ impl Ops {
         Ok(match op {
             Pending::Put { done, .. } => Answered::Put(done),
             Pending::Get { dst, done, .. } => Answered::Get(dst, done),
+            Pending::Atomic {
+                size, dst, done, ..
+            } => Answered::Atomic(size, dst, done),
         })
     }
 }
@@ -245,7 +298,7 @@ impl Ops {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{RMA_GET_DATA, RMA_PUT_ACK};
+    use crate::wire::{RMA_ATOMIC_RESULT, RMA_GET_DATA, RMA_PUT_ACK};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     struct Count(AtomicUsize);
@@ -281,11 +334,23 @@ mod tests {
         d.fill(&[1, 2, 3, 4]);
         assert_eq!(buf, [1, 2, 3, 4]);
         // A reused slot has a new generation: the old id is stale.
-        let again = ops.insert_put(3, done);
+        let again = ops.insert_put(3, done.clone());
         assert_eq!(again as u32, get as u32);
         assert_ne!(again, get);
         assert!(ops.take(get, 3, RMA_GET_DATA, 4, false).is_err());
         ops.cancel(again);
         assert!(ops.take(again, 3, RMA_PUT_ACK, 0, false).is_err());
+        // An atomic's answer: only an 8-byte ATOMIC_RESULT from its peer.
+        let at = ops.insert_atomic(1, 4, None, done);
+        assert!(ops.take(at, 1, RMA_GET_DATA, 8, false).is_err());
+        assert!(ops.take(at, 2, RMA_ATOMIC_RESULT, 8, false).is_err());
+        assert!(ops.take(at, 1, RMA_ATOMIC_RESULT, 4, false).is_err());
+        assert!(ops.take(at, 1, RMA_ATOMIC_RESULT, 8, true).is_err());
+        assert!(matches!(
+            ops.take(at, 1, RMA_ATOMIC_RESULT, 8, false),
+            Ok(Answered::Atomic(4, None, _))
+        ));
+        assert!(ops.take(at, 1, RMA_ATOMIC_RESULT, 8, false).is_err());
+        assert_eq!(ops.atomic_counts(), (1, 0));
     }
 }

@@ -20,15 +20,21 @@
 //!
 //! | bytes | field |
 //! | --- | --- |
-//! | 1 | kind: 3 PUT, 4 PUT_ACK, 5 GET, 6 GET_DATA |
-//! | 1 | 1 for PUT and GET (request lane), 0 for the answers |
+//! | 1 | kind: 3 PUT, 4 PUT_ACK, 5 GET, 6 GET_DATA, 7 ATOMIC, 8 ATOMIC_RESULT |
+//! | 1 | 1 for PUT, GET and ATOMIC (request lane), 0 for the answers |
 //! | 1 | PUT, GET: the target endpoint's index, whose bound segment the offset is in (0: the primordial one); else 0 |
 //! | 1 | 0 |
-//! | 4 | payload length (PUT, GET_DATA; else 0) (LE) |
-//! | 8 | offset in the target segment (PUT, GET; else 0) |
+//! | 4 | payload length (PUT, GET_DATA, ATOMIC, ATOMIC_RESULT; else 0) (LE) |
+//! | 8 | offset in the target segment (PUT, GET, ATOMIC; else 0) |
 //! | 8 | operation id at the initiator (slot and generation) |
-//! | 8 | GET: bytes wanted; else 0 |
+//! | 8 | GET: bytes wanted; ATOMIC: the data type's size; else 0 |
 //! | len | payload |
+//!
+//! An ATOMIC's payload is [`ATOMIC_PAYLOAD`] bytes: the data type's code
+//! and the opcode (LE u32 each, `gex_types::Dt` and `gex_types::Op`
+//! values), 8 zero bytes, then the two operands' bits (LE u64 each, low
+//! bytes for 32-bit types). Its ATOMIC_RESULT carries the value before
+//! the operation as an LE u64 of bits.
 
 use gex_conduit::OutgoingAm;
 use gex_types::{AmArg, AmCategory, AmIndex, EpIndex, AM_MAX_ARGS};
@@ -109,14 +115,23 @@ pub const RMA_PUT_ACK: u8 = 4;
 pub const RMA_GET: u8 = 5;
 /// A get's bytes.
 pub const RMA_GET_DATA: u8 = 6;
+/// A remote atomic the target's shell performs with CPU atomics.
+pub const RMA_ATOMIC: u8 = 7;
+/// An atomic's fetched value.
+pub const RMA_ATOMIC_RESULT: u8 = 8;
 /// Length of a one-sided message's header.
 pub const RMA_HEADER: usize = 32;
+/// Length of an ATOMIC's payload.
+pub const ATOMIC_PAYLOAD: usize = 32;
+/// Length of an ATOMIC_RESULT's payload.
+pub const ATOMIC_RESULT_PAYLOAD: usize = 8;
 
 /// A one-sided message decoded; the payload borrows the message (empty
 /// when it was placed in the segment as it arrived).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Rma<'a> {
-    /// [`RMA_PUT`], [`RMA_PUT_ACK`], [`RMA_GET`] or [`RMA_GET_DATA`].
+    /// [`RMA_PUT`], [`RMA_PUT_ACK`], [`RMA_GET`], [`RMA_GET_DATA`],
+    /// [`RMA_ATOMIC`] or [`RMA_ATOMIC_RESULT`].
     pub kind: u8,
     /// PUT, GET: the index of the endpoint whose bound segment `offset` is
     /// in (untrusted: the target checks it has one).
@@ -125,18 +140,23 @@ pub struct Rma<'a> {
     pub offset: usize,
     /// The operation's id at the initiator.
     pub op: u64,
-    /// GET: bytes wanted.
+    /// GET: bytes wanted; ATOMIC: the data type's size.
     pub want: usize,
     /// Declared payload length.
     pub len: usize,
-    /// The payload (PUT, GET_DATA), unless placed.
+    /// The payload (PUT, GET_DATA, ATOMIC, ATOMIC_RESULT), unless placed.
     pub payload: &'a [u8],
 }
 
 /// Whether a message is a one-sided one (by its first byte).
 pub fn is_rma(m: &[u8]) -> bool {
     m.first()
-        .is_some_and(|&k| (RMA_PUT..=RMA_GET_DATA).contains(&k))
+        .is_some_and(|&k| (RMA_PUT..=RMA_ATOMIC_RESULT).contains(&k))
+}
+
+/// Whether `kind` travels on the request lane.
+fn is_request_kind(kind: u8) -> bool {
+    matches!(kind, RMA_PUT | RMA_GET | RMA_ATOMIC)
 }
 
 /// Appends a one-sided message to `out` (`ep`: 0 for the answers).
@@ -166,12 +186,33 @@ pub fn encode_rma_header(
 ) {
     debug_assert!((ep as usize) < gex_types::MAX_EPS);
     out.push(kind);
-    out.push(u8::from(kind == RMA_PUT || kind == RMA_GET));
+    out.push(u8::from(is_request_kind(kind)));
     out.extend_from_slice(&[ep as u8, 0]);
     out.extend_from_slice(&(len as u32).to_le_bytes());
     out.extend_from_slice(&(offset as u64).to_le_bytes());
     out.extend_from_slice(&op.to_le_bytes());
     out.extend_from_slice(&(want as u64).to_le_bytes());
+}
+
+/// The payload of an ATOMIC: `dt` and `op` codes, then the operands' bits.
+pub fn atomic_payload(dt: u32, op: u32, operands: [u64; 2]) -> [u8; ATOMIC_PAYLOAD] {
+    let mut p = [0u8; ATOMIC_PAYLOAD];
+    p[0..4].copy_from_slice(&dt.to_le_bytes());
+    p[4..8].copy_from_slice(&op.to_le_bytes());
+    p[16..24].copy_from_slice(&operands[0].to_le_bytes());
+    p[24..32].copy_from_slice(&operands[1].to_le_bytes());
+    p
+}
+
+/// The fields of an ATOMIC's payload (as the bytes say: unchecked codes),
+/// if it is one: (data type code, opcode, operands).
+pub fn decode_atomic_payload(p: &[u8]) -> Option<(u32, u32, [u64; 2])> {
+    if p.len() != ATOMIC_PAYLOAD || p[8..16] != [0u8; 8] {
+        return None;
+    }
+    let u32_at = |at: usize| u32::from_le_bytes(p[at..at + 4].try_into().expect("4 bytes"));
+    let u64_at = |at: usize| u64::from_le_bytes(p[at..at + 8].try_into().expect("8 bytes"));
+    Some((u32_at(0), u32_at(4), [u64_at(16), u64_at(24)]))
 }
 
 /// Decodes a one-sided message; with `placed`, `b` is its header alone
@@ -181,9 +222,9 @@ pub fn encode_rma_header(
 /// without one, or a length that disagrees.
 pub fn decode_rma(b: &[u8], placed: bool) -> Option<Rma<'_>> {
     let kind = *b.first()?;
-    let request = kind == RMA_PUT || kind == RMA_GET;
+    let request = is_request_kind(kind);
     let ep = *b.get(2)?;
-    if !(RMA_PUT..=RMA_GET_DATA).contains(&kind)
+    if !(RMA_PUT..=RMA_ATOMIC_RESULT).contains(&kind)
         || *b.get(1)? != u8::from(request)
         || *b.get(3)? != 0
         || (!request && ep != 0)
@@ -193,14 +234,25 @@ pub fn decode_rma(b: &[u8], placed: bool) -> Option<Rma<'_>> {
     let word = |at: usize| Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?));
     let len = u32::from_le_bytes(b.get(4..8)?.try_into().ok()?) as usize;
     let (offset, op, want) = (word(8)?, word(16)?, word(24)?);
-    let with_payload = kind == RMA_PUT || kind == RMA_GET_DATA;
+    let atomic = kind == RMA_ATOMIC || kind == RMA_ATOMIC_RESULT;
+    let with_payload = kind == RMA_PUT || kind == RMA_GET_DATA || atomic;
     let payload = b.get(RMA_HEADER..)?;
+    // Only PUT and GET_DATA payloads are ever placed as they arrive.
     let whole = if placed {
-        with_payload && payload.is_empty()
+        with_payload && !atomic && payload.is_empty()
     } else {
         payload.len() == len
     };
-    if !whole || (!with_payload && len != 0) || (kind != RMA_GET && want != 0) {
+    let atomic_len = match kind {
+        RMA_ATOMIC => len == ATOMIC_PAYLOAD && (want == 4 || want == 8) && ep == 0,
+        RMA_ATOMIC_RESULT => len == ATOMIC_RESULT_PAYLOAD,
+        _ => true,
+    };
+    if !whole
+        || !atomic_len
+        || (!with_payload && len != 0)
+        || (kind != RMA_GET && kind != RMA_ATOMIC && want != 0)
+    {
         return None;
     }
     Some(Rma {
@@ -360,6 +412,48 @@ mod tests {
             let _ = decode_rma(&garbage, false);
             let _ = decode_rma(&garbage, true);
             let _ = long_payload(&garbage);
+        }
+    }
+
+    proptest! {
+        /// ATOMIC and ATOMIC_RESULT round-trip with their fixed payloads;
+        /// another length, a size other than 4 or 8, an endpoint, nonzero
+        /// padding or a placed header is rejected.
+        #[test]
+        fn atomic_messages_round_trip(
+            dt: u32, code: u32, o1: u64, o2: u64, offset in any::<u32>(), op: u64,
+            wide: bool, value: u64,
+        ) {
+            let want = if wide { 8 } else { 4 };
+            let payload = atomic_payload(dt, code, [o1, o2]);
+            let mut buf = Vec::new();
+            encode_rma_append(RMA_ATOMIC, 0, offset as usize, op, want, &payload, &mut buf);
+            prop_assert!(is_rma(&buf));
+            prop_assert_eq!(buf[1], 1, "ATOMIC travels on the request lane");
+            let r = decode_rma(&buf, false).unwrap();
+            prop_assert_eq!((r.kind, r.ep, r.offset, r.op, r.want), (RMA_ATOMIC, 0, offset as usize, op, want));
+            prop_assert_eq!(decode_atomic_payload(r.payload), Some((dt, code, [o1, o2])));
+            prop_assert!(decode_rma(&buf[..RMA_HEADER], true).is_none());
+            let mut b = buf.clone();
+            b[2] = 1;
+            prop_assert!(decode_rma(&b, false).is_none(), "an endpoint");
+            let mut b = buf.clone();
+            b[24] = 2;
+            prop_assert!(decode_rma(&b, false).is_none(), "size 2");
+            let mut b = buf.clone();
+            b[RMA_HEADER + 9] = 1;
+            let r = decode_rma(&b, false).unwrap();
+            prop_assert!(decode_atomic_payload(r.payload).is_none(), "padding");
+            prop_assert!(decode_rma(&buf[..buf.len() - 1], false).is_none());
+            let mut res = Vec::new();
+            encode_rma_append(RMA_ATOMIC_RESULT, 0, 0, op, 0, &value.to_le_bytes(), &mut res);
+            prop_assert_eq!(res[1], 0, "the result travels on the reply lane");
+            let r = decode_rma(&res, false).unwrap();
+            prop_assert_eq!((r.kind, r.op, r.payload), (RMA_ATOMIC_RESULT, op, &value.to_le_bytes()[..]));
+            prop_assert!(decode_rma(&res[..RMA_HEADER], true).is_none());
+            let mut short = Vec::new();
+            encode_rma_append(RMA_ATOMIC_RESULT, 0, 0, op, 0, &[0; 4], &mut short);
+            prop_assert!(decode_rma(&short, false).is_none());
         }
     }
 

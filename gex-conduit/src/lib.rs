@@ -67,6 +67,7 @@
 //! Interface structs are `#[non_exhaustive]` and built with their `new`
 //! constructors, so that a field added later breaks no conduit.
 
+pub mod atomic_ops;
 pub mod epseg;
 pub mod range;
 pub mod stats;
@@ -710,6 +711,18 @@ pub trait AtomicCapability: Send + Sync {
 
     /// Whether `op` on `dt` is supported.
     fn supports(&self, dt: gex_types::Dt, op: gex_types::Op) -> bool;
+
+    /// Whether the target performs these atomics with the CPU, through
+    /// [`atomic_ops::perform_dyn`] on its own segment (the conduit's
+    /// protocol executes them for its peers, as the udp conduit does):
+    /// they are then coherent with CPU atomics on the same word, and the
+    /// remote-atomics layer may use them for the targets it cannot reach
+    /// directly within a domain whose other targets take CPU atomics. A
+    /// transport whose device performs them (a NIC) says `false` (the
+    /// default): it is used only for whole domains.
+    fn cpu_coherent(&self) -> bool {
+        false
+    }
 
     /// Starts `op` on the `dt` at `offset` in `peer`'s bound segment with
     /// the operands the operation takes (as bits of `dt`, low-order

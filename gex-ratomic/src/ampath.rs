@@ -28,7 +28,7 @@ use gex_core::slots::Slots;
 use gex_core::{Completion, Ep, Runtime, Staging};
 use gex_types::{AmArg, AmIndex, Dt, Error, Flags, Op, Rank, Result};
 
-use crate::ops::{dt_from_bits, op_from_bits, perform_dyn};
+use gex_conduit::atomic_ops::{dt_from_bits, op_from_bits, perform_dyn};
 
 const H_OP: AmIndex = 7;
 const H_RESULT: AmIndex = 8;

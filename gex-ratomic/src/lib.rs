@@ -20,7 +20,13 @@
 //!   table, the atomic instruction. Any other target gets an Active Message
 //!   that the target executes with the same CPU atomics on its own segment
 //!   ([`ampath`]), so the two routes are coherent and may serve one word
-//!   at once.
+//!   at once; or, where the conduit's atomics are performed by the
+//!   target's CPU in the conduit's protocol
+//!   (`gex_conduit::AtomicCapability::cpu_coherent`: the udp conduit's
+//!   ATOMIC messages) and support the operation, the same operation
+//!   travels as one such message each way, with no AM handler at either
+//!   end (faster than the Active Message; `GEX_RMA_FORCE_AM=1` keeps the
+//!   Active Message route).
 //! - [`Mechanism::Conduit`]: the conduit's own atomics
 //!   (`gex_conduit::AtomicCapability`) for every target, this rank's too;
 //!   chosen only when, on every member, the conduit reaches every member and
@@ -53,7 +59,7 @@
 #![warn(missing_docs)]
 
 pub mod ampath;
-mod ops;
+use gex_conduit::atomic_ops as ops;
 
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
@@ -92,7 +98,10 @@ pub enum Route {
     Direct,
     /// An Active Message the target executes with CPU atomics.
     ActiveMessages,
-    /// The conduit's atomics.
+    /// The conduit's atomics: a NIC's for a [`Mechanism::Conduit`] domain;
+    /// for a [`Mechanism::Cpu`] domain, a conduit whose protocol performs
+    /// them at the target with CPU atomics (the udp conduit's one-sided
+    /// ATOMIC messages, no AM handler at either end).
     Conduit,
 }
 
@@ -157,7 +166,10 @@ fn conduit_covers(rt: &Runtime, members: &[Rank], dt: Dt, ops: Ops) -> bool {
     let Some(cap) = rt.conduit().atomics() else {
         return false;
     };
-    members.iter().all(|&m| cap.reaches(m))
+    // A capability the target performs with CPU atomics serves single
+    // targets of CPU domains instead (see `AtomicDomain::general`).
+    !cap.cpu_coherent()
+        && members.iter().all(|&m| cap.reaches(m))
         && Op::ALL
             .iter()
             .filter(|o| ops.contains(o.as_set()))
@@ -304,6 +316,12 @@ impl AtomicDomain {
         }
         Ok(if fast_entry(jobrank).is_some_and(|d| d.size != 0) {
             Route::Direct
+        } else if Op::ALL
+            .iter()
+            .filter(|o| self.0.ops.contains(o.as_set()))
+            .all(|&o| self.coherent_conduit(jobrank, o))
+        {
+            Route::Conduit
         } else {
             Route::ActiveMessages
         })
@@ -501,6 +519,9 @@ impl AtomicDomain {
         };
         let started = match d.mechanism {
             Mechanism::Conduit => self.start_conduit(&t, op, bits, flags, dst, parent)?,
+            Mechanism::Cpu if self.coherent_conduit(t.jobrank, op) => {
+                self.start_conduit(&t, op, bits, flags, dst, parent)?
+            }
             Mechanism::Cpu => ampath::start(
                 t.jobrank,
                 t.off,
@@ -540,6 +561,25 @@ impl AtomicDomain {
         })
     }
 
+    /// Whether an operation `op` of this CPU domain on `jobrank`, which is
+    /// not mapped here, goes through conduit atomics that the target
+    /// performs with CPU atomics (coherent with the direct route; the udp
+    /// conduit's): the conduit reaches the rank and supports the operation,
+    /// and the Active Message route is not forced (`GEX_RMA_FORCE_AM`).
+    fn coherent_conduit(&self, jobrank: Rank, op: Op) -> bool {
+        gex_core::direct_access()
+            && self
+                .0
+                .tm
+                .ep()
+                .runtime()
+                .conduit()
+                .atomics()
+                .is_some_and(|c| {
+                    c.cpu_coherent() && c.reaches(jobrank) && c.supports(self.0.dt, op)
+                })
+    }
+
     /// Starts an operation through the conduit's atomics.
     fn start_conduit(
         &self,
@@ -573,6 +613,14 @@ impl AtomicDomain {
         if flags.contains(Flags::AD_REL) {
             std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
         }
+        // Counted in flight until the conduit completes it, so that
+        // `destroy` sees it.
+        let outstanding = self.0.outstanding.clone();
+        outstanding.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        let tracked = Arc::new(Tracked {
+            c: c.clone(),
+            outstanding: outstanding.clone(),
+        });
         let sent = cap.start(
             t.jobrank,
             t.off,
@@ -580,11 +628,12 @@ impl AtomicDomain {
             op,
             bits,
             result,
-            c.clone(),
+            tracked,
             flags.contains(Flags::IMMEDIATE),
             rt.sink(),
         );
         if !matches!(sent, Ok(Injected::Sent)) {
+            outstanding.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
             if let Some(p) = &parent {
                 p.done();
             }
@@ -693,6 +742,21 @@ impl AtomicDomain {
             off,
             local,
         })
+    }
+}
+
+/// A conduit operation's completion that also counts it out of its
+/// domain's operations in flight.
+struct Tracked {
+    c: Arc<Completion>,
+    outstanding: Arc<AtomicUsize>,
+}
+
+impl gex_conduit::OpCompletion for Tracked {
+    fn complete(&self) {
+        self.outstanding
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        self.c.done();
     }
 }
 

@@ -102,7 +102,7 @@ fn test_rma_am_path_1_to_4_ranks() {
 
 /// Remote atomics: CPU atomics on mapped segments (smp), the same through
 /// Active Messages the target executes (forced), and both over udp without
-/// the bypass (direct to the rank itself, AMs to the others).
+/// the bypass (direct to the rank itself, the conduit's ATOMIC messages to the others).
 #[test]
 fn test_ratomic_1_to_4_ranks() {
     passes_on_1_to_4_ranks_env(TEST_RATOMIC, "test-ratomic", &[], " (direct path)");
@@ -134,13 +134,22 @@ fn test_ratomic_over_simulated_nic_2_to_4_ranks() {
     );
 }
 
+/// Over udp without the bypass, operations on other ranks travel as the
+/// conduit's ATOMIC messages, performed by the target's protocol shell
+/// with CPU atomics; forced, as Active Messages (every rank, itself too).
 #[test]
 fn test_ratomic_over_udp_2_to_4_ranks() {
     passes_over_udp_env(
         TEST_RATOMIC,
         "test-ratomic",
         &[("GEX_UDP_BYPASS", "0")],
-        " (direct+am path)",
+        " (direct+conduit path)",
+    );
+    passes_over_udp_env(
+        TEST_RATOMIC,
+        "test-ratomic",
+        &[("GEX_UDP_BYPASS", "0"), ("GEX_RMA_FORCE_AM", "1")],
+        " (am path)",
     );
 }
 
@@ -395,6 +404,46 @@ fn test_rma_over_udp_on_three_routes_2_to_4_ranks() {
         &[("GEX_UDP_BYPASS", "0"), ("GEX_RMA_FORCE_AM", "1")],
         " (am path)",
     );
+}
+
+/// Over udp without the bypass, remote atomics on other ranks really
+/// travel as the conduit's ATOMIC messages: every rank of 3 starts them
+/// and serves its peers' (the conduit's counters), and with the Active
+/// Message route forced none do.
+#[test]
+fn udp_atomics_travel_as_conduit_messages() {
+    for (force, want_some) in [("0", true), ("1", false)] {
+        let out = launch_on(
+            "udp",
+            TEST_RATOMIC,
+            3,
+            &[],
+            &[
+                ("GEX_UDP_BYPASS", "0"),
+                ("GEX_STATS", "1"),
+                ("GEX_RMA_FORCE_AM", force),
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", report(&out));
+        for r in 0..3 {
+            let head = format!("gex stats, rank {r}, conduit udp:");
+            let line = out
+                .stderr
+                .lines()
+                .find(|l| l.contains(&head))
+                .unwrap_or_else(|| panic!("no {head:?}\n{}", report(&out)));
+            for c in ["atomics=", "atomics_served="] {
+                let v: u64 = line
+                    .split(&format!(" {c}"))
+                    .nth(1)
+                    .and_then(|t| t.split_whitespace().next())
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or_else(|| panic!("rank {r}: no {c} in {line:?}"));
+                assert_eq!(v > 0, want_some, "rank {r}, forced AMs {force}: {c}{v}");
+            }
+        }
+        check_cleanup(&out);
+    }
 }
 
 /// With the bypass off, the one-sided route really carries the transfers:
@@ -736,6 +785,36 @@ fn forged_one_sided_requests_to_created_endpoints_are_fatal() {
         if mode == "forge-rma-ep-range" {
             assert!(out.stderr.contains("range"), "{mode}: {}", report(&out));
         }
+        check_cleanup(&out);
+    }
+}
+
+/// Remote atomics started through the udp conduit's capability past
+/// gex-ratomic's checks, outside rank 0's segment or misaligned, are fatal
+/// at the target naming the sender and the reason, before any memory is
+/// touched.
+#[test]
+fn forged_conduit_atomics_are_fatal() {
+    for (mode, what) in [
+        ("forge-atomic-range", "outside this rank's segment"),
+        ("forge-atomic-misaligned", "misaligned for GEX_DT_U64"),
+    ] {
+        let out = launch_on("udp", TEST_FAULTS, 3, &[mode], &[("GEX_UDP_BYPASS", "0")]);
+        assert!(!out.timed_out, "{mode}: {}", report(&out));
+        assert!(
+            out.stdout
+                .contains(&format!("mode {mode}: forging a U64 fetch-add")),
+            "{mode}: {}",
+            report(&out)
+        );
+        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+        assert!(
+            out.stderr
+                .contains("fatal error on rank 0: udp conduit: a one-sided message from rank 2")
+                && out.stderr.contains(what),
+            "{mode}: {}",
+            report(&out)
+        );
         check_cleanup(&out);
     }
 }

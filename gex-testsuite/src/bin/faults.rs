@@ -34,6 +34,8 @@
 //! | `forge-long-range` | (udp without the bypass) every rank binds a 4 KiB created segment to endpoint 1; the last rank forges a Long AM into rank 0's past its end | 1, a fatal message naming the endpoint and the range |
 //! | `forge-rma-ep-unbound` | (udp without the bypass) the last rank starts, through the conduit's one-sided capability (past gex-rma's checks), a get from endpoint 7 of rank 0, which has no bound segment | 1, a fatal message naming the endpoint |
 //! | `forge-rma-ep-range` | (udp without the bypass) every rank binds a 4 KiB created segment to endpoint 1; the last rank starts a one-sided put into rank 0's past its end | 1, a fatal message naming the endpoint and the range |
+//! | `forge-atomic-range` | (udp without the bypass) the last rank starts, through the conduit's atomics (past gex-ratomic's checks), a U64 fetch-add on rank 0 at an offset past its segment | 1, a fatal message naming the range |
+//! | `forge-atomic-misaligned` | likewise at offset 4 (misaligned for U64) | 1, a fatal message saying misaligned |
 //! | `barrier-double-notify` | the last rank calls `gasnet_barrier_notify` twice; the others wait forever | 1, a fatal message naming the call |
 //! | `barrier-wait-unnotified` | the last rank calls `gasnet_barrier_wait` with no notify | 1, likewise |
 //! | `barrier-try-unnotified` | the last rank calls `gasnet_barrier_try` with no notify | 1, likewise |
@@ -82,6 +84,8 @@ const MODES: &[&str] = &[
     "forge-long-range",
     "forge-rma-ep-unbound",
     "forge-rma-ep-range",
+    "forge-atomic-range",
+    "forge-atomic-misaligned",
     "stopped-in-barrier",
     "barrier-double-notify",
     "barrier-wait-unnotified",
@@ -420,6 +424,37 @@ fn main() {
                     };
                 say(&format!("forging a message to handler {handler} at rank 0"));
                 forge(0, request, handler, &payload, &args);
+            }
+            say("waiting forever");
+            wait_forever()
+        }
+        "forge-atomic-range" | "forge-atomic-misaligned" => {
+            job.barrier();
+            if me == last && n > 1 {
+                let rt = gex_core::Runtime::get().expect("the client exists");
+                let cap = rt.conduit().atomics().expect("udp has conduit atomics");
+                let done: std::sync::Arc<dyn gex_core::conduit::OpCompletion> =
+                    gex_core::Completion::new(1, None);
+                let off = if mode == "forge-atomic-range" {
+                    1 << 40
+                } else {
+                    4
+                };
+                say(&format!(
+                    "forging a U64 fetch-add on rank 0 at offset {off:#x}"
+                ));
+                cap.start(
+                    0,
+                    off,
+                    gex::Dt::U64,
+                    gex::Op::Fadd,
+                    [1, 0],
+                    None,
+                    done,
+                    false,
+                    rt.sink(),
+                )
+                .expect("the capability sends what it is given");
             }
             say("waiting forever");
             wait_forever()

@@ -826,17 +826,26 @@ fn main() {
     job.barrier();
     // The routes this rank's operations took: direct to every rank on
     // smp, through AMs to every rank when forced, direct to itself and
-    // through AMs to the others over udp without the bypass.
+    // through the conduit's atomics (ATOMIC messages its shell performs) to
+    // the others over udp without the bypass.
     let ad = AtomicDomain::create(&job.tm, Dt::U64, Ops::GET, Flags::empty()).expect("create");
     let routes: Vec<Route> = (0..n).map(|r| ad.route(r).expect("route")).collect();
-    let path = if routes.iter().all(|&r| r == Route::Conduit) {
+    let path = if ad.mechanism() == Mechanism::Conduit {
+        assert!(routes.iter().all(|&r| r == Route::Conduit));
         "nic"
-    } else if routes.iter().all(|&r| r == Route::Direct) {
-        "direct"
-    } else if routes.iter().all(|&r| r == Route::ActiveMessages) {
-        "am"
     } else {
-        "direct+am"
+        let has = |k: Route| routes.contains(&k);
+        match (
+            has(Route::Direct),
+            has(Route::Conduit),
+            has(Route::ActiveMessages),
+        ) {
+            (true, false, false) => "direct",
+            (false, false, true) => "am",
+            (true, false, true) => "direct+am",
+            (true, true, false) => "direct+conduit",
+            other => panic!("rank {me}: unexpected mix of routes {other:?}: {routes:?}"),
+        }
     };
     job.barrier();
     ad.destroy().map_err(|(e, _)| e).expect("destroy");

@@ -1,7 +1,11 @@
 //! The six data types of remote atomics and the operations on them as CPU
-//! atomics: what the direct route does on a mapped segment and what the
-//! target of an Active Message does on its own segment, so that the two are
-//! coherent (they are the same instructions on the same word).
+//! atomics: what gex-ratomic's direct route does on a mapped segment, what
+//! the target of its Active Message does on its own segment, and what a
+//! conduit that executes atomics for its peers in its protocol (the udp
+//! conduit: [`crate::AtomicCapability::cpu_coherent`]) does at the target,
+//! so that all of them are coherent (the same instructions on the same
+//! word). It lives here, below both the layer and the conduits, so that
+//! they share one definition.
 //!
 //! Integers use the hardware's fetch-and-op where there is one (ADD, SUB,
 //! INC, DEC, AND, OR, XOR, MIN, MAX, SWAP, CAS) and a compare-exchange loop
@@ -198,7 +202,7 @@ float_type!(f64, u64, AtomicU64, Dt::Dbl);
 /// # Safety
 /// As [`AdType::apply`].
 #[inline(always)]
-pub(crate) unsafe fn perform<T: AdType>(p: *mut u8, op: Op, o1: T, o2: T, flags: Flags) -> T {
+pub unsafe fn perform<T: AdType>(p: *mut u8, op: Op, o1: T, o2: T, flags: Flags) -> T {
     if flags.contains(Flags::AD_REL) {
         fence(Ordering::Release);
     }
@@ -217,14 +221,8 @@ pub(crate) unsafe fn perform<T: AdType>(p: *mut u8, op: Op, o1: T, o2: T, flags:
 ///
 /// # Safety
 /// `p` is aligned to `dt`'s size and valid for atomic access of it.
-pub(crate) unsafe fn perform_dyn(
-    p: *mut u8,
-    dt: Dt,
-    op: Op,
-    o1: u64,
-    o2: u64,
-    flags: Flags,
-) -> u64 {
+#[inline]
+pub unsafe fn perform_dyn(p: *mut u8, dt: Dt, op: Op, o1: u64, o2: u64, flags: Flags) -> u64 {
     fn go<T: AdType>(p: *mut u8, op: Op, o1: u64, o2: u64, flags: Flags) -> u64 {
         // SAFETY: `perform_dyn`'s contract, for `T::DT == dt`.
         unsafe { perform::<T>(p, op, T::from_bits(o1), T::from_bits(o2), flags) }.to_bits()
@@ -241,12 +239,12 @@ pub(crate) unsafe fn perform_dyn(
 }
 
 /// The data type with code `bits`, if it is one of the six.
-pub(crate) fn dt_from_bits(bits: u32) -> Option<Dt> {
+pub fn dt_from_bits(bits: u32) -> Option<Dt> {
     Dt::BUILTIN.into_iter().find(|d| *d as u32 == bits)
 }
 
 /// The opcode with code `bits`, if it is one.
-pub(crate) fn op_from_bits(bits: u64) -> Option<Op> {
+pub fn op_from_bits(bits: u64) -> Option<Op> {
     Op::ALL.into_iter().find(|o| *o as u64 == bits)
 }
 
