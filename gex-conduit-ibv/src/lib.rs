@@ -139,6 +139,13 @@ pub struct IbvSettings {
     /// `GEX_IBV_BUF` (default 65632, 608 to 1 MiB + 96): bytes of a receive
     /// buffer; the Medium limit is this less 96.
     pub buf: usize,
+    /// `GEX_IBV_SRQ` (default on): receive buffers are one pool in a shared
+    /// receive queue rather than `2 * credits` per peer.
+    pub srq: bool,
+    /// `GEX_IBV_SRQ_POOL` (default 256, 2 to 65536): receive buffers in the
+    /// shared pool (and send buffers), raised to 2 per peer reached over
+    /// the device and lowered to what the credits could ever use.
+    pub srq_pool: usize,
     /// `GEX_IBV_PEER_TIMEOUT` (default 30 s): a peer that answers nothing
     /// for this long while this rank waits on it ends the job.
     pub peer_timeout: Duration,
@@ -152,6 +159,7 @@ pub struct IbvSettings {
 }
 
 const CREDIT_RANGE: std::ops::RangeInclusive<usize> = 1..=1024;
+const POOL_RANGE: std::ops::RangeInclusive<usize> = 2..=65536;
 const BUF_RANGE: std::ops::RangeInclusive<usize> =
     (512 + wire::MAX_HEADER)..=((1 << 20) + wire::MAX_HEADER);
 
@@ -162,6 +170,8 @@ impl Default for IbvSettings {
             bypass: true,
             credits: 16,
             buf: (64 << 10) + wire::MAX_HEADER,
+            srq: true,
+            srq_pool: 256,
             peer_timeout: Duration::from_secs(30),
             host: None,
             sim_fault: None,
@@ -216,6 +226,10 @@ impl IbvSettings {
                     |b| BUF_RANGE.contains(b),
                 )?
                 .unwrap_or(d.buf),
+            srq: vars.flag("GEX_IBV_SRQ", d.srq)?,
+            srq_pool: vars
+                .parse("GEX_IBV_SRQ_POOL", "2 to 65536", |c| POOL_RANGE.contains(c))?
+                .unwrap_or(d.srq_pool),
             peer_timeout: timeout,
             host: vars.value("GEX_HOST"),
             sim_fault: vars.value("GEX_IBV_SIM_FAULT"),
@@ -236,6 +250,12 @@ impl IbvSettings {
                 self.buf,
                 BUF_RANGE.start(),
                 BUF_RANGE.end()
+            )));
+        }
+        if !POOL_RANGE.contains(&self.srq_pool) {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: IbvSettings::srq_pool (GEX_IBV_SRQ_POOL) = {}: expected 2 to 65536",
+                self.srq_pool
             )));
         }
         if self.peer_timeout.is_zero() {
@@ -316,12 +336,52 @@ fn registered(dev: &dyn Device, len: usize) -> Result<(&'static mut [u8], Mr)> {
     Ok((mem, mr))
 }
 
+/// A rank's receive buffers and the credits it grants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Budget {
+    /// Receive buffers in all (and send buffers).
+    bufs: usize,
+    /// In one shared receive queue (else `2 * credits` per peer).
+    srq: bool,
+    /// The window every peer starts with on each lane: messages it may
+    /// have unfinished here.
+    window0: u64,
+    /// Buffers not in any window: granted, one window at a time, to peers
+    /// that use theirs, up to `credits` per lane.
+    reserve: usize,
+}
+
+/// The budget of a rank reaching `am_peers` peers over the device:
+/// per-peer buffers (`2 * credits` each, windows of `credits`) without a
+/// shared receive queue; with one, `pool` buffers, but at least one per
+/// peer and lane and at most what every window full would use, split
+/// evenly into starting windows, the rest held in reserve. Either way the
+/// windows of all peers on both lanes never add up to more than the
+/// buffers posted, so a SEND always finds a receive.
+fn budget(srq: bool, pool: usize, credits: usize, am_peers: usize) -> Budget {
+    let full = 2 * credits * am_peers;
+    if !srq || am_peers == 0 {
+        return Budget {
+            bufs: full,
+            srq: false,
+            window0: credits as u64,
+            reserve: 0,
+        };
+    }
+    let bufs = pool.clamp(2 * am_peers, full);
+    let window0 = (bufs / (2 * am_peers)).clamp(1, credits);
+    Budget {
+        bufs,
+        srq: true,
+        window0: window0 as u64,
+        reserve: bufs - 2 * am_peers * window0,
+    }
+}
+
 /// Sending state toward one peer.
 struct PeerTx {
     /// Messages sent per lane (cumulative).
     sent: [u64; 2],
-    /// Free send buffers per lane (indices into the peer's send slots).
-    free_slots: [Vec<u32>; 2],
     /// Work requests outstanding on the queue pair.
     sq_used: usize,
     /// Credit returns to this peer in flight.
@@ -338,9 +398,14 @@ struct Peer {
     /// device (their buffers), if it is one.
     am: Option<usize>,
     tx: Mutex<PeerTx>,
-    /// Messages of this peer's finished here, per lane (cumulative): the
-    /// credits to return.
-    freed: [AtomicU64; 2],
+    /// Messages of this peer's that arrived here, per lane (cumulative).
+    arrived: [AtomicU64; 2],
+    /// Messages of this peer's finished here (their buffers posted
+    /// again), per lane (cumulative).
+    done: [AtomicU64; 2],
+    /// Messages this peer may have sent here, per lane (cumulative): what
+    /// it has finished plus its window; returned to it as its credits.
+    granted: [AtomicU64; 2],
     /// Where our credit returns go in the peer (address, key).
     ctrl_remote: (u64, u32),
 }
@@ -440,6 +505,7 @@ struct Counts {
     rma_puts: AtomicU64,
     rma_gets: AtomicU64,
     rma_served: AtomicU64,
+    grants: AtomicU64,
 }
 
 /// Heartbeats and BYE: what the heartbeat thread and the exit hook share
@@ -587,12 +653,24 @@ pub struct IbvConduit {
     peers: Vec<Peer>,
     credits: usize,
     buf: usize,
-    /// Receive buffers: per AM peer, `2 * credits` of `buf` bytes.
+    /// Receive buffers: `budget.bufs` of `buf` bytes (per-peer: AM peer
+    /// a's are `2 * credits` from `a * 2 * credits`).
     recv_mem: usize,
     recv_mr: Mr,
-    /// Send buffers, laid out as the receive buffers.
+    budget: Budget,
+    /// The shared receive queue, with one.
+    srq: Option<verbs::SrqNum>,
+    /// Buffers not yet granted to any peer's window.
+    reserve: AtomicUsize,
+    /// The AM peers, by their index.
+    am_ranks: Vec<Rank>,
+    /// Queue pair -> rank (a receive of the shared queue names its queue
+    /// pair only).
+    qp_rank: std::collections::HashMap<QpNum, Rank>,
+    /// Send buffers (`budget.bufs` of `buf` bytes), shared by every peer.
     send_mem: usize,
     send_mr: Mr,
+    send_free: Mutex<Vec<u32>>,
     /// Control words peers write: per rank, [requests finished, replies
     /// finished, BYE].
     ctrl: &'static [AtomicU64],
@@ -675,7 +753,8 @@ impl IbvConduit {
         // Less one for the heartbeat and one for the BYE, not counted.
         let sq_depth = SQ_DEPTH.min(lim.max_send_wr).saturating_sub(2);
         // A Long takes its pieces, a credit return and the SEND at once.
-        if sq_depth < MAX_LONG / CHUNK + 2 || lim.max_recv_wr < 2 * settings.credits {
+        let use_srq = settings.srq && lim.max_srq_wr > 0 && n > 1;
+        if sq_depth < MAX_LONG / CHUNK + 2 || (!use_srq && lim.max_recv_wr < 2 * settings.credits) {
             return Err(Error::resource(format!(
                 "ibv conduit: the device's queues ({} sends, {} receives) are too short for {} \
                  credits per lane (GEX_IBV_CREDITS) and {}-piece Longs",
@@ -687,8 +766,19 @@ impl IbvConduit {
         }
         let host_name = settings.host.clone().unwrap_or_else(hostname);
 
-        // Queue pairs, one per rank, and the credit words.
-        let qps: Vec<QpNum> = (0..n).map(|_| dev.create_qp()).collect::<Result<_>>()?;
+        // The shared receive queue, as large as any neighbourhood could
+        // need (the buffers posted are counted once it is known), then
+        // queue pairs, one per rank, and the credit words.
+        let pool = settings.srq_pool.min(lim.max_srq_wr);
+        let srq = if use_srq {
+            let most = budget(true, pool, settings.credits, n as usize - 1).bufs;
+            Some(dev.create_srq(most.min(lim.max_srq_wr))?)
+        } else {
+            None
+        };
+        let qps: Vec<QpNum> = (0..n)
+            .map(|r| dev.create_qp(if r == me { None } else { srq }))
+            .collect::<Result<_>>()?;
         let (ctrl_bytes, ctrl_mr) = registered(&*dev, 8 * CTRL_WORDS * n as usize)?;
         let ctrl: &'static [AtomicU64] = {
             let p = ctrl_bytes.as_mut_ptr();
@@ -795,11 +885,34 @@ impl IbvConduit {
             (vec![me], (n, me))
         };
 
-        // Buffers for the peers Active Messages reach over the device.
+        // Buffers for the peers Active Messages reach over the device, and
+        // the windows each peer starts with here (which every rank learns).
         let am_peers: Vec<Rank> = (0..n).filter(|r| !nbrhd.contains(r)).collect();
-        let per_peer = 2 * settings.credits * settings.buf;
-        let (recv_mem, recv_mr) = registered(&*dev, per_peer * am_peers.len())?;
-        let (send_mem, send_mr) = registered(&*dev, per_peer * am_peers.len())?;
+        let bud = budget(srq.is_some(), pool, settings.credits, am_peers.len());
+        if bud.srq && bud.bufs > lim.max_srq_wr {
+            return Err(Error::resource(format!(
+                "ibv conduit: the device's shared receive queue holds {} receives, fewer than \
+                 one per lane for each of {} peers (set GEX_IBV_SRQ=0 for per-peer buffers)",
+                lim.max_srq_wr,
+                am_peers.len()
+            )));
+        }
+        let windows = boot.exchange(&bud.window0.to_le_bytes(), &mut || {})?;
+        for (r, w) in windows.iter().enumerate() {
+            let w = <[u8; 8]>::try_from(w.as_slice())
+                .ok()
+                .map(u64::from_le_bytes)
+                .filter(|w| (1..=settings.credits as u64).contains(w))
+                .ok_or_else(|| {
+                    Error::resource(format!("ibv conduit: rank {r} sent a malformed window"))
+                })?;
+            // What rank r grants this rank before its first credit return
+            // (nothing else writes these words before the barrier below).
+            ctrl[CTRL_WORDS * r + REQ].store(w, Ordering::Release);
+            ctrl[CTRL_WORDS * r + REP].store(w, Ordering::Release);
+        }
+        let (recv_mem, recv_mr) = registered(&*dev, bud.bufs * settings.buf)?;
+        let (send_mem, send_mr) = registered(&*dev, bud.bufs * settings.buf)?;
         let (chunk_mem, chunk_mr) = registered(&*dev, CHUNKS * CHUNK)?;
         let (scratch_mem, scratch_mr) = registered(&*dev, 8 * MAX_OPS)?;
         let (hb_mem, hb_mr) = registered(&*dev, 8 * n as usize)?;
@@ -829,23 +942,19 @@ impl IbvConduit {
         let peers: Vec<Peer> = (0..n)
             .map(|r| {
                 let am = am_peers.iter().position(|&p| p == r);
-                let c = settings.credits as u32;
                 Peer {
                     qp: qps[r as usize],
                     am,
                     tx: Mutex::new(PeerTx {
                         sent: [0; 2],
-                        free_slots: if am.is_some() {
-                            [(0..c).rev().collect(), (c..2 * c).rev().collect()]
-                        } else {
-                            [Vec::new(), Vec::new()]
-                        },
                         sq_used: 0,
                         credit_inflight: 0,
                         credit_next: 0,
                         reported: [0; 2],
                     }),
-                    freed: [AtomicU64::new(0), AtomicU64::new(0)],
+                    arrived: [AtomicU64::new(0), AtomicU64::new(0)],
+                    done: [AtomicU64::new(0), AtomicU64::new(0)],
+                    granted: [AtomicU64::new(bud.window0), AtomicU64::new(bud.window0)],
                     ctrl_remote: (
                         infos[r as usize].ctrl.0 + 8 * (CTRL_WORDS as u64) * u64::from(me),
                         infos[r as usize].ctrl.1,
@@ -874,8 +983,18 @@ impl IbvConduit {
             buf: settings.buf,
             recv_mem: recv_mem.as_mut_ptr() as usize,
             recv_mr,
+            budget: bud,
+            srq: srq.filter(|_| bud.srq),
+            reserve: AtomicUsize::new(bud.reserve),
+            qp_rank: qps
+                .iter()
+                .enumerate()
+                .map(|(r, &q)| (q, r as Rank))
+                .collect(),
+            am_ranks: am_peers,
             send_mem: send_mem.as_mut_ptr() as usize,
             send_mr,
+            send_free: Mutex::new((0..bud.bufs as u32).rev().collect()),
             ctrl,
             ctrl_out: ctrl_out.as_mut_ptr() as usize,
             ctrl_out_mr,
@@ -903,12 +1022,8 @@ impl IbvConduit {
         };
         // Receives first, then connect, then a barrier: nobody sends
         // before every buffer is posted.
-        for (r, p) in conduit.peers.iter().enumerate() {
-            if let Some(a) = p.am {
-                for b in 0..2 * conduit.credits as u32 {
-                    conduit.post_recv(r as Rank, a, b)?;
-                }
-            }
+        for b in 0..conduit.budget.bufs as u32 {
+            conduit.post_recv(b)?;
         }
         for (r, p) in conduit.peers.iter().enumerate() {
             conduit.dev.connect(p.qp, &infos[r].qp_addr)?;
@@ -964,13 +1079,21 @@ impl IbvConduit {
         self.buf - wire::MAX_HEADER
     }
 
-    /// Address of buffer `b` of AM peer `a` in the region at `base`.
-    fn buf_addr(&self, base: usize, a: usize, b: u32) -> usize {
-        base + (a * 2 * self.credits + b as usize) * self.buf
+    /// Address of buffer `b` in the region at `base`.
+    fn buf_addr(&self, base: usize, b: u32) -> usize {
+        base + b as usize * self.buf
     }
 
-    fn post_recv(&self, peer: Rank, a: usize, b: u32) -> Result<()> {
-        let addr = self.buf_addr(self.recv_mem, a, b);
+    /// The rank whose queue pair receive buffer `b` is posted on, without
+    /// a shared receive queue.
+    fn buf_owner(&self, b: u32) -> Rank {
+        self.am_ranks[b as usize / (2 * self.credits)]
+    }
+
+    /// Posts receive buffer `b` (to the shared receive queue, or to its
+    /// owner's queue pair).
+    fn post_recv(&self, b: u32) -> Result<()> {
+        let addr = self.buf_addr(self.recv_mem, b);
         let sge = Sge {
             addr,
             len: self.buf as u32,
@@ -980,9 +1103,41 @@ impl IbvConduit {
         // lives for the process; nothing reads or writes it until its
         // completion is polled (the buffer is ours again only then).
         unsafe {
-            self.dev
-                .post_recv(self.peers[peer as usize].qp, wr(W_RECV, peer, b), sge)
+            match self.srq {
+                Some(q) => self.dev.post_srq_recv(q, wr(W_RECV, 0, b), sge),
+                None => {
+                    let owner = self.buf_owner(b);
+                    self.dev
+                        .post_recv(self.peers[owner as usize].qp, wr(W_RECV, owner, b), sge)
+                }
+            }
         }
+    }
+
+    /// A message of `src`'s on `lane` is finished and its buffer posted
+    /// again: the window it used goes back to `src`, grown (toward
+    /// `credits`) from the reserve while that lasts.
+    fn finish_msg(&self, src: Rank, lane: usize) {
+        let p = &self.peers[src as usize];
+        let done = p.done[lane].fetch_add(1, Ordering::AcqRel) + 1;
+        let granted = p.granted[lane].load(Ordering::Acquire);
+        // The window left open after this message: granted - done.
+        let open = granted.saturating_sub(done);
+        let want = (self.credits as u64).saturating_sub(open + 1);
+        let extra = if want == 0 {
+            0
+        } else {
+            self.reserve
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
+                    (r > 0).then(|| r - (want as usize).min(r))
+                })
+                .map_or(0, |r| (want as usize).min(r) as u64)
+        };
+        if extra > 0 {
+            self.counts.grants.fetch_add(extra, Ordering::Relaxed);
+        }
+        p.granted[lane].fetch_add(1 + extra, Ordering::AcqRel);
+        self.credits_dirty.store(true, Ordering::Release);
     }
 
     /// Ends the job for a completion that failed toward `peer`.
@@ -1015,13 +1170,18 @@ impl IbvConduit {
 
     fn completed(&self, wc: &Wc) {
         let (kind, peer, idx) = wr_parts(wc.wr_id);
-        let Some(p) = self.peers.get(peer as usize) else {
-            fatal(&format!(
-                "ibv conduit: a completion names rank {peer}, not in the job"
-            ));
-        };
         // By the id: an error completion's opcode is undefined in verbs.
         if kind == W_RECV {
+            // A receive of the shared queue is known by its queue pair.
+            let peer = match self.srq {
+                Some(_) => *self.qp_rank.get(&wc.qp).unwrap_or_else(|| {
+                    fatal(&format!(
+                        "ibv conduit: a receive completed on queue pair {}, which is no peer's",
+                        wc.qp
+                    ))
+                }),
+                None => peer,
+            };
             match wc.status {
                 WcStatus::Success => {}
                 // The queue pair went to the error state: its cause is
@@ -1035,6 +1195,11 @@ impl IbvConduit {
             self.arrived(peer, idx, wc.byte_len as usize);
             return;
         }
+        let Some(p) = self.peers.get(peer as usize) else {
+            fatal(&format!(
+                "ibv conduit: a completion names rank {peer}, not in the job"
+            ));
+        };
         match kind {
             W_HB => {
                 if wc.status == WcStatus::Success {
@@ -1051,10 +1216,11 @@ impl IbvConduit {
             let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
             tx.sq_used = tx.sq_used.saturating_sub(1);
             match kind {
-                W_SLOT => {
-                    let lane = (idx as usize / self.credits).min(1);
-                    tx.free_slots[lane].push(idx);
-                }
+                W_SLOT => self
+                    .send_free
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(idx),
                 W_CREDIT => tx.credit_inflight = tx.credit_inflight.saturating_sub(1),
                 _ => {}
             }
@@ -1137,32 +1303,46 @@ impl IbvConduit {
 
     /// A message arrived from `src` in receive buffer `b`.
     fn arrived(&self, src: Rank, b: u32, len: usize) {
-        let Some(a) = self.peers[src as usize].am else {
+        let p = &self.peers[src as usize];
+        if p.am.is_none() {
             fatal(&format!(
                 "ibv conduit: a message from rank {src}, which sends through shared memory"
             ));
-        };
+        }
+        if b as usize >= self.budget.bufs || (self.srq.is_none() && self.buf_owner(b) != src) {
+            fatal(&format!(
+                "ibv conduit: a receive completion from rank {src} names buffer {b}, not one posted for it"
+            ));
+        }
         if len > self.buf {
             fatal(&format!(
                 "ibv conduit: an oversized message from rank {src}"
             ));
         }
-        let addr = self.buf_addr(self.recv_mem, a, b);
+        let addr = self.buf_addr(self.recv_mem, b);
         // SAFETY: the receive completed, so the buffer is ours; `len` is
         // within it (checked).
         let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
         let is_request = bytes.get(1).is_some_and(|f| f & 1 != 0);
+        let lane = if is_request { REQ } else { REP };
+        let n = p.arrived[lane].fetch_add(1, Ordering::AcqRel) + 1;
+        if n > p.granted[lane].load(Ordering::Acquire) {
+            fatal(&format!(
+                "ibv conduit: rank {}: rank {src} sent more {} than the credits it was given",
+                self.me,
+                if is_request { "requests" } else { "replies" }
+            ));
+        }
         let m = if is_request {
             InMsg::InBuf { src, buf: b, len }
         } else {
             // Replies are copied out and their buffer (and credit) goes
             // back at once: a reply never waits for handlers.
             let copy = bytes.to_vec();
-            if let Err(e) = self.post_recv(src, a, b) {
+            if let Err(e) = self.post_recv(b) {
                 fatal(&format!("ibv conduit: reposting a receive: {e}"));
             }
-            self.peers[src as usize].freed[REP].fetch_add(1, Ordering::Relaxed);
-            self.credits_dirty.store(true, Ordering::Release);
+            self.finish_msg(src, REP);
             InMsg::Copied { src, bytes: copy }
         };
         let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
@@ -1197,17 +1377,15 @@ impl IbvConduit {
             match m {
                 InMsg::Copied { src, bytes } => self.run(src, &bytes, sink),
                 InMsg::InBuf { src, buf, len } => {
-                    let a = self.peers[src as usize].am.expect("checked at arrival");
-                    let addr = self.buf_addr(self.recv_mem, a, buf);
+                    let addr = self.buf_addr(self.recv_mem, buf);
                     // SAFETY: the buffer is ours until it is posted again
                     // below; `len` was checked at arrival.
                     let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
                     self.run(src, bytes, sink);
-                    if let Err(e) = self.post_recv(src, a, buf) {
+                    if let Err(e) = self.post_recv(buf) {
                         fatal(&format!("ibv conduit: reposting a receive: {e}"));
                     }
-                    self.peers[src as usize].freed[REQ].fetch_add(1, Ordering::Relaxed);
-                    self.credits_dirty.store(true, Ordering::Release);
+                    self.finish_msg(src, REQ);
                 }
             }
             ran += 1;
@@ -1235,16 +1413,17 @@ impl IbvConduit {
         }
     }
 
-    /// Writes this rank's finished counts of `p`'s messages into `p`'s
-    /// credit words if they changed since the last write; `false` if that
+    /// Writes what this rank grants `p` (its finished messages plus its
+    /// windows, per lane) into `p`'s credit words if it changed since the
+    /// last write; `false` if that
     /// must wait (every credit source slot or queue slot in use). Writes
     /// to one peer land in order (one queue pair), so a later, larger count
     /// never lands before an earlier one; each has its own source slot of
     /// [`CREDIT_RING`], so none is overwritten while the device reads it.
     fn return_credits(&self, r: Rank, p: &Peer, tx: &mut PeerTx) -> bool {
         let f = [
-            p.freed[REQ].load(Ordering::Relaxed),
-            p.freed[REP].load(Ordering::Relaxed),
+            p.granted[REQ].load(Ordering::Acquire),
+            p.granted[REP].load(Ordering::Acquire),
         ];
         if tx.reported == f {
             return true;
@@ -1295,12 +1474,11 @@ impl IbvConduit {
         ran
     }
 
-    /// Credits available toward `p` on `lane` (the peer's returns are read
-    /// from the credit words it writes).
+    /// Credits available toward `p` on `lane`: what the peer granted (its
+    /// credit words here, which it writes) less what was sent.
     fn credits_left(&self, peer: Rank, tx: &PeerTx, lane: usize) -> u64 {
-        let returned = self.ctrl[CTRL_WORDS * peer as usize + lane].load(Ordering::Acquire);
-        let out = tx.sent[lane].saturating_sub(returned);
-        (self.credits as u64).saturating_sub(out)
+        let granted = self.ctrl[CTRL_WORDS * peer as usize + lane].load(Ordering::Acquire);
+        granted.saturating_sub(tx.sent[lane])
     }
 
     /// The injection loop: `try_send` until it sends; `NoOp` if
@@ -1368,18 +1546,29 @@ impl IbvConduit {
         long: Option<(&[u8], u64, u32)>,
     ) -> Result<Injected> {
         let p = &self.peers[dest as usize];
-        let a = p.am.expect("a peer reached over the device");
         let pieces = long.map_or(0, |(b, _, _)| b.len().div_ceil(CHUNK));
         let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
-        if self.credits_left(dest, &tx, lane) == 0
-            || tx.free_slots[lane].is_empty()
-            || tx.sq_used + pieces + 2 > self.sq_depth
-        {
+        if self.credits_left(dest, &tx, lane) == 0 || tx.sq_used + pieces + 2 > self.sq_depth {
             return Ok(Injected::NoOp);
         }
+        // A send buffer: they are freed by SEND completions, which never
+        // wait on the peer's handlers (a SEND always finds a receive).
+        let Some(slot) = self
+            .send_free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+        else {
+            return Ok(Injected::NoOp);
+        };
         let chunks: Vec<u32> = if pieces > 0 {
             let mut free = self.chunks_free.lock().unwrap_or_else(|e| e.into_inner());
             if free.len() < pieces {
+                drop(free);
+                self.send_free
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(slot);
                 return Ok(Injected::NoOp);
             }
             let at = free.len() - pieces;
@@ -1392,7 +1581,6 @@ impl IbvConduit {
         if !self.return_credits(dest, p, &mut tx) {
             self.credits_dirty.store(true, Ordering::Release);
         }
-        let slot = tx.free_slots[lane].pop().expect("checked");
         tx.sent[lane] += 1;
         if let Some((bytes, raddr, rkey)) = long {
             for (i, (piece, &c)) in bytes.chunks(CHUNK).zip(&chunks).enumerate() {
@@ -1418,7 +1606,7 @@ impl IbvConduit {
                 self.counts.rdma_writes.fetch_add(1, Ordering::Relaxed);
             }
         }
-        let addr = self.buf_addr(self.send_mem, a, slot);
+        let addr = self.buf_addr(self.send_mem, slot);
         // SAFETY: send buffer `slot` is ours (taken from the free list)
         // and `buf` bytes long.
         let out = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, self.buf) };
@@ -1757,8 +1945,12 @@ impl Conduit for IbvConduit {
         let lane = if is_request { REQ } else { REP };
         let tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
         self.credits_left(dest, &tx, lane) > 0
-            && !tx.free_slots[lane].is_empty()
             && tx.sq_used < self.sq_depth
+            && !self
+                .send_free
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty()
     }
 
     fn poll(&self, sink: &dyn AmSink, scope: PollScope) -> usize {
@@ -1825,8 +2017,12 @@ impl Conduit for IbvConduit {
             ("rma_puts", c.rma_puts.load(Ordering::Relaxed)),
             ("rma_gets", c.rma_gets.load(Ordering::Relaxed)),
             ("rma_served", c.rma_served.load(Ordering::Relaxed)),
+            ("credit_grants", c.grants.load(Ordering::Relaxed)),
             ("credits", self.credits as u64),
             ("buf", self.buf as u64),
+            ("srq", u64::from(self.srq.is_some())),
+            ("recv_bufs", self.budget.bufs as u64),
+            ("window0", self.budget.window0),
         ]
         .into_iter()
         .map(|(n, v)| Counter::new(n, v))
