@@ -188,6 +188,11 @@ pub const VARS: &[Var] = &[
         "Tests: `KIND@RANK:AFTER` makes the simulated ibv device of rank RANK fail (`qp_error`, `rnr`, `access`) after AFTER sends.",
     ),
     user(
+        "GEX_IBV_SIM_MAX_MSG",
+        "1073741824",
+        "Tests: the simulated ibv device's longest work request in bytes (65536 to 1073741824), so that transfers are split at it.",
+    ),
+    user(
         "GEX_RENDEZVOUS",
         "unset: found through PMIx where a PMIx server started the job",
         "`HOST:PORT` where ranks started by `mpirun`/`srun` meet (rank 0 listens there).",

@@ -15,12 +15,17 @@
 //!   smp bypass, `GEX_IBV_BYPASS=0` turns it off), and the others carry
 //!   only RDMA and atomics.
 //! * Active Messages are SENDs into receive buffers posted in advance
-//!   (`2 * GEX_IBV_CREDITS` per peer, `GEX_IBV_BUF` bytes each), with
-//!   credit-based flow control on two lanes, requests and replies, so that
+//!   (`GEX_IBV_BUF` bytes each): by default one bounded pool in a shared
+//!   receive queue (`GEX_IBV_SRQ_POOL`, at least one buffer per peer and
+//!   lane), else `2 * GEX_IBV_CREDITS` per peer (`GEX_IBV_SRQ=0`). Flow
+//!   control is by credits on two lanes, requests and replies: every peer
+//!   has a window per lane (at most `GEX_IBV_CREDITS`; with the shared
+//!   pool an even share, grown from a reserve for the peers that use it),
+//!   and the windows never add up to more than the buffers posted, so that
 //!   nothing ever arrives without a receive posted for it. A receiver
-//!   returns credits by writing its count of messages finished (per lane,
-//!   cumulative) into the sender's memory with an RDMA WRITE, which needs
-//!   no receive at the sender. Reply buffers are copied out and returned
+//!   returns credits by writing what it grants (per lane, cumulative:
+//!   messages finished plus the window) into the sender's memory with an
+//!   RDMA WRITE, which needs no receive at the sender. Reply buffers are copied out and returned
 //!   as soon as they arrive, request buffers once their handler has run:
 //!   so a reply always makes progress, whatever the peer's handlers do.
 //! * A Long payload too large for a buffer is copied into a registered
@@ -30,9 +35,12 @@
 //! * Segments are registered at attach; their remote keys travel in the
 //!   segment descriptors ([`gex_conduit::SegmentDesc::remote_key`]). Puts
 //!   and gets to ranks outside the neighbourhood are RDMA WRITE and READ
-//!   ([`gex_conduit::RmaCapability`]); to a created endpoint's segment,
-//!   which is not registered, they are messages the target's conduit
-//!   serves.
+//!   ([`gex_conduit::RmaCapability`]), up to [`MAX_RMA`] per call split
+//!   into work requests: in place (zero-copy) where the local side lies in
+//!   this rank's registered segment, in pieces of the device's largest
+//!   message, else through bounce buffers; to a created endpoint's
+//!   segment, which is not registered, they are messages the target's
+//!   conduit serves.
 //! * 64-bit fetch-add and compare-swap (and the operations built on them)
 //!   are NIC atomics ([`gex_conduit::AtomicCapability`]) to every rank,
 //!   this one included, so that a domain using them uses them for every
@@ -80,6 +88,10 @@ use verbs::{Device, Mr, Provider, QpNum, SendOp, Sge, Wc, WcStatus};
 pub const MAX_LONG: usize = 1 << 20;
 /// Bytes of one bounce buffer (RDMA WRITE and READ staging).
 pub const CHUNK: usize = 64 << 10;
+/// The longest one-sided transfer of one call (the RMA layer splits longer
+/// ones; this conduit splits each into work requests of at most the
+/// device's largest message, or a bounce buffer, or into messages).
+pub const MAX_RMA: usize = 1 << 20;
 /// Bounce buffers per process.
 const CHUNKS: usize = 64;
 /// One-sided operations in flight per process, at most.
@@ -156,10 +168,15 @@ pub struct IbvSettings {
     /// injects a fault of the simulated device on rank RANK once it has
     /// sent AFTER messages (KIND `qp_error`, `rnr` or `access`).
     pub sim_fault: Option<String>,
+    /// `GEX_IBV_SIM_MAX_MSG` (tests; default 1 GiB, 65536 to 1 GiB): the
+    /// simulated device's longest work request, so that one-sided
+    /// transfers are seen split at it.
+    pub sim_max_msg: usize,
 }
 
 const CREDIT_RANGE: std::ops::RangeInclusive<usize> = 1..=1024;
 const POOL_RANGE: std::ops::RangeInclusive<usize> = 2..=65536;
+const SIM_MSG_RANGE: std::ops::RangeInclusive<usize> = (64 << 10)..=sim::SIM_MAX_MSG;
 const BUF_RANGE: std::ops::RangeInclusive<usize> =
     (512 + wire::MAX_HEADER)..=((1 << 20) + wire::MAX_HEADER);
 
@@ -175,6 +192,7 @@ impl Default for IbvSettings {
             peer_timeout: Duration::from_secs(30),
             host: None,
             sim_fault: None,
+            sim_max_msg: sim::SIM_MAX_MSG,
         }
     }
 }
@@ -233,6 +251,11 @@ impl IbvSettings {
             peer_timeout: timeout,
             host: vars.value("GEX_HOST"),
             sim_fault: vars.value("GEX_IBV_SIM_FAULT"),
+            sim_max_msg: vars
+                .parse("GEX_IBV_SIM_MAX_MSG", "65536 to 1073741824", |m| {
+                    SIM_MSG_RANGE.contains(m)
+                })?
+                .unwrap_or(d.sim_max_msg),
         })
     }
 
@@ -305,10 +328,11 @@ impl ConduitFactory for IbvFactory {
 fn open_device(
     provider: Provider,
     timeout: Duration,
+    sim_max_msg: usize,
 ) -> Result<(Arc<dyn Device>, Option<sim::SimDevice>)> {
     match provider {
         Provider::Sim => {
-            let d = sim::SimDevice::open(timeout)?;
+            let d = sim::SimDevice::open_with(timeout, sim_max_msg)?;
             Ok((Arc::new(d.clone()), Some(d)))
         }
         #[cfg(feature = "rdma-sys")]
@@ -412,25 +436,52 @@ struct Peer {
 
 /// A one-sided operation in flight.
 enum What {
-    /// An RDMA WRITE (from a bounce buffer or the source in place).
+    /// RDMA WRITEs, from bounce buffers (`chunks`: piece i from chunk i;
+    /// the source was released when copied) or from the source in place
+    /// (no chunks; kept until every write completes).
     Write {
         _src: Option<PutSource>,
-        chunk: Option<u32>,
+        chunks: Vec<u32>,
     },
-    /// An RDMA READ into a bounce buffer.
-    Read { dst: GetDest, chunk: u32 },
+    /// RDMA READs, into bounce buffers (`chunks`, copied out at the end)
+    /// or into the destination in place (no chunks).
+    Read { dst: GetDest, chunks: Vec<u32> },
     /// A NIC atomic; the old value lands in the scratch word of its slot.
     Atomic { result: Option<GetDest> },
-    /// A put to a created endpoint's segment, as a message.
-    MsgPut,
-    /// A get from a created endpoint's segment, as a message.
-    MsgGet { dst: GetDest },
+    /// A put to a created endpoint's segment, as messages of `piece` bytes
+    /// to offsets from `base`, each acknowledged once (`got`).
+    MsgPut {
+        base: u64,
+        piece: usize,
+        len: usize,
+        got: Vec<bool>,
+    },
+    /// A get from a created endpoint's segment, as messages asking for
+    /// `piece` bytes at offsets from `base`, each answered once.
+    MsgGet {
+        dst: GetDest,
+        base: u64,
+        piece: usize,
+        got: Vec<bool>,
+    },
 }
 
 struct OpEntry {
     peer: Rank,
     what: What,
     done: Arc<dyn OpCompletion>,
+    /// Work requests (or answers) still to come.
+    left: usize,
+}
+
+/// The work requests of one operation: operation and local buffer each.
+type WorkRequests = Vec<(SendOp, Sge)>;
+
+/// The pieces `[at, at + n)` of `len` bytes split at `max` (one empty
+/// piece for an empty transfer).
+fn pieces(len: usize, max: usize) -> impl Iterator<Item = (usize, usize)> {
+    let max = max.max(1);
+    (0..len.div_ceil(max).max(1)).map(move |i| (i * max, max.min(len - i * max)))
 }
 
 struct OpSlot {
@@ -696,6 +747,8 @@ pub struct IbvConduit {
     peer_timeout: Duration,
     /// Work requests outstanding per queue pair, at most.
     sq_depth: usize,
+    /// The device's longest message (zero-copy pieces).
+    max_msg: usize,
     /// Heartbeats and BYE.
     live: Arc<Liveness>,
     /// A fault to inject after this many sends (`GEX_IBV_SIM_FAULT`).
@@ -741,7 +794,11 @@ impl IbvConduit {
         settings.validate()?;
         let me = boot.rank();
         let n = boot.size();
-        let (dev, simdev) = open_device(settings.provider, settings.peer_timeout)?;
+        let (dev, simdev) = open_device(
+            settings.provider,
+            settings.peer_timeout,
+            settings.sim_max_msg,
+        )?;
         let lim = dev.limits();
         if lim.max_msg < CHUNK.max(settings.buf) {
             return Err(Error::resource(format!(
@@ -1013,6 +1070,7 @@ impl IbvConduit {
             seg_keys: OnceLock::new(),
             peer_timeout: settings.peer_timeout,
             sq_depth,
+            max_msg: lim.max_msg,
             live,
             fault,
             counts: Counts::default(),
@@ -1242,14 +1300,23 @@ impl IbvConduit {
             W_OP => {
                 let op = {
                     let mut ops = self.ops.lock().unwrap_or_else(|e| e.into_inner());
-                    let slot = idx as usize;
-                    let gen = ops.slots.get(slot).map_or(0, |s| s.gen);
-                    ops.take((u64::from(gen) << 32) | u64::from(idx))
+                    let Some(s) = ops.slots.get_mut(idx as usize) else {
+                        fatal("ibv conduit: a completion names no operation in flight");
+                    };
+                    let gen = s.gen;
+                    let Some(e) = s.op.as_mut() else {
+                        fatal("ibv conduit: a completion names no operation in flight");
+                    };
+                    e.left = e.left.saturating_sub(1);
+                    if e.left == 0 {
+                        ops.take((u64::from(gen) << 32) | u64::from(idx))
+                    } else {
+                        None
+                    }
                 };
-                let Some(op) = op else {
-                    fatal("ibv conduit: a completion names no operation in flight");
-                };
-                self.finish(op, idx);
+                if let Some(op) = op {
+                    self.finish(op, idx);
+                }
             }
             _ => {}
         }
@@ -1258,25 +1325,25 @@ impl IbvConduit {
     /// Finishes a one-sided operation whose work request completed.
     fn finish(&self, op: OpEntry, slot: u32) {
         match op.what {
-            What::Write { _src, chunk } => {
+            What::Write { _src, chunks } => {
                 drop(_src);
-                if let Some(c) = chunk {
-                    self.free_chunk(c);
-                }
+                self.free_chunks(&chunks);
             }
-            What::Read { mut dst, chunk } => {
+            What::Read { mut dst, chunks } => {
                 let len = dst.len();
-                // SAFETY: the bounce buffer is ours again (its READ
-                // completed) and holds `len` bytes of the chunk.
-                let bytes = unsafe {
-                    std::slice::from_raw_parts(
-                        (self.chunk_mem + chunk as usize * CHUNK) as *const u8,
-                        len,
-                    )
-                };
-                dst.fill(bytes);
+                for ((at, n), &c) in pieces(len, CHUNK).zip(&chunks) {
+                    // SAFETY: the bounce buffer is ours again (its READ
+                    // completed) and holds the piece's `n` bytes.
+                    let bytes = unsafe {
+                        std::slice::from_raw_parts(
+                            (self.chunk_mem + c as usize * CHUNK) as *const u8,
+                            n,
+                        )
+                    };
+                    dst.fill_at(at, bytes);
+                }
                 drop(dst);
-                self.free_chunk(chunk);
+                self.free_chunks(&chunks);
             }
             What::Atomic { result } => {
                 if let Some(mut r) = result {
@@ -1289,16 +1356,20 @@ impl IbvConduit {
                     r.fill(&b[..n]);
                 }
             }
-            What::MsgPut | What::MsgGet { .. } => {}
+            What::MsgPut { .. } | What::MsgGet { .. } => {}
         }
         op.done.complete();
     }
 
     fn free_chunk(&self, c: u32) {
+        self.free_chunks(&[c]);
+    }
+
+    fn free_chunks(&self, cs: &[u32]) {
         self.chunks_free
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(c);
+            .extend_from_slice(cs);
     }
 
     /// A message arrived from `src` in receive buffer `b`.
@@ -1707,8 +1778,9 @@ impl IbvConduit {
                             std::ptr::copy_nonoverlapping(body.as_ptr(), at as *mut u8, m.len)
                         };
                     }
+                    // The answers name the piece by its offset.
                     let _ = self.send_internal(src, REP, sink, &|out| {
-                        wire::encode_rma(wire::K_RMA_PUT_ACK, 0, 0, op, 0, out);
+                        wire::encode_rma(wire::K_RMA_PUT_ACK, 0, m.offset, op, 0, out);
                         wire::FIXED
                     });
                 } else {
@@ -1719,7 +1791,7 @@ impl IbvConduit {
                         unsafe { std::slice::from_raw_parts(at as *const u8, m.len) }
                     };
                     let _ = self.send_internal(src, REP, sink, &|out| {
-                        wire::encode_rma(wire::K_RMA_GET_DATA, 0, 0, op, data.len(), out);
+                        wire::encode_rma(wire::K_RMA_GET_DATA, 0, m.offset, op, data.len(), out);
                         out[wire::FIXED..wire::FIXED + data.len()].copy_from_slice(data);
                         wire::FIXED + data.len()
                     });
@@ -1728,34 +1800,66 @@ impl IbvConduit {
             _ => {
                 let op = {
                     let mut ops = self.ops.lock().unwrap_or_else(|e| e.into_inner());
-                    let ok = ops
+                    let slot = m.addr as u32 as usize;
+                    let entry = ops
                         .slots
-                        .get(m.addr as u32 as usize)
-                        .and_then(|s| s.op.as_ref())
-                        .is_some_and(|o| {
-                            o.peer == src
-                                && match (&o.what, m.kind) {
-                                    (What::MsgPut, wire::K_RMA_PUT_ACK) => true,
-                                    (What::MsgGet { dst }, wire::K_RMA_GET_DATA) => {
-                                        dst.len() == m.len
-                                    }
-                                    _ => false,
-                                }
-                        });
-                    if ok {
-                        ops.take(m.addr)
-                    } else {
-                        None
+                        .get_mut(slot)
+                        .filter(|s| u64::from(s.gen) == m.addr >> 32)
+                        .and_then(|s| s.op.as_mut())
+                        .filter(|o| o.peer == src);
+                    // The piece answered: its offset from the operation's
+                    // first, which must start a piece not yet answered, of
+                    // the length asked for.
+                    let answered = entry.and_then(|e| {
+                        let (base, piece, total, got) = match (&mut e.what, m.kind) {
+                            (
+                                What::MsgPut {
+                                    base,
+                                    piece,
+                                    len,
+                                    got,
+                                },
+                                wire::K_RMA_PUT_ACK,
+                            ) => (*base, *piece, *len, got),
+                            (
+                                What::MsgGet {
+                                    dst,
+                                    base,
+                                    piece,
+                                    got,
+                                },
+                                wire::K_RMA_GET_DATA,
+                            ) => (*base, *piece, dst.len(), got),
+                            _ => return None,
+                        };
+                        let at = usize::try_from(m.offset.checked_sub(base)?).ok()?;
+                        let i = at / piece;
+                        if at % piece != 0 || got.get(i) != Some(&false) {
+                            return None;
+                        }
+                        if m.kind == wire::K_RMA_GET_DATA && m.len != piece.min(total - at) {
+                            return None;
+                        }
+                        got[i] = true;
+                        if let What::MsgGet { dst, .. } = &mut e.what {
+                            dst.fill_at(at, body);
+                        }
+                        e.left -= 1;
+                        Some(e.left == 0)
+                    });
+                    match answered {
+                        None => None,
+                        Some(false) => Some(None),
+                        Some(true) => Some(ops.take(m.addr)),
                     }
                 };
                 let Some(op) = op else {
-                    bad("answers no operation in flight to it (unknown, stale, another kind or length)")
+                    bad("answers no operation in flight to it (unknown, stale, another kind, piece or length)")
                 };
-                if let What::MsgGet { mut dst } = op.what {
-                    dst.fill(body);
-                    drop(dst);
+                if let Some(op) = op {
+                    drop(op.what);
+                    op.done.complete();
                 }
-                op.done.complete();
             }
         }
     }
@@ -1797,16 +1901,19 @@ impl IbvConduit {
             })
     }
 
-    /// Posts one one-sided work request for `op`, taking a queue slot (and
-    /// the operation slot); `NoOp` when either is short.
+    /// Posts the `need` work requests of one one-sided operation that
+    /// `make` builds for an operation slot, taking queue slots (and the
+    /// operation slot); `NoOp` when either is short or `make` gives nothing
+    /// (no bounce buffers free).
     fn try_post_op(
         &self,
         peer: Rank,
-        make: &mut dyn FnMut(u32) -> Option<(OpEntry, SendOp, Sge)>,
+        need: usize,
+        make: &mut dyn FnMut(u32) -> Option<(OpEntry, WorkRequests)>,
     ) -> Result<Injected> {
         let p = &self.peers[peer as usize];
         let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
-        if tx.sq_used >= self.sq_depth {
+        if tx.sq_used + need > self.sq_depth {
             return Ok(Injected::NoOp);
         }
         let mut ops = self.ops.lock().unwrap_or_else(|e| e.into_inner());
@@ -1815,39 +1922,61 @@ impl IbvConduit {
             None if ops.slots.len() < MAX_OPS => ops.slots.len() as u32,
             None => return Ok(Injected::NoOp),
         };
-        let Some((entry, op, sge)) = make(slot) else {
+        let Some((mut entry, wrs)) = make(slot) else {
             return Ok(Injected::NoOp);
         };
+        debug_assert!(!wrs.is_empty() && wrs.len() <= need);
+        entry.left = wrs.len();
         let id = ops.insert(entry).expect("a slot is free");
         debug_assert_eq!(id as u32, slot);
         drop(ops);
-        // SAFETY: `make` built the local buffer in a registered region
-        // (bounce buffer, scratch word or this rank's segment), kept by
-        // the operation entry until its completion.
-        if let Err(e) = unsafe { self.dev.post_send(p.qp, wr(W_OP, peer, slot), op, sge) } {
-            let undone = self
-                .ops
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .cancel(id);
-            if let Some(OpEntry {
-                what: What::Write { chunk: Some(c), .. } | What::Read { chunk: c, .. },
-                ..
-            }) = undone
-            {
-                self.free_chunk(c);
+        for (i, (op, sge)) in wrs.into_iter().enumerate() {
+            // SAFETY: `make` built the local buffer in a registered region
+            // (bounce buffer, scratch word, or this rank's segment where
+            // the client's source or destination lies), kept by the
+            // operation entry until its last completion.
+            if let Err(e) = unsafe { self.dev.post_send(p.qp, wr(W_OP, peer, slot), op, sge) } {
+                if i > 0 {
+                    // Pieces are in flight: their completions name the
+                    // operation, which cannot be undone.
+                    fatal(&format!(
+                        "ibv conduit: rank {}: posting a piece of a one-sided operation to rank {peer}: {e}",
+                        self.me
+                    ));
+                }
+                let undone = self
+                    .ops
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .cancel(id);
+                if let Some(OpEntry {
+                    what: What::Write { chunks, .. } | What::Read { chunks, .. },
+                    ..
+                }) = undone
+                {
+                    self.free_chunks(&chunks);
+                }
+                return Err(e);
             }
-            return Err(e);
+            tx.sq_used += 1;
         }
-        tx.sq_used += 1;
         Ok(Injected::Sent)
     }
 
-    fn take_chunk(&self) -> Option<u32> {
-        self.chunks_free
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop()
+    /// `n` bounce buffers, all or none.
+    fn take_chunks(&self, n: usize) -> Option<Vec<u32>> {
+        let mut free = self.chunks_free.lock().unwrap_or_else(|e| e.into_inner());
+        let at = free.len().checked_sub(n)?;
+        Some(free.split_off(at))
+    }
+
+    /// The local key of this rank's registered segment if `[addr, addr +
+    /// len)` lies in it (a non-empty range: the device reads or writes it
+    /// in place).
+    fn in_segment(&self, addr: usize, len: usize) -> Option<u32> {
+        let s = self.segment.get()?;
+        (len > 0 && addr >= s.base && gex_conduit::fits(addr - s.base, len, s.size))
+            .then_some(s.mr.lkey)
     }
 }
 
@@ -2037,8 +2166,10 @@ impl RmaCapability for IbvConduit {
         peer < self.boot.size() && !self.smp.contains(peer) && self.seg_keys.get().is_some()
     }
 
+    /// Split here into work requests (or messages to a created endpoint's
+    /// segment).
     fn max_transfer(&self) -> usize {
-        CHUNK.min(self.inline_max())
+        MAX_RMA
     }
 
     fn put(
@@ -2055,38 +2186,8 @@ impl RmaCapability for IbvConduit {
         self.counts.rma_puts.fetch_add(1, Ordering::Relaxed);
         let len = src.len();
         if ep != 0 {
-            // A created endpoint's segment is not registered: a message.
-            let mut entry = Some(OpEntry {
-                peer,
-                what: What::MsgPut,
-                done,
-            });
-            let id = self
-                .ops
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(entry.take().expect("once"));
-            let Some(id) = id else {
-                return Err(Error::resource(
-                    "ibv conduit: too many operations in flight",
-                ));
-            };
-            let data = src.as_slice();
-            let fill = |out: &mut [u8]| {
-                wire::encode_rma(wire::K_RMA_PUT, ep, offset as u64, id, len, out);
-                out[wire::FIXED..wire::FIXED + len].copy_from_slice(data);
-                wire::FIXED + len
-            };
-            let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
-                self.try_send_msg(peer, REQ, &fill, None)
-            });
-            if !matches!(r, Ok(Injected::Sent)) {
-                self.ops
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .cancel(id);
-            }
-            return r;
+            // A created endpoint's segment is not registered: messages.
+            return self.msg_put(peer, ep, offset, src, done, immediate, sink);
         }
         let (base, size, rkey) = self.seg_of(peer)?;
         if !gex_conduit::fits(offset, len, size) {
@@ -2095,62 +2196,83 @@ impl RmaCapability for IbvConduit {
             )));
         }
         let raddr = base + offset as u64;
-        // Zero-copy when the source lies in this rank's registered segment.
-        let in_seg = self.segment.get().and_then(|s| {
-            let a = src.as_slice().as_ptr() as usize;
-            (a >= s.base && gex_conduit::fits(a - s.base, len, s.size)).then_some((a, s.mr.lkey))
-        });
+        // Zero-copy when the source lies in this rank's registered
+        // segment: written in place, in pieces of the device's largest
+        // message; else copied into bounce buffers, a piece each.
+        let from = src.as_slice().as_ptr() as usize;
+        let in_place = self.in_segment(from, len);
+        let piece = if in_place.is_some() {
+            self.max_msg
+        } else {
+            CHUNK
+        };
+        let need = pieces(len, piece).count();
         let mut src = Some(src);
         let mut done = Some(done);
         let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
-            self.try_post_op(peer, &mut |_slot| {
-                let (sge, chunk) = match in_seg {
-                    Some((a, lkey)) => (
-                        Sge {
-                            addr: a,
-                            len: len as u32,
-                            lkey,
-                        },
-                        None,
-                    ),
+            self.try_post_op(peer, need, &mut |_slot| {
+                let chunks = match in_place {
+                    Some(_) => Vec::new(),
                     None => {
-                        let c = self.take_chunk()?;
-                        let addr = self.chunk_mem + c as usize * CHUNK;
-                        let s = src.as_ref().expect("until posted");
-                        // SAFETY: bounce buffer `c` is ours and CHUNK bytes
-                        // long; the put is at most max_transfer <= CHUNK.
-                        unsafe {
-                            std::ptr::copy_nonoverlapping(
-                                s.as_slice().as_ptr(),
-                                addr as *mut u8,
-                                len,
-                            )
-                        };
-                        (
-                            Sge {
-                                addr,
-                                len: len as u32,
-                                lkey: self.chunk_mr.lkey,
-                            },
-                            Some(c),
-                        )
+                        let chunks = self.take_chunks(need)?;
+                        let s = src.as_ref().expect("until posted").as_slice();
+                        for ((at, n), &c) in pieces(len, CHUNK).zip(&chunks) {
+                            // SAFETY: bounce buffer `c` is ours (taken from
+                            // the free list) and CHUNK bytes long; the piece
+                            // is at most that, and lies in the source.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    s.as_ptr().add(at),
+                                    (self.chunk_mem + c as usize * CHUNK) as *mut u8,
+                                    n,
+                                )
+                            };
+                        }
+                        chunks
                     }
                 };
-                // A copied source is released now (local completion).
-                let keep = if chunk.is_some() { None } else { src.take() };
+                let wrs = pieces(len, piece)
+                    .enumerate()
+                    .map(|(i, (at, n))| {
+                        let sge = match in_place {
+                            Some(lkey) => Sge {
+                                addr: from + at,
+                                len: n as u32,
+                                lkey,
+                            },
+                            None => Sge {
+                                addr: self.chunk_mem + chunks[i] as usize * CHUNK,
+                                len: n as u32,
+                                lkey: self.chunk_mr.lkey,
+                            },
+                        };
+                        (
+                            SendOp::Write {
+                                raddr: raddr + at as u64,
+                                rkey,
+                            },
+                            sge,
+                        )
+                    })
+                    .collect();
+                // A copied source is released now (local completion); one
+                // written in place is kept until the writes complete.
+                let keep = src.take().filter(|_| in_place.is_some());
                 Some((
                     OpEntry {
                         peer,
-                        what: What::Write { _src: keep, chunk },
+                        what: What::Write { _src: keep, chunks },
                         done: done.take().expect("until posted"),
+                        left: 0,
                     },
-                    SendOp::Write { raddr, rkey },
-                    sge,
+                    wrs,
                 ))
             })
         });
         if matches!(r, Ok(Injected::Sent)) {
-            self.counts.rdma_writes.fetch_add(1, Ordering::Relaxed);
+            self.counts
+                .rdma_writes
+                .fetch_add(need as u64, Ordering::Relaxed);
         }
         r
     }
@@ -2169,34 +2291,7 @@ impl RmaCapability for IbvConduit {
         self.check_one_sided(peer, ep, len)?;
         self.counts.rma_gets.fetch_add(1, Ordering::Relaxed);
         if ep != 0 {
-            let id = self
-                .ops
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(OpEntry {
-                    peer,
-                    what: What::MsgGet { dst },
-                    done,
-                });
-            let Some(id) = id else {
-                return Err(Error::resource(
-                    "ibv conduit: too many operations in flight",
-                ));
-            };
-            let fill = |out: &mut [u8]| {
-                wire::encode_rma(wire::K_RMA_GET, ep, offset as u64, id, len, out);
-                wire::FIXED
-            };
-            let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
-                self.try_send_msg(peer, REQ, &fill, None)
-            });
-            if !matches!(r, Ok(Injected::Sent)) {
-                self.ops
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .cancel(id);
-            }
-            return r;
+            return self.msg_get(peer, ep, offset, dst, done, immediate, sink);
         }
         let (base, size, rkey) = self.seg_of(peer)?;
         if !gex_conduit::fits(offset, len, size) {
@@ -2205,34 +2300,200 @@ impl RmaCapability for IbvConduit {
             )));
         }
         let raddr = base + offset as u64;
+        // Zero-copy when the destination lies in this rank's registered
+        // segment: read in place, in pieces of the device's largest
+        // message; else into bounce buffers, a piece each, copied out when
+        // every read has completed.
+        let mut dst = dst;
+        let to = dst.as_mut_ptr() as usize;
+        let in_place = self.in_segment(to, len);
+        let piece = if in_place.is_some() {
+            self.max_msg
+        } else {
+            CHUNK
+        };
+        let need = pieces(len, piece).count();
         let mut dst = Some(dst);
         let mut done = Some(done);
         let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
-            self.try_post_op(peer, &mut |_slot| {
-                let c = self.take_chunk()?;
-                let addr = self.chunk_mem + c as usize * CHUNK;
+            self.try_post_op(peer, need, &mut |_slot| {
+                let chunks = match in_place {
+                    Some(_) => Vec::new(),
+                    None => self.take_chunks(need)?,
+                };
+                let wrs = pieces(len, piece)
+                    .enumerate()
+                    .map(|(i, (at, n))| {
+                        let sge = match in_place {
+                            // The destination (GetDest's contract: ours
+                            // until completion) in the registered segment.
+                            Some(lkey) => Sge {
+                                addr: to + at,
+                                len: n as u32,
+                                lkey,
+                            },
+                            None => Sge {
+                                addr: self.chunk_mem + chunks[i] as usize * CHUNK,
+                                len: n as u32,
+                                lkey: self.chunk_mr.lkey,
+                            },
+                        };
+                        (
+                            SendOp::Read {
+                                raddr: raddr + at as u64,
+                                rkey,
+                            },
+                            sge,
+                        )
+                    })
+                    .collect();
                 Some((
                     OpEntry {
                         peer,
                         what: What::Read {
                             dst: dst.take().expect("until posted"),
-                            chunk: c,
+                            chunks,
                         },
                         done: done.take().expect("until posted"),
+                        left: 0,
                     },
-                    SendOp::Read { raddr, rkey },
-                    Sge {
-                        addr,
-                        len: len as u32,
-                        lkey: self.chunk_mr.lkey,
-                    },
+                    wrs,
                 ))
             })
         });
         if matches!(r, Ok(Injected::Sent)) {
-            self.counts.rdma_reads.fetch_add(1, Ordering::Relaxed);
+            self.counts
+                .rdma_reads
+                .fetch_add(need as u64, Ordering::Relaxed);
         }
         r
+    }
+}
+
+impl IbvConduit {
+    /// A put to a created endpoint's segment (not registered): messages of
+    /// at most a buffer's payload, each acknowledged; the source is copied
+    /// into them, so it is released on return.
+    #[allow(clippy::too_many_arguments)]
+    fn msg_put(
+        &self,
+        peer: Rank,
+        ep: EpIndex,
+        offset: usize,
+        src: PutSource,
+        done: Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        let len = src.len();
+        let piece = self.inline_max();
+        let n = pieces(len, piece).count();
+        let id = self
+            .ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(OpEntry {
+                peer,
+                what: What::MsgPut {
+                    base: offset as u64,
+                    piece,
+                    len,
+                    got: vec![false; n],
+                },
+                done,
+                left: n,
+            })
+            .ok_or_else(|| Error::resource("ibv conduit: too many operations in flight"))?;
+        let data = src.as_slice();
+        for (i, (at, k)) in pieces(len, piece).enumerate() {
+            let fill = |out: &mut [u8]| {
+                wire::encode_rma(wire::K_RMA_PUT, ep, (offset + at) as u64, id, k, out);
+                out[wire::FIXED..wire::FIXED + k].copy_from_slice(&data[at..at + k]);
+                wire::FIXED + k
+            };
+            let r = self.send_loop(peer, immediate && i == 0, PollScope::All, sink, || {
+                self.try_send_msg(peer, REQ, &fill, None)
+            });
+            if let Some(r) = self.msg_piece_sent(peer, id, i, r) {
+                return r;
+            }
+        }
+        Ok(Injected::Sent)
+    }
+
+    /// A get from a created endpoint's segment: messages asking for at
+    /// most a buffer's payload each, answered with the bytes.
+    #[allow(clippy::too_many_arguments)]
+    fn msg_get(
+        &self,
+        peer: Rank,
+        ep: EpIndex,
+        offset: usize,
+        dst: GetDest,
+        done: Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        let len = dst.len();
+        let piece = self.inline_max();
+        let n = pieces(len, piece).count();
+        let id = self
+            .ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(OpEntry {
+                peer,
+                what: What::MsgGet {
+                    dst,
+                    base: offset as u64,
+                    piece,
+                    got: vec![false; n],
+                },
+                done,
+                left: n,
+            })
+            .ok_or_else(|| Error::resource("ibv conduit: too many operations in flight"))?;
+        for (i, (at, k)) in pieces(len, piece).enumerate() {
+            let fill = |out: &mut [u8]| {
+                wire::encode_rma(wire::K_RMA_GET, ep, (offset + at) as u64, id, k, out);
+                wire::FIXED
+            };
+            let r = self.send_loop(peer, immediate && i == 0, PollScope::All, sink, || {
+                self.try_send_msg(peer, REQ, &fill, None)
+            });
+            if let Some(r) = self.msg_piece_sent(peer, id, i, r) {
+                return r;
+            }
+        }
+        Ok(Injected::Sent)
+    }
+
+    /// What sending piece `i` of message operation `id` came to: `None`
+    /// to go on; the first piece may not go (the operation is undone and
+    /// the call returns that), a later one must, answers to the earlier
+    /// being on their way.
+    fn msg_piece_sent(
+        &self,
+        peer: Rank,
+        id: u64,
+        i: usize,
+        r: Result<Injected>,
+    ) -> Option<Result<Injected>> {
+        match r {
+            Ok(Injected::Sent) => None,
+            _ if i == 0 => {
+                self.ops
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .cancel(id);
+                Some(r)
+            }
+            Err(e) => fatal(&format!(
+                "ibv conduit: rank {}: sending a piece of a one-sided operation to rank {peer}: {e}",
+                self.me
+            )),
+            Ok(_) => fatal("ibv conduit: a blocking send returned without sending"),
+        }
     }
 }
 
@@ -2323,7 +2584,7 @@ impl AtomicCapability for IbvConduit {
         let mut result = Some(result);
         let mut done = Some(done);
         let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
-            self.try_post_op(peer, &mut |slot| {
+            self.try_post_op(peer, 1, &mut |slot| {
                 Some((
                     OpEntry {
                         peer,
@@ -2331,13 +2592,16 @@ impl AtomicCapability for IbvConduit {
                             result: result.take().expect("until posted"),
                         },
                         done: done.take().expect("until posted"),
+                        left: 0,
                     },
-                    sop,
-                    Sge {
-                        addr: self.scratch_mem + 8 * slot as usize,
-                        len: 8,
-                        lkey: self.scratch_mr.lkey,
-                    },
+                    vec![(
+                        sop,
+                        Sge {
+                            addr: self.scratch_mem + 8 * slot as usize,
+                            len: 8,
+                            lkey: self.scratch_mr.lkey,
+                        },
+                    )],
                 ))
             })
         });

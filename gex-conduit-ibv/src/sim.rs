@@ -206,6 +206,8 @@ struct Inner {
     cq: Mutex<VecDeque<Wc>>,
     /// RNR and transport timeout.
     timeout: Duration,
+    /// The longest message of one work request.
+    max_msg: usize,
     rnr_next: AtomicBool,
     access_next: AtomicBool,
     /// Completions the transport timeout check last looked at.
@@ -234,6 +236,14 @@ impl SimDevice {
     /// Opens a simulated device whose RNR and transport timeout is
     /// `timeout` (an answer not come by then completes as an error).
     pub fn open(timeout: Duration) -> Result<SimDevice> {
+        Self::open_with(timeout, SIM_MAX_MSG)
+    }
+
+    /// As [`SimDevice::open`], with work requests of at most `max_msg`
+    /// bytes (longer ones complete with a local length error, as on a
+    /// NIC), so that tests see transfers split at a small limit.
+    pub fn open_with(timeout: Duration, max_msg: usize) -> Result<SimDevice> {
+        let max_msg = max_msg.clamp(1, SIM_MAX_MSG);
         let rnd = gex_bootstrap::os::random::random_bytes::<8>();
         let tag = u64::from_le_bytes(rnd);
         let name = format!("gex-ibv-sim-{}-{tag:016x}", std::process::id());
@@ -248,6 +258,7 @@ impl SimDevice {
             srqs: RwLock::new(Vec::new()),
             cq: Mutex::new(VecDeque::new()),
             timeout,
+            max_msg,
             rnr_next: AtomicBool::new(false),
             access_next: AtomicBool::new(false),
             last_timeout_check: Mutex::new(Instant::now()),
@@ -670,7 +681,7 @@ impl Device for SimDevice {
 
     fn limits(&self) -> DeviceLimits {
         DeviceLimits {
-            max_msg: SIM_MAX_MSG,
+            max_msg: self.inner.max_msg,
             max_send_wr: SIM_QUEUE_DEPTH,
             max_recv_wr: SIM_QUEUE_DEPTH,
             max_srq_wr: SIM_QUEUE_DEPTH,
@@ -799,6 +810,10 @@ impl Device for SimDevice {
             SendOp::FetchAdd { .. } | SendOp::CmpSwap { .. } => 8,
             _ => sge.len as usize,
         };
+        if need > self.inner.max_msg {
+            self.inner.qp_error(&q, WcStatus::Flushed);
+            return flushed(WcStatus::LocalLength);
+        }
         if need > sge.len as usize || !self.inner.check(sge.lkey, sge.addr as u64, need) {
             self.inner.qp_error(&q, WcStatus::Flushed);
             return flushed(WcStatus::LocalProtection);

@@ -74,11 +74,7 @@ fn programs_pass_with_the_smallest_shared_pools() {
     let env = [("GEX_IBV_CREDITS", "4"), ("GEX_IBV_SRQ_POOL", "2")];
     passes(TEST_FLOOD, "test-flood", &env);
     passes(TEST_AM, "test-am", &env);
-    let env = [
-        ("GEX_IBV_CREDITS", "4"),
-        ("GEX_IBV_SRQ_POOL", "6"),
-        ("GEX_IBV_BUF", "624"),
-    ];
+    let env = [("GEX_IBV_CREDITS", "4"), ("GEX_IBV_SRQ_POOL", "6")];
     passes(TEST_FLOOD, "test-flood", &env);
     passes(TEST_COLL, "test-coll", &env);
 }
