@@ -146,7 +146,7 @@ pub struct IbvSettings {
     /// shared memory.
     pub bypass: bool,
     /// `GEX_IBV_CREDITS` (default 16, 1 to 1024): messages in flight per
-    /// peer and lane (receive buffers per peer: twice this).
+    /// peer and lane, at most (per-peer receive buffers: twice this).
     pub credits: usize,
     /// `GEX_IBV_BUF` (default 65632, 608 to 1 MiB + 96): bytes of a receive
     /// buffer; the Medium limit is this less 96.
@@ -2154,6 +2154,7 @@ impl Conduit for IbvConduit {
             ("window0", self.budget.window0),
         ]
         .into_iter()
+        .chain(self.sim.as_ref().map(|d| ("sim_rnr_waits", d.rnr_waits())))
         .map(|(n, v)| Counter::new(n, v))
         .collect();
         st

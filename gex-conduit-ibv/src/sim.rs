@@ -210,6 +210,8 @@ struct Inner {
     max_msg: usize,
     rnr_next: AtomicBool,
     access_next: AtomicBool,
+    /// SENDs that arrived with no receive posted (and waited).
+    rnr_waits: AtomicU64,
     /// Completions the transport timeout check last looked at.
     last_timeout_check: Mutex<Instant>,
 }
@@ -261,6 +263,7 @@ impl SimDevice {
             max_msg,
             rnr_next: AtomicBool::new(false),
             access_next: AtomicBool::new(false),
+            rnr_waits: AtomicU64::new(0),
             last_timeout_check: Mutex::new(Instant::now()),
         });
         let acc = inner.clone();
@@ -269,6 +272,13 @@ impl SimDevice {
             .spawn(move || accept_loop(acc, listener))
             .map_err(|e| io_err("thread", e))?;
         Ok(SimDevice { inner })
+    }
+
+    /// How many SENDs arrived here with no receive posted for them (each
+    /// waited, receiver-not-ready, for one): a conduit whose credits cover
+    /// its receives never causes one.
+    pub fn rnr_waits(&self) -> u64 {
+        self.inner.rnr_waits.load(Ordering::Relaxed)
     }
 
     /// Injects a fault (see [`Fault`]).
@@ -454,6 +464,9 @@ fn responder(dev: Arc<Inner>, target: QpNum, mut s: UnixStream) {
                     let deadline = Instant::now() + dev.timeout;
                     let (queue, posted) = qp.receive_queue();
                     let mut recvs = queue.lock().unwrap_or_else(|p| p.into_inner());
+                    if recvs.is_empty() {
+                        dev.rnr_waits.fetch_add(1, Ordering::Relaxed);
+                    }
                     while recvs.is_empty()
                         && !qp.error.load(Ordering::SeqCst)
                         && Instant::now() < deadline

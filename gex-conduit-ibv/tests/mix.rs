@@ -251,6 +251,12 @@ fn rank_main() {
     })
     .expect("the barrier");
     let grants = c.stats().get("credit_grants").unwrap_or(0);
+    // The credits never let a SEND arrive before a receive was posted.
+    assert_eq!(
+        c.stats().get("sim_rnr_waits"),
+        Some(0),
+        "rank {me}: SENDs met no receive"
+    );
     println!("mix ok: rank {me} of {n}: {expected} requests and replies; {grants} credits granted from the reserve");
 }
 

@@ -497,4 +497,6 @@ fn a_shared_receive_queue_serves_every_attached_queue_pair() {
     send(&a1, q1, m1, 5);
     let w = wait(&a1, 1)[0];
     assert_eq!((w.wr_id, w.status), (5, WcStatus::RnrRetryExceeded));
+    // The fourth and fifth SENDs found the queue empty.
+    assert_eq!((a1.rnr_waits(), b.rnr_waits()), (0, 2));
 }
