@@ -160,12 +160,22 @@ pub const VARS: &[Var] = &[
     user(
         "GEX_IBV_CREDITS",
         "16",
-        "ibv Active Messages in flight per peer and lane (receive buffers per peer: twice this), 1 to 1024.",
+        "ibv Active Messages in flight per peer and lane, at most, 1 to 1024.",
     ),
     user(
         "GEX_IBV_BUF",
         "65632",
         "Bytes of an ibv receive buffer (the Medium limit is 96 less), 608 to 1048672.",
+    ),
+    user(
+        "GEX_IBV_SRQ",
+        "on",
+        "`0`: the ibv conduit posts `2 * GEX_IBV_CREDITS` receive buffers per peer instead of one pool in a shared receive queue.",
+    ),
+    user(
+        "GEX_IBV_SRQ_POOL",
+        "256",
+        "ibv receive (and send) buffers in the shared pool, 2 to 65536; raised to 2 per peer reached over the device, cut to what full credits would use.",
     ),
     user(
         "GEX_IBV_PEER_TIMEOUT",
@@ -176,6 +186,11 @@ pub const VARS: &[Var] = &[
         "GEX_IBV_SIM_FAULT",
         "none",
         "Tests: `KIND@RANK:AFTER` makes the simulated ibv device of rank RANK fail (`qp_error`, `rnr`, `access`) after AFTER sends.",
+    ),
+    user(
+        "GEX_IBV_SIM_MAX_MSG",
+        "1073741824",
+        "Tests: the simulated ibv device's longest work request in bytes (65536 to 1073741824), so that transfers are split at it.",
     ),
     user(
         "GEX_RENDEZVOUS",

@@ -15,12 +15,17 @@
 //!   smp bypass, `GEX_IBV_BYPASS=0` turns it off), and the others carry
 //!   only RDMA and atomics.
 //! * Active Messages are SENDs into receive buffers posted in advance
-//!   (`2 * GEX_IBV_CREDITS` per peer, `GEX_IBV_BUF` bytes each), with
-//!   credit-based flow control on two lanes, requests and replies, so that
+//!   (`GEX_IBV_BUF` bytes each): by default one bounded pool in a shared
+//!   receive queue (`GEX_IBV_SRQ_POOL`, at least one buffer per peer and
+//!   lane), else `2 * GEX_IBV_CREDITS` per peer (`GEX_IBV_SRQ=0`). Flow
+//!   control is by credits on two lanes, requests and replies: every peer
+//!   has a window per lane (at most `GEX_IBV_CREDITS`; with the shared
+//!   pool an even share, grown from a reserve for the peers that use it),
+//!   and the windows never add up to more than the buffers posted, so that
 //!   nothing ever arrives without a receive posted for it. A receiver
-//!   returns credits by writing its count of messages finished (per lane,
-//!   cumulative) into the sender's memory with an RDMA WRITE, which needs
-//!   no receive at the sender. Reply buffers are copied out and returned
+//!   returns credits by writing what it grants (per lane, cumulative:
+//!   messages finished plus the window) into the sender's memory with an
+//!   RDMA WRITE, which needs no receive at the sender. Reply buffers are copied out and returned
 //!   as soon as they arrive, request buffers once their handler has run:
 //!   so a reply always makes progress, whatever the peer's handlers do.
 //! * A Long payload too large for a buffer is copied into a registered
@@ -30,9 +35,12 @@
 //! * Segments are registered at attach; their remote keys travel in the
 //!   segment descriptors ([`gex_conduit::SegmentDesc::remote_key`]). Puts
 //!   and gets to ranks outside the neighbourhood are RDMA WRITE and READ
-//!   ([`gex_conduit::RmaCapability`]); to a created endpoint's segment,
-//!   which is not registered, they are messages the target's conduit
-//!   serves.
+//!   ([`gex_conduit::RmaCapability`]), up to [`MAX_RMA`] per call split
+//!   into work requests: in place (zero-copy) where the local side lies in
+//!   this rank's registered segment, in pieces of the device's largest
+//!   message, else through bounce buffers; to a created endpoint's
+//!   segment, which is not registered, they are messages the target's
+//!   conduit serves.
 //! * 64-bit fetch-add and compare-swap (and the operations built on them)
 //!   are NIC atomics ([`gex_conduit::AtomicCapability`]) to every rank,
 //!   this one included, so that a domain using them uses them for every
@@ -80,6 +88,10 @@ use verbs::{Device, Mr, Provider, QpNum, SendOp, Sge, Wc, WcStatus};
 pub const MAX_LONG: usize = 1 << 20;
 /// Bytes of one bounce buffer (RDMA WRITE and READ staging).
 pub const CHUNK: usize = 64 << 10;
+/// The longest one-sided transfer of one call (the RMA layer splits longer
+/// ones; this conduit splits each into work requests of at most the
+/// device's largest message, or a bounce buffer, or into messages).
+pub const MAX_RMA: usize = 1 << 20;
 /// Bounce buffers per process.
 const CHUNKS: usize = 64;
 /// One-sided operations in flight per process, at most.
@@ -134,11 +146,18 @@ pub struct IbvSettings {
     /// shared memory.
     pub bypass: bool,
     /// `GEX_IBV_CREDITS` (default 16, 1 to 1024): messages in flight per
-    /// peer and lane (receive buffers per peer: twice this).
+    /// peer and lane, at most (per-peer receive buffers: twice this).
     pub credits: usize,
     /// `GEX_IBV_BUF` (default 65632, 608 to 1 MiB + 96): bytes of a receive
     /// buffer; the Medium limit is this less 96.
     pub buf: usize,
+    /// `GEX_IBV_SRQ` (default on): receive buffers are one pool in a shared
+    /// receive queue rather than `2 * credits` per peer.
+    pub srq: bool,
+    /// `GEX_IBV_SRQ_POOL` (default 256, 2 to 65536): receive buffers in the
+    /// shared pool (and send buffers), raised to 2 per peer reached over
+    /// the device and lowered to what the credits could ever use.
+    pub srq_pool: usize,
     /// `GEX_IBV_PEER_TIMEOUT` (default 30 s): a peer that answers nothing
     /// for this long while this rank waits on it ends the job.
     pub peer_timeout: Duration,
@@ -149,9 +168,15 @@ pub struct IbvSettings {
     /// injects a fault of the simulated device on rank RANK once it has
     /// sent AFTER messages (KIND `qp_error`, `rnr` or `access`).
     pub sim_fault: Option<String>,
+    /// `GEX_IBV_SIM_MAX_MSG` (tests; default 1 GiB, 65536 to 1 GiB): the
+    /// simulated device's longest work request, so that one-sided
+    /// transfers are seen split at it.
+    pub sim_max_msg: usize,
 }
 
 const CREDIT_RANGE: std::ops::RangeInclusive<usize> = 1..=1024;
+const POOL_RANGE: std::ops::RangeInclusive<usize> = 2..=65536;
+const SIM_MSG_RANGE: std::ops::RangeInclusive<usize> = (64 << 10)..=sim::SIM_MAX_MSG;
 const BUF_RANGE: std::ops::RangeInclusive<usize> =
     (512 + wire::MAX_HEADER)..=((1 << 20) + wire::MAX_HEADER);
 
@@ -162,9 +187,12 @@ impl Default for IbvSettings {
             bypass: true,
             credits: 16,
             buf: (64 << 10) + wire::MAX_HEADER,
+            srq: true,
+            srq_pool: 256,
             peer_timeout: Duration::from_secs(30),
             host: None,
             sim_fault: None,
+            sim_max_msg: sim::SIM_MAX_MSG,
         }
     }
 }
@@ -216,9 +244,18 @@ impl IbvSettings {
                     |b| BUF_RANGE.contains(b),
                 )?
                 .unwrap_or(d.buf),
+            srq: vars.flag("GEX_IBV_SRQ", d.srq)?,
+            srq_pool: vars
+                .parse("GEX_IBV_SRQ_POOL", "2 to 65536", |c| POOL_RANGE.contains(c))?
+                .unwrap_or(d.srq_pool),
             peer_timeout: timeout,
             host: vars.value("GEX_HOST"),
             sim_fault: vars.value("GEX_IBV_SIM_FAULT"),
+            sim_max_msg: vars
+                .parse("GEX_IBV_SIM_MAX_MSG", "65536 to 1073741824", |m| {
+                    SIM_MSG_RANGE.contains(m)
+                })?
+                .unwrap_or(d.sim_max_msg),
         })
     }
 
@@ -236,6 +273,12 @@ impl IbvSettings {
                 self.buf,
                 BUF_RANGE.start(),
                 BUF_RANGE.end()
+            )));
+        }
+        if !POOL_RANGE.contains(&self.srq_pool) {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: IbvSettings::srq_pool (GEX_IBV_SRQ_POOL) = {}: expected 2 to 65536",
+                self.srq_pool
             )));
         }
         if self.peer_timeout.is_zero() {
@@ -285,10 +328,11 @@ impl ConduitFactory for IbvFactory {
 fn open_device(
     provider: Provider,
     timeout: Duration,
+    sim_max_msg: usize,
 ) -> Result<(Arc<dyn Device>, Option<sim::SimDevice>)> {
     match provider {
         Provider::Sim => {
-            let d = sim::SimDevice::open(timeout)?;
+            let d = sim::SimDevice::open_with(timeout, sim_max_msg)?;
             Ok((Arc::new(d.clone()), Some(d)))
         }
         #[cfg(feature = "rdma-sys")]
@@ -316,12 +360,52 @@ fn registered(dev: &dyn Device, len: usize) -> Result<(&'static mut [u8], Mr)> {
     Ok((mem, mr))
 }
 
+/// A rank's receive buffers and the credits it grants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Budget {
+    /// Receive buffers in all (and send buffers).
+    bufs: usize,
+    /// In one shared receive queue (else `2 * credits` per peer).
+    srq: bool,
+    /// The window every peer starts with on each lane: messages it may
+    /// have unfinished here.
+    window0: u64,
+    /// Buffers not in any window: granted, one window at a time, to peers
+    /// that use theirs, up to `credits` per lane.
+    reserve: usize,
+}
+
+/// The budget of a rank reaching `am_peers` peers over the device:
+/// per-peer buffers (`2 * credits` each, windows of `credits`) without a
+/// shared receive queue; with one, `pool` buffers, but at least one per
+/// peer and lane and at most what every window full would use, split
+/// evenly into starting windows, the rest held in reserve. Either way the
+/// windows of all peers on both lanes never add up to more than the
+/// buffers posted, so a SEND always finds a receive.
+fn budget(srq: bool, pool: usize, credits: usize, am_peers: usize) -> Budget {
+    let full = 2 * credits * am_peers;
+    if !srq || am_peers == 0 {
+        return Budget {
+            bufs: full,
+            srq: false,
+            window0: credits as u64,
+            reserve: 0,
+        };
+    }
+    let bufs = pool.clamp(2 * am_peers, full);
+    let window0 = (bufs / (2 * am_peers)).clamp(1, credits);
+    Budget {
+        bufs,
+        srq: true,
+        window0: window0 as u64,
+        reserve: bufs - 2 * am_peers * window0,
+    }
+}
+
 /// Sending state toward one peer.
 struct PeerTx {
     /// Messages sent per lane (cumulative).
     sent: [u64; 2],
-    /// Free send buffers per lane (indices into the peer's send slots).
-    free_slots: [Vec<u32>; 2],
     /// Work requests outstanding on the queue pair.
     sq_used: usize,
     /// Credit returns to this peer in flight.
@@ -338,34 +422,66 @@ struct Peer {
     /// device (their buffers), if it is one.
     am: Option<usize>,
     tx: Mutex<PeerTx>,
-    /// Messages of this peer's finished here, per lane (cumulative): the
-    /// credits to return.
-    freed: [AtomicU64; 2],
+    /// Messages of this peer's that arrived here, per lane (cumulative).
+    arrived: [AtomicU64; 2],
+    /// Messages of this peer's finished here (their buffers posted
+    /// again), per lane (cumulative).
+    done: [AtomicU64; 2],
+    /// Messages this peer may have sent here, per lane (cumulative): what
+    /// it has finished plus its window; returned to it as its credits.
+    granted: [AtomicU64; 2],
     /// Where our credit returns go in the peer (address, key).
     ctrl_remote: (u64, u32),
 }
 
 /// A one-sided operation in flight.
 enum What {
-    /// An RDMA WRITE (from a bounce buffer or the source in place).
+    /// RDMA WRITEs, from bounce buffers (`chunks`: piece i from chunk i;
+    /// the source was released when copied) or from the source in place
+    /// (no chunks; kept until every write completes).
     Write {
         _src: Option<PutSource>,
-        chunk: Option<u32>,
+        chunks: Vec<u32>,
     },
-    /// An RDMA READ into a bounce buffer.
-    Read { dst: GetDest, chunk: u32 },
+    /// RDMA READs, into bounce buffers (`chunks`, copied out at the end)
+    /// or into the destination in place (no chunks).
+    Read { dst: GetDest, chunks: Vec<u32> },
     /// A NIC atomic; the old value lands in the scratch word of its slot.
     Atomic { result: Option<GetDest> },
-    /// A put to a created endpoint's segment, as a message.
-    MsgPut,
-    /// A get from a created endpoint's segment, as a message.
-    MsgGet { dst: GetDest },
+    /// A put to a created endpoint's segment, as messages of `piece` bytes
+    /// to offsets from `base`, each acknowledged once (`got`).
+    MsgPut {
+        base: u64,
+        piece: usize,
+        len: usize,
+        got: Vec<bool>,
+    },
+    /// A get from a created endpoint's segment, as messages asking for
+    /// `piece` bytes at offsets from `base`, each answered once.
+    MsgGet {
+        dst: GetDest,
+        base: u64,
+        piece: usize,
+        got: Vec<bool>,
+    },
 }
 
 struct OpEntry {
     peer: Rank,
     what: What,
     done: Arc<dyn OpCompletion>,
+    /// Work requests (or answers) still to come.
+    left: usize,
+}
+
+/// The work requests of one operation: operation and local buffer each.
+type WorkRequests = Vec<(SendOp, Sge)>;
+
+/// The pieces `[at, at + n)` of `len` bytes split at `max` (one empty
+/// piece for an empty transfer).
+fn pieces(len: usize, max: usize) -> impl Iterator<Item = (usize, usize)> {
+    let max = max.max(1);
+    (0..len.div_ceil(max).max(1)).map(move |i| (i * max, max.min(len - i * max)))
 }
 
 struct OpSlot {
@@ -440,6 +556,7 @@ struct Counts {
     rma_puts: AtomicU64,
     rma_gets: AtomicU64,
     rma_served: AtomicU64,
+    grants: AtomicU64,
 }
 
 /// Heartbeats and BYE: what the heartbeat thread and the exit hook share
@@ -587,12 +704,24 @@ pub struct IbvConduit {
     peers: Vec<Peer>,
     credits: usize,
     buf: usize,
-    /// Receive buffers: per AM peer, `2 * credits` of `buf` bytes.
+    /// Receive buffers: `budget.bufs` of `buf` bytes (per-peer: AM peer
+    /// a's are `2 * credits` from `a * 2 * credits`).
     recv_mem: usize,
     recv_mr: Mr,
-    /// Send buffers, laid out as the receive buffers.
+    budget: Budget,
+    /// The shared receive queue, with one.
+    srq: Option<verbs::SrqNum>,
+    /// Buffers not yet granted to any peer's window.
+    reserve: AtomicUsize,
+    /// The AM peers, by their index.
+    am_ranks: Vec<Rank>,
+    /// Queue pair -> rank (a receive of the shared queue names its queue
+    /// pair only).
+    qp_rank: std::collections::HashMap<QpNum, Rank>,
+    /// Send buffers (`budget.bufs` of `buf` bytes), shared by every peer.
     send_mem: usize,
     send_mr: Mr,
+    send_free: Mutex<Vec<u32>>,
     /// Control words peers write: per rank, [requests finished, replies
     /// finished, BYE].
     ctrl: &'static [AtomicU64],
@@ -618,6 +747,8 @@ pub struct IbvConduit {
     peer_timeout: Duration,
     /// Work requests outstanding per queue pair, at most.
     sq_depth: usize,
+    /// The device's longest message (zero-copy pieces).
+    max_msg: usize,
     /// Heartbeats and BYE.
     live: Arc<Liveness>,
     /// A fault to inject after this many sends (`GEX_IBV_SIM_FAULT`).
@@ -663,7 +794,11 @@ impl IbvConduit {
         settings.validate()?;
         let me = boot.rank();
         let n = boot.size();
-        let (dev, simdev) = open_device(settings.provider, settings.peer_timeout)?;
+        let (dev, simdev) = open_device(
+            settings.provider,
+            settings.peer_timeout,
+            settings.sim_max_msg,
+        )?;
         let lim = dev.limits();
         if lim.max_msg < CHUNK.max(settings.buf) {
             return Err(Error::resource(format!(
@@ -675,7 +810,8 @@ impl IbvConduit {
         // Less one for the heartbeat and one for the BYE, not counted.
         let sq_depth = SQ_DEPTH.min(lim.max_send_wr).saturating_sub(2);
         // A Long takes its pieces, a credit return and the SEND at once.
-        if sq_depth < MAX_LONG / CHUNK + 2 || lim.max_recv_wr < 2 * settings.credits {
+        let use_srq = settings.srq && lim.max_srq_wr > 0 && n > 1;
+        if sq_depth < MAX_LONG / CHUNK + 2 || (!use_srq && lim.max_recv_wr < 2 * settings.credits) {
             return Err(Error::resource(format!(
                 "ibv conduit: the device's queues ({} sends, {} receives) are too short for {} \
                  credits per lane (GEX_IBV_CREDITS) and {}-piece Longs",
@@ -687,8 +823,19 @@ impl IbvConduit {
         }
         let host_name = settings.host.clone().unwrap_or_else(hostname);
 
-        // Queue pairs, one per rank, and the credit words.
-        let qps: Vec<QpNum> = (0..n).map(|_| dev.create_qp()).collect::<Result<_>>()?;
+        // The shared receive queue, as large as any neighbourhood could
+        // need (the buffers posted are counted once it is known), then
+        // queue pairs, one per rank, and the credit words.
+        let pool = settings.srq_pool.min(lim.max_srq_wr);
+        let srq = if use_srq {
+            let most = budget(true, pool, settings.credits, n as usize - 1).bufs;
+            Some(dev.create_srq(most.min(lim.max_srq_wr))?)
+        } else {
+            None
+        };
+        let qps: Vec<QpNum> = (0..n)
+            .map(|r| dev.create_qp(if r == me { None } else { srq }))
+            .collect::<Result<_>>()?;
         let (ctrl_bytes, ctrl_mr) = registered(&*dev, 8 * CTRL_WORDS * n as usize)?;
         let ctrl: &'static [AtomicU64] = {
             let p = ctrl_bytes.as_mut_ptr();
@@ -795,11 +942,34 @@ impl IbvConduit {
             (vec![me], (n, me))
         };
 
-        // Buffers for the peers Active Messages reach over the device.
+        // Buffers for the peers Active Messages reach over the device, and
+        // the windows each peer starts with here (which every rank learns).
         let am_peers: Vec<Rank> = (0..n).filter(|r| !nbrhd.contains(r)).collect();
-        let per_peer = 2 * settings.credits * settings.buf;
-        let (recv_mem, recv_mr) = registered(&*dev, per_peer * am_peers.len())?;
-        let (send_mem, send_mr) = registered(&*dev, per_peer * am_peers.len())?;
+        let bud = budget(srq.is_some(), pool, settings.credits, am_peers.len());
+        if bud.srq && bud.bufs > lim.max_srq_wr {
+            return Err(Error::resource(format!(
+                "ibv conduit: the device's shared receive queue holds {} receives, fewer than \
+                 one per lane for each of {} peers (set GEX_IBV_SRQ=0 for per-peer buffers)",
+                lim.max_srq_wr,
+                am_peers.len()
+            )));
+        }
+        let windows = boot.exchange(&bud.window0.to_le_bytes(), &mut || {})?;
+        for (r, w) in windows.iter().enumerate() {
+            let w = <[u8; 8]>::try_from(w.as_slice())
+                .ok()
+                .map(u64::from_le_bytes)
+                .filter(|w| (1..=settings.credits as u64).contains(w))
+                .ok_or_else(|| {
+                    Error::resource(format!("ibv conduit: rank {r} sent a malformed window"))
+                })?;
+            // What rank r grants this rank before its first credit return
+            // (nothing else writes these words before the barrier below).
+            ctrl[CTRL_WORDS * r + REQ].store(w, Ordering::Release);
+            ctrl[CTRL_WORDS * r + REP].store(w, Ordering::Release);
+        }
+        let (recv_mem, recv_mr) = registered(&*dev, bud.bufs * settings.buf)?;
+        let (send_mem, send_mr) = registered(&*dev, bud.bufs * settings.buf)?;
         let (chunk_mem, chunk_mr) = registered(&*dev, CHUNKS * CHUNK)?;
         let (scratch_mem, scratch_mr) = registered(&*dev, 8 * MAX_OPS)?;
         let (hb_mem, hb_mr) = registered(&*dev, 8 * n as usize)?;
@@ -829,23 +999,19 @@ impl IbvConduit {
         let peers: Vec<Peer> = (0..n)
             .map(|r| {
                 let am = am_peers.iter().position(|&p| p == r);
-                let c = settings.credits as u32;
                 Peer {
                     qp: qps[r as usize],
                     am,
                     tx: Mutex::new(PeerTx {
                         sent: [0; 2],
-                        free_slots: if am.is_some() {
-                            [(0..c).rev().collect(), (c..2 * c).rev().collect()]
-                        } else {
-                            [Vec::new(), Vec::new()]
-                        },
                         sq_used: 0,
                         credit_inflight: 0,
                         credit_next: 0,
                         reported: [0; 2],
                     }),
-                    freed: [AtomicU64::new(0), AtomicU64::new(0)],
+                    arrived: [AtomicU64::new(0), AtomicU64::new(0)],
+                    done: [AtomicU64::new(0), AtomicU64::new(0)],
+                    granted: [AtomicU64::new(bud.window0), AtomicU64::new(bud.window0)],
                     ctrl_remote: (
                         infos[r as usize].ctrl.0 + 8 * (CTRL_WORDS as u64) * u64::from(me),
                         infos[r as usize].ctrl.1,
@@ -874,8 +1040,18 @@ impl IbvConduit {
             buf: settings.buf,
             recv_mem: recv_mem.as_mut_ptr() as usize,
             recv_mr,
+            budget: bud,
+            srq: srq.filter(|_| bud.srq),
+            reserve: AtomicUsize::new(bud.reserve),
+            qp_rank: qps
+                .iter()
+                .enumerate()
+                .map(|(r, &q)| (q, r as Rank))
+                .collect(),
+            am_ranks: am_peers,
             send_mem: send_mem.as_mut_ptr() as usize,
             send_mr,
+            send_free: Mutex::new((0..bud.bufs as u32).rev().collect()),
             ctrl,
             ctrl_out: ctrl_out.as_mut_ptr() as usize,
             ctrl_out_mr,
@@ -894,6 +1070,7 @@ impl IbvConduit {
             seg_keys: OnceLock::new(),
             peer_timeout: settings.peer_timeout,
             sq_depth,
+            max_msg: lim.max_msg,
             live,
             fault,
             counts: Counts::default(),
@@ -903,12 +1080,8 @@ impl IbvConduit {
         };
         // Receives first, then connect, then a barrier: nobody sends
         // before every buffer is posted.
-        for (r, p) in conduit.peers.iter().enumerate() {
-            if let Some(a) = p.am {
-                for b in 0..2 * conduit.credits as u32 {
-                    conduit.post_recv(r as Rank, a, b)?;
-                }
-            }
+        for b in 0..conduit.budget.bufs as u32 {
+            conduit.post_recv(b)?;
         }
         for (r, p) in conduit.peers.iter().enumerate() {
             conduit.dev.connect(p.qp, &infos[r].qp_addr)?;
@@ -964,13 +1137,21 @@ impl IbvConduit {
         self.buf - wire::MAX_HEADER
     }
 
-    /// Address of buffer `b` of AM peer `a` in the region at `base`.
-    fn buf_addr(&self, base: usize, a: usize, b: u32) -> usize {
-        base + (a * 2 * self.credits + b as usize) * self.buf
+    /// Address of buffer `b` in the region at `base`.
+    fn buf_addr(&self, base: usize, b: u32) -> usize {
+        base + b as usize * self.buf
     }
 
-    fn post_recv(&self, peer: Rank, a: usize, b: u32) -> Result<()> {
-        let addr = self.buf_addr(self.recv_mem, a, b);
+    /// The rank whose queue pair receive buffer `b` is posted on, without
+    /// a shared receive queue.
+    fn buf_owner(&self, b: u32) -> Rank {
+        self.am_ranks[b as usize / (2 * self.credits)]
+    }
+
+    /// Posts receive buffer `b` (to the shared receive queue, or to its
+    /// owner's queue pair).
+    fn post_recv(&self, b: u32) -> Result<()> {
+        let addr = self.buf_addr(self.recv_mem, b);
         let sge = Sge {
             addr,
             len: self.buf as u32,
@@ -980,9 +1161,41 @@ impl IbvConduit {
         // lives for the process; nothing reads or writes it until its
         // completion is polled (the buffer is ours again only then).
         unsafe {
-            self.dev
-                .post_recv(self.peers[peer as usize].qp, wr(W_RECV, peer, b), sge)
+            match self.srq {
+                Some(q) => self.dev.post_srq_recv(q, wr(W_RECV, 0, b), sge),
+                None => {
+                    let owner = self.buf_owner(b);
+                    self.dev
+                        .post_recv(self.peers[owner as usize].qp, wr(W_RECV, owner, b), sge)
+                }
+            }
         }
+    }
+
+    /// A message of `src`'s on `lane` is finished and its buffer posted
+    /// again: the window it used goes back to `src`, grown (toward
+    /// `credits`) from the reserve while that lasts.
+    fn finish_msg(&self, src: Rank, lane: usize) {
+        let p = &self.peers[src as usize];
+        let done = p.done[lane].fetch_add(1, Ordering::AcqRel) + 1;
+        let granted = p.granted[lane].load(Ordering::Acquire);
+        // The window left open after this message: granted - done.
+        let open = granted.saturating_sub(done);
+        let want = (self.credits as u64).saturating_sub(open + 1);
+        let extra = if want == 0 {
+            0
+        } else {
+            self.reserve
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
+                    (r > 0).then(|| r - (want as usize).min(r))
+                })
+                .map_or(0, |r| (want as usize).min(r) as u64)
+        };
+        if extra > 0 {
+            self.counts.grants.fetch_add(extra, Ordering::Relaxed);
+        }
+        p.granted[lane].fetch_add(1 + extra, Ordering::AcqRel);
+        self.credits_dirty.store(true, Ordering::Release);
     }
 
     /// Ends the job for a completion that failed toward `peer`.
@@ -1015,13 +1228,18 @@ impl IbvConduit {
 
     fn completed(&self, wc: &Wc) {
         let (kind, peer, idx) = wr_parts(wc.wr_id);
-        let Some(p) = self.peers.get(peer as usize) else {
-            fatal(&format!(
-                "ibv conduit: a completion names rank {peer}, not in the job"
-            ));
-        };
         // By the id: an error completion's opcode is undefined in verbs.
         if kind == W_RECV {
+            // A receive of the shared queue is known by its queue pair.
+            let peer = match self.srq {
+                Some(_) => *self.qp_rank.get(&wc.qp).unwrap_or_else(|| {
+                    fatal(&format!(
+                        "ibv conduit: a receive completed on queue pair {}, which is no peer's",
+                        wc.qp
+                    ))
+                }),
+                None => peer,
+            };
             match wc.status {
                 WcStatus::Success => {}
                 // The queue pair went to the error state: its cause is
@@ -1035,6 +1253,11 @@ impl IbvConduit {
             self.arrived(peer, idx, wc.byte_len as usize);
             return;
         }
+        let Some(p) = self.peers.get(peer as usize) else {
+            fatal(&format!(
+                "ibv conduit: a completion names rank {peer}, not in the job"
+            ));
+        };
         match kind {
             W_HB => {
                 if wc.status == WcStatus::Success {
@@ -1051,10 +1274,11 @@ impl IbvConduit {
             let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
             tx.sq_used = tx.sq_used.saturating_sub(1);
             match kind {
-                W_SLOT => {
-                    let lane = (idx as usize / self.credits).min(1);
-                    tx.free_slots[lane].push(idx);
-                }
+                W_SLOT => self
+                    .send_free
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(idx),
                 W_CREDIT => tx.credit_inflight = tx.credit_inflight.saturating_sub(1),
                 _ => {}
             }
@@ -1076,14 +1300,23 @@ impl IbvConduit {
             W_OP => {
                 let op = {
                     let mut ops = self.ops.lock().unwrap_or_else(|e| e.into_inner());
-                    let slot = idx as usize;
-                    let gen = ops.slots.get(slot).map_or(0, |s| s.gen);
-                    ops.take((u64::from(gen) << 32) | u64::from(idx))
+                    let Some(s) = ops.slots.get_mut(idx as usize) else {
+                        fatal("ibv conduit: a completion names no operation in flight");
+                    };
+                    let gen = s.gen;
+                    let Some(e) = s.op.as_mut() else {
+                        fatal("ibv conduit: a completion names no operation in flight");
+                    };
+                    e.left = e.left.saturating_sub(1);
+                    if e.left == 0 {
+                        ops.take((u64::from(gen) << 32) | u64::from(idx))
+                    } else {
+                        None
+                    }
                 };
-                let Some(op) = op else {
-                    fatal("ibv conduit: a completion names no operation in flight");
-                };
-                self.finish(op, idx);
+                if let Some(op) = op {
+                    self.finish(op, idx);
+                }
             }
             _ => {}
         }
@@ -1092,25 +1325,25 @@ impl IbvConduit {
     /// Finishes a one-sided operation whose work request completed.
     fn finish(&self, op: OpEntry, slot: u32) {
         match op.what {
-            What::Write { _src, chunk } => {
+            What::Write { _src, chunks } => {
                 drop(_src);
-                if let Some(c) = chunk {
-                    self.free_chunk(c);
-                }
+                self.free_chunks(&chunks);
             }
-            What::Read { mut dst, chunk } => {
+            What::Read { mut dst, chunks } => {
                 let len = dst.len();
-                // SAFETY: the bounce buffer is ours again (its READ
-                // completed) and holds `len` bytes of the chunk.
-                let bytes = unsafe {
-                    std::slice::from_raw_parts(
-                        (self.chunk_mem + chunk as usize * CHUNK) as *const u8,
-                        len,
-                    )
-                };
-                dst.fill(bytes);
+                for ((at, n), &c) in pieces(len, CHUNK).zip(&chunks) {
+                    // SAFETY: the bounce buffer is ours again (its READ
+                    // completed) and holds the piece's `n` bytes.
+                    let bytes = unsafe {
+                        std::slice::from_raw_parts(
+                            (self.chunk_mem + c as usize * CHUNK) as *const u8,
+                            n,
+                        )
+                    };
+                    dst.fill_at(at, bytes);
+                }
                 drop(dst);
-                self.free_chunk(chunk);
+                self.free_chunks(&chunks);
             }
             What::Atomic { result } => {
                 if let Some(mut r) = result {
@@ -1123,46 +1356,64 @@ impl IbvConduit {
                     r.fill(&b[..n]);
                 }
             }
-            What::MsgPut | What::MsgGet { .. } => {}
+            What::MsgPut { .. } | What::MsgGet { .. } => {}
         }
         op.done.complete();
     }
 
     fn free_chunk(&self, c: u32) {
+        self.free_chunks(&[c]);
+    }
+
+    fn free_chunks(&self, cs: &[u32]) {
         self.chunks_free
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(c);
+            .extend_from_slice(cs);
     }
 
     /// A message arrived from `src` in receive buffer `b`.
     fn arrived(&self, src: Rank, b: u32, len: usize) {
-        let Some(a) = self.peers[src as usize].am else {
+        let p = &self.peers[src as usize];
+        if p.am.is_none() {
             fatal(&format!(
                 "ibv conduit: a message from rank {src}, which sends through shared memory"
             ));
-        };
+        }
+        if b as usize >= self.budget.bufs || (self.srq.is_none() && self.buf_owner(b) != src) {
+            fatal(&format!(
+                "ibv conduit: a receive completion from rank {src} names buffer {b}, not one posted for it"
+            ));
+        }
         if len > self.buf {
             fatal(&format!(
                 "ibv conduit: an oversized message from rank {src}"
             ));
         }
-        let addr = self.buf_addr(self.recv_mem, a, b);
+        let addr = self.buf_addr(self.recv_mem, b);
         // SAFETY: the receive completed, so the buffer is ours; `len` is
         // within it (checked).
         let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
         let is_request = bytes.get(1).is_some_and(|f| f & 1 != 0);
+        let lane = if is_request { REQ } else { REP };
+        let n = p.arrived[lane].fetch_add(1, Ordering::AcqRel) + 1;
+        if n > p.granted[lane].load(Ordering::Acquire) {
+            fatal(&format!(
+                "ibv conduit: rank {}: rank {src} sent more {} than the credits it was given",
+                self.me,
+                if is_request { "requests" } else { "replies" }
+            ));
+        }
         let m = if is_request {
             InMsg::InBuf { src, buf: b, len }
         } else {
             // Replies are copied out and their buffer (and credit) goes
             // back at once: a reply never waits for handlers.
             let copy = bytes.to_vec();
-            if let Err(e) = self.post_recv(src, a, b) {
+            if let Err(e) = self.post_recv(b) {
                 fatal(&format!("ibv conduit: reposting a receive: {e}"));
             }
-            self.peers[src as usize].freed[REP].fetch_add(1, Ordering::Relaxed);
-            self.credits_dirty.store(true, Ordering::Release);
+            self.finish_msg(src, REP);
             InMsg::Copied { src, bytes: copy }
         };
         let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
@@ -1197,17 +1448,15 @@ impl IbvConduit {
             match m {
                 InMsg::Copied { src, bytes } => self.run(src, &bytes, sink),
                 InMsg::InBuf { src, buf, len } => {
-                    let a = self.peers[src as usize].am.expect("checked at arrival");
-                    let addr = self.buf_addr(self.recv_mem, a, buf);
+                    let addr = self.buf_addr(self.recv_mem, buf);
                     // SAFETY: the buffer is ours until it is posted again
                     // below; `len` was checked at arrival.
                     let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
                     self.run(src, bytes, sink);
-                    if let Err(e) = self.post_recv(src, a, buf) {
+                    if let Err(e) = self.post_recv(buf) {
                         fatal(&format!("ibv conduit: reposting a receive: {e}"));
                     }
-                    self.peers[src as usize].freed[REQ].fetch_add(1, Ordering::Relaxed);
-                    self.credits_dirty.store(true, Ordering::Release);
+                    self.finish_msg(src, REQ);
                 }
             }
             ran += 1;
@@ -1235,16 +1484,17 @@ impl IbvConduit {
         }
     }
 
-    /// Writes this rank's finished counts of `p`'s messages into `p`'s
-    /// credit words if they changed since the last write; `false` if that
+    /// Writes what this rank grants `p` (its finished messages plus its
+    /// windows, per lane) into `p`'s credit words if it changed since the
+    /// last write; `false` if that
     /// must wait (every credit source slot or queue slot in use). Writes
     /// to one peer land in order (one queue pair), so a later, larger count
     /// never lands before an earlier one; each has its own source slot of
     /// [`CREDIT_RING`], so none is overwritten while the device reads it.
     fn return_credits(&self, r: Rank, p: &Peer, tx: &mut PeerTx) -> bool {
         let f = [
-            p.freed[REQ].load(Ordering::Relaxed),
-            p.freed[REP].load(Ordering::Relaxed),
+            p.granted[REQ].load(Ordering::Acquire),
+            p.granted[REP].load(Ordering::Acquire),
         ];
         if tx.reported == f {
             return true;
@@ -1295,12 +1545,11 @@ impl IbvConduit {
         ran
     }
 
-    /// Credits available toward `p` on `lane` (the peer's returns are read
-    /// from the credit words it writes).
+    /// Credits available toward `p` on `lane`: what the peer granted (its
+    /// credit words here, which it writes) less what was sent.
     fn credits_left(&self, peer: Rank, tx: &PeerTx, lane: usize) -> u64 {
-        let returned = self.ctrl[CTRL_WORDS * peer as usize + lane].load(Ordering::Acquire);
-        let out = tx.sent[lane].saturating_sub(returned);
-        (self.credits as u64).saturating_sub(out)
+        let granted = self.ctrl[CTRL_WORDS * peer as usize + lane].load(Ordering::Acquire);
+        granted.saturating_sub(tx.sent[lane])
     }
 
     /// The injection loop: `try_send` until it sends; `NoOp` if
@@ -1368,18 +1617,29 @@ impl IbvConduit {
         long: Option<(&[u8], u64, u32)>,
     ) -> Result<Injected> {
         let p = &self.peers[dest as usize];
-        let a = p.am.expect("a peer reached over the device");
         let pieces = long.map_or(0, |(b, _, _)| b.len().div_ceil(CHUNK));
         let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
-        if self.credits_left(dest, &tx, lane) == 0
-            || tx.free_slots[lane].is_empty()
-            || tx.sq_used + pieces + 2 > self.sq_depth
-        {
+        if self.credits_left(dest, &tx, lane) == 0 || tx.sq_used + pieces + 2 > self.sq_depth {
             return Ok(Injected::NoOp);
         }
+        // A send buffer: they are freed by SEND completions, which never
+        // wait on the peer's handlers (a SEND always finds a receive).
+        let Some(slot) = self
+            .send_free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+        else {
+            return Ok(Injected::NoOp);
+        };
         let chunks: Vec<u32> = if pieces > 0 {
             let mut free = self.chunks_free.lock().unwrap_or_else(|e| e.into_inner());
             if free.len() < pieces {
+                drop(free);
+                self.send_free
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(slot);
                 return Ok(Injected::NoOp);
             }
             let at = free.len() - pieces;
@@ -1392,7 +1652,6 @@ impl IbvConduit {
         if !self.return_credits(dest, p, &mut tx) {
             self.credits_dirty.store(true, Ordering::Release);
         }
-        let slot = tx.free_slots[lane].pop().expect("checked");
         tx.sent[lane] += 1;
         if let Some((bytes, raddr, rkey)) = long {
             for (i, (piece, &c)) in bytes.chunks(CHUNK).zip(&chunks).enumerate() {
@@ -1418,7 +1677,7 @@ impl IbvConduit {
                 self.counts.rdma_writes.fetch_add(1, Ordering::Relaxed);
             }
         }
-        let addr = self.buf_addr(self.send_mem, a, slot);
+        let addr = self.buf_addr(self.send_mem, slot);
         // SAFETY: send buffer `slot` is ours (taken from the free list)
         // and `buf` bytes long.
         let out = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, self.buf) };
@@ -1519,8 +1778,9 @@ impl IbvConduit {
                             std::ptr::copy_nonoverlapping(body.as_ptr(), at as *mut u8, m.len)
                         };
                     }
+                    // The answers name the piece by its offset.
                     let _ = self.send_internal(src, REP, sink, &|out| {
-                        wire::encode_rma(wire::K_RMA_PUT_ACK, 0, 0, op, 0, out);
+                        wire::encode_rma(wire::K_RMA_PUT_ACK, 0, m.offset, op, 0, out);
                         wire::FIXED
                     });
                 } else {
@@ -1531,7 +1791,7 @@ impl IbvConduit {
                         unsafe { std::slice::from_raw_parts(at as *const u8, m.len) }
                     };
                     let _ = self.send_internal(src, REP, sink, &|out| {
-                        wire::encode_rma(wire::K_RMA_GET_DATA, 0, 0, op, data.len(), out);
+                        wire::encode_rma(wire::K_RMA_GET_DATA, 0, m.offset, op, data.len(), out);
                         out[wire::FIXED..wire::FIXED + data.len()].copy_from_slice(data);
                         wire::FIXED + data.len()
                     });
@@ -1540,34 +1800,66 @@ impl IbvConduit {
             _ => {
                 let op = {
                     let mut ops = self.ops.lock().unwrap_or_else(|e| e.into_inner());
-                    let ok = ops
+                    let slot = m.addr as u32 as usize;
+                    let entry = ops
                         .slots
-                        .get(m.addr as u32 as usize)
-                        .and_then(|s| s.op.as_ref())
-                        .is_some_and(|o| {
-                            o.peer == src
-                                && match (&o.what, m.kind) {
-                                    (What::MsgPut, wire::K_RMA_PUT_ACK) => true,
-                                    (What::MsgGet { dst }, wire::K_RMA_GET_DATA) => {
-                                        dst.len() == m.len
-                                    }
-                                    _ => false,
-                                }
-                        });
-                    if ok {
-                        ops.take(m.addr)
-                    } else {
-                        None
+                        .get_mut(slot)
+                        .filter(|s| u64::from(s.gen) == m.addr >> 32)
+                        .and_then(|s| s.op.as_mut())
+                        .filter(|o| o.peer == src);
+                    // The piece answered: its offset from the operation's
+                    // first, which must start a piece not yet answered, of
+                    // the length asked for.
+                    let answered = entry.and_then(|e| {
+                        let (base, piece, total, got) = match (&mut e.what, m.kind) {
+                            (
+                                What::MsgPut {
+                                    base,
+                                    piece,
+                                    len,
+                                    got,
+                                },
+                                wire::K_RMA_PUT_ACK,
+                            ) => (*base, *piece, *len, got),
+                            (
+                                What::MsgGet {
+                                    dst,
+                                    base,
+                                    piece,
+                                    got,
+                                },
+                                wire::K_RMA_GET_DATA,
+                            ) => (*base, *piece, dst.len(), got),
+                            _ => return None,
+                        };
+                        let at = usize::try_from(m.offset.checked_sub(base)?).ok()?;
+                        let i = at / piece;
+                        if at % piece != 0 || got.get(i) != Some(&false) {
+                            return None;
+                        }
+                        if m.kind == wire::K_RMA_GET_DATA && m.len != piece.min(total - at) {
+                            return None;
+                        }
+                        got[i] = true;
+                        if let What::MsgGet { dst, .. } = &mut e.what {
+                            dst.fill_at(at, body);
+                        }
+                        e.left -= 1;
+                        Some(e.left == 0)
+                    });
+                    match answered {
+                        None => None,
+                        Some(false) => Some(None),
+                        Some(true) => Some(ops.take(m.addr)),
                     }
                 };
                 let Some(op) = op else {
-                    bad("answers no operation in flight to it (unknown, stale, another kind or length)")
+                    bad("answers no operation in flight to it (unknown, stale, another kind, piece or length)")
                 };
-                if let What::MsgGet { mut dst } = op.what {
-                    dst.fill(body);
-                    drop(dst);
+                if let Some(op) = op {
+                    drop(op.what);
+                    op.done.complete();
                 }
-                op.done.complete();
             }
         }
     }
@@ -1609,16 +1901,19 @@ impl IbvConduit {
             })
     }
 
-    /// Posts one one-sided work request for `op`, taking a queue slot (and
-    /// the operation slot); `NoOp` when either is short.
+    /// Posts the `need` work requests of one one-sided operation that
+    /// `make` builds for an operation slot, taking queue slots (and the
+    /// operation slot); `NoOp` when either is short or `make` gives nothing
+    /// (no bounce buffers free).
     fn try_post_op(
         &self,
         peer: Rank,
-        make: &mut dyn FnMut(u32) -> Option<(OpEntry, SendOp, Sge)>,
+        need: usize,
+        make: &mut dyn FnMut(u32) -> Option<(OpEntry, WorkRequests)>,
     ) -> Result<Injected> {
         let p = &self.peers[peer as usize];
         let mut tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
-        if tx.sq_used >= self.sq_depth {
+        if tx.sq_used + need > self.sq_depth {
             return Ok(Injected::NoOp);
         }
         let mut ops = self.ops.lock().unwrap_or_else(|e| e.into_inner());
@@ -1627,39 +1922,61 @@ impl IbvConduit {
             None if ops.slots.len() < MAX_OPS => ops.slots.len() as u32,
             None => return Ok(Injected::NoOp),
         };
-        let Some((entry, op, sge)) = make(slot) else {
+        let Some((mut entry, wrs)) = make(slot) else {
             return Ok(Injected::NoOp);
         };
+        debug_assert!(!wrs.is_empty() && wrs.len() <= need);
+        entry.left = wrs.len();
         let id = ops.insert(entry).expect("a slot is free");
         debug_assert_eq!(id as u32, slot);
         drop(ops);
-        // SAFETY: `make` built the local buffer in a registered region
-        // (bounce buffer, scratch word or this rank's segment), kept by
-        // the operation entry until its completion.
-        if let Err(e) = unsafe { self.dev.post_send(p.qp, wr(W_OP, peer, slot), op, sge) } {
-            let undone = self
-                .ops
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .cancel(id);
-            if let Some(OpEntry {
-                what: What::Write { chunk: Some(c), .. } | What::Read { chunk: c, .. },
-                ..
-            }) = undone
-            {
-                self.free_chunk(c);
+        for (i, (op, sge)) in wrs.into_iter().enumerate() {
+            // SAFETY: `make` built the local buffer in a registered region
+            // (bounce buffer, scratch word, or this rank's segment where
+            // the client's source or destination lies), kept by the
+            // operation entry until its last completion.
+            if let Err(e) = unsafe { self.dev.post_send(p.qp, wr(W_OP, peer, slot), op, sge) } {
+                if i > 0 {
+                    // Pieces are in flight: their completions name the
+                    // operation, which cannot be undone.
+                    fatal(&format!(
+                        "ibv conduit: rank {}: posting a piece of a one-sided operation to rank {peer}: {e}",
+                        self.me
+                    ));
+                }
+                let undone = self
+                    .ops
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .cancel(id);
+                if let Some(OpEntry {
+                    what: What::Write { chunks, .. } | What::Read { chunks, .. },
+                    ..
+                }) = undone
+                {
+                    self.free_chunks(&chunks);
+                }
+                return Err(e);
             }
-            return Err(e);
+            tx.sq_used += 1;
         }
-        tx.sq_used += 1;
         Ok(Injected::Sent)
     }
 
-    fn take_chunk(&self) -> Option<u32> {
-        self.chunks_free
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop()
+    /// `n` bounce buffers, all or none.
+    fn take_chunks(&self, n: usize) -> Option<Vec<u32>> {
+        let mut free = self.chunks_free.lock().unwrap_or_else(|e| e.into_inner());
+        let at = free.len().checked_sub(n)?;
+        Some(free.split_off(at))
+    }
+
+    /// The local key of this rank's registered segment if `[addr, addr +
+    /// len)` lies in it (a non-empty range: the device reads or writes it
+    /// in place).
+    fn in_segment(&self, addr: usize, len: usize) -> Option<u32> {
+        let s = self.segment.get()?;
+        (len > 0 && addr >= s.base && gex_conduit::fits(addr - s.base, len, s.size))
+            .then_some(s.mr.lkey)
     }
 }
 
@@ -1757,8 +2074,12 @@ impl Conduit for IbvConduit {
         let lane = if is_request { REQ } else { REP };
         let tx = p.tx.lock().unwrap_or_else(|e| e.into_inner());
         self.credits_left(dest, &tx, lane) > 0
-            && !tx.free_slots[lane].is_empty()
             && tx.sq_used < self.sq_depth
+            && !self
+                .send_free
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty()
     }
 
     fn poll(&self, sink: &dyn AmSink, scope: PollScope) -> usize {
@@ -1825,10 +2146,15 @@ impl Conduit for IbvConduit {
             ("rma_puts", c.rma_puts.load(Ordering::Relaxed)),
             ("rma_gets", c.rma_gets.load(Ordering::Relaxed)),
             ("rma_served", c.rma_served.load(Ordering::Relaxed)),
+            ("credit_grants", c.grants.load(Ordering::Relaxed)),
             ("credits", self.credits as u64),
             ("buf", self.buf as u64),
+            ("srq", u64::from(self.srq.is_some())),
+            ("recv_bufs", self.budget.bufs as u64),
+            ("window0", self.budget.window0),
         ]
         .into_iter()
+        .chain(self.sim.as_ref().map(|d| ("sim_rnr_waits", d.rnr_waits())))
         .map(|(n, v)| Counter::new(n, v))
         .collect();
         st
@@ -1841,8 +2167,10 @@ impl RmaCapability for IbvConduit {
         peer < self.boot.size() && !self.smp.contains(peer) && self.seg_keys.get().is_some()
     }
 
+    /// Split here into work requests (or messages to a created endpoint's
+    /// segment).
     fn max_transfer(&self) -> usize {
-        CHUNK.min(self.inline_max())
+        MAX_RMA
     }
 
     fn put(
@@ -1859,38 +2187,8 @@ impl RmaCapability for IbvConduit {
         self.counts.rma_puts.fetch_add(1, Ordering::Relaxed);
         let len = src.len();
         if ep != 0 {
-            // A created endpoint's segment is not registered: a message.
-            let mut entry = Some(OpEntry {
-                peer,
-                what: What::MsgPut,
-                done,
-            });
-            let id = self
-                .ops
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(entry.take().expect("once"));
-            let Some(id) = id else {
-                return Err(Error::resource(
-                    "ibv conduit: too many operations in flight",
-                ));
-            };
-            let data = src.as_slice();
-            let fill = |out: &mut [u8]| {
-                wire::encode_rma(wire::K_RMA_PUT, ep, offset as u64, id, len, out);
-                out[wire::FIXED..wire::FIXED + len].copy_from_slice(data);
-                wire::FIXED + len
-            };
-            let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
-                self.try_send_msg(peer, REQ, &fill, None)
-            });
-            if !matches!(r, Ok(Injected::Sent)) {
-                self.ops
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .cancel(id);
-            }
-            return r;
+            // A created endpoint's segment is not registered: messages.
+            return self.msg_put(peer, ep, offset, src, done, immediate, sink);
         }
         let (base, size, rkey) = self.seg_of(peer)?;
         if !gex_conduit::fits(offset, len, size) {
@@ -1899,62 +2197,83 @@ impl RmaCapability for IbvConduit {
             )));
         }
         let raddr = base + offset as u64;
-        // Zero-copy when the source lies in this rank's registered segment.
-        let in_seg = self.segment.get().and_then(|s| {
-            let a = src.as_slice().as_ptr() as usize;
-            (a >= s.base && gex_conduit::fits(a - s.base, len, s.size)).then_some((a, s.mr.lkey))
-        });
+        // Zero-copy when the source lies in this rank's registered
+        // segment: written in place, in pieces of the device's largest
+        // message; else copied into bounce buffers, a piece each.
+        let from = src.as_slice().as_ptr() as usize;
+        let in_place = self.in_segment(from, len);
+        let piece = if in_place.is_some() {
+            self.max_msg
+        } else {
+            CHUNK
+        };
+        let need = pieces(len, piece).count();
         let mut src = Some(src);
         let mut done = Some(done);
         let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
-            self.try_post_op(peer, &mut |_slot| {
-                let (sge, chunk) = match in_seg {
-                    Some((a, lkey)) => (
-                        Sge {
-                            addr: a,
-                            len: len as u32,
-                            lkey,
-                        },
-                        None,
-                    ),
+            self.try_post_op(peer, need, &mut |_slot| {
+                let chunks = match in_place {
+                    Some(_) => Vec::new(),
                     None => {
-                        let c = self.take_chunk()?;
-                        let addr = self.chunk_mem + c as usize * CHUNK;
-                        let s = src.as_ref().expect("until posted");
-                        // SAFETY: bounce buffer `c` is ours and CHUNK bytes
-                        // long; the put is at most max_transfer <= CHUNK.
-                        unsafe {
-                            std::ptr::copy_nonoverlapping(
-                                s.as_slice().as_ptr(),
-                                addr as *mut u8,
-                                len,
-                            )
-                        };
-                        (
-                            Sge {
-                                addr,
-                                len: len as u32,
-                                lkey: self.chunk_mr.lkey,
-                            },
-                            Some(c),
-                        )
+                        let chunks = self.take_chunks(need)?;
+                        let s = src.as_ref().expect("until posted").as_slice();
+                        for ((at, n), &c) in pieces(len, CHUNK).zip(&chunks) {
+                            // SAFETY: bounce buffer `c` is ours (taken from
+                            // the free list) and CHUNK bytes long; the piece
+                            // is at most that, and lies in the source.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    s.as_ptr().add(at),
+                                    (self.chunk_mem + c as usize * CHUNK) as *mut u8,
+                                    n,
+                                )
+                            };
+                        }
+                        chunks
                     }
                 };
-                // A copied source is released now (local completion).
-                let keep = if chunk.is_some() { None } else { src.take() };
+                let wrs = pieces(len, piece)
+                    .enumerate()
+                    .map(|(i, (at, n))| {
+                        let sge = match in_place {
+                            Some(lkey) => Sge {
+                                addr: from + at,
+                                len: n as u32,
+                                lkey,
+                            },
+                            None => Sge {
+                                addr: self.chunk_mem + chunks[i] as usize * CHUNK,
+                                len: n as u32,
+                                lkey: self.chunk_mr.lkey,
+                            },
+                        };
+                        (
+                            SendOp::Write {
+                                raddr: raddr + at as u64,
+                                rkey,
+                            },
+                            sge,
+                        )
+                    })
+                    .collect();
+                // A copied source is released now (local completion); one
+                // written in place is kept until the writes complete.
+                let keep = src.take().filter(|_| in_place.is_some());
                 Some((
                     OpEntry {
                         peer,
-                        what: What::Write { _src: keep, chunk },
+                        what: What::Write { _src: keep, chunks },
                         done: done.take().expect("until posted"),
+                        left: 0,
                     },
-                    SendOp::Write { raddr, rkey },
-                    sge,
+                    wrs,
                 ))
             })
         });
         if matches!(r, Ok(Injected::Sent)) {
-            self.counts.rdma_writes.fetch_add(1, Ordering::Relaxed);
+            self.counts
+                .rdma_writes
+                .fetch_add(need as u64, Ordering::Relaxed);
         }
         r
     }
@@ -1973,34 +2292,7 @@ impl RmaCapability for IbvConduit {
         self.check_one_sided(peer, ep, len)?;
         self.counts.rma_gets.fetch_add(1, Ordering::Relaxed);
         if ep != 0 {
-            let id = self
-                .ops
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(OpEntry {
-                    peer,
-                    what: What::MsgGet { dst },
-                    done,
-                });
-            let Some(id) = id else {
-                return Err(Error::resource(
-                    "ibv conduit: too many operations in flight",
-                ));
-            };
-            let fill = |out: &mut [u8]| {
-                wire::encode_rma(wire::K_RMA_GET, ep, offset as u64, id, len, out);
-                wire::FIXED
-            };
-            let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
-                self.try_send_msg(peer, REQ, &fill, None)
-            });
-            if !matches!(r, Ok(Injected::Sent)) {
-                self.ops
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .cancel(id);
-            }
-            return r;
+            return self.msg_get(peer, ep, offset, dst, done, immediate, sink);
         }
         let (base, size, rkey) = self.seg_of(peer)?;
         if !gex_conduit::fits(offset, len, size) {
@@ -2009,34 +2301,200 @@ impl RmaCapability for IbvConduit {
             )));
         }
         let raddr = base + offset as u64;
+        // Zero-copy when the destination lies in this rank's registered
+        // segment: read in place, in pieces of the device's largest
+        // message; else into bounce buffers, a piece each, copied out when
+        // every read has completed.
+        let mut dst = dst;
+        let to = dst.as_mut_ptr() as usize;
+        let in_place = self.in_segment(to, len);
+        let piece = if in_place.is_some() {
+            self.max_msg
+        } else {
+            CHUNK
+        };
+        let need = pieces(len, piece).count();
         let mut dst = Some(dst);
         let mut done = Some(done);
         let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
-            self.try_post_op(peer, &mut |_slot| {
-                let c = self.take_chunk()?;
-                let addr = self.chunk_mem + c as usize * CHUNK;
+            self.try_post_op(peer, need, &mut |_slot| {
+                let chunks = match in_place {
+                    Some(_) => Vec::new(),
+                    None => self.take_chunks(need)?,
+                };
+                let wrs = pieces(len, piece)
+                    .enumerate()
+                    .map(|(i, (at, n))| {
+                        let sge = match in_place {
+                            // The destination (GetDest's contract: ours
+                            // until completion) in the registered segment.
+                            Some(lkey) => Sge {
+                                addr: to + at,
+                                len: n as u32,
+                                lkey,
+                            },
+                            None => Sge {
+                                addr: self.chunk_mem + chunks[i] as usize * CHUNK,
+                                len: n as u32,
+                                lkey: self.chunk_mr.lkey,
+                            },
+                        };
+                        (
+                            SendOp::Read {
+                                raddr: raddr + at as u64,
+                                rkey,
+                            },
+                            sge,
+                        )
+                    })
+                    .collect();
                 Some((
                     OpEntry {
                         peer,
                         what: What::Read {
                             dst: dst.take().expect("until posted"),
-                            chunk: c,
+                            chunks,
                         },
                         done: done.take().expect("until posted"),
+                        left: 0,
                     },
-                    SendOp::Read { raddr, rkey },
-                    Sge {
-                        addr,
-                        len: len as u32,
-                        lkey: self.chunk_mr.lkey,
-                    },
+                    wrs,
                 ))
             })
         });
         if matches!(r, Ok(Injected::Sent)) {
-            self.counts.rdma_reads.fetch_add(1, Ordering::Relaxed);
+            self.counts
+                .rdma_reads
+                .fetch_add(need as u64, Ordering::Relaxed);
         }
         r
+    }
+}
+
+impl IbvConduit {
+    /// A put to a created endpoint's segment (not registered): messages of
+    /// at most a buffer's payload, each acknowledged; the source is copied
+    /// into them, so it is released on return.
+    #[allow(clippy::too_many_arguments)]
+    fn msg_put(
+        &self,
+        peer: Rank,
+        ep: EpIndex,
+        offset: usize,
+        src: PutSource,
+        done: Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        let len = src.len();
+        let piece = self.inline_max();
+        let n = pieces(len, piece).count();
+        let id = self
+            .ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(OpEntry {
+                peer,
+                what: What::MsgPut {
+                    base: offset as u64,
+                    piece,
+                    len,
+                    got: vec![false; n],
+                },
+                done,
+                left: n,
+            })
+            .ok_or_else(|| Error::resource("ibv conduit: too many operations in flight"))?;
+        let data = src.as_slice();
+        for (i, (at, k)) in pieces(len, piece).enumerate() {
+            let fill = |out: &mut [u8]| {
+                wire::encode_rma(wire::K_RMA_PUT, ep, (offset + at) as u64, id, k, out);
+                out[wire::FIXED..wire::FIXED + k].copy_from_slice(&data[at..at + k]);
+                wire::FIXED + k
+            };
+            let r = self.send_loop(peer, immediate && i == 0, PollScope::All, sink, || {
+                self.try_send_msg(peer, REQ, &fill, None)
+            });
+            if let Some(r) = self.msg_piece_sent(peer, id, i, r) {
+                return r;
+            }
+        }
+        Ok(Injected::Sent)
+    }
+
+    /// A get from a created endpoint's segment: messages asking for at
+    /// most a buffer's payload each, answered with the bytes.
+    #[allow(clippy::too_many_arguments)]
+    fn msg_get(
+        &self,
+        peer: Rank,
+        ep: EpIndex,
+        offset: usize,
+        dst: GetDest,
+        done: Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        let len = dst.len();
+        let piece = self.inline_max();
+        let n = pieces(len, piece).count();
+        let id = self
+            .ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(OpEntry {
+                peer,
+                what: What::MsgGet {
+                    dst,
+                    base: offset as u64,
+                    piece,
+                    got: vec![false; n],
+                },
+                done,
+                left: n,
+            })
+            .ok_or_else(|| Error::resource("ibv conduit: too many operations in flight"))?;
+        for (i, (at, k)) in pieces(len, piece).enumerate() {
+            let fill = |out: &mut [u8]| {
+                wire::encode_rma(wire::K_RMA_GET, ep, (offset + at) as u64, id, k, out);
+                wire::FIXED
+            };
+            let r = self.send_loop(peer, immediate && i == 0, PollScope::All, sink, || {
+                self.try_send_msg(peer, REQ, &fill, None)
+            });
+            if let Some(r) = self.msg_piece_sent(peer, id, i, r) {
+                return r;
+            }
+        }
+        Ok(Injected::Sent)
+    }
+
+    /// What sending piece `i` of message operation `id` came to: `None`
+    /// to go on; the first piece may not go (the operation is undone and
+    /// the call returns that), a later one must, answers to the earlier
+    /// being on their way.
+    fn msg_piece_sent(
+        &self,
+        peer: Rank,
+        id: u64,
+        i: usize,
+        r: Result<Injected>,
+    ) -> Option<Result<Injected>> {
+        match r {
+            Ok(Injected::Sent) => None,
+            _ if i == 0 => {
+                self.ops
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .cancel(id);
+                Some(r)
+            }
+            Err(e) => fatal(&format!(
+                "ibv conduit: rank {}: sending a piece of a one-sided operation to rank {peer}: {e}",
+                self.me
+            )),
+            Ok(_) => fatal("ibv conduit: a blocking send returned without sending"),
+        }
     }
 }
 
@@ -2127,7 +2585,7 @@ impl AtomicCapability for IbvConduit {
         let mut result = Some(result);
         let mut done = Some(done);
         let r = self.send_loop(peer, immediate, PollScope::All, sink, || {
-            self.try_post_op(peer, &mut |slot| {
+            self.try_post_op(peer, 1, &mut |slot| {
                 Some((
                     OpEntry {
                         peer,
@@ -2135,13 +2593,16 @@ impl AtomicCapability for IbvConduit {
                             result: result.take().expect("until posted"),
                         },
                         done: done.take().expect("until posted"),
+                        left: 0,
                     },
-                    sop,
-                    Sge {
-                        addr: self.scratch_mem + 8 * slot as usize,
-                        len: 8,
-                        lkey: self.scratch_mr.lkey,
-                    },
+                    vec![(
+                        sop,
+                        Sge {
+                            addr: self.scratch_mem + 8 * slot as usize,
+                            len: 8,
+                            lkey: self.scratch_mr.lkey,
+                        },
+                    )],
                 ))
             })
         });

@@ -11,7 +11,7 @@ use std::sync::{Mutex, RwLock};
 use gex_types::{Error, Result};
 use rdma_sys::*;
 
-use crate::verbs::{Device, DeviceLimits, Mr, QpNum, SendOp, Sge, Wc, WcKind, WcStatus};
+use crate::verbs::{Device, DeviceLimits, Mr, QpNum, SendOp, Sge, SrqNum, Wc, WcKind, WcStatus};
 
 /// The port used.
 const PORT: u8 = 1;
@@ -32,6 +32,8 @@ pub struct VerbsDevice {
     depth: u32,
     max_rd_atomic: u8,
     qps: RwLock<Vec<*mut ibv_qp>>,
+    /// Shared receive queues (kept for the process).
+    srqs: RwLock<Vec<*mut ibv_srq>>,
     /// Queue pair number -> index, for completions.
     by_num: RwLock<HashMap<u32, QpNum>>,
     /// Serialises CQ polling (libibverbs allows concurrent polls; one at a
@@ -143,11 +145,17 @@ impl VerbsDevice {
                 max_msg: port.max_msg_sz as usize,
                 max_send_wr: depth as usize,
                 max_recv_wr: depth as usize,
+                max_srq_wr: if attr.max_srq > 0 {
+                    attr.max_srq_wr.max(0) as usize
+                } else {
+                    0
+                },
                 atomics: attr.atomic_cap != ibv_atomic_cap::IBV_ATOMIC_NONE,
             },
             depth,
             max_rd_atomic: attr.max_qp_rd_atom.clamp(1, 16) as u8,
             qps: RwLock::new(Vec::new()),
+            srqs: RwLock::new(Vec::new()),
             by_num: RwLock::new(HashMap::new()),
             poll: Mutex::new(()),
         })
@@ -160,6 +168,15 @@ impl VerbsDevice {
             .get(q as usize)
             .copied()
             .ok_or_else(|| Error::bad_arg(format!("ibv conduit: no queue pair {q}")))
+    }
+
+    fn srq(&self, n: SrqNum) -> Result<*mut ibv_srq> {
+        self.srqs
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(n as usize)
+            .copied()
+            .ok_or_else(|| Error::bad_arg(format!("ibv conduit: no shared receive queue {n}")))
     }
 
     fn modify(
@@ -230,13 +247,44 @@ impl Device for VerbsDevice {
         })
     }
 
-    fn create_qp(&self) -> Result<QpNum> {
+    fn create_srq(&self, max_wr: usize) -> Result<SrqNum> {
+        if max_wr == 0 || max_wr > self.limits.max_srq_wr {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: a shared receive queue of {max_wr} receives (the device holds 1 to {})",
+                self.limits.max_srq_wr
+            )));
+        }
+        // SAFETY: a zeroed init attr is valid (no limit event); pd is live.
+        let srq = unsafe {
+            let mut init: ibv_srq_init_attr = std::mem::zeroed();
+            init.attr.max_wr = max_wr as u32;
+            init.attr.max_sge = 1;
+            ibv_create_srq(self.pd, &mut init)
+        };
+        if srq.is_null() {
+            return Err(Error::resource(format!(
+                "ibv conduit: creating a shared receive queue of {max_wr} receives: {}",
+                errno()
+            )));
+        }
+        let mut srqs = self.srqs.write().unwrap_or_else(|p| p.into_inner());
+        srqs.push(srq);
+        Ok((srqs.len() - 1) as SrqNum)
+    }
+
+    fn create_qp(&self, srq: Option<SrqNum>) -> Result<QpNum> {
+        let srq = match srq {
+            None => std::ptr::null_mut(),
+            Some(n) => self.srq(n)?,
+        };
         // SAFETY: a zeroed init attr is valid; the fields set are the ones
-        // an RC queue pair needs; pd and cq are live.
+        // an RC queue pair needs; pd, cq and the shared receive queue (if
+        // any) are live.
         let qp = unsafe {
             let mut init: ibv_qp_init_attr = std::mem::zeroed();
             init.send_cq = self.cq;
             init.recv_cq = self.cq;
+            init.srq = srq;
             init.qp_type = ibv_qp_type::IBV_QPT_RC;
             init.cap.max_send_wr = self.depth;
             init.cap.max_recv_wr = self.depth;
@@ -449,6 +497,34 @@ impl Device for VerbsDevice {
         if rc != 0 {
             return Err(Error::resource(format!(
                 "ibv conduit: ibv_post_recv: {}",
+                std::io::Error::from_raw_os_error(rc)
+            )));
+        }
+        Ok(())
+    }
+
+    unsafe fn post_srq_recv(&self, srq: SrqNum, wr_id: u64, sge: Sge) -> Result<()> {
+        let q = self.srq(srq)?;
+        let mut s = ibv_sge {
+            addr: sge.addr as u64,
+            length: sge.len,
+            lkey: sge.lkey,
+        };
+        let mut w = ibv_recv_wr {
+            wr_id,
+            next: std::ptr::null_mut(),
+            sg_list: &mut s,
+            num_sge: 1,
+        };
+        let mut bad = std::ptr::null_mut();
+        // SAFETY: q is a live shared receive queue of this device; `w` and
+        // its one sge are valid for the call (the device copies the
+        // request); the buffer's validity until completion is the caller's
+        // promise.
+        let rc = unsafe { ibv_post_srq_recv(q, &mut w, &mut bad) };
+        if rc != 0 {
+            return Err(Error::resource(format!(
+                "ibv conduit: ibv_post_srq_recv: {}",
                 std::io::Error::from_raw_os_error(rc)
             )));
         }

@@ -10,9 +10,11 @@
 //!   carries this queue pair's requests and the peer's answers to them, in
 //!   order: reliable, in-order RC delivery.
 //! * The peer device's thread for that stream is the responder: a SEND
-//!   takes the oldest receive posted on the target queue pair (waiting for
-//!   one up to the RNR timeout, then answering "receiver not ready, retries
-//!   exceeded"), RDMA WRITE, READ and the 8-byte atomics are checked
+//!   takes the oldest receive posted on the target queue pair, or on the
+//!   shared receive queue it is attached to (waiting for one up to the RNR
+//!   timeout, then answering "receiver not ready, retries exceeded"; a
+//!   queue pair waiting so carries nothing else meanwhile, as RC's
+//!   in-order delivery makes a real one), RDMA WRITE, READ and the 8-byte atomics are checked
 //!   against the target region's key, bounds and alignment and then done on
 //!   the memory (atomics as CPU atomics), or answered with a remote access
 //!   error. The application of the target process takes no part.
@@ -40,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use gex_types::{Error, Result};
 
-use crate::verbs::{Device, DeviceLimits, Mr, QpNum, SendOp, Sge, Wc, WcKind, WcStatus};
+use crate::verbs::{Device, DeviceLimits, Mr, QpNum, SendOp, Sge, SrqNum, Wc, WcKind, WcStatus};
 
 /// The longest message of one work request on the simulated device.
 pub const SIM_MAX_MSG: usize = 1 << 30;
@@ -152,6 +154,15 @@ struct Pending {
     posted: Instant,
 }
 
+/// A simulated shared receive queue.
+struct SimSrq {
+    /// Posted receives, oldest first.
+    recvs: Mutex<VecDeque<(u64, Sge)>>,
+    recv_posted: Condvar,
+    /// Receives it holds, at most.
+    max_wr: usize,
+}
+
 /// A simulated queue pair.
 struct SimQp {
     num: QpNum,
@@ -166,9 +177,21 @@ struct SimQp {
     /// next work request posted fails as unanswered (a NIC notices a dead
     /// peer only when it sends to it).
     peer_gone: AtomicBool,
-    /// Posted receives, oldest first.
+    /// Posted receives, oldest first (unused with a shared receive queue).
     recvs: Mutex<VecDeque<(u64, Sge)>>,
     recv_posted: Condvar,
+    /// The shared receive queue its SENDs take receives from, if any.
+    srq: Option<Arc<SimSrq>>,
+}
+
+impl SimQp {
+    /// Where SENDs arriving on it take their receives from.
+    fn receive_queue(&self) -> (&Mutex<VecDeque<(u64, Sge)>>, &Condvar) {
+        match &self.srq {
+            Some(s) => (&s.recvs, &s.recv_posted),
+            None => (&self.recvs, &self.recv_posted),
+        }
+    }
 }
 
 struct Inner {
@@ -179,11 +202,16 @@ struct Inner {
     /// A per-device byte in every key, so that keys differ between devices.
     salt: u32,
     qps: RwLock<Vec<Arc<SimQp>>>,
+    srqs: RwLock<Vec<Arc<SimSrq>>>,
     cq: Mutex<VecDeque<Wc>>,
     /// RNR and transport timeout.
     timeout: Duration,
+    /// The longest message of one work request.
+    max_msg: usize,
     rnr_next: AtomicBool,
     access_next: AtomicBool,
+    /// SENDs that arrived with no receive posted (and waited).
+    rnr_waits: AtomicU64,
     /// Completions the transport timeout check last looked at.
     last_timeout_check: Mutex<Instant>,
 }
@@ -210,6 +238,14 @@ impl SimDevice {
     /// Opens a simulated device whose RNR and transport timeout is
     /// `timeout` (an answer not come by then completes as an error).
     pub fn open(timeout: Duration) -> Result<SimDevice> {
+        Self::open_with(timeout, SIM_MAX_MSG)
+    }
+
+    /// As [`SimDevice::open`], with work requests of at most `max_msg`
+    /// bytes (longer ones complete with a local length error, as on a
+    /// NIC), so that tests see transfers split at a small limit.
+    pub fn open_with(timeout: Duration, max_msg: usize) -> Result<SimDevice> {
+        let max_msg = max_msg.clamp(1, SIM_MAX_MSG);
         let rnd = gex_bootstrap::os::random::random_bytes::<8>();
         let tag = u64::from_le_bytes(rnd);
         let name = format!("gex-ibv-sim-{}-{tag:016x}", std::process::id());
@@ -221,10 +257,13 @@ impl SimDevice {
             mrs: RwLock::new(Vec::new()),
             salt: u32::from(rnd[0]) | 1,
             qps: RwLock::new(Vec::new()),
+            srqs: RwLock::new(Vec::new()),
             cq: Mutex::new(VecDeque::new()),
             timeout,
+            max_msg,
             rnr_next: AtomicBool::new(false),
             access_next: AtomicBool::new(false),
+            rnr_waits: AtomicU64::new(0),
             last_timeout_check: Mutex::new(Instant::now()),
         });
         let acc = inner.clone();
@@ -233,6 +272,13 @@ impl SimDevice {
             .spawn(move || accept_loop(acc, listener))
             .map_err(|e| io_err("thread", e))?;
         Ok(SimDevice { inner })
+    }
+
+    /// How many SENDs arrived here with no receive posted for them (each
+    /// waited, receiver-not-ready, for one): a conduit whose credits cover
+    /// its receives never causes one.
+    pub fn rnr_waits(&self) -> u64 {
+        self.inner.rnr_waits.load(Ordering::Relaxed)
     }
 
     /// Injects a fault (see [`Fault`]).
@@ -270,8 +316,9 @@ impl Inner {
     }
 
     /// Moves `qp` to the error state: what is outstanding completes with
-    /// `first` (the oldest) and flushed (the rest), posted receives as
-    /// flushed.
+    /// `first` (the oldest) and flushed (the rest), receives posted on it
+    /// as flushed (those of a shared receive queue stay, for the other
+    /// queue pairs).
     fn qp_error(&self, qp: &SimQp, first: WcStatus) {
         qp.error.store(true, Ordering::SeqCst);
         let drained: Vec<Pending> = qp
@@ -305,6 +352,11 @@ impl Inner {
             });
         }
         qp.recv_posted.notify_all();
+        if let Some(srq) = &qp.srq {
+            // A responder waiting for a receive on its behalf gives up.
+            let _g = srq.recvs.lock().unwrap_or_else(|p| p.into_inner());
+            srq.recv_posted.notify_all();
+        }
     }
 
     /// Whether `[addr, addr + len)` lies in a region whose key is `key`.
@@ -410,14 +462,17 @@ fn responder(dev: Arc<Inner>, target: QpNum, mut s: UnixStream) {
                     // Receiver not ready: the peer retries until the RNR
                     // timeout (a bounded wait for a receive to be posted).
                     let deadline = Instant::now() + dev.timeout;
-                    let mut recvs = qp.recvs.lock().unwrap_or_else(|p| p.into_inner());
+                    let (queue, posted) = qp.receive_queue();
+                    let mut recvs = queue.lock().unwrap_or_else(|p| p.into_inner());
+                    if recvs.is_empty() {
+                        dev.rnr_waits.fetch_add(1, Ordering::Relaxed);
+                    }
                     while recvs.is_empty()
                         && !qp.error.load(Ordering::SeqCst)
                         && Instant::now() < deadline
                     {
                         let left = deadline.saturating_duration_since(Instant::now());
-                        recvs = qp
-                            .recv_posted
+                        recvs = posted
                             .wait_timeout(recvs, left)
                             .unwrap_or_else(|p| p.into_inner())
                             .0;
@@ -639,9 +694,10 @@ impl Device for SimDevice {
 
     fn limits(&self) -> DeviceLimits {
         DeviceLimits {
-            max_msg: SIM_MAX_MSG,
+            max_msg: self.inner.max_msg,
             max_send_wr: SIM_QUEUE_DEPTH,
             max_recv_wr: SIM_QUEUE_DEPTH,
+            max_srq_wr: SIM_QUEUE_DEPTH,
             atomics: true,
         }
     }
@@ -659,7 +715,36 @@ impl Device for SimDevice {
         Ok(mr)
     }
 
-    fn create_qp(&self) -> Result<QpNum> {
+    fn create_srq(&self, max_wr: usize) -> Result<SrqNum> {
+        if max_wr == 0 || max_wr > SIM_QUEUE_DEPTH {
+            return Err(Error::bad_arg(format!(
+                "ibv sim device: a shared receive queue of {max_wr} receives (1 to {SIM_QUEUE_DEPTH})"
+            )));
+        }
+        let mut srqs = self.inner.srqs.write().unwrap_or_else(|p| p.into_inner());
+        srqs.push(Arc::new(SimSrq {
+            recvs: Mutex::new(VecDeque::new()),
+            recv_posted: Condvar::new(),
+            max_wr,
+        }));
+        Ok((srqs.len() - 1) as SrqNum)
+    }
+
+    fn create_qp(&self, srq: Option<SrqNum>) -> Result<QpNum> {
+        let srq = match srq {
+            None => None,
+            Some(n) => Some(
+                self.inner
+                    .srqs
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(n as usize)
+                    .cloned()
+                    .ok_or_else(|| {
+                        Error::bad_arg(format!("ibv sim device: no shared receive queue {n}"))
+                    })?,
+            ),
+        };
         let mut qps = self.inner.qps.write().unwrap_or_else(|p| p.into_inner());
         let num = qps.len() as QpNum;
         qps.push(Arc::new(SimQp {
@@ -670,6 +755,7 @@ impl Device for SimDevice {
             peer_gone: AtomicBool::new(false),
             recvs: Mutex::new(VecDeque::new()),
             recv_posted: Condvar::new(),
+            srq,
         }));
         Ok(num)
     }
@@ -737,6 +823,10 @@ impl Device for SimDevice {
             SendOp::FetchAdd { .. } | SendOp::CmpSwap { .. } => 8,
             _ => sge.len as usize,
         };
+        if need > self.inner.max_msg {
+            self.inner.qp_error(&q, WcStatus::Flushed);
+            return flushed(WcStatus::LocalLength);
+        }
         if need > sge.len as usize || !self.inner.check(sge.lkey, sge.addr as u64, need) {
             self.inner.qp_error(&q, WcStatus::Flushed);
             return flushed(WcStatus::LocalProtection);
@@ -827,6 +917,11 @@ impl Device for SimDevice {
             .inner
             .qp(qp)
             .ok_or_else(|| Error::bad_arg(format!("ibv sim device: no queue pair {qp}")))?;
+        if q.srq.is_some() {
+            return Err(Error::bad_arg(format!(
+                "ibv sim device: queue pair {qp} takes its receives from a shared receive queue"
+            )));
+        }
         if q.error.load(Ordering::SeqCst) {
             self.inner.push(Wc {
                 wr_id,
@@ -849,6 +944,37 @@ impl Device for SimDevice {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push_back((wr_id, sge));
+        q.recv_posted.notify_all();
+        Ok(())
+    }
+
+    unsafe fn post_srq_recv(&self, srq: SrqNum, wr_id: u64, sge: Sge) -> Result<()> {
+        let q = self
+            .inner
+            .srqs
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(srq as usize)
+            .cloned()
+            .ok_or_else(|| {
+                Error::bad_arg(format!("ibv sim device: no shared receive queue {srq}"))
+            })?;
+        if !self
+            .inner
+            .check(sge.lkey, sge.addr as u64, sge.len as usize)
+        {
+            return Err(Error::bad_arg(
+                "ibv sim device: a receive buffer outside its region",
+            ));
+        }
+        let mut recvs = q.recvs.lock().unwrap_or_else(|p| p.into_inner());
+        if recvs.len() >= q.max_wr {
+            return Err(Error::resource(format!(
+                "ibv sim device: shared receive queue {srq} is full ({} receives)",
+                q.max_wr
+            )));
+        }
+        recvs.push_back((wr_id, sge));
         q.recv_posted.notify_all();
         Ok(())
     }

@@ -1,7 +1,9 @@
 //! The small verbs interface the conduit is written against, and what it
 //! needs of a provider: a device with one protection domain and one
 //! completion queue, memory regions with local and remote keys, reliable
-//! connected (RC) queue pairs, the work requests SEND, RECV, RDMA WRITE,
+//! connected (RC) queue pairs (each with its own receive queue or
+//! attached to a shared receive queue, SRQ), the work requests SEND,
+//! RECV, RDMA WRITE,
 //! RDMA READ and the two 8-byte atomics, and work completions with their
 //! statuses.
 //!
@@ -13,6 +15,9 @@ use gex_types::Result;
 
 /// A queue pair, by the provider's number for it.
 pub type QpNum = u32;
+
+/// A shared receive queue, by the provider's number for it.
+pub type SrqNum = u32;
 
 /// A registered memory region: where it is and its keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +41,9 @@ pub struct DeviceLimits {
     pub max_send_wr: usize,
     /// Work requests a receive queue holds.
     pub max_recv_wr: usize,
+    /// Work requests a shared receive queue holds (0: the device has no
+    /// shared receive queues).
+    pub max_srq_wr: usize,
     /// Whether 8-byte fetch-add and compare-swap are supported.
     pub atomics: bool,
 }
@@ -155,9 +163,16 @@ pub trait Device: Send + Sync {
     /// peers read and write it at any time.
     unsafe fn register(&self, addr: *mut u8, len: usize) -> Result<Mr>;
 
-    /// Creates an RC queue pair; its address (to give the peer) comes from
-    /// [`Device::address`].
-    fn create_qp(&self) -> Result<QpNum>;
+    /// Creates a shared receive queue holding up to `max_wr` receives.
+    /// A SEND arriving on a queue pair attached to it takes its oldest
+    /// receive; with none posted, the sender's device retries
+    /// (receiver-not-ready) as for a queue pair's own receive queue.
+    fn create_srq(&self, max_wr: usize) -> Result<SrqNum>;
+
+    /// Creates an RC queue pair (its receives taken from `srq` if given,
+    /// else from its own receive queue); its address (to give the peer)
+    /// comes from [`Device::address`].
+    fn create_qp(&self, srq: Option<SrqNum>) -> Result<QpNum>;
 
     /// The bytes a peer connects its queue pair to this one with.
     fn address(&self, qp: QpNum) -> Vec<u8>;
@@ -180,6 +195,13 @@ pub trait Device: Send + Sync {
     /// As for [`Device::post_send`]: the buffer belongs to the device until
     /// its completion is polled.
     unsafe fn post_recv(&self, qp: QpNum, wr_id: u64, sge: Sge) -> Result<()>;
+
+    /// Posts a receive buffer to a shared receive queue; its completion
+    /// names the queue pair the message arrived on.
+    ///
+    /// # Safety
+    /// As for [`Device::post_recv`].
+    unsafe fn post_srq_recv(&self, srq: SrqNum, wr_id: u64, sge: Sge) -> Result<()>;
 
     /// Moves up to `max` completions into `out`; how many.
     fn poll_cq(&self, out: &mut Vec<Wc>, max: usize) -> usize;

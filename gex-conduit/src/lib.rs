@@ -496,6 +496,14 @@ impl GetDest {
         self.len == 0
     }
 
+    /// Where the bytes go, for a conduit whose device writes them in
+    /// place (an RDMA READ into registered memory). Writing through it is
+    /// bound by [`GetDest::new`]'s contract: `len` bytes, until the
+    /// operation completes.
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr
+    }
+
     /// Writes `bytes` at `at` (a part of the get's bytes arriving on its
     /// own).
     ///

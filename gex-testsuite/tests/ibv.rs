@@ -1,6 +1,7 @@
 //! The ibv conduit over its simulated device (`GEX_IBV_PROVIDER=sim`):
-//! the test programs with tiny credit and buffer counts (so that flow
-//! control and the one-sided paths' splitting are exercised), faults the
+//! the test programs with tiny credit and buffer counts and the smallest
+//! shared receive pools (so that flow control and the one-sided paths'
+//! splitting are exercised), faults the
 //! simulated device injects (a queue pair in the error state, RNR retries
 //! exhausted, a remote access error), and a peer that stops answering.
 //! Every failure must end the job promptly with a message naming the peer.
@@ -62,6 +63,28 @@ fn programs_pass_with_the_smallest_buffers() {
     passes(TEST_RMA, "test-rma", &env);
     passes(TEST_VIS, "test-vis", &env);
     passes(TEST_COLL, "test-coll", &env);
+}
+
+/// The smallest shared receive pool (one buffer per peer and lane: every
+/// window one credit, nothing in reserve) and one with a small reserve
+/// (windows of one growing to four for the peers that use them): floods,
+/// replies and collectives still make progress, data intact.
+#[test]
+fn programs_pass_with_the_smallest_shared_pools() {
+    let env = [("GEX_IBV_CREDITS", "4"), ("GEX_IBV_SRQ_POOL", "2")];
+    passes(TEST_FLOOD, "test-flood", &env);
+    passes(TEST_AM, "test-am", &env);
+    let env = [("GEX_IBV_CREDITS", "4"), ("GEX_IBV_SRQ_POOL", "6")];
+    passes(TEST_FLOOD, "test-flood", &env);
+    passes(TEST_COLL, "test-coll", &env);
+}
+
+/// Per-peer receive buffers (no shared receive queue), one credit.
+#[test]
+fn programs_pass_with_per_peer_buffers() {
+    let env = [("GEX_IBV_SRQ", "0"), ("GEX_IBV_CREDITS", "1")];
+    passes(TEST_FLOOD, "test-flood", &env);
+    passes(TEST_RMA, "test-rma", &env);
 }
 
 /// Runs `program` on 3 ranks with the fault `spec` (`GEX_IBV_SIM_FAULT`)

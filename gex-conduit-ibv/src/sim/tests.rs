@@ -21,8 +21,8 @@ struct Pair {
 fn pair(timeout: Duration) -> Pair {
     let a = SimDevice::open(timeout).unwrap();
     let b = SimDevice::open(timeout).unwrap();
-    let qa = a.create_qp().unwrap();
-    let qb = b.create_qp().unwrap();
+    let qa = a.create_qp(None).unwrap();
+    let qb = b.create_qp(None).unwrap();
     a.connect(qa, &b.address(qb)).unwrap();
     b.connect(qb, &a.address(qa)).unwrap();
     Pair { a, b, qa, qb }
@@ -250,7 +250,7 @@ fn a_send_without_a_receive_is_receiver_not_ready_once_retries_run_out() {
     // long: the answer is the target's.
     let a = SimDevice::open(Duration::from_secs(30)).unwrap();
     let b = SimDevice::open(Duration::from_millis(200)).unwrap();
-    let (qa, qb) = (a.create_qp().unwrap(), b.create_qp().unwrap());
+    let (qa, qb) = (a.create_qp(None).unwrap(), b.create_qp(None).unwrap());
     a.connect(qa, &b.address(qb)).unwrap();
     b.connect(qb, &a.address(qa)).unwrap();
     let p = Pair { a, b, qa, qb };
@@ -393,8 +393,8 @@ fn an_answer_that_never_comes_completes_as_retries_exceeded() {
     // gives up first (its own check), as a NIC whose peer went silent does.
     let a = SimDevice::open(Duration::from_millis(100)).unwrap();
     let b = SimDevice::open(Duration::from_secs(30)).unwrap();
-    let qa = a.create_qp().unwrap();
-    let qb = b.create_qp().unwrap();
+    let qa = a.create_qp(None).unwrap();
+    let qb = b.create_qp(None).unwrap();
     a.connect(qa, &b.address(qb)).unwrap();
     let sm = reg(&a, mem(8));
     let sge = Sge {
@@ -406,4 +406,97 @@ fn an_answer_that_never_comes_completes_as_retries_exceeded() {
     unsafe { a.post_send(qa, 1, SendOp::Send, sge).unwrap() };
     let w = wait(&a, 1);
     assert_eq!(w[0].status, WcStatus::RetryExceeded);
+}
+
+/// Two peers' queue pairs attached to one shared receive queue: their
+/// SENDs take its receives in arrival order, each completion names the
+/// queue pair the message came on; a queue pair with a shared receive
+/// queue refuses receives of its own, a full queue refuses more, and an
+/// empty one makes the sender retry (receiver not ready) until a receive
+/// is posted or the retries run out.
+#[test]
+fn a_shared_receive_queue_serves_every_attached_queue_pair() {
+    // b's RNR timeout is short: an empty shared queue fails promptly.
+    let b = SimDevice::open(Duration::from_millis(300)).unwrap();
+    let a1 = SimDevice::open(Duration::from_secs(30)).unwrap();
+    let a2 = SimDevice::open(Duration::from_secs(30)).unwrap();
+    let srq = b.create_srq(3).unwrap();
+    let (b1, b2) = (
+        b.create_qp(Some(srq)).unwrap(),
+        b.create_qp(Some(srq)).unwrap(),
+    );
+    let (q1, q2) = (a1.create_qp(None).unwrap(), a2.create_qp(None).unwrap());
+    a1.connect(q1, &b.address(b1)).unwrap();
+    b.connect(b1, &a1.address(q1)).unwrap();
+    a2.connect(q2, &b.address(b2)).unwrap();
+    b.connect(b2, &a2.address(q2)).unwrap();
+    assert!(b.create_srq(0).is_err() && b.create_qp(Some(99)).is_err());
+    let dst = mem(64 * 4);
+    let dm = reg(&b, dst);
+    let rsge = |i: usize| Sge {
+        addr: dm.addr + 64 * i,
+        len: 64,
+        lkey: dm.lkey,
+    };
+    // SAFETY: registered, leaked test memory, untouched until completion.
+    unsafe {
+        assert!(b.post_recv(b1, 1, rsge(3)).is_err());
+        for i in 0..3 {
+            b.post_srq_recv(srq, 100 + i as u64, rsge(i)).unwrap();
+        }
+        assert!(b.post_srq_recv(srq, 103, rsge(3)).is_err());
+    }
+    let s1 = mem(8);
+    let s2 = mem(8);
+    s1.copy_from_slice(b"from-one");
+    s2.copy_from_slice(b"from-two");
+    let m1 = reg(&a1, s1);
+    let m2 = reg(&a2, s2);
+    let send = |d: &SimDevice, q: QpNum, m: Mr, id: u64| {
+        let sge = Sge {
+            addr: m.addr,
+            len: 8,
+            lkey: m.lkey,
+        };
+        // SAFETY: registered, leaked test memory; the device copies it.
+        unsafe { d.post_send(q, id, SendOp::Send, sge).unwrap() };
+    };
+    send(&a1, q1, m1, 1);
+    assert_eq!(wait(&a1, 1)[0].status, WcStatus::Success);
+    send(&a2, q2, m2, 2);
+    assert_eq!(wait(&a2, 1)[0].status, WcStatus::Success);
+    let got = wait(&b, 2);
+    assert_eq!(
+        got.iter()
+            .map(|w| (w.wr_id, w.qp, w.kind, w.status))
+            .collect::<Vec<_>>(),
+        [
+            (100, b1, WcKind::Recv, WcStatus::Success),
+            (101, b2, WcKind::Recv, WcStatus::Success)
+        ]
+    );
+    assert_eq!(&dst[..8], b"from-one");
+    assert_eq!(&dst[64..72], b"from-two");
+    // One receive left: the first SEND takes it, the second finds the
+    // queue empty and is retried until a receive is posted.
+    send(&a2, q2, m2, 3);
+    send(&a1, q1, m1, 4);
+    assert_eq!(wait(&a2, 1)[0].status, WcStatus::Success);
+    assert_eq!(
+        wait(&b, 1)[0].qp,
+        b2,
+        "the third SEND took the last receive"
+    );
+    // SAFETY: as above (buffer 0 was completed and is ours again).
+    unsafe { b.post_srq_recv(srq, 104, rsge(0)).unwrap() };
+    assert_eq!(wait(&a1, 1)[0].status, WcStatus::Success);
+    let w = wait(&b, 1)[0];
+    assert_eq!((w.wr_id, w.qp), (104, b1));
+    assert_eq!(&dst[..8], b"from-one");
+    // Empty again: the next SEND's retries run out.
+    send(&a1, q1, m1, 5);
+    let w = wait(&a1, 1)[0];
+    assert_eq!((w.wr_id, w.status), (5, WcStatus::RnrRetryExceeded));
+    // The fourth and fifth SENDs found the queue empty.
+    assert_eq!((a1.rnr_waits(), b.rnr_waits()), (0, 2));
 }
