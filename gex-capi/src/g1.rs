@@ -217,6 +217,7 @@ pub unsafe extern "C" fn _gasnet_init2(argc: *mut c_int, argv: *mut *mut *mut c_
     };
     if r == GASNET_OK {
         let _ = G1.set((c as usize, e as usize, t as usize));
+        crate::fast::publish_g1(t);
     }
     r
 }
