@@ -756,6 +756,27 @@ fn pkg_config_builds_a_program_that_runs() {
                 out.stdout
             );
         }
+        // The header's inline puts and gets read the shared library's
+        // exported table: valid transfers (no error case named).
+        let exe = out_dir().join(format!("rma-shared-{conduit}"));
+        checked(
+            Command::new("cc")
+                .args(["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"])
+                .arg(crate_dir().join("tests/c/rma_errors.c"))
+                .arg("-o")
+                .arg(&exe)
+                .args(flags.split_whitespace()),
+        );
+        let out = launch(conduit, &exe, 2, env);
+        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+        assert_eq!(
+            out.stdout
+                .matches("rma_errors: valid transfers done")
+                .count(),
+            2,
+            "{}",
+            out.stdout
+        );
     }
 }
 
@@ -763,7 +784,7 @@ fn pkg_config_builds_a_program_that_runs() {
 /// a benchmark is measured by hand, never timed in a test).
 #[test]
 fn c_benchmarks_run() {
-    let rows: [(&str, &[&str]); 2] = [
+    let rows: [(&str, &[&str]); 3] = [
         (
             "bench_testam",
             &[
@@ -775,6 +796,17 @@ fn c_benchmarks_run() {
         (
             "bench_testsmall",
             &["PutBlocking", "GetBlocking", "PutNBI", "GetNB"],
+        ),
+        (
+            "bench_testlarge",
+            &[
+                "PutBlocking  throughput  4194304 B",
+                "GetBlocking  throughput  4194304 B",
+                "PutNBI       throughput  4194304 B",
+                "GetNBI       throughput  4194304 B",
+                "PutNB        throughput  4194304 B",
+                "GetNB        throughput  4194304 B",
+            ],
         ),
     ];
     for (name, rows) in rows {
@@ -792,7 +824,13 @@ fn c_benchmarks_run() {
         for n in [1, 2] {
             let _lock = job_lock();
             let mut spec = JobSpec::new(n, &exe);
-            spec.args = vec!["300".into()];
+            // A few operations per figure: this checks the rows, not speed.
+            let ops = if name == "bench_testlarge" {
+                "20"
+            } else {
+                "300"
+            };
+            spec.args = vec![ops.into()];
             spec.timeout = Some(TIMEOUT);
             spec.output = Output::Capture;
             let out = run(&spec).expect("start a C benchmark");

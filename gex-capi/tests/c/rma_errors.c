@@ -68,5 +68,6 @@ int main(int argc, char **argv) {
         gex_RMA_PutBlockingVal(tm, 0, seg0, 1, 9, 0);
     }
     printf("rma_errors: %s was not refused\n", what);
+    gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
     return 0;
 }
