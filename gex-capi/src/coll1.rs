@@ -466,6 +466,41 @@ unsafe fn u32s<'a>(list: *const u32, len: usize, call: &str) -> &'a [u32] {
     unsafe { std::slice::from_raw_parts(list, len) }
 }
 
+/// The lists of `gasnet_all_puti_nb` / `gasnet_all_geti_nb`: the nodes,
+/// the addresses on them (as integers: in their segments), the local
+/// buffers, and the partners.
+///
+/// # Safety
+/// The three lists have `listlen` entries (or `listlen` is 0); the
+/// partner list as for [`partners`].
+unsafe fn i_lists<'a>(
+    nodelist: *const u32,
+    remote: *const *mut c_void,
+    local: *const *mut c_void,
+    listlen: usize,
+    partnerlist: *const u32,
+    partnercount: usize,
+    call: &str,
+) -> (
+    &'a [u32],
+    Vec<usize>,
+    &'a [*mut c_void],
+    gex::coll::Partners<'a>,
+) {
+    // SAFETY: caller's contract.
+    unsafe {
+        (
+            u32s(nodelist, listlen, call),
+            ptrs(remote, listlen, call)
+                .iter()
+                .map(|&a| a as usize)
+                .collect(),
+            ptrs(local, listlen, call),
+            partners(partnerlist, partnercount),
+        )
+    }
+}
+
 /// `gasnet_all_puti_nb`: `nbytes` from `srclist[i]` to `dstlist[i]` on
 /// node `nodelist[i]`, for `i` below `listlen` (0 allowed).
 #[no_mangle]
@@ -482,17 +517,19 @@ pub unsafe extern "C" fn gasnet_all_puti_nb(
     const CALL: &str = "gasnet_all_puti_nb";
     let t = team(CALL);
     let f = flags_local(flags, CALL);
-    // SAFETY: the three lists have `listlen` entries, the sources stay
-    // valid until the handle is synced, the partner list as for the put.
+    // SAFETY: the lists have `listlen` entries, the sources stay valid
+    // until the handle is synced (the notes' contract).
     let (nodes, dsts, srcs, p) = unsafe {
-        (
-            u32s(nodelist, listlen, CALL),
-            ptrs(dstlist, listlen, CALL),
-            ptrs(srclist, listlen, CALL),
-            partners(partnerlist, partnercount),
+        i_lists(
+            nodelist,
+            dstlist,
+            srclist,
+            listlen,
+            partnerlist,
+            partnercount,
+            CALL,
         )
     };
-    let dsts: Vec<usize> = dsts.iter().map(|&d| d as usize).collect();
     // SAFETY: as above.
     let srcs: Vec<&[u8]> = srcs.iter().map(|&s| unsafe { bytes(s, nbytes) }).collect();
     ev(gex::coll::all_puti_nb(t, nodes, &dsts, &srcs, p, nbytes, f))
@@ -516,15 +553,17 @@ pub unsafe extern "C" fn gasnet_all_geti_nb(
     let f = flags_local(flags, CALL);
     // SAFETY: as for the puti (the destinations stay valid and untouched
     // until the handle is synced).
-    let (nodes, dsts, srcs, p) = unsafe {
-        (
-            u32s(nodelist, listlen, CALL),
-            ptrs(dstlist, listlen, CALL),
-            ptrs(srclist, listlen, CALL),
-            partners(partnerlist, partnercount),
+    let (nodes, srcs, dsts, p) = unsafe {
+        i_lists(
+            nodelist,
+            srclist,
+            dstlist,
+            listlen,
+            partnerlist,
+            partnercount,
+            CALL,
         )
     };
-    let srcs: Vec<usize> = srcs.iter().map(|&s| s as usize).collect();
     // SAFETY: as above.
     let dsts = dsts.iter().map(|&d| unsafe { bytes_mut(d, nbytes) });
     ev(gex::coll::all_geti_nb(t, dsts, nodes, &srcs, p, nbytes, f))

@@ -434,13 +434,16 @@ pub extern "C" fn gasnet_AMMaxLongReply() -> usize {
     or_fatal(gex::am::lub_reply_long()).min(gasnet_AMMaxMedium())
 }
 
-fn tail(kind: u8, idx: u8, dest: usize, len: usize) -> [u8; TAIL] {
-    let mut t = [0u8; TAIL];
-    t[0..8].copy_from_slice(&(dest as u64).to_ne_bytes());
-    t[8..16].copy_from_slice(&(len as u64).to_ne_bytes());
-    t[16] = kind;
-    t[17] = idx;
-    t
+/// The escape Medium's payload: what it carries (a Medium's or a Long
+/// reply's payload), then the trailer: a Long's destination and length,
+/// the kind of message, the GASNet-1 index.
+fn escaped(kind: u8, idx: u8, carried: &[u8], dest: usize, len: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(carried.len() + TAIL);
+    v.extend_from_slice(carried);
+    v.extend_from_slice(&(dest as u64).to_ne_bytes());
+    v.extend_from_slice(&(len as u64).to_ne_bytes());
+    v.extend_from_slice(&[kind, idx]);
+    v
 }
 
 /// The EX arguments of a trampoline: the index, then the client's.
@@ -472,7 +475,7 @@ pub unsafe extern "C" fn _gasnet_AMRequestShort(
         let (v, n) = with_index(handler, a);
         sent(t.request_short(dest, tr.idx[0][n], Flags::empty(), &v[..n]))
     } else {
-        let p = tail(ESC_SHORT, handler, 0, 0);
+        let p = escaped(ESC_SHORT, handler, &[], 0, 0);
         sent(t.request_medium(dest, tr.esc, &p, Lc::Now, Flags::empty(), a))
     }
 }
@@ -495,8 +498,7 @@ pub unsafe extern "C" fn _gasnet_AMRequestMedium(
         let (v, n) = with_index(handler, a);
         sent(t.request_medium(dest, tr.idx[1][n], p, Lc::Now, Flags::empty(), &v[..n]))
     } else {
-        let mut buf = p.to_vec();
-        buf.extend_from_slice(&tail(ESC_MEDIUM, handler, 0, 0));
+        let buf = escaped(ESC_MEDIUM, handler, p, 0, 0);
         sent(t.request_medium(dest, tr.esc, &buf, Lc::Now, Flags::empty(), a))
     }
 }
@@ -523,7 +525,7 @@ pub unsafe extern "C" fn _gasnet_AMRequestLong(
         sent(t.request_long(dest, tr.idx[2][n], p, d, Lc::Now, Flags::empty(), &v[..n]))
     } else {
         or_fatal(t.put_blocking(dest, d, p, Flags::empty()));
-        let tl = tail(ESC_LONG, handler, d, p.len());
+        let tl = escaped(ESC_LONG, handler, &[], d, p.len());
         sent(t.request_medium(dest, tr.esc, &tl, Lc::Now, Flags::empty(), a))
     }
 }
@@ -556,7 +558,7 @@ pub unsafe extern "C" fn _gasnet_AMReplyShort(
         let (v, n) = with_index(handler, a);
         tok.reply_short(tr.idx[0][n], Flags::empty(), &v[..n])
     } else {
-        let p = tail(ESC_SHORT, handler, 0, 0);
+        let p = escaped(ESC_SHORT, handler, &[], 0, 0);
         tok.reply_medium(tr.esc, &p, Lc::Now, Flags::empty(), a)
     };
     replied(ct, r)
@@ -586,8 +588,7 @@ pub unsafe extern "C" fn _gasnet_AMReplyMedium(
         let (v, n) = with_index(handler, a);
         tok.reply_medium(tr.idx[1][n], p, Lc::Now, Flags::empty(), &v[..n])
     } else {
-        let mut buf = p.to_vec();
-        buf.extend_from_slice(&tail(ESC_MEDIUM, handler, 0, 0));
+        let buf = escaped(ESC_MEDIUM, handler, p, 0, 0);
         tok.reply_medium(tr.esc, &buf, Lc::Now, Flags::empty(), a)
     };
     replied(ct, r)
@@ -633,8 +634,7 @@ pub unsafe extern "C" fn _gasnet_AMReplyLong(
                 gasnet_AMMaxLongReply()
             ));
         }
-        let mut buf = p.to_vec();
-        buf.extend_from_slice(&tail(ESC_LONG_COPY, handler, dest_addr as usize, p.len()));
+        let buf = escaped(ESC_LONG_COPY, handler, p, dest_addr as usize, p.len());
         tok.reply_medium(tr.esc, &buf, Lc::Now, Flags::empty(), a)
     };
     replied(ct, r)
