@@ -250,6 +250,29 @@ mod tests {
         assert!(!in_handler());
     }
 
+    /// The flag behind `restricted_flag` is the one the checks read, at
+    /// one address per thread, whatever the scope.
+    #[test]
+    fn restricted_flag_follows_the_scope() {
+        let p = restricted_flag();
+        // SAFETY: this thread's flag, alive for the thread's life.
+        let read = || unsafe { p.read() };
+        assert!(!read());
+        {
+            let _h = HandlerScope::enter(false);
+            assert!(read() && restricted_flag() == p);
+        }
+        assert!(!read());
+        open_prepare("p").unwrap();
+        assert!(read());
+        close_prepare();
+        assert!(!read());
+        let other = std::thread::spawn(|| restricted_flag() as usize)
+            .join()
+            .unwrap();
+        assert_ne!(other, p as usize);
+    }
+
     #[test]
     fn prepare_does_not_nest() {
         open_prepare("p").unwrap();
