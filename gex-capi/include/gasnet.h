@@ -592,58 +592,68 @@ typedef gex_HSL_t gasnet_hsl_t;
 /* ---- Puts and gets over the primordial team -------------------------------- */
 
 extern gex_TM_t _gasnet_tm(void);
+/* The team of gasnet_init, read from the table gasnetex.h's inline RMA
+ * calls read (the library call before gasnet_init, which reports it). */
+#if defined(__GNUC__)
+static inline gex_TM_t _gasnet_tm_fast(void) {
+    gex_TM_t t = __atomic_load_n(&_gex_rma_fast.g1_tm, __ATOMIC_ACQUIRE);
+    return t != NULL ? t : _gasnet_tm();
+}
+#else
+#define _gasnet_tm_fast() _gasnet_tm()
+#endif
 
 static inline void gasnet_put(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-    gex_RMA_PutBlocking(_gasnet_tm(), node, dest, src, nbytes, 0);
+    gex_RMA_PutBlocking(_gasnet_tm_fast(), node, dest, src, nbytes, 0);
 }
 static inline void gasnet_put_bulk(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-    gex_RMA_PutBlocking(_gasnet_tm(), node, dest, src, nbytes, 0);
+    gex_RMA_PutBlocking(_gasnet_tm_fast(), node, dest, src, nbytes, 0);
 }
 static inline void gasnet_get(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-    gex_RMA_GetBlocking(_gasnet_tm(), dest, node, src, nbytes, 0);
+    gex_RMA_GetBlocking(_gasnet_tm_fast(), dest, node, src, nbytes, 0);
 }
 static inline void gasnet_get_bulk(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-    gex_RMA_GetBlocking(_gasnet_tm(), dest, node, src, nbytes, 0);
+    gex_RMA_GetBlocking(_gasnet_tm_fast(), dest, node, src, nbytes, 0);
 }
 static inline gasnet_handle_t gasnet_put_nb(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-    return gex_RMA_PutNB(_gasnet_tm(), node, dest, src, nbytes, GEX_EVENT_NOW, 0);
+    return gex_RMA_PutNB(_gasnet_tm_fast(), node, dest, src, nbytes, GEX_EVENT_NOW, 0);
 }
 static inline gasnet_handle_t gasnet_put_nb_bulk(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-    return gex_RMA_PutNB(_gasnet_tm(), node, dest, src, nbytes, GEX_EVENT_DEFER, 0);
+    return gex_RMA_PutNB(_gasnet_tm_fast(), node, dest, src, nbytes, GEX_EVENT_DEFER, 0);
 }
 static inline gasnet_handle_t gasnet_get_nb(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-    return gex_RMA_GetNB(_gasnet_tm(), dest, node, src, nbytes, 0);
+    return gex_RMA_GetNB(_gasnet_tm_fast(), dest, node, src, nbytes, 0);
 }
 static inline gasnet_handle_t gasnet_get_nb_bulk(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-    return gex_RMA_GetNB(_gasnet_tm(), dest, node, src, nbytes, 0);
+    return gex_RMA_GetNB(_gasnet_tm_fast(), dest, node, src, nbytes, 0);
 }
 static inline void gasnet_put_nbi(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-    gex_RMA_PutNBI(_gasnet_tm(), node, dest, src, nbytes, GEX_EVENT_NOW, 0);
+    gex_RMA_PutNBI(_gasnet_tm_fast(), node, dest, src, nbytes, GEX_EVENT_NOW, 0);
 }
 static inline void gasnet_put_nbi_bulk(gasnet_node_t node, void *dest, void *src, size_t nbytes) {
-    gex_RMA_PutNBI(_gasnet_tm(), node, dest, src, nbytes, GEX_EVENT_DEFER, 0);
+    gex_RMA_PutNBI(_gasnet_tm_fast(), node, dest, src, nbytes, GEX_EVENT_DEFER, 0);
 }
 static inline void gasnet_get_nbi(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-    gex_RMA_GetNBI(_gasnet_tm(), dest, node, src, nbytes, 0);
+    gex_RMA_GetNBI(_gasnet_tm_fast(), dest, node, src, nbytes, 0);
 }
 static inline void gasnet_get_nbi_bulk(void *dest, gasnet_node_t node, void *src, size_t nbytes) {
-    gex_RMA_GetNBI(_gasnet_tm(), dest, node, src, nbytes, 0);
+    gex_RMA_GetNBI(_gasnet_tm_fast(), dest, node, src, nbytes, 0);
 }
 static inline void gasnet_put_val(gasnet_node_t node, void *dest, gasnet_register_value_t value, size_t nbytes) {
-    gex_RMA_PutBlockingVal(_gasnet_tm(), node, dest, value, nbytes, 0);
+    gex_RMA_PutBlockingVal(_gasnet_tm_fast(), node, dest, value, nbytes, 0);
 }
 static inline gasnet_handle_t gasnet_put_nb_val(gasnet_node_t node, void *dest, gasnet_register_value_t value,
                                                 size_t nbytes) {
-    return gex_RMA_PutNBVal(_gasnet_tm(), node, dest, value, nbytes, 0);
+    return gex_RMA_PutNBVal(_gasnet_tm_fast(), node, dest, value, nbytes, 0);
 }
 static inline void gasnet_put_nbi_val(gasnet_node_t node, void *dest, gasnet_register_value_t value, size_t nbytes) {
-    gex_RMA_PutNBIVal(_gasnet_tm(), node, dest, value, nbytes, 0);
+    gex_RMA_PutNBIVal(_gasnet_tm_fast(), node, dest, value, nbytes, 0);
 }
 static inline gasnet_register_value_t gasnet_get_val(gasnet_node_t node, void *src, size_t nbytes) {
-    return gex_RMA_GetBlockingVal(_gasnet_tm(), node, src, nbytes, 0);
+    return gex_RMA_GetBlockingVal(_gasnet_tm_fast(), node, src, nbytes, 0);
 }
 static inline gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void *src, size_t nbytes) {
-    return gex_RMA_GetBlockingVal(_gasnet_tm(), node, src, nbytes, 0);
+    return gex_RMA_GetBlockingVal(_gasnet_tm_fast(), node, src, nbytes, 0);
 }
 static inline gasnet_register_value_t gasnet_wait_syncnb_valget(gasnet_valget_handle_t handle) { return handle; }
 extern void gasnet_memset(gasnet_node_t node, void *dest, int val, size_t nbytes);

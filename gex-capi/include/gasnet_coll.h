@@ -59,6 +59,30 @@ extern gasnet_all_handle_t gasnet_all_exchangei_nb(const uint32_t nodelist[], vo
                                                    void *const srclist[], size_t listlen, size_t nbytes, size_t rank,
                                                    size_t nblocks, int flags);
 
+/* The notes' generalised collectives ("all_put" and "all_get"): each node
+ * names the transfers it makes itself, puts into other nodes' segments or
+ * gets from them (dst of a put, src of a get: an address in that node's
+ * segment; the local side anywhere), and its partners: the nodes whose
+ * transfers target this node's memory, as a list of partnercount node
+ * numbers, or, with a NULL partnerlist, only their number (IN_MYSYNC then
+ * costs a barrier instead of one message per partner). Always LOCAL:
+ * GASNET_COLL_SINGLE is an error (the job ends naming the call); nbytes
+ * and the sync flags are single-valued, and listlen 0 is allowed. A
+ * node's handle completes once its own transfers are done and every
+ * partner's transfer into (or out of) its memory is. The notes write the
+ * lists as gasnet_node_t *const []; here, as in the "i" forms above, they
+ * are arrays of node numbers. */
+extern gasnet_all_handle_t gasnet_all_put_nb(uint32_t dstnode, void *dst, void *src, const uint32_t partnerlist[],
+                                             size_t partnercount, size_t nbytes, int flags);
+extern gasnet_all_handle_t gasnet_all_get_nb(void *dst, uint32_t srcnode, void *src, const uint32_t partnerlist[],
+                                             size_t partnercount, size_t nbytes, int flags);
+extern gasnet_all_handle_t gasnet_all_puti_nb(const uint32_t nodelist[], void *const dstlist[],
+                                              void *const srclist[], size_t listlen, const uint32_t partnerlist[],
+                                              size_t partnercount, size_t nbytes, int flags);
+extern gasnet_all_handle_t gasnet_all_geti_nb(void *const dstlist[], const uint32_t nodelist[],
+                                              void *const srclist[], size_t listlen, const uint32_t partnerlist[],
+                                              size_t partnercount, size_t nbytes, int flags);
+
 static inline void gasnet_all_wait_sync(gasnet_all_handle_t handle) { gex_Event_Wait(handle); }
 static inline int gasnet_all_try_sync(gasnet_all_handle_t handle) {
     gasnet_AMPoll();
@@ -93,6 +117,26 @@ static inline void gasnet_all_gather_all(void *dst, void *src, size_t nbytes, in
 }
 static inline void gasnet_all_exchange(void *dst, void *src, size_t nbytes, int flags) {
     gasnet_all_wait_sync(gasnet_all_exchange_nb(dst, src, nbytes, flags));
+}
+static inline void gasnet_all_put(uint32_t dstnode, void *dst, void *src, const uint32_t partnerlist[],
+                                  size_t partnercount, size_t nbytes, int flags) {
+    gasnet_all_wait_sync(gasnet_all_put_nb(dstnode, dst, src, partnerlist, partnercount, nbytes, flags));
+}
+static inline void gasnet_all_get(void *dst, uint32_t srcnode, void *src, const uint32_t partnerlist[],
+                                  size_t partnercount, size_t nbytes, int flags) {
+    gasnet_all_wait_sync(gasnet_all_get_nb(dst, srcnode, src, partnerlist, partnercount, nbytes, flags));
+}
+static inline void gasnet_all_puti(const uint32_t nodelist[], void *const dstlist[], void *const srclist[],
+                                   size_t listlen, const uint32_t partnerlist[], size_t partnercount,
+                                   size_t nbytes, int flags) {
+    gasnet_all_wait_sync(
+        gasnet_all_puti_nb(nodelist, dstlist, srclist, listlen, partnerlist, partnercount, nbytes, flags));
+}
+static inline void gasnet_all_geti(void *const dstlist[], const uint32_t nodelist[], void *const srclist[],
+                                   size_t listlen, const uint32_t partnerlist[], size_t partnercount,
+                                   size_t nbytes, int flags) {
+    gasnet_all_wait_sync(
+        gasnet_all_geti_nb(dstlist, nodelist, srclist, listlen, partnerlist, partnercount, nbytes, flags));
 }
 
 #ifdef __cplusplus

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <pthread.h>
 
 #ifdef __cplusplus
@@ -1140,6 +1141,140 @@ extern int gex_RMA_PutNBIVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_V
                              size_t nbytes, gex_Flags_t flags);
 extern gex_Event_t gex_RMA_PutNBVal(gex_TM_t tm, gex_Rank_t rank, void *dest,
                                    gex_RMA_Value_t value, size_t nbytes, gex_Flags_t flags);
+
+/* ---- The blocking RMA calls' inline direct route --------------------------
+ * gex_RMA_PutBlocking, gex_RMA_GetBlocking, gex_RMA_PutBlockingVal and
+ * gex_RMA_GetBlockingVal are macros over the static inline functions below,
+ * which do what the Rust calls' inlined direct route does: a call on the
+ * primordial team (the one gex_Client_Init returned), with no flag outside
+ * _GEX_RMA_FAST_FLAGS, to a rank below the job size whose segment is mapped
+ * into this process and contains the whole range, from a thread that may
+ * communicate (the library's flag: not in a handler, no Prepare open; this
+ * header's HSLs are plain mutexes the library does not track), copies
+ * directly after the library's bounds check; every other call (other teams
+ * and TM-pairs, other flags, errors) is the library function of the same
+ * name, which checks and reports everything. To call the library function
+ * itself, parenthesise the name or take its address; define
+ * GEX_NO_INLINE_RMA before including this header to leave the macros out.
+ *
+ * _gex_rma_fast and _gex_thread_restricted are the library's, for these
+ * functions only (their layout may change with the library): the primordial
+ * team's handle, the word holding the fast segment table in use (one entry
+ * per jobrank, size 0 where not directly accessible, never written after it
+ * is published) and the job size; the address of the calling thread's
+ * restriction flag, cached per thread and translation unit. */
+typedef struct {
+    uintptr_t owner_base;
+    uintptr_t size;
+    uintptr_t local_base;
+} _gex_fastseg_t;
+typedef struct {
+    gex_TM_t tm;
+    gex_TM_t g1_tm;
+    _gex_fastseg_t **table;
+    uintptr_t size;
+} _gex_rma_fast_t;
+extern _gex_rma_fast_t _gex_rma_fast;
+extern const unsigned char *_gex_thread_restricted(void);
+
+#define _GEX_RMA_FAST_FLAGS                                                                   \
+    (GEX_FLAG_IMMEDIATE | GEX_FLAG_LC_COPY_YES | GEX_FLAG_LC_COPY_NO |                        \
+     GEX_FLAG_SELF_SEG_UNKNOWN | GEX_FLAG_SELF_SEG_SOME | GEX_FLAG_SELF_SEG_BOUND |            \
+     GEX_FLAG_PEER_SEG_UNKNOWN | GEX_FLAG_PEER_SEG_SOME | GEX_FLAG_PEER_SEG_BOUND |            \
+     GEX_FLAG_PEER_SEG_OFFSET)
+
+#if defined(__GNUC__) && !defined(GEX_NO_INLINE_RMA)
+static __thread const unsigned char *_gex_restricted_p __attribute__((unused));
+
+/* Where [addr, addr + nbytes) of rank lives in this process, or NULL when
+ * the library call must do the transfer. */
+static inline void *_gex_rma_direct(gex_TM_t tm, gex_Rank_t rank, const void *addr,
+                                    size_t nbytes, gex_Flags_t flags) {
+    const unsigned char *r;
+    const _gex_fastseg_t *t;
+    uintptr_t off;
+    if (tm == NULL || tm != __atomic_load_n(&_gex_rma_fast.tm, __ATOMIC_ACQUIRE)) return NULL;
+    if ((flags & ~_GEX_RMA_FAST_FLAGS) != 0 || rank >= _gex_rma_fast.size) return NULL;
+    r = _gex_restricted_p;
+    if (__builtin_expect(r == NULL, 0)) r = _gex_restricted_p = _gex_thread_restricted();
+    if (*r) return NULL;
+    t = __atomic_load_n(_gex_rma_fast.table, __ATOMIC_ACQUIRE);
+    if (t == NULL) return NULL;
+    t += rank;
+    off = (flags & GEX_FLAG_PEER_SEG_OFFSET) ? (uintptr_t)addr : (uintptr_t)addr - t->owner_base;
+    if (off > t->size || nbytes > t->size - off) return NULL;
+    return (void *)(t->local_base + off);
+}
+
+/* Copies nbytes as the library does (the ranges may overlap). */
+static inline void _gex_rma_copy(void *dst, const void *src, size_t nbytes) {
+    if (nbytes - 8 <= 8) {
+        uint64_t head, tail;
+        memcpy(&head, src, 8);
+        memcpy(&tail, (const char *)src + nbytes - 8, 8);
+        memcpy(dst, &head, 8);
+        memcpy((char *)dst + nbytes - 8, &tail, 8);
+    } else {
+        memmove(dst, src, nbytes);
+    }
+}
+
+/* The byte offset of a value's low-order nbytes in a gex_RMA_Value_t. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define _GEX_VAL_OFFSET(nbytes) (sizeof(gex_RMA_Value_t) - (nbytes))
+#else
+#define _GEX_VAL_OFFSET(nbytes) 0
+#endif
+
+static inline int _gex_RMA_PutBlocking(gex_TM_t tm, gex_Rank_t rank, void *dest,
+                                       const void *src, size_t nbytes, gex_Flags_t flags) {
+    void *p = _gex_rma_direct(tm, rank, dest, nbytes, flags);
+    if (__builtin_expect(p != NULL, 1)) {
+        _gex_rma_copy(p, src, nbytes);
+        return GASNET_OK;
+    }
+    return (gex_RMA_PutBlocking)(tm, rank, dest, src, nbytes, flags);
+}
+static inline int _gex_RMA_GetBlocking(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                                       size_t nbytes, gex_Flags_t flags) {
+    void *p = _gex_rma_direct(tm, rank, src, nbytes, flags);
+    if (__builtin_expect(p != NULL, 1)) {
+        _gex_rma_copy(dest, p, nbytes);
+        return GASNET_OK;
+    }
+    return (gex_RMA_GetBlocking)(tm, dest, rank, src, nbytes, flags);
+}
+static inline int _gex_RMA_PutBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *dest,
+                                          gex_RMA_Value_t value, size_t nbytes,
+                                          gex_Flags_t flags) {
+    void *p = nbytes - 1 < sizeof(value) ? _gex_rma_direct(tm, rank, dest, nbytes, flags) : NULL;
+    if (__builtin_expect(p != NULL, 1)) {
+        memcpy(p, (const char *)&value + _GEX_VAL_OFFSET(nbytes), nbytes);
+        return GASNET_OK;
+    }
+    return (gex_RMA_PutBlockingVal)(tm, rank, dest, value, nbytes, flags);
+}
+static inline gex_RMA_Value_t _gex_RMA_GetBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *src,
+                                                      size_t nbytes, gex_Flags_t flags) {
+    void *p = nbytes - 1 < sizeof(gex_RMA_Value_t)
+                  ? _gex_rma_direct(tm, rank, src, nbytes, flags)
+                  : NULL;
+    if (__builtin_expect(p != NULL, 1)) {
+        gex_RMA_Value_t v = 0;
+        memcpy((char *)&v + _GEX_VAL_OFFSET(nbytes), p, nbytes);
+        return v;
+    }
+    return (gex_RMA_GetBlockingVal)(tm, rank, src, nbytes, flags);
+}
+#define gex_RMA_PutBlocking(tm, rank, dest, src, nbytes, flags) \
+    _gex_RMA_PutBlocking(tm, rank, dest, src, nbytes, flags)
+#define gex_RMA_GetBlocking(tm, dest, rank, src, nbytes, flags) \
+    _gex_RMA_GetBlocking(tm, dest, rank, src, nbytes, flags)
+#define gex_RMA_PutBlockingVal(tm, rank, dest, value, nbytes, flags) \
+    _gex_RMA_PutBlockingVal(tm, rank, dest, value, nbytes, flags)
+#define gex_RMA_GetBlockingVal(tm, rank, src, nbytes, flags) \
+    _gex_RMA_GetBlockingVal(tm, rank, src, nbytes, flags)
+#endif /* __GNUC__ && !GEX_NO_INLINE_RMA */
 
 /* ---- Events and NBI ------------------------------------------------------- */
 

@@ -43,28 +43,34 @@ impl CToken {
         entry: *const gex_AM_Entry_t,
         ep: gex_EP_t,
     ) -> CToken {
-        let mut ct = CToken {
-            srcrank: 0,
-            is_req: false,
+        match tok {
+            gex::am::Token::Request(r) => CToken::of(r.src_rank(), Some(r), is_long, entry, ep),
+            gex::am::Token::Reply(r) => CToken::of(r.src_rank(), None, is_long, entry, ep),
+        }
+    }
+
+    /// The record for a message from `src`, with the request token `req`
+    /// of a request.
+    pub(crate) fn of(
+        src: gex_Rank_t,
+        req: Option<RequestToken<'_>>,
+        is_long: bool,
+        entry: *const gex_AM_Entry_t,
+        ep: gex_EP_t,
+    ) -> CToken {
+        CToken {
+            srcrank: src,
+            is_req: req.is_some(),
             is_long,
             entry,
             ep,
-            req: None,
-        };
-        match tok {
-            gex::am::Token::Request(r) => {
-                ct.srcrank = r.src_rank();
-                ct.is_req = true;
-                // SAFETY: only the lifetime changes; the record (and with it
-                // the token) ends with the handler that made it, and C may
-                // use the token only inside the handler.
-                ct.req = Some(unsafe {
-                    std::mem::transmute::<RequestToken<'_>, RequestToken<'static>>(r)
-                });
-            }
-            gex::am::Token::Reply(r) => ct.srcrank = r.src_rank(),
+            // SAFETY: only the lifetime changes; the record (and with it
+            // the token) ends with the handler that made it, and C may use
+            // the token only inside the handler.
+            req: req.map(|r| unsafe {
+                std::mem::transmute::<RequestToken<'_>, RequestToken<'static>>(r)
+            }),
         }
-        ct
     }
 }
 
@@ -94,6 +100,22 @@ fn invoke(f: unsafe extern "C" fn(), ct: &mut CToken, msg: &AmMsg<'_>) {
 
 fn entry_ptr(cell: &'static OnceLock<SyncEntry>) -> *const gex_AM_Entry_t {
     cell.get().map_or(std::ptr::null(), |e| &e.0 as *const _)
+}
+
+/// A registered C handler's closure body: the token record (source rank
+/// `src`, the request token `req` of a request, the library's copy of the
+/// entry in `cell`, the endpoint `ep_h`), then the C function `f`.
+fn dispatch(
+    f: unsafe extern "C" fn(),
+    cell: &'static OnceLock<SyncEntry>,
+    ep_h: usize,
+    src: gex::Rank,
+    req: Option<RequestToken<'_>>,
+    msg: &AmMsg<'_>,
+) {
+    let long = msg.category() == AmCategory::Long;
+    let mut ct = CToken::of(src, req, long, entry_ptr(cell), ep_h as gex_EP_t);
+    invoke(f, &mut ct, msg);
 }
 
 /// `gex_EP_RegisterHandlers`: each C entry becomes a Rust handler entry
@@ -138,59 +160,25 @@ pub unsafe extern "C" fn gex_EP_RegisterHandlers(
                 category,
                 e.gex_nargs,
                 move |tok: RequestToken<'_>, msg: &AmMsg<'_>| {
-                    let mut ct = CToken {
-                        srcrank: tok.src_rank(),
-                        is_req: true,
-                        is_long: msg.category() == AmCategory::Long,
-                        entry: entry_ptr(cell),
-                        ep: ep_h as gex_EP_t,
-                        // SAFETY: only the lifetime changes; the record
-                        // (and with it the token) ends with this closure,
-                        // and C may use the token only inside the handler.
-                        req: Some(unsafe {
-                            std::mem::transmute::<RequestToken<'_>, RequestToken<'static>>(tok)
-                        }),
-                    };
-                    invoke(f, &mut ct, msg);
+                    dispatch(f, cell, ep_h, tok.src_rank(), Some(tok), msg)
                 },
             ),
             (false, true) => {
                 HandlerEntry::reply(e.gex_index, category, e.gex_nargs, move |tok, msg| {
-                    let mut ct = CToken {
-                        srcrank: tok.src_rank(),
-                        is_req: false,
-                        is_long: msg.category() == AmCategory::Long,
-                        entry: entry_ptr(cell),
-                        ep: ep_h as gex_EP_t,
-                        req: None,
-                    };
-                    invoke(f, &mut ct, msg);
+                    dispatch(f, cell, ep_h, tok.src_rank(), None, msg)
                 })
             }
-            (true, true) => {
-                HandlerEntry::req_rep(e.gex_index, category, e.gex_nargs, move |tok, msg| {
-                    let mut ct = CToken {
-                        srcrank: 0,
-                        is_req: false,
-                        is_long: msg.category() == AmCategory::Long,
-                        entry: entry_ptr(cell),
-                        ep: ep_h as gex_EP_t,
-                        req: None,
-                    };
-                    match tok {
-                        gex::am::Token::Request(r) => {
-                            ct.srcrank = r.src_rank();
-                            ct.is_req = true;
-                            // SAFETY: as for request handlers above.
-                            ct.req = Some(unsafe {
-                                std::mem::transmute::<RequestToken<'_>, RequestToken<'static>>(r)
-                            });
-                        }
-                        gex::am::Token::Reply(r) => ct.srcrank = r.src_rank(),
+            (true, true) => HandlerEntry::req_rep(
+                e.gex_index,
+                category,
+                e.gex_nargs,
+                move |tok, msg| match tok {
+                    gex::am::Token::Request(r) => {
+                        dispatch(f, cell, ep_h, r.src_rank(), Some(r), msg)
                     }
-                    invoke(f, &mut ct, msg);
-                })
-            }
+                    gex::am::Token::Reply(r) => dispatch(f, cell, ep_h, r.src_rank(), None, msg),
+                },
+            ),
             (false, false) => {
                 return code(Error::bad_arg(format!(
                 "{CALL}: table[{i}].gex_flags has none of GEX_FLAG_AM_REQUEST, GEX_FLAG_AM_REPLY"

@@ -366,3 +366,205 @@ pub unsafe extern "C" fn gasnet_all_exchangei_nb(
     let dsts = dm.into_iter().map(|p| unsafe { bytes_mut(p, all) });
     ev(gex::coll::exchangei_nb(t, im, dsts, &srcs, nbytes, f))
 }
+
+/// The notes' `partnerlist` / `partnercount`: a list of `partnercount`
+/// ranks, or (a NULL list) only their number.
+///
+/// # Safety
+/// A non-NULL `list` has `count` readable entries.
+unsafe fn partners<'a>(list: *const u32, count: usize) -> gex::coll::Partners<'a> {
+    if list.is_null() {
+        gex::coll::Partners::Count(count)
+    } else {
+        // SAFETY: caller's contract.
+        gex::coll::Partners::List(unsafe { std::slice::from_raw_parts(list, count) })
+    }
+}
+
+/// The flags of `all_put` / `all_get`, which are always LOCAL: SINGLE ends
+/// the job, as the notes make it an error.
+fn flags_local(f: c_int, call: &str) -> Flags {
+    if f & GASNET_COLL_SINGLE != 0 {
+        gex::fatal(&format!(
+            "{call}: GASNET_COLL_SINGLE is an error here (all_put and all_get are always LOCAL)"
+        ));
+    }
+    flags_of(f, call)
+}
+
+/// A list of `len` pointers (none when `len` is 0).
+///
+/// # Safety
+/// A non-empty list has `len` readable entries.
+unsafe fn ptrs<'a>(list: *const *mut c_void, len: usize, call: &str) -> &'a [*mut c_void] {
+    if len == 0 {
+        return &[];
+    }
+    if list.is_null() {
+        gex::fatal(&format!("{call}: a NULL list of {len} entries"));
+    }
+    // SAFETY: caller's contract.
+    unsafe { std::slice::from_raw_parts(list, len) }
+}
+
+/// `gasnet_all_put_nb`: `nbytes` from `src` to `dst` (an address in node
+/// `dstnode`'s segment); `partnerlist`/`partnercount` name the nodes that
+/// put into this node's memory (a NULL list: only how many).
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_all_put_nb(
+    dstnode: u32,
+    dst: *mut c_void,
+    src: *mut c_void,
+    partnerlist: *const u32,
+    partnercount: usize,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_all_put_nb";
+    let t = team(CALL);
+    let f = flags_local(flags, CALL);
+    // SAFETY: the source stays valid until the handle is synced and the
+    // partner list has `partnercount` entries (the notes' contract).
+    let (s, p) = unsafe { (bytes(src, nbytes), partners(partnerlist, partnercount)) };
+    ev(gex::coll::all_put_nb(t, dstnode, dst as usize, s, p, f))
+}
+
+/// `gasnet_all_get_nb`: `nbytes` from `src` (an address in node `srcnode`'s
+/// segment) into `dst`; the partners are the nodes that get from this
+/// node's memory.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_all_get_nb(
+    dst: *mut c_void,
+    srcnode: u32,
+    src: *mut c_void,
+    partnerlist: *const u32,
+    partnercount: usize,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_all_get_nb";
+    let t = team(CALL);
+    let f = flags_local(flags, CALL);
+    // SAFETY: the destination stays valid and untouched until the handle
+    // is synced; the partner list as for the put.
+    let (d, p) = unsafe { (bytes_mut(dst, nbytes), partners(partnerlist, partnercount)) };
+    ev(gex::coll::all_get_nb(t, d, srcnode, src as usize, p, f))
+}
+
+/// A list of `len` node numbers (none when `len` is 0).
+///
+/// # Safety
+/// A non-empty list has `len` readable entries.
+unsafe fn u32s<'a>(list: *const u32, len: usize, call: &str) -> &'a [u32] {
+    if len == 0 {
+        return &[];
+    }
+    if list.is_null() {
+        gex::fatal(&format!("{call}: a NULL node list of {len} entries"));
+    }
+    // SAFETY: caller's contract.
+    unsafe { std::slice::from_raw_parts(list, len) }
+}
+
+/// The lists of `gasnet_all_puti_nb` / `gasnet_all_geti_nb`: the nodes,
+/// the addresses on them (as integers: in their segments), the local
+/// buffers, and the partners.
+///
+/// # Safety
+/// The three lists have `listlen` entries (or `listlen` is 0); the
+/// partner list as for [`partners`].
+unsafe fn i_lists<'a>(
+    nodelist: *const u32,
+    remote: *const *mut c_void,
+    local: *const *mut c_void,
+    listlen: usize,
+    partnerlist: *const u32,
+    partnercount: usize,
+    call: &str,
+) -> (
+    &'a [u32],
+    Vec<usize>,
+    &'a [*mut c_void],
+    gex::coll::Partners<'a>,
+) {
+    // SAFETY: caller's contract.
+    unsafe {
+        (
+            u32s(nodelist, listlen, call),
+            ptrs(remote, listlen, call)
+                .iter()
+                .map(|&a| a as usize)
+                .collect(),
+            ptrs(local, listlen, call),
+            partners(partnerlist, partnercount),
+        )
+    }
+}
+
+/// `gasnet_all_puti_nb`: `nbytes` from `srclist[i]` to `dstlist[i]` on
+/// node `nodelist[i]`, for `i` below `listlen` (0 allowed).
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_all_puti_nb(
+    nodelist: *const u32,
+    dstlist: *const *mut c_void,
+    srclist: *const *mut c_void,
+    listlen: usize,
+    partnerlist: *const u32,
+    partnercount: usize,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_all_puti_nb";
+    let t = team(CALL);
+    let f = flags_local(flags, CALL);
+    // SAFETY: the lists have `listlen` entries, the sources stay valid
+    // until the handle is synced (the notes' contract).
+    let (nodes, dsts, srcs, p) = unsafe {
+        i_lists(
+            nodelist,
+            dstlist,
+            srclist,
+            listlen,
+            partnerlist,
+            partnercount,
+            CALL,
+        )
+    };
+    // SAFETY: as above.
+    let srcs: Vec<&[u8]> = srcs.iter().map(|&s| unsafe { bytes(s, nbytes) }).collect();
+    ev(gex::coll::all_puti_nb(t, nodes, &dsts, &srcs, p, nbytes, f))
+}
+
+/// `gasnet_all_geti_nb`: `nbytes` from `srclist[i]` on node `nodelist[i]`
+/// into `dstlist[i]`, for `i` below `listlen` (0 allowed).
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_all_geti_nb(
+    dstlist: *const *mut c_void,
+    nodelist: *const u32,
+    srclist: *const *mut c_void,
+    listlen: usize,
+    partnerlist: *const u32,
+    partnercount: usize,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_all_geti_nb";
+    let t = team(CALL);
+    let f = flags_local(flags, CALL);
+    // SAFETY: as for the puti (the destinations stay valid and untouched
+    // until the handle is synced).
+    let (nodes, srcs, dsts, p) = unsafe {
+        i_lists(
+            nodelist,
+            srclist,
+            dstlist,
+            listlen,
+            partnerlist,
+            partnercount,
+            CALL,
+        )
+    };
+    // SAFETY: as above.
+    let dsts = dsts.iter().map(|&d| unsafe { bytes_mut(d, nbytes) });
+    ev(gex::coll::all_geti_nb(t, dsts, nodes, &srcs, p, nbytes, f))
+}

@@ -54,6 +54,7 @@ pub unsafe extern "C" fn gex_Client_Init(
         Ok(t) => t,
         Err(e) => return code_reported(e),
     };
+    let size = tm.size() as usize;
     let cclient = leak(CClient {
         client,
         ep: std::ptr::null(),
@@ -69,6 +70,7 @@ pub unsafe extern "C" fn gex_Client_Init(
     });
     let _ = CLIENT.set(cclient as usize);
     let _ = PRIMORDIAL.set(ctm as usize);
+    crate::fast::publish(ctm, size);
     // SAFETY: checked non-NULL above; writable (caller's contract).
     unsafe {
         *client_p = cclient;

@@ -12,10 +12,13 @@
 //! the registered C function with the last 3. Messages with 16 arguments
 //! (no room for the index) travel as EX Mediums with 16 arguments to an
 //! escape trampoline, the index and what kind of message it stands for
-//! appended to the payload; a Long with 16 arguments is a blocking put of
-//! its payload followed by that Medium (so it cannot be sent from a
-//! handler, where puts are not allowed: a Long reply with 16 arguments is
-//! refused).
+//! appended to the payload. A Long request with 16 arguments is a blocking
+//! put of its payload followed by that Medium; a Long reply with 16
+//! arguments (a handler may not put) carries its payload in the Medium,
+//! and the escape copies it to the destination after checking that the
+//! range lies in this rank's segment. So `gasnet_AMMaxLongReply` is at
+//! most `gasnet_AMMaxMedium` (at least 512 bytes either way, as the spec
+//! requires), and any Long reply it allows fits.
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -65,6 +68,21 @@ const TAIL: usize = 18;
 const ESC_SHORT: u8 = 0;
 const ESC_MEDIUM: u8 = 1;
 const ESC_LONG: u8 = 2;
+/// A Long whose payload travels in the escape Medium (a reply).
+const ESC_LONG_COPY: u8 = 3;
+
+/// Whether `[dest, dest + len)` lies in this rank's bound segment (where a
+/// Long's payload must land): checked before the escape trusts a wire
+/// address.
+fn own_segment_has(dest: usize, len: usize) -> bool {
+    let t = team("a GASNet-1 Long");
+    match t.query_bound_segment(t.rank(), Flags::IMMEDIATE) {
+        Ok(Some(b)) => dest
+            .checked_sub(b.owner_addr)
+            .is_some_and(|off| off <= b.size && len <= b.size - off),
+        _ => false,
+    }
+}
 
 /// The client, endpoint and primordial team once GASNet-1 is initialised.
 static G1: OnceLock<(usize, usize, usize)> = OnceLock::new();
@@ -144,12 +162,27 @@ fn escape(ep_h: usize) -> impl Fn(gex::am::Token<'_>, &AmMsg<'_>) + Send + Sync 
         let dest = u64::from_ne_bytes(tail[0..8].try_into().unwrap_or_default()) as usize;
         let len = u64::from_ne_bytes(tail[8..16].try_into().unwrap_or_default()) as usize;
         let (kind, idx) = (tail[16], tail[17]);
-        let mut ct = CToken::new(tok, kind == ESC_LONG, std::ptr::null(), ep_h as gex_EP_t);
+        let long = kind == ESC_LONG || kind == ESC_LONG_COPY;
+        if kind > ESC_LONG_COPY
+            || (long && !own_segment_has(dest, len))
+            || (kind == ESC_LONG_COPY && len != data.len())
+        {
+            gex::fatal(&format!(
+                "a GASNet-1 16-argument message of kind {kind} for {len} bytes at {dest:#x} ({} in the payload) does not fit this rank's segment",
+                data.len()
+            ));
+        }
+        if kind == ESC_LONG_COPY {
+            // SAFETY: `[dest, dest + len)` lies in this rank's segment
+            // (checked above), which the payload cannot overlap.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dest as *mut u8, len) };
+        }
+        let mut ct = CToken::new(tok, long, std::ptr::null(), ep_h as gex_EP_t);
         let f = g1_fn(idx, ct.srcrank);
         let t = (&mut ct as *mut CToken).cast::<c_void>();
         let a = msg.args();
         // SAFETY: as for the trampolines; a Long's payload is in this
-        // rank's segment at `dest` (put there before this message).
+        // rank's segment at `dest` (put or copied there, range checked).
         unsafe {
             match kind {
                 ESC_SHORT => call::call_short(f, t, a),
@@ -217,6 +250,7 @@ pub unsafe extern "C" fn _gasnet_init2(argc: *mut c_int, argv: *mut *mut *mut c_
     };
     if r == GASNET_OK {
         let _ = G1.set((c as usize, e as usize, t as usize));
+        crate::fast::publish_g1(t);
     }
     r
 }
@@ -393,19 +427,23 @@ pub extern "C" fn gasnet_AMMaxLongRequest() -> usize {
     or_fatal(gex::am::lub_request_long())
 }
 
-/// `gasnet_AMMaxLongReply`.
+/// `gasnet_AMMaxLongReply`: at most `gasnet_AMMaxMedium`, since a Long
+/// reply with 16 arguments carries its payload in the escape Medium.
 #[no_mangle]
 pub extern "C" fn gasnet_AMMaxLongReply() -> usize {
-    or_fatal(gex::am::lub_reply_long())
+    or_fatal(gex::am::lub_reply_long()).min(gasnet_AMMaxMedium())
 }
 
-fn tail(kind: u8, idx: u8, dest: usize, len: usize) -> [u8; TAIL] {
-    let mut t = [0u8; TAIL];
-    t[0..8].copy_from_slice(&(dest as u64).to_ne_bytes());
-    t[8..16].copy_from_slice(&(len as u64).to_ne_bytes());
-    t[16] = kind;
-    t[17] = idx;
-    t
+/// The escape Medium's payload: what it carries (a Medium's or a Long
+/// reply's payload), then the trailer: a Long's destination and length,
+/// the kind of message, the GASNet-1 index.
+fn escaped(kind: u8, idx: u8, carried: &[u8], dest: usize, len: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(carried.len() + TAIL);
+    v.extend_from_slice(carried);
+    v.extend_from_slice(&(dest as u64).to_ne_bytes());
+    v.extend_from_slice(&(len as u64).to_ne_bytes());
+    v.extend_from_slice(&[kind, idx]);
+    v
 }
 
 /// The EX arguments of a trampoline: the index, then the client's.
@@ -437,7 +475,7 @@ pub unsafe extern "C" fn _gasnet_AMRequestShort(
         let (v, n) = with_index(handler, a);
         sent(t.request_short(dest, tr.idx[0][n], Flags::empty(), &v[..n]))
     } else {
-        let p = tail(ESC_SHORT, handler, 0, 0);
+        let p = escaped(ESC_SHORT, handler, &[], 0, 0);
         sent(t.request_medium(dest, tr.esc, &p, Lc::Now, Flags::empty(), a))
     }
 }
@@ -460,8 +498,7 @@ pub unsafe extern "C" fn _gasnet_AMRequestMedium(
         let (v, n) = with_index(handler, a);
         sent(t.request_medium(dest, tr.idx[1][n], p, Lc::Now, Flags::empty(), &v[..n]))
     } else {
-        let mut buf = p.to_vec();
-        buf.extend_from_slice(&tail(ESC_MEDIUM, handler, 0, 0));
+        let buf = escaped(ESC_MEDIUM, handler, p, 0, 0);
         sent(t.request_medium(dest, tr.esc, &buf, Lc::Now, Flags::empty(), a))
     }
 }
@@ -488,7 +525,7 @@ pub unsafe extern "C" fn _gasnet_AMRequestLong(
         sent(t.request_long(dest, tr.idx[2][n], p, d, Lc::Now, Flags::empty(), &v[..n]))
     } else {
         or_fatal(t.put_blocking(dest, d, p, Flags::empty()));
-        let tl = tail(ESC_LONG, handler, d, p.len());
+        let tl = escaped(ESC_LONG, handler, &[], d, p.len());
         sent(t.request_medium(dest, tr.esc, &tl, Lc::Now, Flags::empty(), a))
     }
 }
@@ -521,7 +558,7 @@ pub unsafe extern "C" fn _gasnet_AMReplyShort(
         let (v, n) = with_index(handler, a);
         tok.reply_short(tr.idx[0][n], Flags::empty(), &v[..n])
     } else {
-        let p = tail(ESC_SHORT, handler, 0, 0);
+        let p = escaped(ESC_SHORT, handler, &[], 0, 0);
         tok.reply_medium(tr.esc, &p, Lc::Now, Flags::empty(), a)
     };
     replied(ct, r)
@@ -551,14 +588,14 @@ pub unsafe extern "C" fn _gasnet_AMReplyMedium(
         let (v, n) = with_index(handler, a);
         tok.reply_medium(tr.idx[1][n], p, Lc::Now, Flags::empty(), &v[..n])
     } else {
-        let mut buf = p.to_vec();
-        buf.extend_from_slice(&tail(ESC_MEDIUM, handler, 0, 0));
+        let buf = escaped(ESC_MEDIUM, handler, p, 0, 0);
         tok.reply_medium(tr.esc, &buf, Lc::Now, Flags::empty(), a)
     };
     replied(ct, r)
 }
 
-/// `gasnet_AMReplyLongM` (up to 15 arguments: see the module docs).
+/// `gasnet_AMReplyLongM` (with 16 arguments through the escape, the
+/// payload in the Medium: see the module docs).
 #[no_mangle]
 pub unsafe extern "C" fn _gasnet_AMReplyLong(
     token: gex_Token_t,
@@ -578,21 +615,28 @@ pub unsafe extern "C" fn _gasnet_AMReplyLong(
             req(token, CALL),
         )
     };
-    if a.len() >= AM_MAX_ARGS {
-        gex::fatal(&format!(
-            "{CALL}: a GASNet-1 Long reply with 16 arguments is not supported by gex (at most 15)"
-        ));
-    }
     let tr = tramps();
-    let (v, n) = with_index(handler, a);
-    let r = tok.reply_long(
-        tr.idx[2][n],
-        p,
-        dest_addr as usize,
-        Lc::Now,
-        Flags::empty(),
-        &v[..n],
-    );
+    let r = if a.len() < AM_MAX_ARGS {
+        let (v, n) = with_index(handler, a);
+        tok.reply_long(
+            tr.idx[2][n],
+            p,
+            dest_addr as usize,
+            Lc::Now,
+            Flags::empty(),
+            &v[..n],
+        )
+    } else {
+        if p.len() > gasnet_AMMaxLongReply() {
+            gex::fatal(&format!(
+                "{CALL}: {} bytes is more than gasnet_AMMaxLongReply() ({})",
+                p.len(),
+                gasnet_AMMaxLongReply()
+            ));
+        }
+        let buf = escaped(ESC_LONG_COPY, handler, p, dest_addr as usize, p.len());
+        tok.reply_medium(tr.esc, &buf, Lc::Now, Flags::empty(), a)
+    };
     replied(ct, r)
 }
 

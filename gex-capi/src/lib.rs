@@ -9,7 +9,9 @@
 //! library exports starts with `gex_`, `gasnet_`, `gasnett_` or, for the
 //! entry points of the headers' inline wrappers (`gex_AM_RequestShort3` and
 //! the like are `static inline` functions that pass their arguments as an
-//! array), `_gex_` and `_gasnet_`.
+//! array), `_gex_` and `_gasnet_`. The one exported data symbol,
+//! `_gex_rma_fast`, is the table `gasnetex.h`'s inline blocking puts and
+//! gets read ([`fast`]).
 //!
 //! Handles are pointers to objects this library allocates once and never
 //! frees (client, endpoints, teams, segments: a process has a handful), or,
@@ -30,6 +32,7 @@ pub mod am;
 pub mod coll;
 pub mod coll1;
 pub mod core;
+pub mod fast;
 pub mod g1;
 pub mod mk;
 pub mod npam;

@@ -54,219 +54,131 @@ unsafe fn dst<'a>(dst: *mut c_void, nbytes: usize, f: Flags) -> Dst<'a> {
     }
 }
 
-/// `gex_RMA_PutBlocking`.
-#[no_mangle]
-pub unsafe extern "C" fn gex_RMA_PutBlocking(
-    tm: gex_TM_t,
-    rank: gex_Rank_t,
-    dest: *mut c_void,
-    source: *const c_void,
-    nbytes: usize,
-    flags: gex_Flags_t,
-) -> c_int {
-    const CALL: &str = "gex_RMA_PutBlocking";
-    let f = crate::types::flags(flags, CALL);
-    // SAFETY: the source is readable (caller's contract).
-    let s = unsafe { src(source, nbytes, f) };
-    injected(with_tm!(tm, CALL, |t| t.put_blocking(
-        rank,
-        dest as usize,
-        s,
-        f
-    )))
+/// Defines an exported RMA initiation call `$name(tm, ..., flags)`: the
+/// flags converted (unknown bits end the job naming the call), then `$body`
+/// with `$t` the team or TM-pair behind `tm`, `$f` the flags and `$call`
+/// the call's name; `$ret` turns the Rust result into the C one.
+macro_rules! rma_call {
+    ($(#[$m:meta])* $name:ident($($p:ident: $ty:ty),*) -> $cret:ty = $ret:path,
+     |$t:ident, $f:ident, $call:ident| $body:expr) => {
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(tm: gex_TM_t, $($p: $ty,)* flags: gex_Flags_t) -> $cret {
+            const $call: &str = stringify!($name);
+            let $f = crate::types::flags(flags, $call);
+            $ret(with_tm!(tm, $call, |$t| $body))
+        }
+    };
 }
 
-/// `gex_RMA_PutNBI`.
-#[no_mangle]
-pub unsafe extern "C" fn gex_RMA_PutNBI(
-    tm: gex_TM_t,
-    rank: gex_Rank_t,
-    dest: *mut c_void,
-    source: *const c_void,
-    nbytes: usize,
-    lc_opt: *mut gex_Event_t,
-    flags: gex_Flags_t,
-) -> c_int {
-    const CALL: &str = "gex_RMA_PutNBI";
-    let f = crate::types::flags(flags, CALL);
-    injected(with_tm!(tm, CALL, |t| {
+fn event(r: gex::Result<gex::Event<'static>>) -> gex_Event_t {
+    c_event(or_fatal(r))
+}
+
+rma_call! {
+    /// `gex_RMA_PutBlocking`.
+    gex_RMA_PutBlocking(rank: gex_Rank_t, dest: *mut c_void, source: *const c_void, nbytes: usize)
+        -> c_int = injected,
+    |t, f, CALL| {
+        // SAFETY: the source is readable (caller's contract).
+        let s = unsafe { src(source, nbytes, f) };
+        t.put_blocking(rank, dest as usize, s, f)
+    }
+}
+
+rma_call! {
+    /// `gex_RMA_PutNBI`.
+    gex_RMA_PutNBI(
+        rank: gex_Rank_t, dest: *mut c_void, source: *const c_void, nbytes: usize,
+        lc_opt: *mut gex_Event_t
+    ) -> c_int = injected,
+    |t, f, CALL| {
         // SAFETY: the source stays readable until local completion and
         // lc_opt is one the spec allows (caller's contract).
         unsafe {
             let s = src(source, nbytes, f);
             with_lc(lc_opt, CALL, |lc| t.put_nbi(rank, dest as usize, s, lc, f))
         }
-    }))
+    }
 }
 
-/// `gex_RMA_PutNB`.
-#[no_mangle]
-pub unsafe extern "C" fn gex_RMA_PutNB(
-    tm: gex_TM_t,
-    rank: gex_Rank_t,
-    dest: *mut c_void,
-    source: *const c_void,
-    nbytes: usize,
-    lc_opt: *mut gex_Event_t,
-    flags: gex_Flags_t,
-) -> gex_Event_t {
-    const CALL: &str = "gex_RMA_PutNB";
-    let f = crate::types::flags(flags, CALL);
-    let e = with_tm!(tm, CALL, |t| {
+rma_call! {
+    /// `gex_RMA_PutNB`.
+    gex_RMA_PutNB(
+        rank: gex_Rank_t, dest: *mut c_void, source: *const c_void, nbytes: usize,
+        lc_opt: *mut gex_Event_t
+    ) -> gex_Event_t = event,
+    |t, f, CALL| {
         // SAFETY: as for gex_RMA_PutNBI.
         unsafe {
             let s = src(source, nbytes, f);
             with_lc(lc_opt, CALL, |lc| t.put_nb(rank, dest as usize, s, lc, f))
         }
-    });
-    c_event(or_fatal(e))
+    }
 }
 
-/// `gex_RMA_GetBlocking`.
-#[no_mangle]
-pub unsafe extern "C" fn gex_RMA_GetBlocking(
-    tm: gex_TM_t,
-    dest: *mut c_void,
-    rank: gex_Rank_t,
-    source: *mut c_void,
-    nbytes: usize,
-    flags: gex_Flags_t,
-) -> c_int {
-    const CALL: &str = "gex_RMA_GetBlocking";
-    let f = crate::types::flags(flags, CALL);
-    // SAFETY: the destination is writable (caller's contract).
-    let d = unsafe { dst(dest, nbytes, f) };
-    injected(with_tm!(tm, CALL, |t| t.get_blocking(
-        d,
-        rank,
-        source as usize,
-        f
-    )))
+rma_call! {
+    /// `gex_RMA_GetBlocking`.
+    gex_RMA_GetBlocking(dest: *mut c_void, rank: gex_Rank_t, source: *mut c_void, nbytes: usize)
+        -> c_int = injected,
+    |t, f, _CALL| {
+        // SAFETY: the destination is writable (caller's contract).
+        let d = unsafe { dst(dest, nbytes, f) };
+        t.get_blocking(d, rank, source as usize, f)
+    }
 }
 
-/// `gex_RMA_GetNBI`.
-#[no_mangle]
-pub unsafe extern "C" fn gex_RMA_GetNBI(
-    tm: gex_TM_t,
-    dest: *mut c_void,
-    rank: gex_Rank_t,
-    source: *mut c_void,
-    nbytes: usize,
-    flags: gex_Flags_t,
-) -> c_int {
-    const CALL: &str = "gex_RMA_GetNBI";
-    let f = crate::types::flags(flags, CALL);
-    // SAFETY: the destination is writable until the NBI sync (caller's
-    // contract).
-    let d = unsafe { dst(dest, nbytes, f) };
-    injected(with_tm!(tm, CALL, |t| t.get_nbi(
-        d,
-        rank,
-        source as usize,
-        f
-    )))
+rma_call! {
+    /// `gex_RMA_GetNBI`.
+    gex_RMA_GetNBI(dest: *mut c_void, rank: gex_Rank_t, source: *mut c_void, nbytes: usize)
+        -> c_int = injected,
+    |t, f, _CALL| {
+        // SAFETY: the destination is writable until the NBI sync (caller's
+        // contract).
+        let d = unsafe { dst(dest, nbytes, f) };
+        t.get_nbi(d, rank, source as usize, f)
+    }
 }
 
-/// `gex_RMA_GetNB`.
-#[no_mangle]
-pub unsafe extern "C" fn gex_RMA_GetNB(
-    tm: gex_TM_t,
-    dest: *mut c_void,
-    rank: gex_Rank_t,
-    source: *mut c_void,
-    nbytes: usize,
-    flags: gex_Flags_t,
-) -> gex_Event_t {
-    const CALL: &str = "gex_RMA_GetNB";
-    let f = crate::types::flags(flags, CALL);
-    // SAFETY: the destination is writable and left alone until the event
-    // is synced (caller's contract), so the event may borrow it for as
-    // long as it lives.
-    let d: Dst<'static> = unsafe { dst(dest, nbytes, f) };
-    c_event(or_fatal(with_tm!(tm, CALL, |t| t.get_nb(
-        d,
-        rank,
-        source as usize,
-        f
-    ))))
+rma_call! {
+    /// `gex_RMA_GetNB`.
+    gex_RMA_GetNB(dest: *mut c_void, rank: gex_Rank_t, source: *mut c_void, nbytes: usize)
+        -> gex_Event_t = event,
+    |t, f, _CALL| {
+        // SAFETY: the destination is writable and left alone until the
+        // event is synced (caller's contract), so the event may borrow it
+        // for as long as it lives.
+        let d: Dst<'static> = unsafe { dst(dest, nbytes, f) };
+        t.get_nb(d, rank, source as usize, f)
+    }
 }
 
-/// `gex_RMA_GetBlockingVal`.
-#[no_mangle]
-pub unsafe extern "C" fn gex_RMA_GetBlockingVal(
-    tm: gex_TM_t,
-    rank: gex_Rank_t,
-    source: *mut c_void,
-    nbytes: usize,
-    flags: gex_Flags_t,
-) -> gex_RMA_Value_t {
-    const CALL: &str = "gex_RMA_GetBlockingVal";
-    let f = crate::types::flags(flags, CALL);
-    or_fatal(with_tm!(tm, CALL, |t| t.get_blocking_val(
-        rank,
-        source as usize,
-        nbytes,
-        f
-    )))
+rma_call! {
+    /// `gex_RMA_GetBlockingVal`.
+    gex_RMA_GetBlockingVal(rank: gex_Rank_t, source: *mut c_void, nbytes: usize)
+        -> gex_RMA_Value_t = or_fatal,
+    |t, f, _CALL| t.get_blocking_val(rank, source as usize, nbytes, f)
 }
 
-/// `gex_RMA_PutBlockingVal`.
-#[no_mangle]
-pub unsafe extern "C" fn gex_RMA_PutBlockingVal(
-    tm: gex_TM_t,
-    rank: gex_Rank_t,
-    dest: *mut c_void,
-    value: gex_RMA_Value_t,
-    nbytes: usize,
-    flags: gex_Flags_t,
-) -> c_int {
-    const CALL: &str = "gex_RMA_PutBlockingVal";
-    let f = crate::types::flags(flags, CALL);
-    injected(with_tm!(tm, CALL, |t| t.put_blocking_val(
-        rank,
-        dest as usize,
-        value,
-        nbytes,
-        f
-    )))
+rma_call! {
+    /// `gex_RMA_PutBlockingVal`.
+    gex_RMA_PutBlockingVal(rank: gex_Rank_t, dest: *mut c_void, value: gex_RMA_Value_t, nbytes: usize)
+        -> c_int = injected,
+    |t, f, _CALL| t.put_blocking_val(rank, dest as usize, value, nbytes, f)
 }
 
-/// `gex_RMA_PutNBIVal`.
-#[no_mangle]
-pub unsafe extern "C" fn gex_RMA_PutNBIVal(
-    tm: gex_TM_t,
-    rank: gex_Rank_t,
-    dest: *mut c_void,
-    value: gex_RMA_Value_t,
-    nbytes: usize,
-    flags: gex_Flags_t,
-) -> c_int {
-    const CALL: &str = "gex_RMA_PutNBIVal";
-    let f = crate::types::flags(flags, CALL);
-    injected(with_tm!(tm, CALL, |t| t.put_nbi_val(
-        rank,
-        dest as usize,
-        value,
-        nbytes,
-        f
-    )))
+rma_call! {
+    /// `gex_RMA_PutNBIVal`.
+    gex_RMA_PutNBIVal(rank: gex_Rank_t, dest: *mut c_void, value: gex_RMA_Value_t, nbytes: usize)
+        -> c_int = injected,
+    |t, f, _CALL| t.put_nbi_val(rank, dest as usize, value, nbytes, f)
 }
 
-/// `gex_RMA_PutNBVal`.
-#[no_mangle]
-pub unsafe extern "C" fn gex_RMA_PutNBVal(
-    tm: gex_TM_t,
-    rank: gex_Rank_t,
-    dest: *mut c_void,
-    value: gex_RMA_Value_t,
-    nbytes: usize,
-    flags: gex_Flags_t,
-) -> gex_Event_t {
-    const CALL: &str = "gex_RMA_PutNBVal";
-    let f = crate::types::flags(flags, CALL);
-    c_event(or_fatal(with_tm!(tm, CALL, |t| {
-        t.put_nb_val(rank, dest as usize, value, nbytes, f)
-    })))
+rma_call! {
+    /// `gex_RMA_PutNBVal`.
+    gex_RMA_PutNBVal(rank: gex_Rank_t, dest: *mut c_void, value: gex_RMA_Value_t, nbytes: usize)
+        -> gex_Event_t = event,
+    |t, f, _CALL| t.put_nb_val(rank, dest as usize, value, nbytes, f)
 }
 
 /// Takes the boxed event behind `e` (NULL and `GEX_EVENT_NO_OP` have none).

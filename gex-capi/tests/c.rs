@@ -193,6 +193,57 @@ fn test_ex_udp_2_to_4_ranks() {
     passes("udp", &exe, "test_ex", &[2, 3, 4], UDP);
 }
 
+/// Erroneous blocking puts and gets, which the header's inline direct
+/// route hands to the library: each case ends the job with the library's
+/// message naming the call, after a valid put and get by the same route;
+/// on 2 ranks of smp (direct route to rank 0) and udp.
+#[test]
+fn inline_rma_hands_errors_to_the_library() {
+    let exe = build_c("rma_errors", "rma_errors");
+    let cases = [
+        ("handler", "gex_RMA_PutBlocking is not allowed"),
+        ("prepare", "gex_RMA_GetBlocking is not allowed"),
+        ("bounds", "gex_RMA_PutBlocking"),
+        ("before", "gex_RMA_GetBlocking"),
+        ("rank", "rank 2 is not in the team (size 2)"),
+        (
+            "flags",
+            "gex_RMA_PutBlocking: unknown flag bits 0x4000000000000000",
+        ),
+        (
+            "valsize",
+            "gex_RMA_PutBlockingVal: nbytes must be 1 to 8, got 9",
+        ),
+    ];
+    for conduit in ["smp", "udp"] {
+        for (case, msg) in cases {
+            let _lock = job_lock();
+            let mut spec = JobSpec::new(2, &exe);
+            spec.conduit = conduit.to_string();
+            if conduit == "udp" {
+                spec.env = vec![("GEX_UDP_BYPASS".into(), "0".into())];
+            }
+            spec.args = vec![case.into()];
+            spec.timeout = Some(TIMEOUT);
+            spec.output = Output::Capture;
+            let out = run(&spec).expect("start rma_errors");
+            let report = format!(
+                "{case} on {conduit}: code {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                out.code,
+                tail(&out.stdout),
+                tail(&out.stderr)
+            );
+            assert!(!out.timed_out && out.code != 0, "{report}");
+            assert!(
+                out.stdout.contains("rma_errors: valid transfers done"),
+                "{report}"
+            );
+            assert!(!out.stdout.contains("was not refused"), "{report}");
+            assert!(out.stderr.contains(msg), "no {msg:?}: {report}");
+        }
+    }
+}
+
 /// Every header compiles alone in C99 and C++17 with warnings as errors.
 #[test]
 fn headers_compile_alone_in_c99_and_cxx17() {
@@ -289,6 +340,17 @@ fn exported_symbols_are_the_apis() {
         })
         .collect();
     assert!(bad.is_empty(), "exported symbols outside the API: {bad:?}");
+    // The only exported data: the table of gasnetex.h's inline RMA route
+    // (reserved, documented there).
+    let data: Vec<&str> = out
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (_addr, kind, name) = (f.next()?, f.next()?, f.next()?);
+            matches!(kind, "B" | "D" | "R" | "V").then_some(name)
+        })
+        .collect();
+    assert_eq!(data, ["_gex_rma_fast"], "exported data symbols");
     let missing: Vec<String> = declared_functions()
         .into_iter()
         .filter(|(_, f)| !syms.contains(&f.as_str()))
@@ -416,6 +478,40 @@ fn abi_layout_matches_the_headers() {
             gex::Flags::HINT_ACCEL_ALL.bits() as usize,
         ),
         ("(size_t)(GEX_EC_ALL)", gex::Ec::ALL.bits() as usize),
+        ("sizeof(_gex_fastseg_t)", size_of::<fast::FastSeg>()),
+        (
+            "offsetof(_gex_fastseg_t, owner_base)",
+            offset_of!(fast::FastSeg, owner_base),
+        ),
+        (
+            "offsetof(_gex_fastseg_t, size)",
+            offset_of!(fast::FastSeg, size),
+        ),
+        (
+            "offsetof(_gex_fastseg_t, local_base)",
+            offset_of!(fast::FastSeg, local_base),
+        ),
+        ("sizeof(_gex_rma_fast_t)", size_of::<fast::RmaFast>()),
+        (
+            "offsetof(_gex_rma_fast_t, tm)",
+            offset_of!(fast::RmaFast, tm),
+        ),
+        (
+            "offsetof(_gex_rma_fast_t, g1_tm)",
+            offset_of!(fast::RmaFast, g1_tm),
+        ),
+        (
+            "offsetof(_gex_rma_fast_t, table)",
+            offset_of!(fast::RmaFast, table),
+        ),
+        (
+            "offsetof(_gex_rma_fast_t, size)",
+            offset_of!(fast::RmaFast, size),
+        ),
+        (
+            "(size_t)(_GEX_RMA_FAST_FLAGS)",
+            gex::rma::FAST_FLAGS.bits() as usize,
+        ),
         ("(size_t)(GEX_TI_ALL)", gex::Ti::ALL.bits() as usize),
         (
             "(size_t)(GEX_EP_CAPABILITY_ALL)",
@@ -660,6 +756,27 @@ fn pkg_config_builds_a_program_that_runs() {
                 out.stdout
             );
         }
+        // The header's inline puts and gets read the shared library's
+        // exported table: valid transfers (no error case named).
+        let exe = out_dir().join(format!("rma-shared-{conduit}"));
+        checked(
+            Command::new("cc")
+                .args(["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"])
+                .arg(crate_dir().join("tests/c/rma_errors.c"))
+                .arg("-o")
+                .arg(&exe)
+                .args(flags.split_whitespace()),
+        );
+        let out = launch(conduit, &exe, 2, env);
+        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+        assert_eq!(
+            out.stdout
+                .matches("rma_errors: valid transfers done")
+                .count(),
+            2,
+            "{}",
+            out.stdout
+        );
     }
 }
 
@@ -667,7 +784,7 @@ fn pkg_config_builds_a_program_that_runs() {
 /// a benchmark is measured by hand, never timed in a test).
 #[test]
 fn c_benchmarks_run() {
-    let rows: [(&str, &[&str]); 2] = [
+    let rows: [(&str, &[&str]); 3] = [
         (
             "bench_testam",
             &[
@@ -679,6 +796,17 @@ fn c_benchmarks_run() {
         (
             "bench_testsmall",
             &["PutBlocking", "GetBlocking", "PutNBI", "GetNB"],
+        ),
+        (
+            "bench_testlarge",
+            &[
+                "PutBlocking  throughput  4194304 B",
+                "GetBlocking  throughput  4194304 B",
+                "PutNBI       throughput  4194304 B",
+                "GetNBI       throughput  4194304 B",
+                "PutNB        throughput  4194304 B",
+                "GetNB        throughput  4194304 B",
+            ],
         ),
     ];
     for (name, rows) in rows {
@@ -696,7 +824,13 @@ fn c_benchmarks_run() {
         for n in [1, 2] {
             let _lock = job_lock();
             let mut spec = JobSpec::new(n, &exe);
-            spec.args = vec!["300".into()];
+            // A few operations per figure: this checks the rows, not speed.
+            let ops = if name == "bench_testlarge" {
+                "20"
+            } else {
+                "300"
+            };
+            spec.args = vec![ops.into()];
             spec.timeout = Some(TIMEOUT);
             spec.output = Output::Capture;
             let out = run(&spec).expect("start a C benchmark");

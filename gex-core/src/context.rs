@@ -65,6 +65,18 @@ pub fn may_communicate() -> bool {
     !RESTRICTED.get()
 }
 
+/// The address of the calling thread's restriction flag, the `bool`
+/// [`may_communicate`] reads (true in a handler, holding an HSL or in a
+/// Prepare/Commit interval). It stays valid, at the same address, for the
+/// thread's life (no destructor), and only this thread writes it. For the
+/// C interface, whose header's inline RMA fast path reads it through a
+/// per-thread cached pointer.
+///
+/// For layer authors.
+pub fn restricted_flag() -> *const bool {
+    RESTRICTED.with(|c| c.as_ptr() as *const bool)
+}
+
 /// Fails unless the calling thread may communicate, poll or wait: not in an
 /// AM handler, holding no HSL, and outside any Prepare/Commit interval.
 /// `call` names the API for the message.
@@ -236,6 +248,29 @@ mod tests {
         }
         assert!(check_may_communicate("x").is_ok());
         assert!(!in_handler());
+    }
+
+    /// The flag behind `restricted_flag` is the one the checks read, at
+    /// one address per thread, whatever the scope.
+    #[test]
+    fn restricted_flag_follows_the_scope() {
+        let p = restricted_flag();
+        // SAFETY: this thread's flag, alive for the thread's life.
+        let read = || unsafe { p.read() };
+        assert!(!read());
+        {
+            let _h = HandlerScope::enter(false);
+            assert!(read() && restricted_flag() == p);
+        }
+        assert!(!read());
+        open_prepare("p").unwrap();
+        assert!(read());
+        close_prepare();
+        assert!(!read());
+        let other = std::thread::spawn(|| restricted_flag() as usize)
+            .join()
+            .unwrap();
+        assert_ne!(other, p as usize);
     }
 
     #[test]

@@ -85,6 +85,17 @@ pub fn fast_segments() -> *const FastSeg {
     FAST_TABLE.load(Ordering::Acquire)
 }
 
+/// The word [`fast_segments`] reads: the fast segment table in use (null
+/// before attach), replaced with one release store when direct access is
+/// switched. For the C interface, whose header's inline RMA fast path
+/// loads it with acquire ordering and reads `jobsize` entries behind it
+/// (never written after publication).
+///
+/// For layer authors.
+pub fn fast_segments_slot() -> &'static AtomicPtr<FastSeg> {
+    &FAST_TABLE
+}
+
 /// Turns direct access to mapped peer segments on or off for this process
 /// (off: every RMA takes the AM reference path, for testing it).
 pub fn set_direct_access(on: bool) {

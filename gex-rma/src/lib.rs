@@ -178,8 +178,9 @@ const RMA_FLAGS: Flags = Flags::IMMEDIATE
 /// Flags under which the inlined direct route applies; any other RMA flag
 /// (the PEER_NEVER assertions, SELF_SEG_OFFSET) takes the general route,
 /// which checks it. The general routes are marked cold so that the direct
-/// route is the straight-line path in the caller's code.
-const FAST_FLAGS: Flags = RMA_FLAGS
+/// route is the straight-line path in the caller's code. (Public for the
+/// C interface, whose header's inline route accepts the same flags.)
+pub const FAST_FLAGS: Flags = RMA_FLAGS
     .difference(Flags::PEER_NEVER_SELF)
     .difference(Flags::PEER_NEVER_NBRHD)
     .difference(Flags::SELF_SEG_OFFSET);

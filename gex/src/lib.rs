@@ -209,7 +209,9 @@ pub mod am {
 /// ```
 #[cfg(feature = "rma")]
 pub mod rma {
-    pub use gex_rma::{force_am, route, route_to, set_force_am, Dst, Injected, Rma, Route, Src};
+    pub use gex_rma::{
+        force_am, route, route_to, set_force_am, Dst, Injected, Rma, Route, Src, FAST_FLAGS,
+    };
 }
 
 /// Remote atomics (feature `ratomic`): an [`AtomicDomain`](ratomic::AtomicDomain)

@@ -3,7 +3,9 @@
  * broadcast, scatter, gather, gather_all and exchange under each of the
  * nine IN/OUT sync modes, LOCAL and SINGLE, roots rotating, synced by
  * every gasnet_all_*_sync call; the segment hints with buffers in the
- * segment; several in flight. Every byte checked. Written for gex from the
+ * segment; several in flight; all_put, all_get and their "i" forms in a
+ * ring and an exchange, partners listed and counted. Every byte checked.
+ * Written for gex from the
  * collectives design notes.
  */
 #include <gasnet_coll.h>
@@ -152,6 +154,73 @@ static void round_i(int round, int single) {
     barrier_all();
 }
 
+/* all_put / all_get and their "i" forms (the notes' generalised
+ * collectives), under sync flags `flags`, partners as a list or (list 0)
+ * a count: a ring (put to the right, get from the left) and an exchange
+ * (every node to every node). Data in the segment at AP_OFF, checked on
+ * the node whose memory it is and on the node that got it. */
+#define AP_OFF (512u << 10)
+static unsigned char *segs[16];
+static void round_allput(int round, int flags, int list) {
+    gex_Rank_t right = (me + 1) % n, left = (me + n - 1) % n;
+    unsigned char *mine = segs[me] + AP_OFF; /* this node's memory */
+    uint32_t others[16], lp = left, rp = right;
+    size_t no = 0;
+    for (gex_Rank_t r = 0; r < n; r++)
+        if (r != me) others[no++] = r;
+    size_t ring_partners = n > 1 ? 1 : 0;
+    unsigned char src[NB], got[NB];
+    /* Ring put: my block into my right neighbour's memory; my partner is
+     * my left neighbour. */
+    for (size_t j = 0; j < NB; j++) src[j] = val(me, right, round, j);
+    memset(mine, 0, NB);
+    barrier_all();
+    gasnet_all_handle_t h = gasnet_all_put_nb(right, segs[right] + AP_OFF, src, list ? &lp : NULL, ring_partners,
+                                              NB, flags | GASNET_COLL_LOCAL);
+    gasnet_all_wait_sync(h);
+    barrier_all(); /* OUT_NOSYNC: others may still be writing */
+    for (size_t j = 0; j < NB; j++) CHECK(mine[j] == val(left, me, round, j), "all_put byte %zu", j);
+    /* Ring get: from my left neighbour's memory (what it holds now: its
+     * left neighbour's block); my partner is my right neighbour. */
+    memset(got, 0, NB);
+    gasnet_all_get(got, left, segs[left] + AP_OFF, list ? &rp : NULL, ring_partners, NB, flags);
+    gex_Rank_t ll = (left + n - 1) % n;
+    for (size_t j = 0; j < NB; j++) CHECK(got[j] == val(ll, left, round, j), "all_get byte %zu", j);
+    barrier_all();
+    /* Exchange by puti: block k of every node's memory is node k's. */
+    uint32_t nodes[16];
+    void *dsts[16], *srcs[16];
+    unsigned char blocks[16][NB];
+    for (gex_Rank_t r = 0; r < n; r++) {
+        nodes[r] = r;
+        for (size_t j = 0; j < NB; j++) blocks[r][j] = val(me, r, round + 1, j);
+        dsts[r] = segs[r] + AP_OFF + 4096 + me * NB;
+        srcs[r] = blocks[r];
+    }
+    memset(mine + 4096, 0, 16 * NB);
+    barrier_all();
+    gasnet_all_puti(nodes, dsts, srcs, n, list ? others : NULL, no, NB, flags);
+    barrier_all();
+    for (gex_Rank_t k = 0; k < n; k++)
+        for (size_t j = 0; j < NB; j++)
+            CHECK(mine[4096 + k * NB + j] == val(k, me, round + 1, j), "all_puti from %u byte %zu", k, j);
+    /* Exchange by geti: block `me` of every node's memory, my own. */
+    unsigned char back[16][NB];
+    memset(back, 0, sizeof back);
+    for (gex_Rank_t r = 0; r < n; r++) {
+        dsts[r] = back[r];
+        srcs[r] = segs[r] + AP_OFF + 4096 + me * NB;
+    }
+    h = gasnet_all_geti_nb(dsts, nodes, srcs, n, list ? others : NULL, no, NB, flags);
+    GASNET_BLOCKUNTIL(gasnet_all_try_sync(h) == GASNET_OK);
+    for (gex_Rank_t r = 0; r < n; r++)
+        for (size_t j = 0; j < NB; j++)
+            CHECK(back[r][j] == val(me, r, round + 1, j), "all_geti from %u byte %zu", r, j);
+    /* An empty list is allowed (no transfers, no partners). */
+    gasnet_all_puti(NULL, NULL, NULL, 0, NULL, 0, NB, flags);
+    barrier_all();
+}
+
 int main(int argc, char **argv) {
     gex_Client_t client;
     gex_EP_t ep;
@@ -188,6 +257,13 @@ int main(int argc, char **argv) {
     }
     round_i(round++, 0);
     round_i(round++, 1);
+    /* all_put / all_get under the nine sync modes, partners listed and
+     * counted. */
+    for (gex_Rank_t r = 0; r < n; r++)
+        gex_Event_Wait(gex_EP_QueryBoundSegmentNB(tm, r, (void **)&segs[r], NULL, NULL, 0));
+    for (int i = 0; i < 3; i++)
+        for (int o = 0; o < 3; o++)
+            for (int list = 0; list < 2; list++) round_allput(round += 2, ins[i] | outs[o], list);
     /* The blocking forms. */
     unsigned char b[NB];
     memset(b, me == 0 ? 9 : 0, NB);

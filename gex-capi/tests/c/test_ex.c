@@ -569,6 +569,62 @@ static void test_rma(void) {
     free(dst);
 }
 
+/* The blocking calls' inline direct route (gasnetex.h) against the library
+ * calls: every length from 0 to 40 at odd offsets, up to the last byte of
+ * the segment, the value forms at every width, offsets, and the library
+ * function called by its parenthesised name; the same bytes either way. */
+static void test_rma_inline(void) {
+    gex_Rank_t right = (myrank + 1) % nranks, left = (myrank + nranks - 1) % nranks;
+    char *base = peerseg[right] + RMA_OFF + 4096 + 3; /* odd */
+    unsigned char src[64], dst[64];
+    for (size_t n = 0; n <= 40; n++) {
+        for (size_t j = 0; j < n; j++) src[j] = (unsigned char)(myrank * 31u + n * 7u + j);
+        int lib = n % 2; /* odd lengths through the library function itself */
+        char *at = base + 64 * n;
+        if (lib)
+            CHECK((gex_RMA_PutBlocking)(myteam, right, at, src, n, 0) == 0, "lib put %zu", n);
+        else
+            CHECK(gex_RMA_PutBlocking(myteam, right, at, src, n, 0) == 0, "put %zu", n);
+        memset(dst, 0xee, sizeof dst);
+        if (lib)
+            CHECK(gex_RMA_GetBlocking(myteam, dst, right, at, n, 0) == 0, "get %zu", n);
+        else
+            CHECK((gex_RMA_GetBlocking)(myteam, dst, right, at, n, 0) == 0, "lib get %zu", n);
+        CHECK(memcmp(dst, src, n) == 0 && dst[n] == 0xee, "get back %zu bytes", n);
+    }
+    /* Zero bytes name no memory: any address will do. */
+    CHECK(gex_RMA_PutBlocking(myteam, right, (void *)(uintptr_t)16, src, 0, 0) == 0, "empty put");
+    CHECK(gex_RMA_GetBlocking(myteam, dst, right, (void *)(uintptr_t)16, 0, 0) == 0, "empty get");
+    /* The segment's last 8 bytes, by address and by offset. */
+    char *last = peerseg[right] + SEGSIZE - 8;
+    uint64_t w = 0x0102030405060708ull * (myrank + 1);
+    CHECK(gex_RMA_PutBlocking(myteam, right, last, &w, 8, GEX_FLAG_PEER_SEG_BOUND) == 0, "last put");
+    CHECK(gex_RMA_GetBlockingVal(myteam, right, (void *)(uintptr_t)(SEGSIZE - 8), 8,
+                                 GEX_FLAG_PEER_SEG_OFFSET) == w, "last word by offset");
+    /* Values: the low-order nbytes, zero-extended back. */
+    for (size_t nb = 1; nb <= 8; nb++) {
+        char *at = base + 4096 + 16 * nb;
+        gex_RMA_Value_t v = 0xa1b2c3d4e5f60718ull ^ (myrank * 0x1111u + nb);
+        gex_RMA_Value_t mask = nb == 8 ? ~(gex_RMA_Value_t)0 : (((gex_RMA_Value_t)1 << (8 * nb)) - 1);
+        CHECK(gex_RMA_PutBlocking(myteam, right, at + nb, src, 1, 0) == 0, "guard byte");
+        CHECK(gex_RMA_PutBlockingVal(myteam, right, at, v, nb, 0) == 0, "putval %zu", nb);
+        CHECK(gex_RMA_GetBlockingVal(myteam, right, at, nb, 0) == (v & mask), "getval %zu", nb);
+        CHECK((gex_RMA_GetBlockingVal)(myteam, right, at, nb, 0) == (v & mask), "lib getval %zu", nb);
+        CHECK((unsigned char)gex_RMA_GetBlockingVal(myteam, right, at + nb, 1, 0) == src[0],
+              "the byte after a %zu-byte value", nb);
+    }
+    barrier(myteam);
+    /* What my left neighbour wrote, seen in my own memory. */
+    for (size_t n = 1; n <= 40; n++)
+        for (size_t j = 0; j < n; j++)
+            CHECK((unsigned char)myseg[RMA_OFF + 4096 + 3 + 64 * n + j] == (unsigned char)(left * 31u + n * 7u + j),
+                  "left's %zu-byte put, byte %zu", n, j);
+    uint64_t got;
+    memcpy(&got, myseg + SEGSIZE - 8, 8);
+    CHECK(got == 0x0102030405060708ull * (left + 1), "left's last word");
+    barrier(myteam);
+}
+
 static void my_sum(const void *arg1, void *arg2_and_out, size_t count, const void *cdata) {
     const int32_t *a = (const int32_t *)arg1;
     int32_t *b = (int32_t *)arg2_and_out;
@@ -652,6 +708,22 @@ static void test_teams(void) {
     CHECK(gex_TM_TranslateJobrankToRank(sub, myrank) == expect, "translate back");
     CHECK(gex_TM_QueryEP(sub) == myep, "sub-team ep");
     test_coll(sub, "sub-team");
+    /* A blocking put and get over the sub-team (the library call, which
+     * translates the rank): to sub-team rank 0, the highest jobrank of my
+     * colour, one word per sub-team rank. */
+    gex_Rank_t top = gex_TM_TranslateRankToJobrank(sub, 0);
+    CHECK(top % 2 == (gex_Rank_t)color && top + 2 >= nranks, "sub-team rank 0 is jobrank %u", top);
+    uint64_t mark = 0xbeef0000u + myrank;
+    char *slot = peerseg[top] + RMA_OFF + 16384 + 8 * expect;
+    CHECK(gex_RMA_PutBlocking(sub, 0, slot, &mark, 8, 0) == 0, "sub-team put");
+    CHECK(gex_RMA_GetBlockingVal(sub, 0, slot, 8, 0) == mark, "sub-team get");
+    barrier(myteam);
+    if (myrank == top)
+        for (gex_Rank_t r = 0; r < same; r++) {
+            uint64_t x;
+            memcpy(&x, myseg + RMA_OFF + 16384 + 8 * r, 8);
+            CHECK(x == 0xbeef0000u + gex_TM_TranslateRankToJobrank(sub, r), "sub-team rank %u's word", r);
+        }
     barrier(myteam);
     gex_Memvec_t scratch;
     CHECK(gex_TM_Destroy(sub, &scratch, 0) == 0, "no client scratch to hand back");
@@ -733,6 +805,7 @@ int main(int argc, char **argv) {
     test_am();
     test_npam();
     test_rma();
+    test_rma_inline();
     test_coll(myteam, "primordial");
     test_teams();
     test_tm_create();

@@ -92,7 +92,7 @@ static gasnet_handlerentry_t table[12];
 #define H_RL15 (table[8].index)
 #define H_RS0 (table[9].index)
 #define H_RM1 (table[10].index)
-#define H_RS1 (table[11].index)
+#define H_RL16 (table[11].index)
 
 static unsigned char rbuf[SLOT];
 static void fill(gasnet_node_t from, gasnet_node_t to, int k) {
@@ -162,7 +162,8 @@ static void h_l16(gasnet_token_t t, void *buf, size_t nbytes, gasnet_handlerarg_
     CHECK(buf == REQ_AREA(s, K_L16), "Long16 landed at %p", buf);
     check_pay(buf, nbytes, s, me, K_L16);
     seen_req(s, K_L16);
-    gasnet_AMReplyShort1(t, H_RS1, av(me, s, K_L16, 0));
+    fill(me, s, K_L16);
+    gasnet_AMReplyLong16(t, H_RL16, rbuf, plen(K_L16), REP_AT(s, me, K_L16), A16(me, s, K_L16));
 }
 
 /* Replies. */
@@ -206,9 +207,16 @@ static void r_m1(gasnet_token_t t, void *buf, size_t nbytes, gasnet_handlerarg_t
     check_pay(buf, nbytes, s, me, K_L3);
     seen_rep(s, K_L3);
 }
-static void r_s1(gasnet_token_t t, gasnet_handlerarg_t a0) {
+static void r_l16(gasnet_token_t t, void *buf, size_t nbytes, gasnet_handlerarg_t a0, gasnet_handlerarg_t a1,
+                  gasnet_handlerarg_t a2, gasnet_handlerarg_t a3, gasnet_handlerarg_t a4, gasnet_handlerarg_t a5,
+                  gasnet_handlerarg_t a6, gasnet_handlerarg_t a7, gasnet_handlerarg_t a8, gasnet_handlerarg_t a9,
+                  gasnet_handlerarg_t a10, gasnet_handlerarg_t a11, gasnet_handlerarg_t a12, gasnet_handlerarg_t a13,
+                  gasnet_handlerarg_t a14, gasnet_handlerarg_t a15) {
     gasnet_node_t s = source(t);
-    check_args(&a0, 1, s, me, K_L16);
+    gasnet_handlerarg_t a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    check_args(a, 16, s, me, K_L16);
+    CHECK(buf == REP_AREA(s, K_L16), "Long16 reply landed at %p", buf);
+    check_pay(buf, nbytes, s, me, K_L16);
     seen_rep(s, K_L16);
 }
 
@@ -222,7 +230,7 @@ int main(int argc, char **argv) {
         {H_S0, (void (*)())h_s0},   {H_S2, (void (*)())h_s2},   {H_M1, (void (*)())h_m1},
         {H_M16, (void (*)())h_m16}, {H_L3, (void (*)())h_l3},   {H_L16, (void (*)())h_l16},
         {0, (void (*)())r_s16},     {0, (void (*)())r_m16},     {0, (void (*)())r_l15},
-        {0, (void (*)())r_s0},      {0, (void (*)())r_m1},      {0, (void (*)())r_s1},
+        {0, (void (*)())r_s0},      {0, (void (*)())r_m1},      {0, (void (*)())r_l16},
     };
     memcpy(table, entries, sizeof table);
     int nt = (int)(sizeof table / sizeof table[0]);
@@ -241,6 +249,7 @@ int main(int argc, char **argv) {
     for (gasnet_node_t i = 0; i < n; i++) CHECK(seg[i].addr != NULL && seg[i].size == segsize, "segment %u", i);
     CHECK(gasnet_AMMaxArgs() == 16 && gasnet_AMMaxMedium() >= 480, "AM limits");
     CHECK(gasnet_AMMaxLongRequest() >= 512 && gasnet_AMMaxLongReply() >= 512, "Long limits");
+    CHECK(gasnet_AMMaxLongReply() <= gasnet_AMMaxMedium(), "a Long reply fits the 16-argument escape");
     CHECK(gasnet_getenv("PATH") != NULL, "getenv");
 
     /* Active Messages to every node, including this one. */
