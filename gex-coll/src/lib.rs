@@ -70,6 +70,7 @@ pub mod coll;
 mod engine;
 mod g1;
 mod handle;
+mod hier;
 mod multi;
 pub mod reduce;
 mod seg;
@@ -185,7 +186,7 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
 /// The layer's progress: deferred sends, then the shared-memory data
 /// collectives (shared-memory barriers are looked at by their handles).
 fn progress_hook() -> usize {
-    engine::retry_deferred() + shmdata::progress() + shmsmall::progress()
+    engine::retry_deferred() + shmdata::progress() + shmsmall::progress() + hier::progress()
 }
 
 #[cfg(test)]
