@@ -441,6 +441,9 @@ fn run<'a>(
     let pieces = wlen.div_ceil(unit).max(1);
     let sig = pat.sig(wlen, mode);
     let blocking = BLOCKING.with(Cell::get);
+    // On the team that also has the chunked path: how many of its
+    // operations this member has started, for the size check in `ready`.
+    let data_at = primordial(st).then(crate::shmdata::started);
     // Several pieces, not waited for in place: each is read into one
     // staging buffer under the queue's lock (now if there, else by the
     // hook), and the handle completes with the last.
@@ -490,6 +493,7 @@ fn run<'a>(
         }
         let r = Read {
             s,
+            data_at,
             sig,
             off,
             len,
@@ -546,9 +550,40 @@ fn prefetch(p: *const u8) {
     let _ = p;
 }
 
+/// Whether `st` is the primordial team's view on a job that is one
+/// neighbourhood (the team that also has the chunked path).
+fn primordial(st: &SmallTeam) -> bool {
+    st.ch == 0 && shm::area().is_some_and(|a| a.whole_job())
+}
+
+/// The primordial team's small operations, when it has the chunked path
+/// too.
+fn primordial_team() -> Option<&'static SmallTeam> {
+    crate::team::primordial_shm()
+        .map(|s| &s.small)
+        .filter(|st| primordial(st))
+}
+
+/// Small operations this rank has started over the primordial team (0
+/// where it has no chunked path).
+pub(crate) fn primordial_started() -> u64 {
+    primordial_team().map_or(0, |st| st.started.load(Ordering::Relaxed))
+}
+
+/// Whether member `m` of the primordial team has written its slot for
+/// small operation `s` (or a later one).
+pub(crate) fn primordial_wrote(m: usize, s: u64) -> bool {
+    primordial_team().is_some_and(|st| {
+        m < st.n() && st.hdr(m, (s % DEPTH) as usize).seq.load(Ordering::Acquire) >= s
+    })
+}
+
 /// One member's read of operation `s`.
 struct Read {
     s: u64,
+    /// On the primordial team with the chunked path: the chunked
+    /// operations this member had started when it started this one.
+    data_at: Option<u64>,
     sig: u64,
     /// The piece: bytes `[off, off + len)` of each writer's input.
     off: usize,
@@ -564,10 +599,35 @@ impl Read {
     /// Whether every writer has posted operation `s`.
     fn ready(&self, st: &SmallTeam) -> bool {
         let j = self.j();
-        let posted = |m: usize| st.hdr(m, j).seq.load(Ordering::Acquire) == self.s;
+        let posted = |m: usize| {
+            let ok = st.hdr(m, j).seq.load(Ordering::Acquire) == self.s;
+            if !ok {
+                self.check_skipped(st, m);
+            }
+            ok
+        };
         match self.pat.sole_writer() {
             Some(w) => posted(w),
             None => (0..st.n()).all(posted),
+        }
+    }
+
+    /// Size disagreement across the inline line: writer `m`, which has
+    /// not written this operation, has posted a chunked operation this
+    /// member has not started. In a consistent program it writes this
+    /// one in its initiation call before it starts any later one; so it
+    /// took the chunked path for this call, and this read would wait
+    /// forever.
+    #[cold]
+    fn check_skipped(&self, st: &SmallTeam, m: usize) {
+        let Some(d) = self.data_at else { return };
+        if crate::shmdata::posted_op(st.locals[m]) > d {
+            gex_core::fatal(&format!(
+                "gex-coll: collective mismatch in small shared-memory operation {}: team rank {m} \
+                 took the chunked path (more than 1 KiB per writer) where this rank took the \
+                 small one: the members passed different sizes (or a different collective)",
+                self.s
+            ));
         }
     }
 

@@ -108,6 +108,12 @@ impl TeamInfo {
 
 static PRIMORDIAL: OnceLock<Arc<TeamInfo>> = OnceLock::new();
 
+/// The primordial team's shared-memory channel, if it has one (the job
+/// is one neighbourhood).
+pub(crate) fn primordial_shm() -> Option<&'static Arc<ShmTeam>> {
+    PRIMORDIAL.get().and_then(|t| t.shm.get())
+}
+
 /// What gex-coll hangs on a `Tm` (its layer state).
 struct TeamSlot(Arc<TeamInfo>);
 
