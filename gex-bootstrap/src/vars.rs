@@ -103,6 +103,11 @@ pub const VARS: &[Var] = &[
         "`0`: large blocking broadcasts and scatters copy through shared memory instead of letting readers copy out of the root's memory.",
     ),
     user(
+        "GEX_COLL_HIER",
+        "on",
+        "`0`: teams spanning neighbourhoods use the flat Active Message algorithms instead of the hierarchical ones (if any rank sets it, no rank uses them).",
+    ),
+    user(
         "GEX_UDP_BYPASS",
         "on",
         "`0`: the udp conduit sends to ranks on the same host over UDP too, instead of shared memory.",

@@ -146,6 +146,12 @@ pub struct CollSettings {
     /// where the system allows it; off, they copy through shared memory
     /// (if any rank turns it off, no rank uses it).
     pub no_single_copy: bool,
+    /// `GEX_COLL_HIER` (`0` turns it off; default on): teams spanning
+    /// neighbourhoods use the hierarchical broadcast, reductions and
+    /// barrier (shared memory inside each neighbourhood); off, the flat
+    /// Active Message algorithms (if any rank turns it off, no rank uses
+    /// them).
+    pub no_hier: bool,
 }
 
 impl CollSettings {
@@ -161,6 +167,7 @@ impl CollSettings {
             force_am: vars.flag("GEX_COLL_FORCE_AM", false)?,
             force_defer: vars.flag("GEX_COLL_FORCE_DEFER", false)?,
             no_single_copy: !vars.flag("GEX_COLL_SINGLE_COPY", true)?,
+            no_hier: !vars.flag("GEX_COLL_HIER", true)?,
         })
     }
 }
@@ -180,7 +187,12 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
     // block), so it keeps no LayerAm.
     register_internal_handlers(ep, &mut table)?;
     ep.runtime().add_progress_hook(progress_hook)?;
-    shm::setup(ep.runtime(), settings.force_am, !settings.no_single_copy)
+    shm::setup(
+        ep.runtime(),
+        settings.force_am,
+        !settings.no_single_copy,
+        !settings.no_hier,
+    )
 }
 
 /// The layer's progress: deferred sends, then the shared-memory data
@@ -213,5 +225,8 @@ mod tests {
                 .no_single_copy
         );
         assert_eq!(var("GEX_COLL_SINGLE_COPY").unwrap().default, "on");
+        assert!(read(&[("GEX_COLL_HIER", "0")]).unwrap().no_hier);
+        assert!(!d.no_hier);
+        assert_eq!(var("GEX_COLL_HIER").unwrap().default, "on");
     }
 }

@@ -351,7 +351,12 @@ fn object_name(rt: &Runtime, leader: Rank) -> String {
 /// control-plane exchanges unless the job has one rank); with `force_am`
 /// (`CollSettings::force_am`) this rank wants none, and so no rank uses
 /// one.
-pub(crate) fn setup(rt: &'static Runtime, force_am: bool, single_copy: bool) -> Result<()> {
+pub(crate) fn setup(
+    rt: &'static Runtime,
+    force_am: bool,
+    single_copy: bool,
+    hier: bool,
+) -> Result<()> {
     if rt.jobsize() < 2 {
         return Ok(());
     }
@@ -418,6 +423,7 @@ pub(crate) fn setup(rt: &'static Runtime, force_am: bool, single_copy: bool) -> 
     // hierarchical collectives of teams spanning several.
     let mut rec = vec![ok as u8, cma_ok as u8];
     rec.extend_from_slice(&leader.to_le_bytes());
+    rec.push(hier as u8);
     let all = rt.bootstrap_exchange(&rec)?;
     // Every member of this neighbourhood must be able to read (the others
     // are in other neighbourhoods, but one answer for the job is simpler
@@ -427,7 +433,7 @@ pub(crate) fn setup(rt: &'static Runtime, force_am: bool, single_copy: bool) -> 
         mapped = Some(r.into_mapping());
     }
     let use_it = everyone_wants && all.iter().all(|v| v.first() == Some(&1));
-    if use_it {
+    if use_it && all.iter().all(|v| v.get(6) == Some(&1)) {
         set_nbrhds(&all, rt.jobsize(), me, leader);
     }
     match (use_it, mapped) {
