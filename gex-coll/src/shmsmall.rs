@@ -3,7 +3,8 @@
 //! process's neighbourhood): broadcast, scatter, gather, gather-all,
 //! exchange, reduce-to-one and reduce-to-all (every operator, user-defined
 //! ones included) whose writers' input fits an inline slot
-//! ([`SMALL_MAX`] bytes), without `OUT_ALLSYNC`; and larger ones, in
+//! ([`SMALL_MAX`] bytes), in any sync mode (`OUT_ALLSYNC` adds the
+//! closing barrier every path has); and larger ones, in
 //! pieces of a slot, on the teams where the chunked path
 //! (`crate::shmdata`: the primordial team of a one-neighbourhood job) is
 //! not available (sub-teams; for reductions, elements of at most a slot).
@@ -399,13 +400,13 @@ fn wait(mut cond: impl FnMut() -> bool) {
 }
 
 /// Whether an operation over `t` goes through the inline slots: a
-/// channel, more than one member, no `OUT_ALLSYNC`, and a writer's input
+/// channel, more than one member, and a writer's input
 /// of `wlen <= SMALL_MAX` bytes, or more (in pieces of a slot) where the
 /// chunked path (`crate::shmdata`) is not available and an element of
 /// `unit` bytes (a reduction's; 1 otherwise) fits a slot. The same answer
 /// on every member: the arguments are single-valued.
-pub(crate) fn qualifies(t: &TeamInfo, mode: &SyncMode, wlen: usize, unit: usize) -> bool {
-    if mode.out_all || t.size() < 2 || t.shm_team().is_none() {
+pub(crate) fn qualifies(t: &TeamInfo, _mode: &SyncMode, wlen: usize, unit: usize) -> bool {
+    if t.size() < 2 || t.shm_team().is_none() {
         return false;
     }
     wlen <= SMALL_MAX || (unit <= SMALL_MAX && !crate::shmdata::eligible(t))
@@ -414,8 +415,11 @@ pub(crate) fn qualifies(t: &TeamInfo, mode: &SyncMode, wlen: usize, unit: usize)
 /// Runs a small operation over `t` ([`qualifies`]). A writer's input is
 /// `input`, or if `None` its `dst` (in place); a reader's output is `dst`
 /// (of the length the pattern gives).
+///
+/// `OUT_ALLSYNC`: the key of the closing barrier is reserved first, and
+/// the member enters it once its own part is done (as on every path).
 pub(crate) fn start<'a>(
-    t: &TeamInfo,
+    t: &Arc<TeamInfo>,
     mode: &SyncMode,
     pat: Pat,
     wlen: usize,
@@ -423,7 +427,8 @@ pub(crate) fn start<'a>(
     dst: Option<&'a mut [u8]>,
 ) -> CollHandle<'a> {
     let team = t.shm_team().expect("qualifies");
-    run(team, mode, pat, wlen, input, dst)
+    let out = crate::coll::out_key(t, *mode);
+    crate::coll::fin(run(team, mode, pat, wlen, input, dst), out)
 }
 
 fn run<'a>(
