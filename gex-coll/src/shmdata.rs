@@ -290,7 +290,7 @@ fn ready(a: &Area, e: &Entry) -> bool {
     let posted = |m: usize| {
         let ok = a.data_ctl(m).posted.load(Ordering::Acquire) >= want;
         if !ok {
-            check_skipped(e, m);
+            check_skipped(a, e, m, want);
         }
         ok
     };
@@ -307,8 +307,13 @@ fn ready(a: &Area, e: &Entry) -> bool {
 /// this operation, in its initiation call, before it starts any later
 /// one; so it took the small path (a writer's input up to 1 KiB) for
 /// this call, which would otherwise wait for it forever.
-fn check_skipped(e: &Entry, m: usize) {
-    if crate::shmsmall::primordial_wrote(m, e.small_at + 1) {
+fn check_skipped(a: &Area, e: &Entry, m: usize, want: u64) {
+    // The count is looked at again after the slot (which the writer
+    // stores after it): a writer that posted this operation and went on
+    // between the two loads is no mismatch.
+    if crate::shmsmall::primordial_wrote(m, e.small_at + 1)
+        && a.data_ctl(m).posted.load(Ordering::Acquire) < want
+    {
         gex_core::fatal(&format!(
             "gex-coll: collective mismatch in shared-memory data operation {}: rank {m} took the \
              small-collective path (at most 1 KiB per writer) where this rank took the chunked \

@@ -626,7 +626,12 @@ impl Read {
     #[cold]
     fn check_skipped(&self, st: &SmallTeam, m: usize) {
         let Some(d) = self.data_at else { return };
-        if crate::shmdata::posted_op(st.locals[m]) > d {
+        // The slot is looked at again after the count (which the writer
+        // stores after it): a writer that wrote this operation and went
+        // on between the two loads is no mismatch.
+        if crate::shmdata::posted_op(st.locals[m]) > d
+            && st.hdr(m, self.j()).seq.load(Ordering::Acquire) != self.s
+        {
             gex_core::fatal(&format!(
                 "gex-coll: collective mismatch in small shared-memory operation {}: team rank {m} \
                  took the chunked path (more than 1 KiB per writer) where this rank took the \
