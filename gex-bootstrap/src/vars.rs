@@ -104,8 +104,8 @@ pub const VARS: &[Var] = &[
     ),
     user(
         "GEX_COLL_HIER",
-        "on",
-        "`0`: teams spanning neighbourhoods use the flat Active Message algorithms instead of the hierarchical ones (if any rank sets it, no rank uses them).",
+        "off",
+        "`1`: teams spanning neighbourhoods use the hierarchical broadcast, reductions and barrier (shared memory inside each neighbourhood) instead of the flat Active Message algorithms; experimental, see README (every rank must set it).",
     ),
     user(
         "GEX_UDP_BYPASS",

@@ -1,7 +1,9 @@
 //! Hierarchical collectives over teams whose members span several
 //! neighbourhoods (hosts): inside each neighbourhood through shared memory,
 //! between neighbourhoods over Active Messages among one representative
-//! of each, then inside again.
+//! of each, then inside again. Opt-in (`GEX_COLL_HIER=1` on every
+//! rank, `CollSettings::hier`): experimental, test-coll with 5 ranks on
+//! two pretend hosts hangs about one run in five (open).
 //!
 //! # Structure
 //!
