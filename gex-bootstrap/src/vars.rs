@@ -103,6 +103,11 @@ pub const VARS: &[Var] = &[
         "`0`: large blocking broadcasts and scatters copy through shared memory instead of letting readers copy out of the root's memory.",
     ),
     user(
+        "GEX_COLL_HIER",
+        "off",
+        "`1`: teams spanning neighbourhoods use the hierarchical broadcast, reductions and barrier (shared memory inside each neighbourhood) instead of the flat Active Message algorithms; experimental, see README (every rank must set it).",
+    ),
+    user(
         "GEX_UDP_BYPASS",
         "on",
         "`0`: the udp conduit sends to ranks on the same host over UDP too, instead of shared memory.",

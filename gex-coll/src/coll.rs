@@ -40,6 +40,7 @@ use gex_types::{Dt, Error, Flags, Rank, Result};
 use crate::algos::{AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceKind};
 use crate::engine::{send_now, signature, Key, Logic, Op, Out};
 use crate::handle::CollHandle;
+use crate::hier;
 use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
 use crate::seg::{self, Addrs};
 use crate::shmdata::{self, Readers};
@@ -168,7 +169,7 @@ pub fn broadcast_nb<'a>(
     check_root(CALL, root, &t)?;
     let nbytes = dst.len();
     check_size(CALL, nbytes)?;
-    let (me, n) = (t.me, t.size());
+    let me = t.me;
     if me == root {
         if let Some(s) = src {
             check_len(CALL, "src", s.len(), nbytes)?;
@@ -177,7 +178,31 @@ pub fn broadcast_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, Some(root), CALL);
     }
-    if nbytes > 0 && shmsmall::qualifies(&t, &mode, nbytes, 1) {
+    if let Some(h) = t.hier() {
+        if me == root {
+            if let Some(s) = src {
+                dst.copy_from_slice(s);
+            }
+        }
+        return hier::broadcast(&t, h, mode, root, dst);
+    }
+    Ok(bcast_on(&t, mode, root, dst, src, CALL))
+}
+
+/// [`broadcast_nb`] over `t` once the arguments are checked and
+/// `IN_ALLSYNC` is done (also the stages of the hierarchical broadcast,
+/// `crate::hier`).
+pub(crate) fn bcast_on<'a>(
+    t: &Arc<TeamInfo>,
+    mode: SyncMode,
+    root: Rank,
+    dst: &'a mut [u8],
+    src: Option<&'a [u8]>,
+    call: &'static str,
+) -> CollHandle<'a> {
+    let nbytes = dst.len();
+    let (me, n) = (t.me, t.size());
+    if nbytes > 0 && shmsmall::qualifies(t, &mode, nbytes, 1) {
         let pat = Pat::Bcast {
             root: root as usize,
         };
@@ -185,21 +210,21 @@ pub fn broadcast_nb<'a>(
             if let Some(s) = src {
                 dst.copy_from_slice(s);
             }
-            return Ok(shmsmall::start(&t, &mode, pat, nbytes, Some(dst), None));
+            return shmsmall::start(t, &mode, pat, nbytes, Some(dst), None);
         }
-        return Ok(shmsmall::start(&t, &mode, pat, nbytes, None, Some(dst)));
+        return shmsmall::start(t, &mode, pat, nbytes, None, Some(dst));
     }
     let key = t.next_key();
-    let out = out_key(&t, mode);
+    let out = out_key(t, mode);
     let sig = signature("broadcast", &[u64::from(root), nbytes as u64, mode.word]);
-    if me == root && n > 1 && shmdata::eligible(&t) && shmdata::single_copy(nbytes) {
+    if me == root && n > 1 && shmdata::eligible(t) && shmdata::single_copy(nbytes) {
         // The readers copy straight from the root's input while it copies
         // its own.
         match src {
             Some(s) => shmdata::offer(u64::from(sig), s, n as usize, || dst.copy_from_slice(s)),
             None => shmdata::offer(u64::from(sig), dst, n as usize, || {}),
         }
-        return Ok(fin(CollHandle::INVALID, out));
+        return fin(CollHandle::INVALID, out);
     }
     if me == root {
         if let Some(s) = src {
@@ -207,17 +232,17 @@ pub fn broadcast_nb<'a>(
         }
     }
     if nbytes == 0 || n == 1 {
-        return Ok(fin(CollHandle::INVALID, out));
+        return fin(CollHandle::INVALID, out);
     }
-    if shmdata::eligible(&t) {
+    if shmdata::eligible(t) {
         if me == root {
             shmdata::write_only(u64::from(sig), dst, n as usize, Readers::Others);
-            return Ok(fin(CollHandle::INVALID, out));
+            return fin(CollHandle::INVALID, out);
         }
-        return Ok(fin(
+        return fin(
             shmdata::read_one(u64::from(sig), root, nbytes, None, dst),
             out,
-        ));
+        );
     }
     let v = to_virtual(me, root, n);
     let children: Vec<Rank> = binomial_children(v, n)
@@ -229,13 +254,13 @@ pub fn broadcast_nb<'a>(
         for &c in &children {
             send_now(key, sig, c, 0, dst);
         }
-        return Ok(fin(CollHandle::INVALID, out));
+        return fin(CollHandle::INVALID, out);
     }
     let staging = Staging::new(nbytes);
     let op = Op::start(
         key,
         sig,
-        CALL,
+        call,
         Box::new(BcastRecv {
             children,
             staging: staging.clone(),
@@ -243,18 +268,15 @@ pub fn broadcast_nb<'a>(
             got: 0,
         }),
     );
-    Ok(fin(
-        CollHandle::pending_into(op.c.clone(), staging, dst),
-        out,
-    ))
+    fin(CollHandle::pending_into(op.c.clone(), staging, dst), out)
 }
 
-struct ReduceArgs {
-    t: Arc<TeamInfo>,
-    mode: SyncMode,
+pub(crate) struct ReduceArgs {
+    pub(crate) t: Arc<TeamInfo>,
+    pub(crate) mode: SyncMode,
     key: crate::engine::Key,
     sig: u32,
-    nbytes: usize,
+    pub(crate) nbytes: usize,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -279,7 +301,23 @@ fn reduce_begin(
         .checked_mul(dt_cnt)
         .ok_or_else(|| Error::bad_arg(format!("{call}: dt_sz * dt_cnt overflows")))?;
     check_size(call, nbytes)?;
-    Ok(ReduceArgs {
+    Ok(reduce_args(t, mode, kind, root, dt, dt_sz, dt_cnt, op))
+}
+
+/// A reduction's arguments over `t` (also the stages of the hierarchical
+/// reductions, `crate::hier`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reduce_args(
+    t: Arc<TeamInfo>,
+    mode: SyncMode,
+    kind: &str,
+    root: Rank,
+    dt: Dt,
+    dt_sz: usize,
+    dt_cnt: usize,
+    op: &ReduceOp,
+) -> ReduceArgs {
+    ReduceArgs {
         key: (0, 0),
         sig: signature(
             kind,
@@ -294,8 +332,8 @@ fn reduce_begin(
         ),
         t,
         mode,
-        nbytes,
-    })
+        nbytes: dt_sz * dt_cnt,
+    }
 }
 
 /// Reduction to one (`gex_Coll_ReduceToOneNB`): on `root`, `dst[i]` =
@@ -323,7 +361,7 @@ pub fn reduce_to_one_nb<'a>(
     flags: Flags,
 ) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ReduceToOneNB";
-    let mut a = reduce_begin(
+    let a = reduce_begin(
         CALL,
         tm,
         "reduce_to_one",
@@ -334,7 +372,7 @@ pub fn reduce_to_one_nb<'a>(
         op,
         flags,
     )?;
-    let (me, n) = (a.t.me, a.t.size());
+    let me = a.t.me;
     let dst = if me == root {
         let d = dst.ok_or_else(|| Error::bad_arg(format!("{CALL}: the root needs a dst")))?;
         check_len(CALL, "dst", d.len(), a.nbytes)?;
@@ -354,6 +392,27 @@ pub fn reduce_to_one_nb<'a>(
     if a.mode.in_all {
         sync::enter_all(&a.t, None, CALL);
     }
+    if let Some(h) = a.t.hier().filter(|_| hier::reduces(op)) {
+        return hier::reduce_to_one(&a, h.clone(), root, dst, src, dt, dt_sz, op);
+    }
+    Ok(reduce_one_on(a, root, dst, src, dt, dt_sz, op, CALL))
+}
+
+/// [`reduce_to_one_nb`] once the arguments are checked (`dst` is `Some`
+/// on the root only) and `IN_ALLSYNC` is done (also the stages of the
+/// hierarchical reductions, `crate::hier`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reduce_one_on<'a>(
+    mut a: ReduceArgs,
+    root: Rank,
+    dst: Option<&'a mut [u8]>,
+    src: Option<&'a [u8]>,
+    dt: Dt,
+    dt_sz: usize,
+    op: &ReduceOp,
+    call: &'static str,
+) -> CollHandle<'a> {
+    let (me, n) = (a.t.me, a.t.size());
     if shmsmall::qualifies(&a.t, &a.mode, a.nbytes, dt_sz) {
         let pat = Pat::Reduce {
             root: Some(root as usize),
@@ -361,7 +420,7 @@ pub fn reduce_to_one_nb<'a>(
             dt_sz,
             op: op.clone(),
         };
-        return Ok(shmsmall::start(&a.t, &a.mode, pat, a.nbytes, src, dst));
+        return shmsmall::start(&a.t, &a.mode, pat, a.nbytes, src, dst);
     }
     a.key = a.t.next_key();
     let out = out_key(&a.t, a.mode);
@@ -370,7 +429,7 @@ pub fn reduce_to_one_nb<'a>(
         let Some(d) = dst else {
             let s = src.expect("checked above");
             shmdata::write_only(sig, s, n as usize, Readers::One(root));
-            return Ok(fin(CollHandle::INVALID, out));
+            return fin(CollHandle::INVALID, out);
         };
         // The input is read in this call, straight from the caller's
         // buffer.
@@ -383,7 +442,7 @@ pub fn reduce_to_one_nb<'a>(
             Some(input) => shmdata::all(sig, input, n as usize, how, Readers::One(root), d),
             None => shmdata::all_in_place(sig, n as usize, how, Readers::One(root), d),
         };
-        return Ok(fin(h, out));
+        return fin(h, out);
     }
     let acc = match (src, &dst) {
         (Some(s), _) => s.to_vec(),
@@ -394,13 +453,13 @@ pub fn reduce_to_one_nb<'a>(
         if let Some(d) = dst {
             d.copy_from_slice(&acc);
         }
-        return Ok(CollHandle::INVALID);
+        return CollHandle::INVALID;
     }
     let staging = dst.as_ref().map(|_| Staging::new(a.nbytes));
     let opr = Op::start(
         a.key,
         a.sig,
-        CALL,
+        call,
         Box::new(Reduce::new(
             dt,
             dt_sz,
@@ -412,13 +471,13 @@ pub fn reduce_to_one_nb<'a>(
             staging.clone(),
         )),
     );
-    Ok(fin(
+    fin(
         match (dst, staging) {
             (Some(d), Some(s)) => CollHandle::pending_into(opr.c.clone(), s, d),
             _ => CollHandle::pending(opr.c.clone()),
         },
         out,
-    ))
+    )
 }
 
 /// Vectors up to this size are all-reduced by recursive doubling (fewer
@@ -444,7 +503,7 @@ pub fn reduce_to_all_nb<'a>(
     flags: Flags,
 ) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_ReduceToAllNB";
-    let mut a = reduce_begin(CALL, tm, "reduce_to_all", 0, dt, dt_sz, dt_cnt, op, flags)?;
+    let a = reduce_begin(CALL, tm, "reduce_to_all", 0, dt, dt_sz, dt_cnt, op, flags)?;
     check_len(CALL, "dst", dst.len(), a.nbytes)?;
     if let Some(s) = src {
         check_len(CALL, "src", s.len(), a.nbytes)?;
@@ -452,6 +511,24 @@ pub fn reduce_to_all_nb<'a>(
     if a.mode.in_all {
         sync::enter_all(&a.t, None, CALL);
     }
+    if let Some(h) = a.t.hier().filter(|_| hier::reduces(op)) {
+        return hier::reduce_to_all(&a, h.clone(), dst, src, dt, dt_sz, op);
+    }
+    Ok(reduce_all_on(a, dst, src, dt, dt_sz, op, CALL))
+}
+
+/// [`reduce_to_all_nb`] once the arguments are checked and `IN_ALLSYNC`
+/// is done (also the stages of the hierarchical reductions,
+/// `crate::hier`).
+pub(crate) fn reduce_all_on<'a>(
+    mut a: ReduceArgs,
+    dst: &'a mut [u8],
+    src: Option<&'a [u8]>,
+    dt: Dt,
+    dt_sz: usize,
+    op: &ReduceOp,
+    call: &'static str,
+) -> CollHandle<'a> {
     if shmsmall::qualifies(&a.t, &a.mode, a.nbytes, dt_sz) {
         let pat = Pat::Reduce {
             root: None,
@@ -459,14 +536,7 @@ pub fn reduce_to_all_nb<'a>(
             dt_sz,
             op: op.clone(),
         };
-        return Ok(shmsmall::start(
-            &a.t,
-            &a.mode,
-            pat,
-            a.nbytes,
-            src,
-            Some(dst),
-        ));
+        return shmsmall::start(&a.t, &a.mode, pat, a.nbytes, src, Some(dst));
     }
     a.key = a.t.next_key();
     let out = out_key(&a.t, a.mode);
@@ -483,7 +553,7 @@ pub fn reduce_to_all_nb<'a>(
             Some(input) => shmdata::all(sig, input, n, how, Readers::Everyone, dst),
             None => shmdata::all_in_place(sig, n, how, Readers::Everyone, dst),
         };
-        return Ok(fin(h, out));
+        return fin(h, out);
     }
     let acc = match src {
         Some(s) => s.to_vec(),
@@ -491,7 +561,7 @@ pub fn reduce_to_all_nb<'a>(
     };
     if a.t.size() == 1 {
         dst.copy_from_slice(&acc);
-        return Ok(CollHandle::INVALID);
+        return CollHandle::INVALID;
     }
     let staging = Staging::new(a.nbytes);
     let logic: Box<dyn Logic> = if a.nbytes <= RECURSIVE_DOUBLING_MAX {
@@ -516,11 +586,8 @@ pub fn reduce_to_all_nb<'a>(
             Some(staging.clone()),
         ))
     };
-    let opr = Op::start(a.key, a.sig, CALL, logic);
-    Ok(fin(
-        CollHandle::pending_into(opr.c.clone(), staging, dst),
-        out,
-    ))
+    let opr = Op::start(a.key, a.sig, call, logic);
+    fin(CollHandle::pending_into(opr.c.clone(), staging, dst), out)
 }
 
 /// [`reduce_to_one_nb`] over typed slices (`dt`, `dt_sz` and `dt_cnt` from

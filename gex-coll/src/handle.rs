@@ -235,6 +235,18 @@ impl<'a> CollHandle<'a> {
         }
     }
 
+    /// Finishes the handle if complete, without polling (the stages of
+    /// the hierarchical collectives, looked at from the progress hook);
+    /// whether it is. An error is fatal: a stage has no caller to
+    /// report it to.
+    pub(crate) fn finished(&mut self) -> bool {
+        let done = self.try_finish();
+        if let Err(e) = self.take_error() {
+            gex_core::fatal(&format!("gex-coll: a hierarchical collective's stage: {e}"));
+        }
+        done
+    }
+
     /// Whether this is the invalid handle (nothing to wait for; a handle
     /// becomes invalid once synced).
     pub fn is_invalid(&self) -> bool {
@@ -308,7 +320,10 @@ impl<'a> CollHandle<'a> {
             State::Pending { c, poke, .. } => {
                 let done = c.is_complete()
                     || (*poke
-                        && crate::shmdata::progress() + crate::shmsmall::progress() > 0
+                        && crate::shmdata::progress()
+                            + crate::shmsmall::progress()
+                            + crate::hier::progress()
+                            > 0
                         && c.is_complete());
                 if !done {
                     return false;

@@ -70,6 +70,7 @@ pub mod coll;
 mod engine;
 mod g1;
 mod handle;
+mod hier;
 mod multi;
 pub mod reduce;
 mod seg;
@@ -145,6 +146,11 @@ pub struct CollSettings {
     /// where the system allows it; off, they copy through shared memory
     /// (if any rank turns it off, no rank uses it).
     pub no_single_copy: bool,
+    /// `GEX_COLL_HIER` (`1`; default off, experimental): teams spanning
+    /// neighbourhoods use the hierarchical broadcast, reductions and
+    /// barrier (shared memory inside each neighbourhood) instead of the
+    /// flat Active Message algorithms (only if every rank sets it).
+    pub hier: bool,
 }
 
 impl CollSettings {
@@ -160,6 +166,7 @@ impl CollSettings {
             force_am: vars.flag("GEX_COLL_FORCE_AM", false)?,
             force_defer: vars.flag("GEX_COLL_FORCE_DEFER", false)?,
             no_single_copy: !vars.flag("GEX_COLL_SINGLE_COPY", true)?,
+            hier: vars.flag("GEX_COLL_HIER", false)?,
         })
     }
 }
@@ -179,13 +186,18 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
     // block), so it keeps no LayerAm.
     register_internal_handlers(ep, &mut table)?;
     ep.runtime().add_progress_hook(progress_hook)?;
-    shm::setup(ep.runtime(), settings.force_am, !settings.no_single_copy)
+    shm::setup(
+        ep.runtime(),
+        settings.force_am,
+        !settings.no_single_copy,
+        settings.hier,
+    )
 }
 
 /// The layer's progress: deferred sends, then the shared-memory data
 /// collectives (shared-memory barriers are looked at by their handles).
 fn progress_hook() -> usize {
-    engine::retry_deferred() + shmdata::progress() + shmsmall::progress()
+    engine::retry_deferred() + shmdata::progress() + shmsmall::progress() + hier::progress()
 }
 
 #[cfg(test)]
@@ -212,5 +224,8 @@ mod tests {
                 .no_single_copy
         );
         assert_eq!(var("GEX_COLL_SINGLE_COPY").unwrap().default, "on");
+        assert!(read(&[("GEX_COLL_HIER", "1")]).unwrap().hier);
+        assert!(!d.hier);
+        assert_eq!(var("GEX_COLL_HIER").unwrap().default, "off");
     }
 }

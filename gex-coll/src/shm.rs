@@ -239,6 +239,42 @@ const _: () = assert!(std::mem::size_of::<DataCtl>() == SLOT);
 
 static AREA: OnceLock<Area> = OnceLock::new();
 
+/// The neighbourhood of every jobrank (its lowest jobrank), when every
+/// rank agreed to use the areas.
+static NBRHDS: OnceLock<Box<[Rank]>> = OnceLock::new();
+
+/// Keeps the neighbourhoods the set-up exchange reported (`all[r][2..6]`,
+/// rank `r`'s lowest neighbour), if they are consistent: every entry a
+/// jobrank no greater than its rank, each neighbourhood's lowest rank its
+/// own, and this process's as it knows it. Otherwise none (the
+/// collectives then stay flat).
+fn set_nbrhds(all: &[Vec<u8>], jobsize: Rank, me: Rank, leader: Rank) {
+    let of: Option<Vec<Rank>> = all
+        .iter()
+        .map(|v| {
+            v.get(2..6)
+                .and_then(|b| b.try_into().ok())
+                .map(u32::from_le_bytes)
+        })
+        .collect();
+    let Some(of) = of else { return };
+    let sane = of.len() == jobsize as usize
+        && of
+            .iter()
+            .enumerate()
+            .all(|(r, &l)| l as usize <= r && of[l as usize] == l)
+        && of[me as usize] == leader;
+    if sane {
+        let _ = NBRHDS.set(of.into());
+    }
+}
+
+/// The neighbourhood (its lowest jobrank) of every jobrank, if the areas
+/// are in use; the same answer on every rank.
+pub(crate) fn nbrhds() -> Option<&'static [Rank]> {
+    NBRHDS.get().map(|b| &b[..])
+}
+
 /// Where the set-up exchange's shared-memory handle starts: after the
 /// two flags, the process id (4 bytes) and the probe address (8).
 const PROBE_AT: usize = 14;
@@ -315,7 +351,12 @@ fn object_name(rt: &Runtime, leader: Rank) -> String {
 /// control-plane exchanges unless the job has one rank); with `force_am`
 /// (`CollSettings::force_am`) this rank wants none, and so no rank uses
 /// one.
-pub(crate) fn setup(rt: &'static Runtime, force_am: bool, single_copy: bool) -> Result<()> {
+pub(crate) fn setup(
+    rt: &'static Runtime,
+    force_am: bool,
+    single_copy: bool,
+    hier: bool,
+) -> Result<()> {
     if rt.jobsize() < 2 {
         return Ok(());
     }
@@ -378,7 +419,12 @@ pub(crate) fn setup(rt: &'static Runtime, force_am: bool, single_copy: bool) -> 
     // The creator's descriptor stays open until every member has mapped
     // the area (or failed to), then closes: nothing outlives the job.
     let ok = !needs || mapped.is_some() || created.is_some();
-    let all = rt.bootstrap_exchange(&[ok as u8, cma_ok as u8])?;
+    // With this rank's neighbourhood (its lowest jobrank), for the
+    // hierarchical collectives of teams spanning several.
+    let mut rec = vec![ok as u8, cma_ok as u8];
+    rec.extend_from_slice(&leader.to_le_bytes());
+    rec.push(hier as u8);
+    let all = rt.bootstrap_exchange(&rec)?;
     // Every member of this neighbourhood must be able to read (the others
     // are in other neighbourhoods, but one answer for the job is simpler
     // and the same on every rank).
@@ -387,6 +433,9 @@ pub(crate) fn setup(rt: &'static Runtime, force_am: bool, single_copy: bool) -> 
         mapped = Some(r.into_mapping());
     }
     let use_it = everyone_wants && all.iter().all(|v| v.first() == Some(&1));
+    if use_it && all.iter().all(|v| v.get(6) == Some(&1)) {
+        set_nbrhds(&all, rt.jobsize(), me, leader);
+    }
     match (use_it, mapped) {
         (true, Some(m)) => {
             let _ = AREA.set(Area {

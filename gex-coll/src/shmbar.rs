@@ -118,6 +118,38 @@ impl ShmTeam {
         Some((k, from))
     }
 
+    /// Reserves this member's next barrier without entering it: the
+    /// lowest member of a group in a hierarchical barrier (`crate::hier`)
+    /// waits for the others ([`ShmTeam::others_arrived`]) and enters it
+    /// later ([`ShmTeam::publish`]), in order.
+    pub(crate) fn reserve(&self) -> u64 {
+        // Not a read-modify-write: one thread at a time enters (above).
+        let k = self.entered.load(Ordering::Relaxed) + 1;
+        self.entered.store(k, Ordering::Relaxed);
+        k
+    }
+
+    /// [`ShmTeam::arrived`] for every member but this one.
+    pub(crate) fn others_arrived(&self, k: u64, from: &mut usize) -> bool {
+        while *from < self.counters.len() {
+            // Acquire: pairs with the member's release store at entry.
+            if *from != self.me
+                && self.counters[*from].load(Ordering::Acquire) < self.base[*from] + k
+            {
+                return false;
+            }
+            *from += 1;
+        }
+        true
+    }
+
+    /// Enters barrier `k`, reserved earlier (every barrier before it is
+    /// entered already).
+    pub(crate) fn publish(&self, k: u64) {
+        // Release: the writes before the barrier go with the counter.
+        self.counters[self.me].store(self.base[self.me] + k, Ordering::Release);
+    }
+
     /// [`ShmTeam::arrived`], looking a few more times before giving up
     /// when every rank of the host has a core: a look costs less than the
     /// poll the caller makes next, and the last arrival is seen sooner

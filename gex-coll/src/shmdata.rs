@@ -85,7 +85,7 @@
 //! copy's address is the other process's, and only the kernel uses it).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use gex_core::{Completion, Runtime, Staging};
@@ -193,6 +193,9 @@ struct Entry {
     k: u64,
     nbytes: usize,
     got: u64,
+    /// Small operations this rank had started over the team when this
+    /// one started (`crate::shmsmall::primordial_started`).
+    small_at: u64,
     sig: u64,
     kind: Kind,
     out: Option<Output>,
@@ -284,16 +287,55 @@ pub(crate) enum How {
 /// broadcast's root, every member of a reduction).
 fn ready(a: &Area, e: &Entry) -> bool {
     let want = mark(e.k, e.got + 1);
+    let posted = |m: usize| {
+        let ok = a.data_ctl(m).posted.load(Ordering::Acquire) >= want;
+        if !ok {
+            check_skipped(a, e, m, want);
+        }
+        ok
+    };
     match &e.kind {
-        Kind::Read { root, .. } => {
-            a.data_ctl(*root as usize).posted.load(Ordering::Acquire) >= want
-        }
-        Kind::All { n, .. } => {
-            (0..*n).all(|m| a.data_ctl(m).posted.load(Ordering::Acquire) >= want)
-        }
+        Kind::Read { root, .. } => posted(*root as usize),
+        Kind::All { n, .. } => (0..*n).all(posted),
         Kind::Wrote => false,
     }
 }
+
+/// Size disagreement across the inline line: writer `m`, which has not
+/// posted this operation, has written the small operation that follows
+/// it here (`small_at + 1`). In a consistent program it writes all of
+/// this operation, in its initiation call, before it starts any later
+/// one; so it took the small path (a writer's input up to 1 KiB) for
+/// this call, which would otherwise wait for it forever.
+fn check_skipped(a: &Area, e: &Entry, m: usize, want: u64) {
+    // The count is looked at again after the slot (which the writer
+    // stores after it): a writer that posted this operation and went on
+    // between the two loads is no mismatch.
+    if crate::shmsmall::primordial_wrote(m, e.small_at + 1)
+        && a.data_ctl(m).posted.load(Ordering::Acquire) < want
+    {
+        gex_core::fatal(&format!(
+            "gex-coll: collective mismatch in shared-memory data operation {}: rank {m} took the \
+             small-collective path (at most 1 KiB per writer) where this rank took the chunked \
+             one: the members passed different sizes (or a different collective)",
+            e.k
+        ));
+    }
+}
+
+/// Data operations this rank has started (numbered from 1, in call
+/// order on the primordial team).
+pub(crate) fn started() -> u64 {
+    STARTED.load(Ordering::Relaxed)
+}
+
+/// The last data operation rank `local` posted a chunk of (0: none).
+pub(crate) fn posted_op(local: usize) -> u64 {
+    area().data_ctl(local).posted.load(Ordering::Acquire) >> CHUNK_BITS
+}
+
+/// `LOCAL.k`, read without the lock.
+static STARTED: AtomicU64 = AtomicU64::new(0);
 
 fn check_sig(a: &Area, e: &Entry, writer: usize) {
     let got = a.data_ctl(writer).sig.load(Ordering::Relaxed);
@@ -523,6 +565,7 @@ fn begin(writes: bool) -> (u64, u64) {
     let mut st = lock(&LOCAL);
     st.k += 1;
     let k = st.k;
+    STARTED.store(k, Ordering::Relaxed);
     let last = st.last_write;
     if writes {
         st.last_write = k;
@@ -546,6 +589,7 @@ pub(crate) fn write_only(sig: u64, data: &[u8], members: usize, readers: Readers
         k,
         nbytes: data.len(),
         got: 0,
+        small_at: crate::shmsmall::primordial_started(),
         sig,
         kind: Kind::Wrote,
         out: None,
@@ -596,6 +640,7 @@ pub(crate) fn offer(sig: u64, data: &[u8], members: usize, then: impl FnOnce()) 
         k,
         nbytes: data.len(),
         got: 0,
+        small_at: crate::shmsmall::primordial_started(),
         sig,
         kind: Kind::Wrote,
         out: None,
@@ -621,6 +666,7 @@ pub(crate) fn read_one<'a>(
         k,
         nbytes,
         got: 0,
+        small_at: crate::shmsmall::primordial_started(),
         sig,
         kind: Kind::Read { root, block },
         out: Some(out.dup()),
@@ -686,6 +732,7 @@ fn all_into(
         k,
         nbytes: data.len(),
         got: 0,
+        small_at: crate::shmsmall::primordial_started(),
         sig,
         kind: Kind::All { n: members, how },
         out: Some(out),

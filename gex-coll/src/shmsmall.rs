@@ -3,7 +3,8 @@
 //! process's neighbourhood): broadcast, scatter, gather, gather-all,
 //! exchange, reduce-to-one and reduce-to-all (every operator, user-defined
 //! ones included) whose writers' input fits an inline slot
-//! ([`SMALL_MAX`] bytes), without `OUT_ALLSYNC`; and larger ones, in
+//! ([`SMALL_MAX`] bytes), in any sync mode (`OUT_ALLSYNC` adds the
+//! closing barrier every path has); and larger ones, in
 //! pieces of a slot, on the teams where the chunked path
 //! (`crate::shmdata`: the primordial team of a one-neighbourhood job) is
 //! not available (sub-teams; for reductions, elements of at most a slot).
@@ -399,13 +400,13 @@ fn wait(mut cond: impl FnMut() -> bool) {
 }
 
 /// Whether an operation over `t` goes through the inline slots: a
-/// channel, more than one member, no `OUT_ALLSYNC`, and a writer's input
+/// channel, more than one member, and a writer's input
 /// of `wlen <= SMALL_MAX` bytes, or more (in pieces of a slot) where the
 /// chunked path (`crate::shmdata`) is not available and an element of
 /// `unit` bytes (a reduction's; 1 otherwise) fits a slot. The same answer
 /// on every member: the arguments are single-valued.
-pub(crate) fn qualifies(t: &TeamInfo, mode: &SyncMode, wlen: usize, unit: usize) -> bool {
-    if mode.out_all || t.size() < 2 || t.shm_team().is_none() {
+pub(crate) fn qualifies(t: &TeamInfo, _mode: &SyncMode, wlen: usize, unit: usize) -> bool {
+    if t.size() < 2 || t.shm_team().is_none() {
         return false;
     }
     wlen <= SMALL_MAX || (unit <= SMALL_MAX && !crate::shmdata::eligible(t))
@@ -414,8 +415,11 @@ pub(crate) fn qualifies(t: &TeamInfo, mode: &SyncMode, wlen: usize, unit: usize)
 /// Runs a small operation over `t` ([`qualifies`]). A writer's input is
 /// `input`, or if `None` its `dst` (in place); a reader's output is `dst`
 /// (of the length the pattern gives).
+///
+/// `OUT_ALLSYNC`: the key of the closing barrier is reserved first, and
+/// the member enters it once its own part is done (as on every path).
 pub(crate) fn start<'a>(
-    t: &TeamInfo,
+    t: &Arc<TeamInfo>,
     mode: &SyncMode,
     pat: Pat,
     wlen: usize,
@@ -423,7 +427,8 @@ pub(crate) fn start<'a>(
     dst: Option<&'a mut [u8]>,
 ) -> CollHandle<'a> {
     let team = t.shm_team().expect("qualifies");
-    run(team, mode, pat, wlen, input, dst)
+    let out = crate::coll::out_key(t, *mode);
+    crate::coll::fin(run(team, mode, pat, wlen, input, dst), out)
 }
 
 fn run<'a>(
@@ -441,6 +446,9 @@ fn run<'a>(
     let pieces = wlen.div_ceil(unit).max(1);
     let sig = pat.sig(wlen, mode);
     let blocking = BLOCKING.with(Cell::get);
+    // On the team that also has the chunked path: how many of its
+    // operations this member has started, for the size check in `ready`.
+    let data_at = primordial(st).then(crate::shmdata::started);
     // Several pieces, not waited for in place: each is read into one
     // staging buffer under the queue's lock (now if there, else by the
     // hook), and the handle completes with the last.
@@ -490,6 +498,7 @@ fn run<'a>(
         }
         let r = Read {
             s,
+            data_at,
             sig,
             off,
             len,
@@ -546,9 +555,40 @@ fn prefetch(p: *const u8) {
     let _ = p;
 }
 
+/// Whether `st` is the primordial team's view on a job that is one
+/// neighbourhood (the team that also has the chunked path).
+fn primordial(st: &SmallTeam) -> bool {
+    st.ch == 0 && shm::area().is_some_and(|a| a.whole_job())
+}
+
+/// The primordial team's small operations, when it has the chunked path
+/// too.
+fn primordial_team() -> Option<&'static SmallTeam> {
+    crate::team::primordial_shm()
+        .map(|s| &s.small)
+        .filter(|st| primordial(st))
+}
+
+/// Small operations this rank has started over the primordial team (0
+/// where it has no chunked path).
+pub(crate) fn primordial_started() -> u64 {
+    primordial_team().map_or(0, |st| st.started.load(Ordering::Relaxed))
+}
+
+/// Whether member `m` of the primordial team has written its slot for
+/// small operation `s` (or a later one).
+pub(crate) fn primordial_wrote(m: usize, s: u64) -> bool {
+    primordial_team().is_some_and(|st| {
+        m < st.n() && st.hdr(m, (s % DEPTH) as usize).seq.load(Ordering::Acquire) >= s
+    })
+}
+
 /// One member's read of operation `s`.
 struct Read {
     s: u64,
+    /// On the primordial team with the chunked path: the chunked
+    /// operations this member had started when it started this one.
+    data_at: Option<u64>,
     sig: u64,
     /// The piece: bytes `[off, off + len)` of each writer's input.
     off: usize,
@@ -564,10 +604,40 @@ impl Read {
     /// Whether every writer has posted operation `s`.
     fn ready(&self, st: &SmallTeam) -> bool {
         let j = self.j();
-        let posted = |m: usize| st.hdr(m, j).seq.load(Ordering::Acquire) == self.s;
+        let posted = |m: usize| {
+            let ok = st.hdr(m, j).seq.load(Ordering::Acquire) == self.s;
+            if !ok {
+                self.check_skipped(st, m);
+            }
+            ok
+        };
         match self.pat.sole_writer() {
             Some(w) => posted(w),
             None => (0..st.n()).all(posted),
+        }
+    }
+
+    /// Size disagreement across the inline line: writer `m`, which has
+    /// not written this operation, has posted a chunked operation this
+    /// member has not started. In a consistent program it writes this
+    /// one in its initiation call before it starts any later one; so it
+    /// took the chunked path for this call, and this read would wait
+    /// forever.
+    #[cold]
+    fn check_skipped(&self, st: &SmallTeam, m: usize) {
+        let Some(d) = self.data_at else { return };
+        // The slot is looked at again after the count (which the writer
+        // stores after it): a writer that wrote this operation and went
+        // on between the two loads is no mismatch.
+        if crate::shmdata::posted_op(st.locals[m]) > d
+            && st.hdr(m, self.j()).seq.load(Ordering::Acquire) != self.s
+        {
+            gex_core::fatal(&format!(
+                "gex-coll: collective mismatch in small shared-memory operation {}: team rank {m} \
+                 took the chunked path (more than 1 KiB per writer) where this rank took the \
+                 small one: the members passed different sizes (or a different collective)",
+                self.s
+            ));
         }
     }
 

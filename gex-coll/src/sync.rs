@@ -65,6 +65,15 @@ pub(crate) struct SyncMode {
     pub(crate) word: u64,
 }
 
+impl SyncMode {
+    /// No flags: `IN_MYSYNC | OUT_MYSYNC` (what `parse` gives for none).
+    pub(crate) const MY: SyncMode = SyncMode {
+        in_all: false,
+        out_all: false,
+        word: 4,
+    };
+}
+
 /// The mode `flags` gives `call`; any other flag, or two of one kind, is
 /// an error.
 pub(crate) fn parse(call: &str, flags: Flags) -> Result<SyncMode> {
@@ -164,7 +173,7 @@ mod tests {
     #[test]
     fn modes_parse() {
         let p = |f| parse("x", f);
-        assert_eq!(p(Flags::empty()).unwrap().word, 4);
+        assert_eq!(p(Flags::empty()).unwrap(), SyncMode::MY);
         let m = p(Flags::COLL_IN_ALLSYNC | Flags::COLL_OUT_NOSYNC).unwrap();
         assert!(m.in_all && !m.out_all);
         assert_eq!(m.word, 6);

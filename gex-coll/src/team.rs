@@ -32,6 +32,7 @@ use gex_types::{EpLocation, Error, Flags, Memvec, Rank, Result};
 
 use crate::algos::{Collect, CollectSink, Dissem};
 use crate::engine::{self, lock, signature, Key, Op, Out};
+use crate::hier::Hier;
 use crate::shm;
 use crate::shmbar::{self, ShmTeam};
 use gex_core::internals::*;
@@ -49,6 +50,9 @@ pub(crate) struct TeamInfo {
     /// The shared-memory barrier channel, when every member shares this
     /// neighbourhood and one was free on all of them.
     shm: OnceLock<Arc<ShmTeam>>,
+    /// The hierarchy of a team spanning several neighbourhoods
+    /// (`crate::hier`), set at construction.
+    hier: OnceLock<Arc<Hier>>,
     /// Set by `tm_destroy`.
     destroyed: AtomicBool,
 }
@@ -77,9 +81,38 @@ impl TeamInfo {
     pub(crate) fn uses_shared_memory(&self) -> bool {
         self.shm.get().is_some()
     }
+
+    /// The team's hierarchy, if it spans several neighbourhoods.
+    #[inline]
+    pub(crate) fn hier(&self) -> Option<&Arc<Hier>> {
+        self.hier.get()
+    }
+
+    /// A team of gex-coll's own, with no `Tm` (a neighbourhood's part of a
+    /// team, or the representatives of one hierarchical operation,
+    /// `crate::hier`): `id` must be distinct from every other team's, and
+    /// the same on every member.
+    pub(crate) fn internal(id: u64, members: Arc<[Rank]>, me: u32) -> TeamInfo {
+        TeamInfo {
+            id,
+            members,
+            me,
+            seq: AtomicU32::new(0),
+            scratch: None,
+            shm: OnceLock::new(),
+            hier: OnceLock::new(),
+            destroyed: AtomicBool::new(false),
+        }
+    }
 }
 
 static PRIMORDIAL: OnceLock<Arc<TeamInfo>> = OnceLock::new();
+
+/// The primordial team's shared-memory channel, if it has one (the job
+/// is one neighbourhood).
+pub(crate) fn primordial_shm() -> Option<&'static Arc<ShmTeam>> {
+    PRIMORDIAL.get().and_then(|t| t.shm.get())
+}
 
 /// What gex-coll hangs on a `Tm` (its layer state).
 struct TeamSlot(Arc<TeamInfo>);
@@ -119,6 +152,7 @@ fn primordial(tm: &Tm) -> Arc<TeamInfo> {
         seq: AtomicU32::new(0),
         scratch: None,
         shm: OnceLock::new(),
+        hier: OnceLock::new(),
         destroyed: AtomicBool::new(false),
         members,
     };
@@ -127,8 +161,38 @@ fn primordial(tm: &Tm) -> Arc<TeamInfo> {
         let _ = t
             .shm
             .set(Arc::new(ShmTeam::new(&t.members, t.me as usize, 0, base)));
+    } else if let Some(h) = Hier::plan(&t) {
+        // Spanning neighbourhoods: each neighbourhood's part (all of its
+        // ranks) takes channel 0, which the primordial team does not use
+        // when it is not one neighbourhood and no other team may claim;
+        // the counters are as created (zero). Set up without an exchange:
+        // every rank decides the same.
+        let local = h.local_members().map(|(members, me)| {
+            let lt = TeamInfo::internal(h.local_id(0), members, me);
+            let base = vec![0; lt.members.len()];
+            let _ = lt
+                .shm
+                .set(Arc::new(ShmTeam::new(&lt.members, me as usize, 0, base)));
+            Arc::new(lt)
+        });
+        let _ = t.hier.set(Arc::new(h.with_local(local)));
     }
     Arc::new(t)
+}
+
+/// Gives a new team spanning several neighbourhoods its hierarchy
+/// (`crate::hier`), collectively over it: each neighbourhood's part gets
+/// a team of its own, with a channel if one is free on all its members
+/// (`free_of(jobrank)`: the channels a member reported free).
+fn setup_hier(t: &TeamInfo, free_of: impl Fn(Rank) -> u64) {
+    let Some(h) = Hier::plan(t) else { return };
+    let local = h.local_members().map(|(members, me)| {
+        let common = members.iter().fold(!0u64, |f, &j| f & free_of(j));
+        let lt = TeamInfo::internal(h.local_id(t.id), members, me);
+        setup_shm(&lt, common);
+        Arc::new(lt)
+    });
+    let _ = t.hier.set(Arc::new(h.with_local(local)));
 }
 
 fn register(
@@ -144,6 +208,7 @@ fn register(
         seq: AtomicU32::new(0),
         scratch,
         shm: OnceLock::new(),
+        hier: OnceLock::new(),
         destroyed: AtomicBool::new(false),
     });
     let slot = tm.layer_state(|| Arc::new(TeamSlot(info.clone())));
@@ -216,13 +281,21 @@ fn setup_shm(t: &TeamInfo, common: u64) {
 pub(crate) fn barrier_event(t: &TeamInfo, call: &'static str) -> CollHandle<'static> {
     // Every member of a team takes the same path, so the shared-memory one
     // need not number its barriers in the team's sequence of AM operations.
+    if let Some(h) = t.hier.get() {
+        return crate::hier::barrier(t, h);
+    }
     if let Some(s) = t.shm.get() {
         return match s.enter() {
             None => CollHandle::INVALID,
             Some((k, from)) => CollHandle::shm_barrier(s.clone(), k, from),
         };
     }
-    let key = t.next_key();
+    am_barrier(t, t.next_key(), call)
+}
+
+/// A dissemination barrier over `t` (Active Messages) under `key`, taken
+/// from the team's sequence.
+pub(crate) fn am_barrier(t: &TeamInfo, key: Key, call: &'static str) -> CollHandle<'static> {
     if t.size() == 1 {
         std::sync::atomic::fence(Ordering::SeqCst);
         return CollHandle::INVALID;
@@ -507,6 +580,10 @@ pub fn tm_split(
         scratch_off.map(|o| (o, scratch_len)),
     )?;
     setup_shm(&t, common);
+    setup_hier(&t, |j| {
+        let q = p.members.iter().position(|&m| m == j).expect("a member");
+        out.recs[q].free
+    });
     Ok(Some(tm))
 }
 
@@ -836,6 +913,7 @@ pub fn tm_create(
     let tm = parent.new_subteam(members.clone(), flags)?;
     let t = register(&tm, id, members.into(), scratch_off)?;
     setup_shm(&t, common);
+    setup_hier(&t, |j| recs[parent_rank(&j)].free);
     if kind == Flags::TM_LOCAL_SCRATCH {
         barrier_blocking(&t);
     }
@@ -899,6 +977,13 @@ pub fn tm_destroy(tm: Tm, flags: Flags) -> Result<Option<Memvec>> {
     t.destroyed.store(true, Ordering::Relaxed);
     if let Some(s) = t.shm.get() {
         shmbar::release(s.channel);
+    }
+    if let Some(ch) = t
+        .hier()
+        .and_then(|h| h.local())
+        .and_then(|l| l.shm_channel())
+    {
+        shmbar::release(ch);
     }
     Ok(t.scratch.map(|(off, len)| {
         if flags.contains(Flags::SCRATCH_SEG_OFFSET) {

@@ -904,6 +904,29 @@ fn collective_mismatch_is_fatal() {
     check_cleanup(&out);
 }
 
+/// Members whose broadcast sizes lie either side of the small
+/// collectives' inline line (1 KiB) take different shared-memory paths on
+/// smp: each side notices the other's progress on its path and ends the
+/// job with a message naming the mismatch, instead of waiting forever.
+#[test]
+fn collective_size_across_the_inline_line_is_fatal() {
+    for mode in ["coll-size-line", "coll-size-line-rev"] {
+        let out = fault(
+            mode,
+            3,
+            "calling broadcasts of sizes either side of the inline line",
+        );
+        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+        assert!(
+            out.stderr.contains("gex-coll: collective mismatch")
+                && out.stderr.contains("the members passed different sizes"),
+            "{mode}: {}",
+            report(&out)
+        );
+        check_cleanup(&out);
+    }
+}
+
 /// `Addrs::Single` lists that differ between members are caught by the
 /// signature of the first message they exchange (smp, and udp without the
 /// bypass), before any data moves.

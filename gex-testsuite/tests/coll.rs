@@ -74,18 +74,29 @@ fn test_coll_over_udp_2_to_4_ranks() {
 
 /// Two named hosts (started through a spawner that only sets a variable):
 /// the udp conduit groups ranks by host, so teams inside one host get the
-/// shared-memory barrier of that host's area and teams across hosts use
-/// Active Messages, in one job.
+/// shared-memory barrier of that host's area and teams across hosts the
+/// hierarchical algorithms (shared memory inside each host, Active
+/// Messages between them) with `GEX_COLL_HIER=1`, and the flat Active
+/// Message algorithms across hosts without it, in one job. (Not 5 ranks
+/// with the hierarchy: test-coll hangs there about one run in five, an
+/// open bug; see README "Collectives".)
 #[test]
 fn test_coll_over_udp_on_two_named_hosts() {
-    for n in [4, 5] {
+    for (n, hier) in [(3, true), (4, true), (4, false), (5, false)] {
         let _lock = job_lock();
         let mut spec = JobSpec::new(n, TEST_COLL);
         on_two_named_hosts(&mut spec);
+        if hier {
+            spec.env.push(("GEX_COLL_HIER".into(), "1".into()));
+        }
         spec.timeout = Some(TIMEOUT);
         spec.output = Output::Capture;
         spec.label = true;
         let out = run(&spec).expect("start the job");
-        check(&out, n, &format!("test-coll -n {n} on udp over two hosts"));
+        check(
+            &out,
+            n,
+            &format!("test-coll -n {n} on udp over two hosts (hierarchical: {hier})"),
+        );
     }
 }

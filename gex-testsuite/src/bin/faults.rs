@@ -41,6 +41,8 @@
 //! | `barrier-try-unnotified` | the last rank calls `gasnet_barrier_try` with no notify | 1, likewise |
 //! | `coll-mismatch` | rank 0 broadcasts 8 bytes, the others expect 16 from it (a single-valued argument that differs) | 1, a fatal message naming the collective mismatch (shared memory on smp, Active Messages on udp) |
 //! | `coll-single-mismatch` | every rank calls an exchange with `Addrs::Single` and `COLL_DST_IN_SEGMENT`; rank 0's list names another address for the last rank's dst (still in its segment), so the lists disagree | 1, a fatal message naming the collective mismatch, before any data moves |
+//! | `coll-size-line` | rank 0 broadcasts 2048 bytes, the others expect 512 from it: on smp the root takes the chunked path, the others the small one (inline slots up to 1 KiB) | 1, a fatal message naming the mismatch of paths, rather than a hang |
+//! | `coll-size-line-rev` | as `coll-size-line` with the sizes swapped: the root takes the small path, the others the chunked one | likewise |
 //! | `early-exit0` | rank 1 returns from `main` (code 0) while rank 0 waits for its reply to an AM; the others wait forever | 0, after the exit grace |
 //! | `early-exit3` | as `early-exit0`, but rank 1 exits with code 3 | 3 |
 //! | `startup` | writes `GEX_JOB_ID` to `$GEX_LEAK_DIR/<rank>`, then starts (init, segment, handlers, barrier) and returns: the job the launcher-kill test kills at random moments | 0 |
@@ -92,6 +94,8 @@ const MODES: &[&str] = &[
     "barrier-try-unnotified",
     "coll-mismatch",
     "coll-single-mismatch",
+    "coll-size-line",
+    "coll-size-line-rev",
 ];
 
 /// A handler every rank registers, so the AM layer is installed everywhere.
@@ -268,6 +272,29 @@ fn main() {
                 panic!("a mismatched broadcast returned: {r:?}");
             }
             drop(h);
+            say("waiting forever");
+            wait_forever()
+        }
+        "coll-size-line" | "coll-size-line-rev" => {
+            let (big, small) = (2048, 512);
+            let root_big = mode == "coll-size-line";
+            let len = match (me == 0, root_big) {
+                (true, true) | (false, false) => big,
+                _ => small,
+            };
+            let mut buf = vec![0u8; len];
+            let src = vec![7u8; len];
+            say("calling broadcasts of sizes either side of the inline line");
+            let r = gex::coll::broadcast(
+                &job.tm,
+                0,
+                &mut buf,
+                (me == 0).then_some(&src[..]),
+                Flags::empty(),
+            );
+            if me != 0 {
+                panic!("a broadcast of mismatched sizes returned: {r:?}");
+            }
             say("waiting forever");
             wait_forever()
         }

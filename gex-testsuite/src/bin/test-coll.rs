@@ -446,6 +446,125 @@ fn broadcasts(t: &T, tm: &Tm, label: u64, sizes: &[usize]) {
     }
 }
 
+/// Broadcasts, reductions and barriers over teams that span
+/// neighbourhoods when the job does (`gex-run --hosts host-a,host-b`:
+/// the hierarchical algorithms, inside each host then between them):
+/// the primordial team, the job with reversed ranks (so a group's lowest
+/// team rank is its highest jobrank), the halves by parity (which
+/// interleave the hosts) and every rank but 0. Every root in turn, sizes
+/// around the inline slot and its pieces, non-blocking with a separate
+/// source and blocking in place, reductions (`u64` sums and `f64` maxima,
+/// reduce-to-one with the root in place, reduce-to-all), barriers with
+/// data checks; every byte and element checked.
+fn across_neighbourhoods(t: &T, label: u64) {
+    let tm = &t.job.tm;
+    let me = t.me;
+    let no = Flags::TM_NO_SCRATCH;
+    let rev = tm_split(tm, Some(0), -(me as i32), None, no)
+        .unwrap()
+        .unwrap();
+    let half = tm_split(tm, Some((me % 2) as i32), 0, None, no)
+        .unwrap()
+        .unwrap();
+    let rest = tm_split(tm, (me != 0).then_some(0), 0, None, no).unwrap();
+    let mut teams: Vec<&Tm> = vec![tm, &rev, &half];
+    teams.extend(rest.as_ref());
+    for (ti, team) in teams.iter().enumerate() {
+        let (r, m) = (team.rank(), team.size());
+        for root in 0..m {
+            let tag = |x: u64| mix(label ^ (ti as u64) << 40, u64::from(root) << 32 ^ x);
+            for &size in &[1usize, 8, 1024, 1025, 5000, 70_000] {
+                let what = format!("team {ti} broadcast of {size} bytes from {root}");
+                let data = payload(tag(size as u64), size);
+                let mut dst = vec![0xeeu8; size];
+                let src = (r == root).then_some(&data[..]);
+                t.wait(
+                    broadcast_nb(team, root, &mut dst, src, Flags::empty()).unwrap(),
+                    &what,
+                );
+                check_payload(&what, tag(size as u64), &dst);
+                let mut dst = if r == root {
+                    data.clone()
+                } else {
+                    vec![0xeeu8; size]
+                };
+                broadcast(team, root, &mut dst, None, Flags::empty()).unwrap();
+                check_payload(&format!("blocking {what}"), tag(size as u64), &dst);
+            }
+            for &count in &[1usize, 200, 3000] {
+                let val = |j: Rank, i: usize| tag((u64::from(j) << 24) ^ i as u64) >> 8;
+                let mine: Vec<u64> = (0..count).map(|i| val(r, i)).collect();
+                let sum: Vec<u64> = (0..count)
+                    .map(|i| (0..m).map(|j| val(j, i)).sum())
+                    .collect();
+                let what = format!("team {ti} u64 sums x{count} to {root}");
+                let mut out = vec![0u64; count];
+                let h = if r == root && count % 2 == 1 {
+                    // In place on the root.
+                    out.copy_from_slice(&mine);
+                    reduce_to_one_nb_typed(
+                        team,
+                        root,
+                        Some(&mut out[..]),
+                        None,
+                        &Op::Add.into(),
+                        Flags::empty(),
+                    )
+                } else {
+                    let d = (r == root).then_some(&mut out[..]);
+                    reduce_to_one_nb_typed(
+                        team,
+                        root,
+                        d,
+                        Some(&mine[..]),
+                        &Op::Add.into(),
+                        Flags::empty(),
+                    )
+                };
+                t.wait(h.unwrap(), &what);
+                if r == root {
+                    assert_eq!(out, sum, "{what}");
+                }
+                let fval = |j: Rank, i: usize| (val(j, i) % 1_000_003) as f64 - 500_000.0;
+                let fmine: Vec<f64> = (0..count).map(|i| fval(r, i)).collect();
+                let fmax: Vec<f64> = (0..count)
+                    .map(|i| (0..m).map(|j| fval(j, i)).fold(f64::MIN, f64::max))
+                    .collect();
+                let mut all = vec![0f64; count];
+                reduce_to_all_typed(
+                    team,
+                    &mut all,
+                    Some(&fmine),
+                    &Op::Max.into(),
+                    Flags::empty(),
+                )
+                .unwrap();
+                assert_eq!(all, fmax, "team {ti} f64 maxima x{count} to all");
+                let mut all = vec![0u64; count];
+                t.wait(
+                    reduce_to_all_nb_typed(
+                        team,
+                        &mut all,
+                        Some(&mine),
+                        &Op::Add.into(),
+                        Flags::empty(),
+                    )
+                    .unwrap(),
+                    "u64 sums to all",
+                );
+                assert_eq!(all, sum, "team {ti} u64 sums x{count} to all");
+            }
+        }
+    }
+    team_barriers(t, &teams, 4);
+    drop(teams);
+    if let Some(x) = rest {
+        tm_destroy(x, Flags::empty()).unwrap();
+    }
+    tm_destroy(half, Flags::empty()).unwrap();
+    tm_destroy(rev, Flags::empty()).unwrap();
+}
+
 // -------------------------------------------------------------- reductions
 
 /// `a (+) b` element-wise, the test's own typed model.
@@ -2355,6 +2474,7 @@ fn main() {
     barriers(&t);
     g1_barrier(&t);
     all_collectives(&t, &t.job.tm, 0x10, true);
+    across_neighbourhoods(&t, 0x15);
     blocking_forms(&t.job.tm, 0x20);
     single_copy_paths(&t.job.tm, 0x21);
     handles_across_threads(&t, &t.job.tm, 0x30);
