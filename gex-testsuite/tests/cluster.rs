@@ -766,27 +766,36 @@ fn forged_one_sided_requests_to_created_endpoints_are_fatal() {
         ),
         ("forge-rma-ep-range", "(endpoint 1): endpoint 1: "),
     ] {
-        let out = launch_on("udp", TEST_FAULTS, 2, &[mode], &[("GEX_UDP_BYPASS", "0")]);
-        assert!(!out.timed_out, "{mode}: {}", report(&out));
-        assert!(
-            out.stdout
-                .contains(&format!("mode {mode}: forging a one-sided")),
-            "{mode}: {}",
-            report(&out)
-        );
-        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
-        assert!(
-            out.stderr
-                .contains("fatal error on rank 0: udp conduit: a one-sided message from rank 1")
-                && out.stderr.contains(what),
-            "{mode}: {}",
-            report(&out)
-        );
+        let out = forged_one_sided_message(mode, 2, "forging a one-sided", what);
         if mode == "forge-rma-ep-range" {
             assert!(out.stderr.contains("range"), "{mode}: {}", report(&out));
         }
         check_cleanup(&out);
     }
+}
+
+/// Runs faults `mode` over udp without the bypass on `n` ranks, where the
+/// last rank announces `announce` and sends a one-sided message rank 0
+/// must find fatal, with `what` in the message; returns the job's output.
+fn forged_one_sided_message(mode: &str, n: u32, announce: &str, what: &str) -> JobOutcome {
+    let out = launch_on("udp", TEST_FAULTS, n, &[mode], &[("GEX_UDP_BYPASS", "0")]);
+    assert!(!out.timed_out, "{mode}: {}", report(&out));
+    assert!(
+        out.stdout.contains(&format!("mode {mode}: {announce}")),
+        "{mode}: {}",
+        report(&out)
+    );
+    assert_eq!(out.code, 1, "{mode}: {}", report(&out));
+    let fatal = format!(
+        "fatal error on rank 0: udp conduit: a one-sided message from rank {}",
+        n - 1
+    );
+    assert!(
+        out.stderr.contains(&fatal) && out.stderr.contains(what),
+        "{mode}: {}",
+        report(&out)
+    );
+    out
 }
 
 /// Remote atomics started through the udp conduit's capability past
@@ -799,22 +808,7 @@ fn forged_conduit_atomics_are_fatal() {
         ("forge-atomic-range", "outside this rank's segment"),
         ("forge-atomic-misaligned", "misaligned for GEX_DT_U64"),
     ] {
-        let out = launch_on("udp", TEST_FAULTS, 3, &[mode], &[("GEX_UDP_BYPASS", "0")]);
-        assert!(!out.timed_out, "{mode}: {}", report(&out));
-        assert!(
-            out.stdout
-                .contains(&format!("mode {mode}: forging a U64 fetch-add")),
-            "{mode}: {}",
-            report(&out)
-        );
-        assert_eq!(out.code, 1, "{mode}: {}", report(&out));
-        assert!(
-            out.stderr
-                .contains("fatal error on rank 0: udp conduit: a one-sided message from rank 2")
-                && out.stderr.contains(what),
-            "{mode}: {}",
-            report(&out)
-        );
+        let out = forged_one_sided_message(mode, 3, "forging a U64 fetch-add", what);
         check_cleanup(&out);
     }
 }
