@@ -406,6 +406,22 @@ fn test_rma_over_udp_on_three_routes_2_to_4_ranks() {
     );
 }
 
+/// The udp conduit's counter `name` in rank `r`'s `GEX_STATS=1` summary
+/// line of a finished job (panics naming what is missing).
+fn udp_counter(out: &JobOutcome, r: u32, name: &str) -> u64 {
+    let head = format!("gex stats, rank {r}, conduit udp:");
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.contains(&head))
+        .unwrap_or_else(|| panic!("no {head:?}\n{}", report(out)));
+    line.split(&format!(" {name}="))
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("rank {r}: no {name}= in {line:?}"))
+}
+
 /// Over udp without the bypass, remote atomics on other ranks really
 /// travel as the conduit's ATOMIC messages: every rank of 3 starts them
 /// and serves its peers' (the conduit's counters), and with the Active
@@ -426,20 +442,9 @@ fn udp_atomics_travel_as_conduit_messages() {
         );
         assert_eq!(out.code, 0, "{}", report(&out));
         for r in 0..3 {
-            let head = format!("gex stats, rank {r}, conduit udp:");
-            let line = out
-                .stderr
-                .lines()
-                .find(|l| l.contains(&head))
-                .unwrap_or_else(|| panic!("no {head:?}\n{}", report(&out)));
-            for c in ["atomics=", "atomics_served="] {
-                let v: u64 = line
-                    .split(&format!(" {c}"))
-                    .nth(1)
-                    .and_then(|t| t.split_whitespace().next())
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or_else(|| panic!("rank {r}: no {c} in {line:?}"));
-                assert_eq!(v > 0, want_some, "rank {r}, forced AMs {force}: {c}{v}");
+            for c in ["atomics", "atomics_served"] {
+                let v = udp_counter(&out, r, c);
+                assert_eq!(v > 0, want_some, "rank {r}, forced AMs {force}: {c}={v}");
             }
         }
         check_cleanup(&out);
@@ -460,20 +465,9 @@ fn udp_one_sided_route_moves_the_data() {
     );
     assert_eq!(out.code, 0, "{}", report(&out));
     for r in 0..3 {
-        let head = format!("gex stats, rank {r}, conduit udp:");
-        let line = out
-            .stderr
-            .lines()
-            .find(|l| l.contains(&head))
-            .unwrap_or_else(|| panic!("no {head:?}\n{}", report(&out)));
-        for c in ["rma_puts=", "rma_gets=", "rma_served="] {
-            let v: u64 = line
-                .split(c)
-                .nth(1)
-                .and_then(|t| t.split_whitespace().next())
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| panic!("rank {r}: no {c} in {line:?}"));
-            assert!(v > 0, "rank {r}: {c}{v} in {line:?}");
+        for c in ["rma_puts", "rma_gets", "rma_served"] {
+            let v = udp_counter(&out, r, c);
+            assert!(v > 0, "rank {r}: {c}={v}");
         }
     }
     check_cleanup(&out);
