@@ -1412,9 +1412,66 @@ impl UdpConduit {
         )
     }
 
+    /// Serves an ATOMIC from `src`: checks it (a malformed message, a
+    /// range outside this rank's segment or a misaligned target ends the
+    /// job naming the sender), performs it with CPU atomics and answers
+    /// ATOMIC_RESULT.
+    fn serve_atomic(&self, src: Rank, m: &[u8], sink: &dyn AmSink) {
+        let bad = |what: &str| -> ! {
+            gex_bootstrap::fatal(&format!(
+                "udp conduit: a one-sided message from rank {src} {what}"
+            ))
+        };
+        let a = wire::decode_atomic(m).unwrap_or_else(|e| bad(&e));
+        let size = a.dt.size().expect("a built-in type");
+        let Some(&(base, seg)) = self.link.segment.get() else {
+            bad("arrived before this rank attached a segment")
+        };
+        if !gex_conduit::fits(a.offset, size, seg) {
+            bad(&format!(
+                "is an atomic on [{:#x}, +{size}), outside this rank's segment of {seg:#x} bytes",
+                a.offset
+            ));
+        }
+        if !a.offset.is_multiple_of(size) {
+            bad(&format!(
+                "is an atomic at offset {:#x}, misaligned for {}",
+                a.offset,
+                a.dt.name()
+            ));
+        }
+        self.link.ops.count_atomic_served();
+        // SAFETY: the value lies inside this rank's mapped segment and is
+        // aligned to its size (both checked above; the base is
+        // page-aligned); every access to it through remote atomics is
+        // atomic (the same instructions as the direct route and the
+        // Active Message route). Both fences: the initiator's ordering
+        // flags do not travel.
+        let v = unsafe {
+            atomic_ops::perform_dyn(
+                (base + a.offset) as *mut u8,
+                a.dt,
+                a.op,
+                a.operands[0],
+                a.operands[1],
+                Flags::AD_ACQ | Flags::AD_REL,
+            )
+        };
+        let len = if a.op.is_fetching() { size } else { 0 };
+        let _ = self.send_net(
+            src,
+            false,
+            wire::ATOMIC_RESULT_HEADER + len,
+            false,
+            sink,
+            |out| wire::encode_atomic_result(a.id, v, len, out),
+        );
+    }
+
     /// Handles a one-sided message from `src` (see [`rma`]): places or
-    /// answers a PUT or GET aimed at this rank's segment, or completes an
-    /// operation of this rank's that a PUT_ACK or GET_DATA answers.
+    /// answers a PUT, GET or ATOMIC aimed at this rank's segment, or
+    /// completes an operation of this rank's that a PUT_ACK, GET_DATA or
+    /// ATOMIC_RESULT answers.
     /// Anything malformed, out of the segment or not matching an operation
     /// in flight ends the job with a message.
     fn run_rma(&self, src: Rank, m: &[u8], placed: bool, sink: &dyn AmSink) {
@@ -1423,6 +1480,38 @@ impl UdpConduit {
                 "udp conduit: a one-sided message from rank {src} {what}"
             ))
         };
+        match m.first() {
+            Some(&wire::RMA_ATOMIC) if !placed => return self.serve_atomic(src, m, sink),
+            Some(&wire::RMA_ATOMIC_RESULT) if !placed => {
+                let Some((id, value)) = wire::decode_atomic_result(m) else {
+                    bad("is a malformed atomic result")
+                };
+                match self.link.ops.take_atomic(id, src, value.len()) {
+                    Ok((dst, done)) => {
+                        // A fetching operation's value (`start` checked
+                        // that its destination takes the type's size,
+                        // which `take_atomic` checked the value has).
+                        if let Some(mut dst) = dst.filter(|_| !value.is_empty()) {
+                            // The value's bytes in this machine's byte
+                            // order (the wire's is little-endian).
+                            let n = value.len();
+                            let mut b = [0u8; 8];
+                            b[..n].copy_from_slice(value);
+                            let bits = u64::from_le_bytes(b).to_ne_bytes();
+                            if cfg!(target_endian = "little") {
+                                dst.fill(&bits[..n]);
+                            } else {
+                                dst.fill(&bits[8 - n..]);
+                            }
+                        }
+                        done.complete();
+                    }
+                    Err(e) => bad(&format!("is an atomic result that {e}")),
+                }
+                return;
+            }
+            _ => {}
+        }
         let Some(r) = wire::decode_rma(m, placed) else {
             bad("is malformed")
         };
@@ -1500,103 +1589,7 @@ impl UdpConduit {
                     });
                 }
             }
-            wire::RMA_ATOMIC => {
-                // Never placed, always for the primordial segment (the
-                // decoder refuses anything else).
-                let Some((dt_code, op_code, operands)) = wire::decode_atomic_payload(r.payload)
-                else {
-                    bad("is an atomic with a malformed payload")
-                };
-                let Some(dt) = atomic_ops::dt_from_bits(dt_code) else {
-                    bad(&format!(
-                        "is an atomic on data type code {dt_code:#x}, not a built-in type"
-                    ))
-                };
-                let Some(op) =
-                    atomic_ops::op_from_bits(u64::from(op_code)).filter(|o| o.valid_for_atomic(dt))
-                else {
-                    bad(&format!(
-                        "is an atomic with opcode {op_code:#x}, not an atomic operation on {}",
-                        dt.name()
-                    ))
-                };
-                let size = dt.size().expect("a built-in type");
-                if r.want != size {
-                    bad(&format!(
-                        "is an atomic on {} that names {} bytes",
-                        dt.name(),
-                        r.want
-                    ));
-                }
-                let Some(&(base, seg)) = self.link.segment.get() else {
-                    bad("arrived before this rank attached a segment")
-                };
-                if !gex_conduit::fits(r.offset, size, seg) {
-                    bad(&format!(
-                        "is an atomic on [{:#x}, +{size}), outside this rank's segment of {seg:#x} bytes",
-                        r.offset
-                    ));
-                }
-                if r.offset % size != 0 {
-                    bad(&format!(
-                        "is an atomic at offset {:#x}, misaligned for {}",
-                        r.offset,
-                        dt.name()
-                    ));
-                }
-                self.link.ops.count_atomic_served();
-                // SAFETY: the value lies inside this rank's mapped segment
-                // and is aligned to its size (both checked above; the base
-                // is page-aligned); every access to it through remote
-                // atomics is atomic (the same instructions as the direct
-                // route and the Active Message route). Both fences: the
-                // initiator's ordering flags do not travel.
-                let v = unsafe {
-                    atomic_ops::perform_dyn(
-                        (base + r.offset) as *mut u8,
-                        dt,
-                        op,
-                        operands[0],
-                        operands[1],
-                        Flags::AD_ACQ | Flags::AD_REL,
-                    )
-                };
-                let _ = self.send_net(
-                    src,
-                    false,
-                    wire::RMA_HEADER + wire::ATOMIC_RESULT_PAYLOAD,
-                    false,
-                    sink,
-                    |out| {
-                        wire::encode_rma_append(
-                            wire::RMA_ATOMIC_RESULT,
-                            0,
-                            0,
-                            r.op,
-                            0,
-                            &v.to_le_bytes(),
-                            out,
-                        )
-                    },
-                );
-            }
             _ => match self.link.ops.take(r.op, src, r.kind, r.len, placed) {
-                Ok(rma::Answered::Atomic(size, dst, done)) => {
-                    if let Some(mut dst) = dst {
-                        let v = r.payload;
-                        // The value's low-order bytes, in this machine's
-                        // byte order (the wire's is little-endian).
-                        let bits = u64::from_le_bytes(v.try_into().expect("checked length"));
-                        let b = bits.to_ne_bytes();
-                        let low = if cfg!(target_endian = "little") {
-                            &b[..size]
-                        } else {
-                            &b[8 - size..]
-                        };
-                        dst.fill(low);
-                    }
-                    done.complete();
-                }
                 Ok(rma::Answered::Put(done)) => done.complete(),
                 Ok(rma::Answered::Get(mut dst, done)) => {
                     if !placed {
@@ -1957,15 +1950,21 @@ impl AtomicCapability for UdpConduit {
             )));
         }
         self.check_rma(peer, 0, size)?;
-        let id = self.link.ops.insert_atomic(peer, size, result, done);
-        let payload = wire::atomic_payload(dt as u32, op as u64 as u32, operands);
+        let value_len = if op.is_fetching() { size } else { 0 };
+        let id = self.link.ops.insert_atomic(peer, value_len, result, done);
+        let Some(wire_id) = wire::compact_id(id) else {
+            self.link.ops.cancel(id);
+            return Err(Error::resource(
+                "udp conduit: 2^24 one-sided operations in flight; an atomic's id has no room",
+            ));
+        };
         let sent = self.send_net(
             peer,
             true,
-            wire::RMA_HEADER + wire::ATOMIC_PAYLOAD,
+            wire::atomic_len(dt, op),
             immediate,
             sink,
-            |out| wire::encode_rma_append(wire::RMA_ATOMIC, 0, offset, id, size, &payload, out),
+            |out| wire::encode_atomic(dt, op, wire_id, offset, operands, out),
         );
         if !matches!(sent, Ok(Injected::Sent)) {
             self.link.ops.cancel(id);

@@ -47,11 +47,12 @@ enum Pending {
         done: Arc<dyn OpCompletion>,
         placing: bool,
     },
-    /// A remote atomic: its ATOMIC_RESULT, whose low `size` bytes go to
-    /// `dst` (a fetching operation).
+    /// A remote atomic: its ATOMIC_RESULT, which carries `len` bytes of
+    /// value (the type's size for a fetching operation, else 0), the
+    /// bytes for `dst`.
     Atomic {
         peer: Rank,
-        size: usize,
+        len: usize,
         dst: Option<GetDest>,
         done: Arc<dyn OpCompletion>,
     },
@@ -88,8 +89,6 @@ pub enum Answered {
     Put(Arc<dyn OpCompletion>),
     /// A get's destination and completion.
     Get(GetDest, Arc<dyn OpCompletion>),
-    /// An atomic's size, destination (if it fetches) and completion.
-    Atomic(usize, Option<GetDest>, Arc<dyn OpCompletion>),
 }
 
 impl Ops {
@@ -129,19 +128,21 @@ impl Ops {
         })
     }
 
-    /// Starts tracking an atomic on a `size`-byte value at `peer`, whose
-    /// fetched value goes to `dst`; its id.
+    /// Starts tracking an atomic at `peer` whose answer carries `len`
+    /// bytes of value (0 for an operation that does not fetch), for
+    /// `dst`; its id (see [`crate::wire::compact_id`] for the one it
+    /// travels under).
     pub fn insert_atomic(
         &self,
         peer: Rank,
-        size: usize,
+        len: usize,
         dst: Option<GetDest>,
         done: Arc<dyn OpCompletion>,
     ) -> u64 {
         self.atomics.fetch_add(1, Ordering::Relaxed);
         self.insert(Pending::Atomic {
             peer,
-            size,
+            len,
             dst,
             done,
         })
@@ -228,8 +229,8 @@ impl Ops {
     }
 
     /// Takes the operation `id` that `from` answered with a message of
-    /// `kind` ([`crate::wire::RMA_PUT_ACK`], [`crate::wire::RMA_GET_DATA`]
-    /// or [`crate::wire::RMA_ATOMIC_RESULT`]) carrying `len` bytes; a description
+    /// `kind` ([`crate::wire::RMA_PUT_ACK`] or [`crate::wire::RMA_GET_DATA`])
+    /// carrying `len` bytes; a description
     /// of what is wrong if the answer does not match an operation in
     /// flight (unknown or stale id, another peer, another kind, another
     /// length, or a GET_DATA `placed` in the destination for a get that
@@ -271,12 +272,7 @@ impl Ops {
                     && len == dst.len()
                     && *placing == placed
             }
-            Some(Pending::Atomic { peer, .. }) => {
-                *peer == from
-                    && kind == crate::wire::RMA_ATOMIC_RESULT
-                    && len == crate::wire::ATOMIC_RESULT_PAYLOAD
-                    && !placed
-            }
+            Some(Pending::Atomic { .. }) => false,
         };
         if !matches {
             return Err(format!(
@@ -288,17 +284,46 @@ impl Ops {
         Ok(match op {
             Pending::Put { done, .. } => Answered::Put(done),
             Pending::Get { dst, done, .. } => Answered::Get(dst, done),
-            Pending::Atomic {
-                size, dst, done, ..
-            } => Answered::Atomic(size, dst, done),
+            Pending::Atomic { .. } => unreachable!("refused above"),
         })
+    }
+
+    /// Takes the atomic whose compact id ([`crate::wire::compact_id`]) is
+    /// `id`, which `from` answered with `len` bytes of value: its
+    /// destination and completion, or a description of what is wrong
+    /// (unknown slot, a generation whose low byte differs, not an atomic,
+    /// another peer or another length).
+    pub fn take_atomic(
+        &self,
+        id: u32,
+        from: Rank,
+        len: usize,
+    ) -> Result<(Option<GetDest>, Arc<dyn OpCompletion>), String> {
+        let mut t = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = id & 0x00ff_ffff;
+        let generation = id >> 24;
+        let Some(s) = t.slots.get_mut(slot as usize) else {
+            return Err(format!("names operation slot {slot}, which never existed"));
+        };
+        let ok = s.generation & 0xff == generation
+            && matches!(&s.op, Some(Pending::Atomic { peer, len: l, .. }) if *peer == from && *l == len);
+        if !ok {
+            return Err(format!(
+                "does not match an atomic in flight in slot {slot} (stale, not an atomic, another rank or another length)"
+            ));
+        }
+        let Some(Pending::Atomic { dst, done, .. }) = s.op.take() else {
+            unreachable!("checked above")
+        };
+        t.free.push(slot);
+        Ok((dst, done))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{RMA_ATOMIC_RESULT, RMA_GET_DATA, RMA_PUT_ACK};
+    use crate::wire::{compact_id, RMA_GET_DATA, RMA_PUT_ACK};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     struct Count(AtomicUsize);
@@ -340,17 +365,28 @@ mod tests {
         assert!(ops.take(get, 3, RMA_GET_DATA, 4, false).is_err());
         ops.cancel(again);
         assert!(ops.take(again, 3, RMA_PUT_ACK, 0, false).is_err());
-        // An atomic's answer: only an 8-byte ATOMIC_RESULT from its peer.
-        let at = ops.insert_atomic(1, 4, None, done);
-        assert!(ops.take(at, 1, RMA_GET_DATA, 8, false).is_err());
-        assert!(ops.take(at, 2, RMA_ATOMIC_RESULT, 8, false).is_err());
-        assert!(ops.take(at, 1, RMA_ATOMIC_RESULT, 4, false).is_err());
-        assert!(ops.take(at, 1, RMA_ATOMIC_RESULT, 8, true).is_err());
-        assert!(matches!(
-            ops.take(at, 1, RMA_ATOMIC_RESULT, 8, false),
-            Ok(Answered::Atomic(4, None, _))
-        ));
-        assert!(ops.take(at, 1, RMA_ATOMIC_RESULT, 8, false).is_err());
+        // An atomic's answer: only its own value's length, from its peer,
+        // under its compact id, and never a put's or get's answer.
+        let at = ops.insert_atomic(1, 4, None, done.clone());
+        let id = compact_id(at).unwrap();
+        assert!(ops.take(at, 1, RMA_GET_DATA, 4, false).is_err());
+        assert!(ops.take_atomic(id, 2, 4).is_err());
+        assert!(ops.take_atomic(id, 1, 8).is_err());
+        assert!(
+            ops.take_atomic(id ^ (1 << 24), 1, 4).is_err(),
+            "another generation"
+        );
+        assert!(
+            ops.take_atomic(id ^ (1 << 20), 1, 4).is_err(),
+            "no such slot"
+        );
+        assert!(ops.take_atomic(id, 1, 4).is_ok());
+        assert!(ops.take_atomic(id, 1, 4).is_err(), "replayed");
+        let put = ops.insert_put(1, done);
+        assert!(
+            ops.take_atomic(compact_id(put).unwrap(), 1, 0).is_err(),
+            "a put"
+        );
         assert_eq!(ops.atomic_counts(), (1, 0));
     }
 }

@@ -15,29 +15,50 @@
 //! | len | payload |
 //!
 //! One-sided operations (the conduit's RMA capability, handled by the
-//! receiving shell with no AM handler) use first bytes 3 to 6 and a fixed
-//! header of [`RMA_HEADER`] bytes:
+//! receiving shell with no AM handler) use first bytes 3 to 8. Puts and
+//! gets have a fixed header of [`RMA_HEADER`] bytes:
 //!
 //! | bytes | field |
 //! | --- | --- |
-//! | 1 | kind: 3 PUT, 4 PUT_ACK, 5 GET, 6 GET_DATA, 7 ATOMIC, 8 ATOMIC_RESULT |
-//! | 1 | 1 for PUT, GET and ATOMIC (request lane), 0 for the answers |
+//! | 1 | kind: 3 PUT, 4 PUT_ACK, 5 GET, 6 GET_DATA |
+//! | 1 | 1 for PUT and GET (request lane), 0 for the answers |
 //! | 1 | PUT, GET: the target endpoint's index, whose bound segment the offset is in (0: the primordial one); else 0 |
 //! | 1 | 0 |
-//! | 4 | payload length (PUT, GET_DATA, ATOMIC, ATOMIC_RESULT; else 0) (LE) |
-//! | 8 | offset in the target segment (PUT, GET, ATOMIC; else 0) |
+//! | 4 | payload length (PUT, GET_DATA; else 0) (LE) |
+//! | 8 | offset in the target segment (PUT, GET; else 0) |
 //! | 8 | operation id at the initiator (slot and generation) |
-//! | 8 | GET: bytes wanted; ATOMIC: the data type's size; else 0 |
+//! | 8 | GET: bytes wanted; else 0 |
 //! | len | payload |
 //!
-//! An ATOMIC's payload is [`ATOMIC_PAYLOAD`] bytes: the data type's code
-//! and the opcode (LE u32 each, `gex_types::Dt` and `gex_types::Op`
-//! values), 8 zero bytes, then the two operands' bits (LE u64 each, low
-//! bytes for 32-bit types). Its ATOMIC_RESULT carries the value before
-//! the operation as an LE u64 of bits.
+//! Remote atomics are as short as an Active Message with a few
+//! arguments: a round trip's cost grows with its datagrams' bytes (their
+//! MACs and copies), and the atomic is meant to cost no more than an
+//! AMShort round trip. An ATOMIC ([`ATOMIC_HEADER`] bytes, then the
+//! operands):
+//!
+//! | bytes | field |
+//! | --- | --- |
+//! | 1 | 7 |
+//! | 1 | 1 (request lane) |
+//! | 1 | the data type: its index in `gex_types::Dt::BUILTIN` |
+//! | 1 | the operation: its index in `gex_types::Op::ALL` |
+//! | 4 | operation id at the initiator ([`compact_id`]) (LE) |
+//! | 8 | offset in the target's primordial segment (LE) |
+//! | n × size | the operands the operation takes (0, 1 or 2), each the data type's size, its bits (LE) |
+//!
+//! and its ATOMIC_RESULT ([`ATOMIC_RESULT_HEADER`] bytes, then the value):
+//!
+//! | bytes | field |
+//! | --- | --- |
+//! | 1 | 8 |
+//! | 1 | 0 (reply lane) |
+//! | 1 | bytes of the value: the data type's size for a fetching operation, else 0 |
+//! | 1 | 0 |
+//! | 4 | the ATOMIC's operation id (LE) |
+//! | size | the value before the operation, its bits (LE) |
 
 use gex_conduit::OutgoingAm;
-use gex_types::{AmArg, AmCategory, AmIndex, EpIndex, AM_MAX_ARGS};
+use gex_types::{AmArg, AmCategory, AmIndex, Dt, EpIndex, Op, AM_MAX_ARGS};
 
 /// Bytes of an AM's header before a Long's destination and the arguments.
 pub const AM_HEADER: usize = 12;
@@ -119,19 +140,18 @@ pub const RMA_GET_DATA: u8 = 6;
 pub const RMA_ATOMIC: u8 = 7;
 /// An atomic's fetched value.
 pub const RMA_ATOMIC_RESULT: u8 = 8;
-/// Length of a one-sided message's header.
+/// Length of a put's or get's header.
 pub const RMA_HEADER: usize = 32;
-/// Length of an ATOMIC's payload.
-pub const ATOMIC_PAYLOAD: usize = 32;
-/// Length of an ATOMIC_RESULT's payload.
-pub const ATOMIC_RESULT_PAYLOAD: usize = 8;
+/// Bytes of an ATOMIC before its operands.
+pub const ATOMIC_HEADER: usize = 16;
+/// Bytes of an ATOMIC_RESULT before its value.
+pub const ATOMIC_RESULT_HEADER: usize = 8;
 
 /// A one-sided message decoded; the payload borrows the message (empty
 /// when it was placed in the segment as it arrived).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Rma<'a> {
-    /// [`RMA_PUT`], [`RMA_PUT_ACK`], [`RMA_GET`], [`RMA_GET_DATA`],
-    /// [`RMA_ATOMIC`] or [`RMA_ATOMIC_RESULT`].
+    /// [`RMA_PUT`], [`RMA_PUT_ACK`], [`RMA_GET`] or [`RMA_GET_DATA`].
     pub kind: u8,
     /// PUT, GET: the index of the endpoint whose bound segment `offset` is
     /// in (untrusted: the target checks it has one).
@@ -140,11 +160,11 @@ pub struct Rma<'a> {
     pub offset: usize,
     /// The operation's id at the initiator.
     pub op: u64,
-    /// GET: bytes wanted; ATOMIC: the data type's size.
+    /// GET: bytes wanted.
     pub want: usize,
     /// Declared payload length.
     pub len: usize,
-    /// The payload (PUT, GET_DATA, ATOMIC, ATOMIC_RESULT), unless placed.
+    /// The payload (PUT, GET_DATA), unless placed.
     pub payload: &'a [u8],
 }
 
@@ -156,7 +176,7 @@ pub fn is_rma(m: &[u8]) -> bool {
 
 /// Whether `kind` travels on the request lane.
 fn is_request_kind(kind: u8) -> bool {
-    matches!(kind, RMA_PUT | RMA_GET | RMA_ATOMIC)
+    matches!(kind, RMA_PUT | RMA_GET)
 }
 
 /// Appends a one-sided message to `out` (`ep`: 0 for the answers).
@@ -194,25 +214,136 @@ pub fn encode_rma_header(
     out.extend_from_slice(&(want as u64).to_le_bytes());
 }
 
-/// The payload of an ATOMIC: `dt` and `op` codes, then the operands' bits.
-pub fn atomic_payload(dt: u32, op: u32, operands: [u64; 2]) -> [u8; ATOMIC_PAYLOAD] {
-    let mut p = [0u8; ATOMIC_PAYLOAD];
-    p[0..4].copy_from_slice(&dt.to_le_bytes());
-    p[4..8].copy_from_slice(&op.to_le_bytes());
-    p[16..24].copy_from_slice(&operands[0].to_le_bytes());
-    p[24..32].copy_from_slice(&operands[1].to_le_bytes());
-    p
+/// The low 32 bits that an ATOMIC carries of the operation table's id
+/// `id` (generation in the high 32 bits, slot in the low): the low 8
+/// bits of the generation, then 24 bits of slot; `None` for a slot at or
+/// above 2^24 (no table grows that far: the protocol's windows bound the
+/// operations in flight). See [`crate::rma::Ops::take_atomic`].
+pub fn compact_id(id: u64) -> Option<u32> {
+    let slot = id as u32;
+    (slot < 1 << 24).then_some(((id >> 32) as u32 & 0xff) << 24 | slot)
 }
 
-/// The fields of an ATOMIC's payload (as the bytes say: unchecked codes),
-/// if it is one: (data type code, opcode, operands).
-pub fn decode_atomic_payload(p: &[u8]) -> Option<(u32, u32, [u64; 2])> {
-    if p.len() != ATOMIC_PAYLOAD || p[8..16] != [0u8; 8] {
+/// The length of an ATOMIC of `op` on `dt` (a built-in type).
+pub fn atomic_len(dt: Dt, op: Op) -> usize {
+    ATOMIC_HEADER + op.operand_count() * dt.size().unwrap_or(8)
+}
+
+/// Appends an ATOMIC ([`atomic_len`] bytes): `op` on the `dt` (a built-in
+/// type) at `offset` in the target's segment, the operation `id`
+/// ([`compact_id`]) and the operands the operation takes (low-order bytes
+/// of their bits for 32-bit types).
+pub fn encode_atomic(
+    dt: Dt,
+    op: Op,
+    id: u32,
+    offset: usize,
+    operands: [u64; 2],
+    out: &mut Vec<u8>,
+) {
+    let size = dt.size().expect("a built-in type");
+    let index = |found: Option<usize>| found.expect("a built-in type and an operation") as u8;
+    out.push(RMA_ATOMIC);
+    out.push(1);
+    out.push(index(Dt::BUILTIN.iter().position(|d| *d == dt)));
+    out.push(index(Op::ALL.iter().position(|o| *o == op)));
+    out.extend_from_slice(&id.to_le_bytes());
+    out.extend_from_slice(&(offset as u64).to_le_bytes());
+    for o in &operands[..op.operand_count()] {
+        out.extend_from_slice(&o.to_le_bytes()[..size]);
+    }
+}
+
+/// An ATOMIC decoded: a built-in type, an operation valid on it, and the
+/// operands it takes (zero-extended bits; the others 0). The offset is
+/// the sender's word, unchecked.
+#[derive(Debug, PartialEq, Eq)]
+pub struct AtomicRequest {
+    /// The data type.
+    pub dt: Dt,
+    /// The operation.
+    pub op: Op,
+    /// The initiator's operation id ([`compact_id`]).
+    pub id: u32,
+    /// Offset in the target's primordial segment.
+    pub offset: usize,
+    /// The operands' bits.
+    pub operands: [u64; 2],
+}
+
+/// Decodes an ATOMIC; what is wrong with it otherwise (a wrong lane byte,
+/// an unknown data type or operation, an operation not valid on the type,
+/// or a length that does not fit them), for the fatal message naming the
+/// sender.
+pub fn decode_atomic(b: &[u8]) -> Result<AtomicRequest, String> {
+    if b.len() < ATOMIC_HEADER || b[0] != RMA_ATOMIC || b[1] != 1 {
+        return Err(format!("is a malformed atomic ({} bytes)", b.len()));
+    }
+    let dt = *Dt::BUILTIN
+        .get(b[2] as usize)
+        .ok_or_else(|| format!("is an atomic on data type {}, not a built-in type", b[2]))?;
+    let op = *Op::ALL
+        .get(b[3] as usize)
+        .filter(|o| o.valid_for_atomic(dt))
+        .ok_or_else(|| {
+            format!(
+                "is an atomic with operation {}, not an atomic operation on {}",
+                b[3],
+                dt.name()
+            )
+        })?;
+    let size = dt.size().expect("a built-in type");
+    if b.len() != atomic_len(dt, op) {
+        return Err(format!(
+            "is an atomic {} on {} of {} bytes, not {}",
+            op.name(),
+            dt.name(),
+            b.len(),
+            atomic_len(dt, op)
+        ));
+    }
+    let mut operands = [0u64; 2];
+    for (i, o) in operands.iter_mut().take(op.operand_count()).enumerate() {
+        let at = ATOMIC_HEADER + i * size;
+        let mut bits = [0u8; 8];
+        bits[..size].copy_from_slice(&b[at..at + size]);
+        *o = u64::from_le_bytes(bits);
+    }
+    Ok(AtomicRequest {
+        dt,
+        op,
+        id: u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")),
+        offset: usize::try_from(u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")))
+            .map_err(|_| "is an atomic at an offset beyond this machine's addresses".to_string())?,
+        operands,
+    })
+}
+
+/// Appends the ATOMIC_RESULT of the ATOMIC `id`: `value` (the low `len`
+/// bytes of its bits; `len` 0 for an operation that does not fetch).
+pub fn encode_atomic_result(id: u32, value: u64, len: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(&[RMA_ATOMIC_RESULT, 0, len as u8, 0]);
+    out.extend_from_slice(&id.to_le_bytes());
+    out.extend_from_slice(&value.to_le_bytes()[..len]);
+}
+
+/// Decodes an ATOMIC_RESULT: the operation id and the value's bytes (0,
+/// 4 or 8 of them), if well formed.
+pub fn decode_atomic_result(b: &[u8]) -> Option<(u32, &[u8])> {
+    let head = b.get(..ATOMIC_RESULT_HEADER)?;
+    let len = head[2] as usize;
+    if head[0] != RMA_ATOMIC_RESULT
+        || head[1] != 0
+        || head[3] != 0
+        || !matches!(len, 0 | 4 | 8)
+        || b.len() != ATOMIC_RESULT_HEADER + len
+    {
         return None;
     }
-    let u32_at = |at: usize| u32::from_le_bytes(p[at..at + 4].try_into().expect("4 bytes"));
-    let u64_at = |at: usize| u64::from_le_bytes(p[at..at + 8].try_into().expect("8 bytes"));
-    Some((u32_at(0), u32_at(4), [u64_at(16), u64_at(24)]))
+    Some((
+        u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")),
+        &b[ATOMIC_RESULT_HEADER..],
+    ))
 }
 
 /// Decodes a one-sided message; with `placed`, `b` is its header alone
@@ -224,7 +355,7 @@ pub fn decode_rma(b: &[u8], placed: bool) -> Option<Rma<'_>> {
     let kind = *b.first()?;
     let request = is_request_kind(kind);
     let ep = *b.get(2)?;
-    if !(RMA_PUT..=RMA_ATOMIC_RESULT).contains(&kind)
+    if !(RMA_PUT..=RMA_GET_DATA).contains(&kind)
         || *b.get(1)? != u8::from(request)
         || *b.get(3)? != 0
         || (!request && ep != 0)
@@ -234,25 +365,15 @@ pub fn decode_rma(b: &[u8], placed: bool) -> Option<Rma<'_>> {
     let word = |at: usize| Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?));
     let len = u32::from_le_bytes(b.get(4..8)?.try_into().ok()?) as usize;
     let (offset, op, want) = (word(8)?, word(16)?, word(24)?);
-    let atomic = kind == RMA_ATOMIC || kind == RMA_ATOMIC_RESULT;
-    let with_payload = kind == RMA_PUT || kind == RMA_GET_DATA || atomic;
+    let with_payload = kind == RMA_PUT || kind == RMA_GET_DATA;
     let payload = b.get(RMA_HEADER..)?;
     // Only PUT and GET_DATA payloads are ever placed as they arrive.
     let whole = if placed {
-        with_payload && !atomic && payload.is_empty()
+        with_payload && payload.is_empty()
     } else {
         payload.len() == len
     };
-    let atomic_len = match kind {
-        RMA_ATOMIC => len == ATOMIC_PAYLOAD && (want == 4 || want == 8) && ep == 0,
-        RMA_ATOMIC_RESULT => len == ATOMIC_RESULT_PAYLOAD,
-        _ => true,
-    };
-    if !whole
-        || !atomic_len
-        || (!with_payload && len != 0)
-        || (kind != RMA_GET && kind != RMA_ATOMIC && want != 0)
-    {
+    if !whole || (!with_payload && len != 0) || (kind != RMA_GET && want != 0) {
         return None;
     }
     Some(Rma {
@@ -416,45 +537,71 @@ mod tests {
     }
 
     proptest! {
-        /// ATOMIC and ATOMIC_RESULT round-trip with their fixed payloads;
-        /// another length, a size other than 4 or 8, an endpoint, nonzero
-        /// padding or a placed header is rejected.
+        /// ATOMIC and ATOMIC_RESULT round-trip for every type and atomic
+        /// operation, with exactly the operands the operation takes; a
+        /// wrong lane byte, type, operation, length or result size is
+        /// rejected, and garbage never panics.
         #[test]
         fn atomic_messages_round_trip(
-            dt: u32, code: u32, o1: u64, o2: u64, offset in any::<u32>(), op: u64,
-            wide: bool, value: u64,
+            dt_at in 0usize..6, op_at in 0usize..27, o1: u64, o2: u64, offset: u64,
+            id: u32, value: u64,
+            garbage in proptest::collection::vec(any::<u8>(), 0..64),
         ) {
-            let want = if wide { 8 } else { 4 };
-            let payload = atomic_payload(dt, code, [o1, o2]);
+            let (dt, op) = (Dt::BUILTIN[dt_at], Op::ALL[op_at]);
+            prop_assume!(op.valid_for_atomic(dt));
+            let size = dt.size().unwrap();
+            let mask = if size == 8 { u64::MAX } else { u64::from(u32::MAX) };
+            let n = op.operand_count();
+            let want = [o1 & (mask * u64::from(n >= 1)), o2 & (mask * u64::from(n >= 2))];
             let mut buf = Vec::new();
-            encode_rma_append(RMA_ATOMIC, 0, offset as usize, op, want, &payload, &mut buf);
+            encode_atomic(dt, op, id, offset as usize, [o1 & mask, o2 & mask], &mut buf);
             prop_assert!(is_rma(&buf));
-            prop_assert_eq!(buf[1], 1, "ATOMIC travels on the request lane");
-            let r = decode_rma(&buf, false).unwrap();
-            prop_assert_eq!((r.kind, r.ep, r.offset, r.op, r.want), (RMA_ATOMIC, 0, offset as usize, op, want));
-            prop_assert_eq!(decode_atomic_payload(r.payload), Some((dt, code, [o1, o2])));
-            prop_assert!(decode_rma(&buf[..RMA_HEADER], true).is_none());
+            prop_assert_eq!(buf.len(), atomic_len(dt, op));
+            prop_assert_eq!(buf.len(), ATOMIC_HEADER + n * size);
+            prop_assert_eq!(
+                decode_atomic(&buf),
+                Ok(AtomicRequest { dt, op, id, offset: offset as usize, operands: want })
+            );
+            prop_assert!(decode_rma(&buf, false).is_none(), "not a put or get");
+            prop_assert!(decode_atomic(&buf[..buf.len() - 1]).is_err(), "truncated");
             let mut b = buf.clone();
-            b[2] = 1;
-            prop_assert!(decode_rma(&b, false).is_none(), "an endpoint");
+            b.push(0);
+            prop_assert!(decode_atomic(&b).is_err(), "extended");
             let mut b = buf.clone();
-            b[24] = 2;
-            prop_assert!(decode_rma(&b, false).is_none(), "size 2");
+            b[1] = 0;
+            prop_assert!(decode_atomic(&b).is_err(), "the reply lane");
             let mut b = buf.clone();
-            b[RMA_HEADER + 9] = 1;
-            let r = decode_rma(&b, false).unwrap();
-            prop_assert!(decode_atomic_payload(r.payload).is_none(), "padding");
-            prop_assert!(decode_rma(&buf[..buf.len() - 1], false).is_none());
+            b[2] = 6;
+            prop_assert!(decode_atomic(&b).is_err(), "no such type");
+            let mut b = buf.clone();
+            b[3] = 27;
+            prop_assert!(decode_atomic(&b).is_err(), "no such operation");
+            let len = if op.is_fetching() { size } else { 0 };
             let mut res = Vec::new();
-            encode_rma_append(RMA_ATOMIC_RESULT, 0, 0, op, 0, &value.to_le_bytes(), &mut res);
-            prop_assert_eq!(res[1], 0, "the result travels on the reply lane");
-            let r = decode_rma(&res, false).unwrap();
-            prop_assert_eq!((r.kind, r.op, r.payload), (RMA_ATOMIC_RESULT, op, &value.to_le_bytes()[..]));
-            prop_assert!(decode_rma(&res[..RMA_HEADER], true).is_none());
-            let mut short = Vec::new();
-            encode_rma_append(RMA_ATOMIC_RESULT, 0, 0, op, 0, &[0; 4], &mut short);
-            prop_assert!(decode_rma(&short, false).is_none());
+            encode_atomic_result(id, value, len, &mut res);
+            prop_assert!(is_rma(&res));
+            prop_assert_eq!(res.len(), ATOMIC_RESULT_HEADER + len);
+            prop_assert_eq!(decode_atomic_result(&res), Some((id, &value.to_le_bytes()[..len])));
+            prop_assert!(decode_rma(&res, false).is_none());
+            prop_assert!(decode_atomic_result(&res[..res.len() - 1]).is_none());
+            let mut b = res.clone();
+            b[2] = 2;
+            prop_assert!(decode_atomic_result(&b).is_none(), "size 2");
+            let mut b = res.clone();
+            b[1] = 1;
+            prop_assert!(decode_atomic_result(&b).is_none(), "the request lane");
+            let _ = decode_atomic(&garbage);
+            let _ = decode_atomic_result(&garbage);
         }
+    }
+
+    #[test]
+    fn compact_ids_keep_the_slot_and_the_generations_low_byte() {
+        assert_eq!(
+            compact_id((0x1234_5678 << 32) | 0x00ab_cdef),
+            Some(0x78ab_cdef)
+        );
+        assert_eq!(compact_id(1 << 24), None);
     }
 
     proptest! {

@@ -135,6 +135,63 @@ struct AdInner {
     cdata: Mutex<Option<CData>>,
     /// Operations in flight on the Active Message route.
     outstanding: Arc<AtomicUsize>,
+    /// The blocking calls' short way to a CPU domain's targets served by
+    /// the conduit's coherent atomics (see [`ConduitRoute`]).
+    conduit: Option<ConduitRoute>,
+}
+
+/// For a CPU domain over a conduit whose protocol performs atomics with
+/// the target's CPU (coherent with the direct route), what a blocking
+/// call to a target not mapped here needs, gathered at creation: the
+/// capability, the operations of the domain it supports and, per team
+/// rank, the target's jobrank and segment (size 0: not this way). The
+/// general route reaches the same targets the same way after checking
+/// everything; this one keeps a round trip's own work to a few cache
+/// lines (a blocking atomic is measured against an AMShort round trip).
+struct ConduitRoute {
+    rt: &'static Runtime,
+    cap: &'static dyn gex_conduit::AtomicCapability,
+    ops: Ops,
+    targets: Box<[ConduitTarget]>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct ConduitTarget {
+    jobrank: Rank,
+    owner_base: usize,
+    size: usize,
+}
+
+impl ConduitRoute {
+    /// The route for a CPU domain over `members` (jobranks by team rank),
+    /// if the conduit's atomics are coherent with CPU atomics and reach a
+    /// member whose segment is attached and not mapped here.
+    fn new(rt: &'static Runtime, members: &[Rank], dt: Dt, ops: Ops) -> Option<ConduitRoute> {
+        let cap = rt.conduit().atomics().filter(|c| c.cpu_coherent())?;
+        let ops = Op::ALL
+            .iter()
+            .filter(|o| ops.contains(o.as_set()) && cap.supports(dt, **o))
+            .fold(Ops::empty(), |acc, o| acc | o.as_set());
+        let targets: Box<[ConduitTarget]> = members
+            .iter()
+            .map(|&m| match segment_desc(rt, m) {
+                Some(d) if d.local_base.is_none() && d.size > 0 && cap.reaches(m) => {
+                    ConduitTarget {
+                        jobrank: m,
+                        owner_base: d.owner_base,
+                        size: d.size,
+                    }
+                }
+                _ => ConduitTarget::default(),
+            })
+            .collect();
+        (!ops.is_empty() && targets.iter().any(|t| t.size > 0)).then_some(ConduitRoute {
+            rt,
+            cap,
+            ops,
+            targets,
+        })
+    }
 }
 
 /// An atomic domain (`gex_AD_t`): a team, one data type and a set of
@@ -230,7 +287,13 @@ impl AtomicDomain {
             tm.rank() as usize,
             ampath::record(dt, ops.bits(), flags, nic),
         )?;
+        let conduit = if verdict.nic {
+            None
+        } else {
+            ConduitRoute::new(rt, &members, dt, ops)
+        };
         Ok(AtomicDomain(Arc::new(AdInner {
+            conduit,
             tm: tm.clone(),
             dt,
             ops,
@@ -351,17 +414,9 @@ impl AtomicDomain {
         // SAFETY: the table has one entry per jobrank, and `jobrank_of`
         // returns a jobrank below the job size.
         let e = unsafe { *t.add(jobrank as usize) };
-        let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
-            addr
-        } else {
-            addr.wrapping_sub(e.owner_base)
-        };
-        let n = std::mem::size_of::<T>();
         // An entry not directly accessible has size 0, so this one check
         // also sends it down the general route.
-        if off > e.size || n > e.size - off || off % n != 0 {
-            return None;
-        }
+        let off = value_offset::<T>(addr, e.owner_base, e.size, flags)?;
         Some((e.local_base + off) as *mut u8)
     }
 
@@ -455,7 +510,40 @@ impl AtomicDomain {
             let v = unsafe { ops::perform(p, op, operand1, operand2, flags) };
             return Ok(if op.is_fetching() { v } else { T::default() });
         }
+        if let Some((route, jobrank, off)) = self.conduit_target::<T>(tgt_rank, tgt_addr, op, flags)
+        {
+            return blocking_conduit(route, jobrank, off, op, [operand1, operand2], flags);
+        }
         self.blocking_general(tgt_rank, tgt_addr, op, [operand1, operand2], flags)
+    }
+
+    /// The blocking calls' conduit route (see [`ConduitRoute`]): as
+    /// [`AtomicDomain::direct`]'s checks, for a target the route serves
+    /// with the whole aligned value inside its segment and the conduit
+    /// route not turned off (`GEX_RMA_FORCE_AM`); `None` for everything
+    /// else, which the general route handles and reports.
+    #[inline(always)]
+    fn conduit_target<T: AdType>(
+        &self,
+        rank: Rank,
+        addr: usize,
+        op: Op,
+        flags: Flags,
+    ) -> Option<(&ConduitRoute, Rank, usize)> {
+        let d = &*self.0;
+        let route = d.conduit.as_ref()?;
+        if T::DT != d.dt
+            || !route.ops.contains(op.as_set())
+            || !(flags - FAST_FLAGS).is_empty()
+            || !context::may_communicate()
+            || !gex_core::direct_access()
+        {
+            return None;
+        }
+        let t = route.targets.get(rank as usize)?;
+        // A target the route does not serve has size 0.
+        let off = value_offset::<T>(addr, t.owner_base, t.size, flags)?;
+        Some((route, t.jobrank, off))
     }
 
     /// [`AtomicDomain::op_blocking`] off the direct route.
@@ -517,10 +605,13 @@ impl AtomicDomain {
             (_, true, Some(r)) => (None, ResultDst::Raw(r as *mut T as *mut u8), None),
             _ => (None, ResultDst::None, None),
         };
+        // Blocking and fetching NBI calls complete before returning (and
+        // `destroy` cannot run meanwhile: it takes the domain by value).
+        let waited = matches!(mode, Mode::Blocking) || (matches!(mode, Mode::Nbi) && fetch);
         let started = match d.mechanism {
-            Mechanism::Conduit => self.start_conduit(&t, op, bits, flags, dst, parent)?,
+            Mechanism::Conduit => self.start_conduit(&t, op, bits, flags, dst, parent, waited)?,
             Mechanism::Cpu if self.coherent_conduit(t.jobrank, op) => {
-                self.start_conduit(&t, op, bits, flags, dst, parent)?
+                self.start_conduit(&t, op, bits, flags, dst, parent, waited)?
             }
             Mechanism::Cpu => ampath::start(
                 t.jobrank,
@@ -580,7 +671,12 @@ impl AtomicDomain {
                 })
     }
 
-    /// Starts an operation through the conduit's atomics.
+    /// Starts an operation through the conduit's atomics. One the caller
+    /// waits for before returning (`waited`) is not counted among the
+    /// domain's operations in flight: `destroy` takes the domain by value,
+    /// so it cannot run meanwhile, and the operation costs one allocation
+    /// (its completion) as a one-sided get does.
+    #[allow(clippy::too_many_arguments)]
     fn start_conduit(
         &self,
         t: &Target,
@@ -589,6 +685,7 @@ impl AtomicDomain {
         flags: Flags,
         dst: ResultDst,
         parent: Option<Arc<Completion>>,
+        waited: bool,
     ) -> Result<Option<Arc<Completion>>> {
         let rt = self.0.tm.ep().runtime();
         let cap = rt
@@ -613,14 +710,19 @@ impl AtomicDomain {
         if flags.contains(Flags::AD_REL) {
             std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
         }
-        // Counted in flight until the conduit completes it, so that
-        // `destroy` sees it.
-        let outstanding = self.0.outstanding.clone();
-        outstanding.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        let tracked = Arc::new(Tracked {
-            c: c.clone(),
-            outstanding: outstanding.clone(),
-        });
+        // Otherwise counted in flight until the conduit completes it, so
+        // that `destroy` sees it.
+        let outstanding = (!waited).then(|| self.0.outstanding.clone());
+        let done: Arc<dyn gex_conduit::OpCompletion> = match &outstanding {
+            None => c.clone(),
+            Some(o) => {
+                o.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+                Arc::new(Tracked {
+                    c: c.clone(),
+                    outstanding: o.clone(),
+                })
+            }
+        };
         let sent = cap.start(
             t.jobrank,
             t.off,
@@ -628,12 +730,14 @@ impl AtomicDomain {
             op,
             bits,
             result,
-            tracked,
+            done,
             flags.contains(Flags::IMMEDIATE),
             rt.sink(),
         );
         if !matches!(sent, Ok(Injected::Sent)) {
-            outstanding.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            if let Some(o) = &outstanding {
+                o.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            }
             if let Some(p) = &parent {
                 p.done();
             }
@@ -743,6 +847,71 @@ impl AtomicDomain {
             local,
         })
     }
+}
+
+/// Where the `T` at `addr` (an owner address, or an offset under
+/// `PEER_SEG_OFFSET`) lies in a segment at `owner_base` of `size` bytes:
+/// its offset, if the whole value is inside and aligned (never for size
+/// 0).
+#[inline(always)]
+fn value_offset<T>(addr: usize, owner_base: usize, size: usize, flags: Flags) -> Option<usize> {
+    let off = if flags.contains(Flags::PEER_SEG_OFFSET) {
+        addr
+    } else {
+        addr.wrapping_sub(owner_base)
+    };
+    let n = std::mem::size_of::<T>();
+    (off <= size && n <= size - off && off.is_multiple_of(n)).then_some(off)
+}
+
+/// A blocking operation through the conduit's coherent atomics, checked
+/// by [`AtomicDomain::conduit_target`]: the value before it for a
+/// fetching operation, the type's zero otherwise. Not counted among the
+/// domain's operations in flight: it completes before returning, and
+/// `destroy` takes the domain by value.
+#[inline(never)]
+fn blocking_conduit<T: AdType>(
+    route: &ConduitRoute,
+    jobrank: Rank,
+    off: usize,
+    op: Op,
+    operands: [T; 2],
+    flags: Flags,
+) -> Result<T> {
+    let fetch = op.is_fetching();
+    let mut v = T::default();
+    let n = std::mem::size_of::<T>();
+    // SAFETY: `v` lives until this function returns, after the completion
+    // below, and nothing else touches it meanwhile.
+    let result = fetch.then(|| unsafe { GetDest::new(&mut v as *mut T as *mut u8, n, None) });
+    let c = Completion::new(1, None);
+    // AD_REL: this thread's earlier writes are visible before the target
+    // performs the operation (AD_ACQ: completion is observed with an
+    // acquire load, after the conduit wrote the value).
+    if flags.contains(Flags::AD_REL) {
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+    }
+    let sent = route.cap.start(
+        jobrank,
+        off,
+        T::DT,
+        op,
+        [operands[0].to_bits(), operands[1].to_bits()],
+        result,
+        c.clone(),
+        false,
+        route.rt.sink(),
+    );
+    match sent? {
+        Injected::Sent => route.rt.spin_until(|| c.is_complete()),
+        // A start without IMMEDIATE waits for resources instead.
+        Injected::NoOp => {
+            return Err(Error::resource(
+                "gex_AD_OpBlocking: the conduit did not start the atomic",
+            ))
+        }
+    }
+    Ok(if fetch { v } else { T::default() })
 }
 
 /// A conduit operation's completion that also counts it out of its

@@ -28,19 +28,20 @@ const H_PING: u8 = 201;
 const H_PONG: u8 = 202;
 static PONGS: AtomicU64 = AtomicU64::new(0);
 
-/// Where the operations to rank 1 are Active Messages, U64 FADD against
-/// an AMShort round trip (no argument) in the same job: 30 rounds of
-/// `ITERS` each (default 5,000), each kind first in turn, then the median
+/// Where the operations to rank 1 are not direct (Active Messages, or
+/// the udp conduit's ATOMIC messages), U64 FADD against an AMShort round
+/// trip (no argument) in the same job: 60 rounds of `ITERS` each (default
+/// 2,500), each kind first in turn, then the median
 /// and the spread of the per-round ratios. The target is an atomic
 /// no slower than the round trip; figures of separate udp jobs spread by
 /// more than that, and so do rounds within a job (the median of many
 /// short alternating rounds is what compares the two).
 fn fadd_against_amshort(job: &Job, iters: u64) {
-    const ROUNDS: usize = 30;
+    const ROUNDS: usize = 60;
     let ad = AtomicDomain::create(&job.tm, u64::DT, Ops::FADD, Flags::empty()).expect("create");
     let am = ad.route(1).expect("route") != Route::Direct;
     if job.rank() == 0 && am {
-        let n = if iters == 0 { 5_000 } else { iters };
+        let n = if iters == 0 { 2_500 } else { iters };
         let ping = |n: u64| {
             let start = Instant::now();
             for _ in 0..n {
