@@ -1970,6 +1970,38 @@ impl IbvConduit {
         Some(free.split_off(at))
     }
 
+    /// The work requests of a one-sided transfer of `len` bytes in pieces
+    /// of at most `piece`: each piece's operation (`op` of its offset) and
+    /// its local side, in place at `local` when `in_place` gives the
+    /// registered segment's key, else in the bounce buffer `chunks[i]`.
+    fn piece_wrs(
+        &self,
+        len: usize,
+        piece: usize,
+        (local, in_place): (usize, Option<u32>),
+        chunks: &[u32],
+        op: impl Fn(usize) -> SendOp,
+    ) -> Vec<(SendOp, Sge)> {
+        pieces(len, piece)
+            .enumerate()
+            .map(|(i, (at, n))| {
+                let sge = match in_place {
+                    Some(lkey) => Sge {
+                        addr: local + at,
+                        len: n as u32,
+                        lkey,
+                    },
+                    None => Sge {
+                        addr: self.chunk_mem + chunks[i] as usize * CHUNK,
+                        len: n as u32,
+                        lkey: self.chunk_mr.lkey,
+                    },
+                };
+                (op(at), sge)
+            })
+            .collect()
+    }
+
     /// The local key of this rank's registered segment if `[addr, addr +
     /// len)` lies in it (a non-empty range: the device reads or writes it
     /// in place).
@@ -2232,30 +2264,11 @@ impl RmaCapability for IbvConduit {
                         chunks
                     }
                 };
-                let wrs = pieces(len, piece)
-                    .enumerate()
-                    .map(|(i, (at, n))| {
-                        let sge = match in_place {
-                            Some(lkey) => Sge {
-                                addr: from + at,
-                                len: n as u32,
-                                lkey,
-                            },
-                            None => Sge {
-                                addr: self.chunk_mem + chunks[i] as usize * CHUNK,
-                                len: n as u32,
-                                lkey: self.chunk_mr.lkey,
-                            },
-                        };
-                        (
-                            SendOp::Write {
-                                raddr: raddr + at as u64,
-                                rkey,
-                            },
-                            sge,
-                        )
-                    })
-                    .collect();
+                let wrs =
+                    self.piece_wrs(len, piece, (from, in_place), &chunks, |at| SendOp::Write {
+                        raddr: raddr + at as u64,
+                        rkey,
+                    });
                 // A copied source is released now (local completion); one
                 // written in place is kept until the writes complete.
                 let keep = src.take().filter(|_| in_place.is_some());
@@ -2322,32 +2335,12 @@ impl RmaCapability for IbvConduit {
                     Some(_) => Vec::new(),
                     None => self.take_chunks(need)?,
                 };
-                let wrs = pieces(len, piece)
-                    .enumerate()
-                    .map(|(i, (at, n))| {
-                        let sge = match in_place {
-                            // The destination (GetDest's contract: ours
-                            // until completion) in the registered segment.
-                            Some(lkey) => Sge {
-                                addr: to + at,
-                                len: n as u32,
-                                lkey,
-                            },
-                            None => Sge {
-                                addr: self.chunk_mem + chunks[i] as usize * CHUNK,
-                                len: n as u32,
-                                lkey: self.chunk_mr.lkey,
-                            },
-                        };
-                        (
-                            SendOp::Read {
-                                raddr: raddr + at as u64,
-                                rkey,
-                            },
-                            sge,
-                        )
-                    })
-                    .collect();
+                // In place: the destination (GetDest's contract: ours
+                // until completion) in the registered segment.
+                let wrs = self.piece_wrs(len, piece, (to, in_place), &chunks, |at| SendOp::Read {
+                    raddr: raddr + at as u64,
+                    rkey,
+                });
                 Some((
                     OpEntry {
                         peer,

@@ -480,55 +480,21 @@ impl Device for VerbsDevice {
 
     unsafe fn post_recv(&self, qp: QpNum, wr_id: u64, sge: Sge) -> Result<()> {
         let q = self.qp(qp)?;
-        let mut s = ibv_sge {
-            addr: sge.addr as u64,
-            length: sge.len,
-            lkey: sge.lkey,
-        };
-        let mut w = ibv_recv_wr {
-            wr_id,
-            next: std::ptr::null_mut(),
-            sg_list: &mut s,
-            num_sge: 1,
-        };
-        let mut bad = std::ptr::null_mut();
-        // SAFETY: as for post_send.
-        let rc = unsafe { ibv_post_recv(q, &mut w, &mut bad) };
-        if rc != 0 {
-            return Err(Error::resource(format!(
-                "ibv conduit: ibv_post_recv: {}",
-                std::io::Error::from_raw_os_error(rc)
-            )));
-        }
-        Ok(())
+        post_one_recv("ibv_post_recv", wr_id, sge, |w, bad| {
+            // SAFETY: as for post_send.
+            unsafe { ibv_post_recv(q, w, bad) }
+        })
     }
 
     unsafe fn post_srq_recv(&self, srq: SrqNum, wr_id: u64, sge: Sge) -> Result<()> {
         let q = self.srq(srq)?;
-        let mut s = ibv_sge {
-            addr: sge.addr as u64,
-            length: sge.len,
-            lkey: sge.lkey,
-        };
-        let mut w = ibv_recv_wr {
-            wr_id,
-            next: std::ptr::null_mut(),
-            sg_list: &mut s,
-            num_sge: 1,
-        };
-        let mut bad = std::ptr::null_mut();
-        // SAFETY: q is a live shared receive queue of this device; `w` and
-        // its one sge are valid for the call (the device copies the
-        // request); the buffer's validity until completion is the caller's
-        // promise.
-        let rc = unsafe { ibv_post_srq_recv(q, &mut w, &mut bad) };
-        if rc != 0 {
-            return Err(Error::resource(format!(
-                "ibv conduit: ibv_post_srq_recv: {}",
-                std::io::Error::from_raw_os_error(rc)
-            )));
-        }
-        Ok(())
+        post_one_recv("ibv_post_srq_recv", wr_id, sge, |w, bad| {
+            // SAFETY: q is a live shared receive queue of this device; `w`
+            // and its one sge are valid for the call (the device copies the
+            // request); the buffer's validity until completion is the
+            // caller's promise.
+            unsafe { ibv_post_srq_recv(q, w, bad) }
+        })
     }
 
     fn poll_cq(&self, out: &mut Vec<Wc>, max: usize) -> usize {
@@ -558,6 +524,37 @@ impl Device for VerbsDevice {
         }
         n as usize
     }
+}
+
+/// Posts one receive of `sge` as `wr_id` through `post` (a queue pair's
+/// or a shared receive queue's post call, given the request and where to
+/// report a bad one); `call` names it in the error.
+fn post_one_recv(
+    call: &str,
+    wr_id: u64,
+    sge: Sge,
+    post: impl FnOnce(*mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> i32,
+) -> Result<()> {
+    let mut s = ibv_sge {
+        addr: sge.addr as u64,
+        length: sge.len,
+        lkey: sge.lkey,
+    };
+    let mut w = ibv_recv_wr {
+        wr_id,
+        next: std::ptr::null_mut(),
+        sg_list: &mut s,
+        num_sge: 1,
+    };
+    let mut bad = std::ptr::null_mut();
+    let rc = post(&mut w, &mut bad);
+    if rc != 0 {
+        return Err(Error::resource(format!(
+            "ibv conduit: {call}: {}",
+            std::io::Error::from_raw_os_error(rc)
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
