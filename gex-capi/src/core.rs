@@ -54,7 +54,6 @@ pub unsafe extern "C" fn gex_Client_Init(
         Ok(t) => t,
         Err(e) => return code_reported(e),
     };
-    let size = tm.size() as usize;
     let cclient = leak(CClient {
         client,
         ep: std::ptr::null(),
@@ -70,7 +69,7 @@ pub unsafe extern "C" fn gex_Client_Init(
     });
     let _ = CLIENT.set(cclient as usize);
     let _ = PRIMORDIAL.set(ctm as usize);
-    crate::fast::publish(ctm, size);
+    crate::fast::publish(ctm);
     // SAFETY: checked non-NULL above; writable (caller's contract).
     unsafe {
         *client_p = cclient;

@@ -502,11 +502,11 @@ fn abi_layout_matches_the_headers() {
         ),
         (
             "offsetof(_gex_rma_fast_t, table)",
-            offset_of!(fast::RmaFast, table),
+            offset_of!(fast::RmaFast, fast.table),
         ),
         (
-            "offsetof(_gex_rma_fast_t, size)",
-            offset_of!(fast::RmaFast, size),
+            "offsetof(_gex_rma_fast_t, table_bytes)",
+            offset_of!(fast::RmaFast, fast.table_bytes),
         ),
         (
             "(size_t)(_GEX_RMA_FAST_FLAGS)",
