@@ -1142,10 +1142,11 @@ extern int gex_RMA_PutNBIVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_V
 extern gex_Event_t gex_RMA_PutNBVal(gex_TM_t tm, gex_Rank_t rank, void *dest,
                                    gex_RMA_Value_t value, size_t nbytes, gex_Flags_t flags);
 
-/* ---- The blocking RMA calls' inline direct route --------------------------
- * gex_RMA_PutBlocking, gex_RMA_GetBlocking, gex_RMA_PutBlockingVal and
- * gex_RMA_GetBlockingVal are macros over the static inline functions below,
- * which do what the Rust calls' inlined direct route does: a call on the
+/* ---- The RMA calls' inline direct route ------------------------------------
+ * gex_RMA_PutBlocking, gex_RMA_GetBlocking, gex_RMA_PutBlockingVal,
+ * gex_RMA_GetBlockingVal, gex_RMA_PutNBI, gex_RMA_GetNBI, gex_RMA_PutNB and
+ * gex_RMA_GetNB are macros over the static inline functions below, which do
+ * what the Rust calls' inlined direct route does: a call on the
  * primordial team (the one gex_Client_Init returned), with no flag outside
  * _GEX_RMA_FAST_FLAGS, to a rank below the job size whose segment is mapped
  * into this process and contains the whole range, from a thread that may
@@ -1272,6 +1273,28 @@ _GEX_RMA_COLD gex_RMA_Value_t _gex_RMA_GetBlockingVal_lib(gex_TM_t tm, gex_Rank_
     return (gex_RMA_GetBlockingVal)(tm, rank, src, nbytes, flags);
 }
 
+_GEX_RMA_COLD int _gex_RMA_PutNBI_lib(gex_TM_t tm, gex_Rank_t rank, void *dest, const void *src,
+                                      size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags) {
+    _GEX_RMA_LIB_ENTER();
+    return (gex_RMA_PutNBI)(tm, rank, dest, src, nbytes, lc_opt, flags);
+}
+_GEX_RMA_COLD int _gex_RMA_GetNBI_lib(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                                      size_t nbytes, gex_Flags_t flags) {
+    _GEX_RMA_LIB_ENTER();
+    return (gex_RMA_GetNBI)(tm, dest, rank, src, nbytes, flags);
+}
+_GEX_RMA_COLD gex_Event_t _gex_RMA_PutNB_lib(gex_TM_t tm, gex_Rank_t rank, void *dest,
+                                             const void *src, size_t nbytes, gex_Event_t *lc_opt,
+                                             gex_Flags_t flags) {
+    _GEX_RMA_LIB_ENTER();
+    return (gex_RMA_PutNB)(tm, rank, dest, src, nbytes, lc_opt, flags);
+}
+_GEX_RMA_COLD gex_Event_t _gex_RMA_GetNB_lib(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                                             size_t nbytes, gex_Flags_t flags) {
+    _GEX_RMA_LIB_ENTER();
+    return (gex_RMA_GetNB)(tm, dest, rank, src, nbytes, flags);
+}
+
 static inline int _gex_RMA_PutBlocking(gex_TM_t tm, gex_Rank_t rank, void *dest,
                                        const void *src, size_t nbytes, gex_Flags_t flags) {
     void *p = NULL;
@@ -1314,6 +1337,62 @@ static inline gex_RMA_Value_t _gex_RMA_GetBlockingVal(gex_TM_t tm, gex_Rank_t ra
     }
     return _gex_RMA_GetBlockingVal_lib(tm, rank, src, nbytes, flags);
 }
+/* The non-blocking forms complete at once by the direct route: an NBI put
+ * with lc_opt GEX_EVENT_NOW, _DEFER or _GROUP (an event pointer for local
+ * completion takes the library, as in Rust), an NB put with lc_opt NOW,
+ * DEFER or an event pointer (set to GEX_EVENT_INVALID: locally complete),
+ * and the gets; an NB call then returns GEX_EVENT_INVALID (complete), as
+ * the library does for a direct copy. */
+static inline int _gex_RMA_PutNBI(gex_TM_t tm, gex_Rank_t rank, void *dest, const void *src,
+                                  size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags) {
+    void *p = NULL;
+    if (__builtin_expect((uintptr_t)lc_opt - 1 < 3 &&
+                             _gex_rma_direct(tm, rank, dest, nbytes, flags, &p),
+                         1)) {
+        _gex_rma_copy(p, src, nbytes);
+        return GASNET_OK;
+    }
+    return _gex_RMA_PutNBI_lib(tm, rank, dest, src, nbytes, lc_opt, flags);
+}
+static inline int _gex_RMA_GetNBI(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                                  size_t nbytes, gex_Flags_t flags) {
+    void *p = NULL;
+    if (__builtin_expect(_gex_rma_direct(tm, rank, src, nbytes, flags, &p), 1)) {
+        _gex_rma_copy(dest, p, nbytes);
+        return GASNET_OK;
+    }
+    return _gex_RMA_GetNBI_lib(tm, dest, rank, src, nbytes, flags);
+}
+static inline gex_Event_t _gex_RMA_PutNB(gex_TM_t tm, gex_Rank_t rank, void *dest,
+                                         const void *src, size_t nbytes, gex_Event_t *lc_opt,
+                                         gex_Flags_t flags) {
+    void *p = NULL;
+    if (__builtin_expect(lc_opt != NULL && lc_opt != GEX_EVENT_GROUP &&
+                             _gex_rma_direct(tm, rank, dest, nbytes, flags, &p),
+                         1)) {
+        _gex_rma_copy(p, src, nbytes);
+        if ((uintptr_t)lc_opt > (uintptr_t)GEX_EVENT_GROUP) *lc_opt = GEX_EVENT_INVALID;
+        return GEX_EVENT_INVALID;
+    }
+    return _gex_RMA_PutNB_lib(tm, rank, dest, src, nbytes, lc_opt, flags);
+}
+static inline gex_Event_t _gex_RMA_GetNB(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                                         size_t nbytes, gex_Flags_t flags) {
+    void *p = NULL;
+    if (__builtin_expect(_gex_rma_direct(tm, rank, src, nbytes, flags, &p), 1)) {
+        _gex_rma_copy(dest, p, nbytes);
+        return GEX_EVENT_INVALID;
+    }
+    return _gex_RMA_GetNB_lib(tm, dest, rank, src, nbytes, flags);
+}
+#define gex_RMA_PutNBI(tm, rank, dest, src, nbytes, lc_opt, flags) \
+    _gex_RMA_PutNBI(tm, rank, dest, src, nbytes, lc_opt, flags)
+#define gex_RMA_GetNBI(tm, dest, rank, src, nbytes, flags) \
+    _gex_RMA_GetNBI(tm, dest, rank, src, nbytes, flags)
+#define gex_RMA_PutNB(tm, rank, dest, src, nbytes, lc_opt, flags) \
+    _gex_RMA_PutNB(tm, rank, dest, src, nbytes, lc_opt, flags)
+#define gex_RMA_GetNB(tm, dest, rank, src, nbytes, flags) \
+    _gex_RMA_GetNB(tm, dest, rank, src, nbytes, flags)
 #define gex_RMA_PutBlocking(tm, rank, dest, src, nbytes, flags) \
     _gex_RMA_PutBlocking(tm, rank, dest, src, nbytes, flags)
 #define gex_RMA_GetBlocking(tm, dest, rank, src, nbytes, flags) \

@@ -448,16 +448,29 @@ impl Runtime {
     pub fn spin_until(&self, mut cond: impl FnMut() -> bool) {
         let mut idle = 0u32;
         while !cond() {
-            if self.progress() > 0 {
-                idle = 0;
-                continue;
-            }
-            idle = idle.saturating_add(1);
-            if idle >= self.spin_limit {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
+            self.wait_step(&mut idle);
+        }
+    }
+
+    /// One step of [`Runtime::spin_until`]: polls; when nothing
+    /// progressed, counts the idle step in `idle` and spins, or yields the
+    /// core once `idle` reaches the spin limit; progress resets `idle`. (No
+    /// context check: the caller's.) For the C interface's
+    /// `GASNET_BLOCKUNTIL`, whose condition is C code, so that a C wait
+    /// paces itself as a Rust one does.
+    ///
+    /// For layer authors.
+    #[inline]
+    pub fn wait_step(&self, idle: &mut u32) {
+        if self.progress() > 0 {
+            *idle = 0;
+            return;
+        }
+        *idle = idle.saturating_add(1);
+        if *idle >= self.spin_limit {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
         }
     }
 
