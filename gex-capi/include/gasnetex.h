@@ -1224,16 +1224,31 @@ static inline int _gex_rma_direct(gex_TM_t tm, gex_Rank_t rank, const void *addr
     return 1;
 }
 
-/* Copies nbytes as the library does (the ranges may overlap). */
+/* Copies nbytes as the library does (gex_core::copy_bytes: small sizes in
+ * registers, head and tail words, each reading before it writes, so the
+ * ranges may overlap). */
 static inline void _gex_rma_copy(void *dst, const void *src, size_t nbytes) {
+    const char *s = (const char *)src;
+    char *d = (char *)dst;
     if (nbytes - 8 <= 8) {
         uint64_t head, tail;
-        memcpy(&head, src, 8);
-        memcpy(&tail, (const char *)src + nbytes - 8, 8);
-        memcpy(dst, &head, 8);
-        memcpy((char *)dst + nbytes - 8, &tail, 8);
-    } else {
-        memmove(dst, src, nbytes);
+        memcpy(&head, s, 8);
+        memcpy(&tail, s + nbytes - 8, 8);
+        memcpy(d, &head, 8);
+        memcpy(d + nbytes - 8, &tail, 8);
+    } else if (nbytes > 16) {
+        memmove(d, s, nbytes);
+    } else if (nbytes >= 4) {
+        uint32_t head, tail;
+        memcpy(&head, s, 4);
+        memcpy(&tail, s + nbytes - 4, 4);
+        memcpy(d, &head, 4);
+        memcpy(d + nbytes - 4, &tail, 4);
+    } else if (nbytes > 0) {
+        char first = s[0], mid = s[nbytes / 2], last = s[nbytes - 1];
+        d[0] = first;
+        d[nbytes / 2] = mid;
+        d[nbytes - 1] = last;
     }
 }
 

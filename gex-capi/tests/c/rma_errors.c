@@ -68,6 +68,19 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rma_errors: the valid NB put and get failed (%llu)\n", (unsigned long long)b);
         return 2;
     }
+    /* Every size the inline copy treats apart (0, 1-3, 4-7, 8-16, more). */
+    for (size_t n = 0; n <= 40; n++) {
+        unsigned char out[40], back[40];
+        for (size_t i = 0; i < n; i++) out[i] = (unsigned char)(n * 7 + i + (size_t)gex_TM_QueryRank(tm));
+        memset(back, 0xee, sizeof back);
+        char *at = seg0 + 64 + 64 * gex_TM_QueryRank(tm);
+        gex_RMA_PutBlocking(tm, 0, at, out, n, 0);
+        gex_RMA_GetBlocking(tm, back, 0, at, n, 0);
+        if (memcmp(out, back, n) != 0 || (n < sizeof back && back[n] != 0xee)) {
+            fprintf(stderr, "rma_errors: a %zu-byte put and get differ\n", n);
+            return 2;
+        }
+    }
     printf("rma_errors: valid transfers done\n");
     fflush(stdout);
     if (strcmp(what, "handler") == 0) {
