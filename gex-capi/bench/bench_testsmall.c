@@ -3,7 +3,8 @@
  * (GASNet-EX testsmall's layout) for 8 B and 1 KiB, written against
  * gasnetex.h, to compare the C calls' cost with the Rust ones:
  * `gex-run -n 2 ./bench_testsmall_c [ITERS]`. Rank 0 measures against
- * rank 1 (itself with one rank).
+ * rank 1 (itself with one rank). BENCH_SIZES=8 (a comma-separated list, up
+ * to 1024) restricts the sizes, as it does for bench-testsmall.
  */
 #include <gasnetex.h>
 #include <gasnet_tools.h>
@@ -23,17 +24,18 @@ static void report(const char *op, size_t size, uint64_t iters, gasnett_tick_t t
 
 /* Each timed loop of the blocking calls is a function of its own, as in
  * bench-testsmall (and GASNet's testsmall), so that the loop's invariants
- * live in registers rather than in main's stack frame. */
+ * live in registers rather than in main's stack frame; they count down,
+ * as the Rust loops compile to (one register fewer). */
 static GASNETT_NEVER_INLINE(time_put, gasnett_tick_t time_put(gex_TM_t tm, gex_Rank_t peer, void *dest,
                                                               const void *src, size_t s, uint64_t iters)) {
     gasnett_tick_t t0 = gasnett_ticks_now();
-    for (uint64_t i = 0; i < iters; i++) gex_RMA_PutBlocking(tm, peer, dest, src, s, 0);
+    for (uint64_t i = iters; i != 0; i--) gex_RMA_PutBlocking(tm, peer, dest, src, s, 0);
     return gasnett_ticks_now() - t0;
 }
 static GASNETT_NEVER_INLINE(time_get, gasnett_tick_t time_get(gex_TM_t tm, gex_Rank_t peer, void *dest, void *dst,
                                                               size_t s, uint64_t iters)) {
     gasnett_tick_t t0 = gasnett_ticks_now();
-    for (uint64_t i = 0; i < iters; i++) gex_RMA_GetBlocking(tm, dst, peer, dest, s, 0);
+    for (uint64_t i = iters; i != 0; i--) gex_RMA_GetBlocking(tm, dst, peer, dest, s, 0);
     return gasnett_ticks_now() - t0;
 }
 
@@ -55,8 +57,21 @@ int main(int argc, char **argv) {
         gex_Event_Wait(gex_EP_QueryBoundSegmentNB(tm, peer, &dest, NULL, &size, 0));
         static char src[1024], dst[1024];
         printf("bench_testsmall (C): %u ranks, rank 0 -> rank %u, conduit %s\n", n, peer, GASNET_CONDUIT_NAME_STR);
-        static const size_t sizes[2] = {8, 1024};
-        for (int k = 0; k < 2; k++) {
+        size_t sizes[16] = {8, 1024};
+        int nsizes = 2;
+        const char *env = getenv("BENCH_SIZES");
+        if (env != NULL && *env != '\0') {
+            nsizes = 0;
+            for (char *end; *env != '\0' && nsizes < 16; env = *end == ',' ? end + 1 : end) {
+                unsigned long v = strtoul(env, &end, 10);
+                if (end == env || v == 0 || v > sizeof src) {
+                    fprintf(stderr, "bench_testsmall: BENCH_SIZES: sizes 1 to %zu\n", sizeof src);
+                    return 1;
+                }
+                sizes[nsizes++] = v;
+            }
+        }
+        for (int k = 0; k < nsizes; k++) {
             size_t s = sizes[k];
             gex_RMA_PutBlocking(tm, peer, dest, src, s, 0);
             report("PutBlocking", s, iters, time_put(tm, peer, dest, src, s, iters));

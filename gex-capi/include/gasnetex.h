@@ -1142,10 +1142,11 @@ extern int gex_RMA_PutNBIVal(gex_TM_t tm, gex_Rank_t rank, void *dest, gex_RMA_V
 extern gex_Event_t gex_RMA_PutNBVal(gex_TM_t tm, gex_Rank_t rank, void *dest,
                                    gex_RMA_Value_t value, size_t nbytes, gex_Flags_t flags);
 
-/* ---- The blocking RMA calls' inline direct route --------------------------
- * gex_RMA_PutBlocking, gex_RMA_GetBlocking, gex_RMA_PutBlockingVal and
- * gex_RMA_GetBlockingVal are macros over the static inline functions below,
- * which do what the Rust calls' inlined direct route does: a call on the
+/* ---- The RMA calls' inline direct route ------------------------------------
+ * gex_RMA_PutBlocking, gex_RMA_GetBlocking, gex_RMA_PutBlockingVal,
+ * gex_RMA_GetBlockingVal, gex_RMA_PutNBI, gex_RMA_GetNBI, gex_RMA_PutNB and
+ * gex_RMA_GetNB are macros over the static inline functions below, which do
+ * what the Rust calls' inlined direct route does: a call on the
  * primordial team (the one gex_Client_Init returned), with no flag outside
  * _GEX_RMA_FAST_FLAGS, to a rank below the job size whose segment is mapped
  * into this process and contains the whole range, from a thread that may
@@ -1159,10 +1160,14 @@ extern gex_Event_t gex_RMA_PutNBVal(gex_TM_t tm, gex_Rank_t rank, void *dest,
  *
  * _gex_rma_fast and _gex_thread_restricted are the library's, for these
  * functions only (their layout may change with the library): the primordial
- * team's handle, the word holding the fast segment table in use (one entry
- * per jobrank, size 0 where not directly accessible, never written after it
- * is published) and the job size; the address of the calling thread's
- * restriction flag, cached per thread and translation unit. */
+ * team's handle, the fast segment table in use (one entry per jobrank, size
+ * 0 where not directly accessible, never written after it is published; the
+ * library replaces the pointer when direct access is switched, and both
+ * tables stay valid) and its length in bytes (so that the bounds check and
+ * the index are one loop-invariant value, rank * sizeof entry); the address
+ * of the calling thread's restriction flag, cached per thread and
+ * translation unit (by the first library call from here). The checks are the library's own: an out-of-range rank
+ * or range never reaches the copy. */
 typedef struct {
     uintptr_t owner_base;
     uintptr_t size;
@@ -1171,8 +1176,8 @@ typedef struct {
 typedef struct {
     gex_TM_t tm;
     gex_TM_t g1_tm;
-    _gex_fastseg_t **table;
-    uintptr_t size;
+    const _gex_fastseg_t *table;
+    uintptr_t table_bytes;
 } _gex_rma_fast_t;
 extern _gex_rma_fast_t _gex_rma_fast;
 extern const unsigned char *_gex_thread_restricted(void);
@@ -1184,38 +1189,66 @@ extern const unsigned char *_gex_thread_restricted(void);
      GEX_FLAG_PEER_SEG_OFFSET)
 
 #if defined(__GNUC__) && !defined(GEX_NO_INLINE_RMA)
-static __thread const unsigned char *_gex_restricted_p __attribute__((unused));
+/* The address of the calling thread's restriction flag, cached per thread;
+ * until the first library call below sets it, a byte that reads
+ * "restricted", which sends the call to the library. */
+static const unsigned char _gex_restricted_unknown __attribute__((unused)) = 1;
+static __thread const unsigned char *_gex_restricted_p
+    __attribute__((unused)) = &_gex_restricted_unknown;
 
-/* Where [addr, addr + nbytes) of rank lives in this process, or NULL when
- * the library call must do the transfer. */
-static inline void *_gex_rma_direct(gex_TM_t tm, gex_Rank_t rank, const void *addr,
-                                    size_t nbytes, gex_Flags_t flags) {
-    const unsigned char *r;
+/* Whether [addr, addr + nbytes) of rank lives in this process (then *p is
+ * where), or the library call must do the transfer (0). */
+static inline int _gex_rma_direct(gex_TM_t tm, gex_Rank_t rank, const void *addr,
+                                  size_t nbytes, gex_Flags_t flags, void **p) {
     const _gex_fastseg_t *t;
-    uintptr_t off;
-    if (tm == NULL || tm != __atomic_load_n(&_gex_rma_fast.tm, __ATOMIC_ACQUIRE)) return NULL;
-    if ((flags & ~_GEX_RMA_FAST_FLAGS) != 0 || rank >= _gex_rma_fast.size) return NULL;
-    r = _gex_restricted_p;
-    if (__builtin_expect(r == NULL, 0)) r = _gex_restricted_p = _gex_thread_restricted();
-    if (*r) return NULL;
-    t = __atomic_load_n(_gex_rma_fast.table, __ATOMIC_ACQUIRE);
-    if (t == NULL) return NULL;
-    t += rank;
+    uintptr_t off, size;
+    /* The entry's byte offset, checked against the table's length (0 before
+     * attach, when the table is NULL): one value, which a loop keeps in a
+     * register (64 bits: no wrap-around). */
+    uint64_t ix = (uint64_t)rank * sizeof(_gex_fastseg_t);
+    if (__builtin_expect(tm == NULL || tm != __atomic_load_n(&_gex_rma_fast.tm, __ATOMIC_ACQUIRE),
+                         0))
+        return 0;
+    if (__builtin_expect((flags & ~_GEX_RMA_FAST_FLAGS) != 0 ||
+                             ix >= __atomic_load_n(&_gex_rma_fast.table_bytes, __ATOMIC_ACQUIRE),
+                         0))
+        return 0;
+    if (__builtin_expect(*_gex_restricted_p != 0, 0)) return 0;
+    t = (const _gex_fastseg_t *)((const char *)__atomic_load_n(&_gex_rma_fast.table,
+                                                                __ATOMIC_ACQUIRE) +
+                                 (uintptr_t)ix);
     off = (flags & GEX_FLAG_PEER_SEG_OFFSET) ? (uintptr_t)addr : (uintptr_t)addr - t->owner_base;
-    if (off > t->size || nbytes > t->size - off) return NULL;
-    return (void *)(t->local_base + off);
+    size = t->size;
+    if (__builtin_expect(off > size || nbytes > size - off, 0)) return 0;
+    *p = (void *)(t->local_base + off);
+    return 1;
 }
 
-/* Copies nbytes as the library does (the ranges may overlap). */
+/* Copies nbytes as the library does (gex_core::copy_bytes: small sizes in
+ * registers, head and tail words, each reading before it writes, so the
+ * ranges may overlap). */
 static inline void _gex_rma_copy(void *dst, const void *src, size_t nbytes) {
+    const char *s = (const char *)src;
+    char *d = (char *)dst;
     if (nbytes - 8 <= 8) {
         uint64_t head, tail;
-        memcpy(&head, src, 8);
-        memcpy(&tail, (const char *)src + nbytes - 8, 8);
-        memcpy(dst, &head, 8);
-        memcpy((char *)dst + nbytes - 8, &tail, 8);
-    } else {
-        memmove(dst, src, nbytes);
+        memcpy(&head, s, 8);
+        memcpy(&tail, s + nbytes - 8, 8);
+        memcpy(d, &head, 8);
+        memcpy(d + nbytes - 8, &tail, 8);
+    } else if (nbytes > 16) {
+        memmove(d, s, nbytes);
+    } else if (nbytes >= 4) {
+        uint32_t head, tail;
+        memcpy(&head, s, 4);
+        memcpy(&tail, s + nbytes - 4, 4);
+        memcpy(d, &head, 4);
+        memcpy(d + nbytes - 4, &tail, 4);
+    } else if (nbytes > 0) {
+        char first = s[0], mid = s[nbytes / 2], last = s[nbytes - 1];
+        d[0] = first;
+        d[nbytes / 2] = mid;
+        d[nbytes - 1] = last;
     }
 }
 
@@ -1226,46 +1259,155 @@ static inline void _gex_rma_copy(void *dst, const void *src, size_t nbytes) {
 #define _GEX_VAL_OFFSET(nbytes) 0
 #endif
 
+/* The library calls, marked cold: GCC then keeps the inline route's loop
+ * invariants in registers and saves what the call needs around it, rather
+ * than spilling them for every iteration. Each first sets this thread's
+ * cached restriction-flag address. */
+#define _GEX_RMA_COLD static inline __attribute__((cold))
+#define _GEX_RMA_LIB_ENTER() (_gex_restricted_p = _gex_thread_restricted())
+_GEX_RMA_COLD int _gex_RMA_PutBlocking_lib(gex_TM_t tm, gex_Rank_t rank, void *dest,
+                                           const void *src, size_t nbytes, gex_Flags_t flags) {
+    _GEX_RMA_LIB_ENTER();
+    return (gex_RMA_PutBlocking)(tm, rank, dest, src, nbytes, flags);
+}
+_GEX_RMA_COLD int _gex_RMA_GetBlocking_lib(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                                           size_t nbytes, gex_Flags_t flags) {
+    _GEX_RMA_LIB_ENTER();
+    return (gex_RMA_GetBlocking)(tm, dest, rank, src, nbytes, flags);
+}
+_GEX_RMA_COLD int _gex_RMA_PutBlockingVal_lib(gex_TM_t tm, gex_Rank_t rank, void *dest,
+                                              gex_RMA_Value_t value, size_t nbytes,
+                                              gex_Flags_t flags) {
+    _GEX_RMA_LIB_ENTER();
+    return (gex_RMA_PutBlockingVal)(tm, rank, dest, value, nbytes, flags);
+}
+_GEX_RMA_COLD gex_RMA_Value_t _gex_RMA_GetBlockingVal_lib(gex_TM_t tm, gex_Rank_t rank,
+                                                          void *src, size_t nbytes,
+                                                          gex_Flags_t flags) {
+    _GEX_RMA_LIB_ENTER();
+    return (gex_RMA_GetBlockingVal)(tm, rank, src, nbytes, flags);
+}
+
+_GEX_RMA_COLD int _gex_RMA_PutNBI_lib(gex_TM_t tm, gex_Rank_t rank, void *dest, const void *src,
+                                      size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags) {
+    _GEX_RMA_LIB_ENTER();
+    return (gex_RMA_PutNBI)(tm, rank, dest, src, nbytes, lc_opt, flags);
+}
+_GEX_RMA_COLD int _gex_RMA_GetNBI_lib(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                                      size_t nbytes, gex_Flags_t flags) {
+    _GEX_RMA_LIB_ENTER();
+    return (gex_RMA_GetNBI)(tm, dest, rank, src, nbytes, flags);
+}
+_GEX_RMA_COLD gex_Event_t _gex_RMA_PutNB_lib(gex_TM_t tm, gex_Rank_t rank, void *dest,
+                                             const void *src, size_t nbytes, gex_Event_t *lc_opt,
+                                             gex_Flags_t flags) {
+    _GEX_RMA_LIB_ENTER();
+    return (gex_RMA_PutNB)(tm, rank, dest, src, nbytes, lc_opt, flags);
+}
+_GEX_RMA_COLD gex_Event_t _gex_RMA_GetNB_lib(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                                             size_t nbytes, gex_Flags_t flags) {
+    _GEX_RMA_LIB_ENTER();
+    return (gex_RMA_GetNB)(tm, dest, rank, src, nbytes, flags);
+}
+
 static inline int _gex_RMA_PutBlocking(gex_TM_t tm, gex_Rank_t rank, void *dest,
                                        const void *src, size_t nbytes, gex_Flags_t flags) {
-    void *p = _gex_rma_direct(tm, rank, dest, nbytes, flags);
-    if (__builtin_expect(p != NULL, 1)) {
+    void *p = NULL;
+    if (__builtin_expect(_gex_rma_direct(tm, rank, dest, nbytes, flags, &p), 1)) {
         _gex_rma_copy(p, src, nbytes);
         return GASNET_OK;
     }
-    return (gex_RMA_PutBlocking)(tm, rank, dest, src, nbytes, flags);
+    return _gex_RMA_PutBlocking_lib(tm, rank, dest, src, nbytes, flags);
 }
 static inline int _gex_RMA_GetBlocking(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
                                        size_t nbytes, gex_Flags_t flags) {
-    void *p = _gex_rma_direct(tm, rank, src, nbytes, flags);
-    if (__builtin_expect(p != NULL, 1)) {
+    void *p = NULL;
+    if (__builtin_expect(_gex_rma_direct(tm, rank, src, nbytes, flags, &p), 1)) {
         _gex_rma_copy(dest, p, nbytes);
         return GASNET_OK;
     }
-    return (gex_RMA_GetBlocking)(tm, dest, rank, src, nbytes, flags);
+    return _gex_RMA_GetBlocking_lib(tm, dest, rank, src, nbytes, flags);
 }
 static inline int _gex_RMA_PutBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *dest,
                                           gex_RMA_Value_t value, size_t nbytes,
                                           gex_Flags_t flags) {
-    void *p = nbytes - 1 < sizeof(value) ? _gex_rma_direct(tm, rank, dest, nbytes, flags) : NULL;
-    if (__builtin_expect(p != NULL, 1)) {
+    void *p = NULL;
+    if (__builtin_expect(nbytes - 1 < sizeof(value) &&
+                             _gex_rma_direct(tm, rank, dest, nbytes, flags, &p),
+                         1)) {
         memcpy(p, (const char *)&value + _GEX_VAL_OFFSET(nbytes), nbytes);
         return GASNET_OK;
     }
-    return (gex_RMA_PutBlockingVal)(tm, rank, dest, value, nbytes, flags);
+    return _gex_RMA_PutBlockingVal_lib(tm, rank, dest, value, nbytes, flags);
 }
 static inline gex_RMA_Value_t _gex_RMA_GetBlockingVal(gex_TM_t tm, gex_Rank_t rank, void *src,
                                                       size_t nbytes, gex_Flags_t flags) {
-    void *p = nbytes - 1 < sizeof(gex_RMA_Value_t)
-                  ? _gex_rma_direct(tm, rank, src, nbytes, flags)
-                  : NULL;
-    if (__builtin_expect(p != NULL, 1)) {
+    void *p = NULL;
+    if (__builtin_expect(nbytes - 1 < sizeof(gex_RMA_Value_t) &&
+                             _gex_rma_direct(tm, rank, src, nbytes, flags, &p),
+                         1)) {
         gex_RMA_Value_t v = 0;
         memcpy((char *)&v + _GEX_VAL_OFFSET(nbytes), p, nbytes);
         return v;
     }
-    return (gex_RMA_GetBlockingVal)(tm, rank, src, nbytes, flags);
+    return _gex_RMA_GetBlockingVal_lib(tm, rank, src, nbytes, flags);
 }
+/* The non-blocking forms complete at once by the direct route: an NBI put
+ * with lc_opt GEX_EVENT_NOW, _DEFER or _GROUP (an event pointer for local
+ * completion takes the library, as in Rust), an NB put with lc_opt NOW,
+ * DEFER or an event pointer (set to GEX_EVENT_INVALID: locally complete),
+ * and the gets; an NB call then returns GEX_EVENT_INVALID (complete), as
+ * the library does for a direct copy. */
+static inline int _gex_RMA_PutNBI(gex_TM_t tm, gex_Rank_t rank, void *dest, const void *src,
+                                  size_t nbytes, gex_Event_t *lc_opt, gex_Flags_t flags) {
+    void *p = NULL;
+    if (__builtin_expect((uintptr_t)lc_opt - 1 < 3 &&
+                             _gex_rma_direct(tm, rank, dest, nbytes, flags, &p),
+                         1)) {
+        _gex_rma_copy(p, src, nbytes);
+        return GASNET_OK;
+    }
+    return _gex_RMA_PutNBI_lib(tm, rank, dest, src, nbytes, lc_opt, flags);
+}
+static inline int _gex_RMA_GetNBI(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                                  size_t nbytes, gex_Flags_t flags) {
+    void *p = NULL;
+    if (__builtin_expect(_gex_rma_direct(tm, rank, src, nbytes, flags, &p), 1)) {
+        _gex_rma_copy(dest, p, nbytes);
+        return GASNET_OK;
+    }
+    return _gex_RMA_GetNBI_lib(tm, dest, rank, src, nbytes, flags);
+}
+static inline gex_Event_t _gex_RMA_PutNB(gex_TM_t tm, gex_Rank_t rank, void *dest,
+                                         const void *src, size_t nbytes, gex_Event_t *lc_opt,
+                                         gex_Flags_t flags) {
+    void *p = NULL;
+    if (__builtin_expect(lc_opt != NULL && lc_opt != GEX_EVENT_GROUP &&
+                             _gex_rma_direct(tm, rank, dest, nbytes, flags, &p),
+                         1)) {
+        _gex_rma_copy(p, src, nbytes);
+        if ((uintptr_t)lc_opt > (uintptr_t)GEX_EVENT_GROUP) *lc_opt = GEX_EVENT_INVALID;
+        return GEX_EVENT_INVALID;
+    }
+    return _gex_RMA_PutNB_lib(tm, rank, dest, src, nbytes, lc_opt, flags);
+}
+static inline gex_Event_t _gex_RMA_GetNB(gex_TM_t tm, void *dest, gex_Rank_t rank, void *src,
+                                         size_t nbytes, gex_Flags_t flags) {
+    void *p = NULL;
+    if (__builtin_expect(_gex_rma_direct(tm, rank, src, nbytes, flags, &p), 1)) {
+        _gex_rma_copy(dest, p, nbytes);
+        return GEX_EVENT_INVALID;
+    }
+    return _gex_RMA_GetNB_lib(tm, dest, rank, src, nbytes, flags);
+}
+#define gex_RMA_PutNBI(tm, rank, dest, src, nbytes, lc_opt, flags) \
+    _gex_RMA_PutNBI(tm, rank, dest, src, nbytes, lc_opt, flags)
+#define gex_RMA_GetNBI(tm, dest, rank, src, nbytes, flags) \
+    _gex_RMA_GetNBI(tm, dest, rank, src, nbytes, flags)
+#define gex_RMA_PutNB(tm, rank, dest, src, nbytes, lc_opt, flags) \
+    _gex_RMA_PutNB(tm, rank, dest, src, nbytes, lc_opt, flags)
+#define gex_RMA_GetNB(tm, dest, rank, src, nbytes, flags) \
+    _gex_RMA_GetNB(tm, dest, rank, src, nbytes, flags)
 #define gex_RMA_PutBlocking(tm, rank, dest, src, nbytes, flags) \
     _gex_RMA_PutBlocking(tm, rank, dest, src, nbytes, flags)
 #define gex_RMA_GetBlocking(tm, dest, rank, src, nbytes, flags) \

@@ -54,7 +54,6 @@ pub unsafe extern "C" fn gex_Client_Init(
         Ok(t) => t,
         Err(e) => return code_reported(e),
     };
-    let size = tm.size() as usize;
     let cclient = leak(CClient {
         client,
         ep: std::ptr::null(),
@@ -70,7 +69,7 @@ pub unsafe extern "C" fn gex_Client_Init(
     });
     let _ = CLIENT.set(cclient as usize);
     let _ = PRIMORDIAL.set(ctm as usize);
-    crate::fast::publish(ctm, size);
+    crate::fast::publish(ctm);
     // SAFETY: checked non-NULL above; writable (caller's contract).
     unsafe {
         *client_p = cclient;
@@ -558,18 +557,21 @@ pub extern "C" fn gasnet_AMPoll() -> c_int {
     rc(gex::poll())
 }
 
-/// One step of `GASNET_BLOCKUNTIL`: polls, and after a while of spinning
-/// yields the processor so that oversubscribed ranks progress.
+/// One step of `GASNET_BLOCKUNTIL`: what a Rust wait does between two
+/// tests of its condition (`Runtime::wait_step`: poll; if nothing
+/// progressed, spin, or yield the processor once the runtime's spin limit
+/// of idle steps in a row is reached, so that oversubscribed ranks
+/// progress). `spins` is the idle count on the caller's stack (NULL: poll
+/// only). Illegal in handler context or under an HSL.
 #[no_mangle]
 pub unsafe extern "C" fn _gex_BlockUntilStep(spins: *mut u32) {
-    or_fatal(gex::poll());
+    const CALL: &str = "GASNET_BLOCKUNTIL";
+    let rt = or_fatal(gex_core::Runtime::require(CALL));
+    or_fatal(gex_core::context::check_may_communicate(CALL));
     if spins.is_null() {
+        rt.progress();
         return;
     }
     // SAFETY: a counter on the caller's stack (the header's macro).
-    let s = unsafe { &mut *spins };
-    *s = s.saturating_add(1);
-    if *s > 256 {
-        std::thread::yield_now();
-    }
+    rt.wait_step(unsafe { &mut *spins });
 }

@@ -1,6 +1,7 @@
 //! What `gasnetex.h`'s inline blocking puts and gets read: the primordial
-//! team's handle, the address of gex-core's fast segment table word and
-//! the job size (`_gex_rma_fast`), and each thread's restriction flag
+//! team's handle, gex-core's fast segment table in use (a mirror of the
+//! word gex-rma reads, kept current by gex-core) and its length in bytes
+//! (`_gex_rma_fast`), and each thread's restriction flag
 //! (`_gex_thread_restricted`).
 //!
 //! `gex_RMA_PutBlocking`, `gex_RMA_GetBlocking` and their value forms are
@@ -13,16 +14,20 @@
 //! everything. The table entries are gex-core's [`gex_core::FastSeg`]s
 //! (an entry not directly accessible has size 0, so the one bounds check
 //! also sends it to the library), never written after publication; the
-//! table word is replaced when direct access is switched.
+//! table pointer is replaced when direct access is switched (both tables
+//! stay valid). The length is in bytes so that the header's bounds check
+//! and its index into the table are one value (`rank * 24`), which keeps
+//! the compiled loop's invariants in registers.
 
 use std::ffi::c_uchar;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
-pub use gex_core::FastSeg;
+pub use gex_core::{FastMirror, FastSeg};
 
 use crate::types::{gex_TM_t, CTm};
 
-/// `_gex_rma_fast_t`: the header's view (`tm`, `g1_tm`, `table`, `size`).
+/// `_gex_rma_fast_t`: the header's view (`tm`, `g1_tm`, `table`,
+/// `table_bytes`, the last two being `fast`'s fields).
 #[repr(C)]
 pub struct RmaFast {
     /// The primordial team's handle (null before `gex_Client_Init`),
@@ -32,11 +37,10 @@ pub struct RmaFast {
     /// The same handle once `gasnet_init` made it (`gasnet.h`'s puts and
     /// gets use it; null before, and the library call reports the error).
     pub g1_tm: AtomicPtr<CTm>,
-    /// [`gex_core::fast_segments_slot`]: the word holding the fast table
-    /// in use (null before attach).
-    pub table: AtomicPtr<AtomicPtr<FastSeg>>,
-    /// The job size: the table's length.
-    pub size: AtomicUsize,
+    /// The fast table in use (one [`FastSeg`] per jobrank) and its length
+    /// in bytes (0 before attach), which gex-core keeps current
+    /// ([`gex_core::mirror_fast_segments`]).
+    pub fast: FastMirror,
 }
 
 /// The table the header's inline RMA calls read.
@@ -44,17 +48,13 @@ pub struct RmaFast {
 pub static _gex_rma_fast: RmaFast = RmaFast {
     tm: AtomicPtr::new(std::ptr::null_mut()),
     g1_tm: AtomicPtr::new(std::ptr::null_mut()),
-    table: AtomicPtr::new(std::ptr::null_mut()),
-    size: AtomicUsize::new(0),
+    fast: FastMirror::new(),
 };
 
-/// Publishes the primordial team `tm` of `size` ranks (`gex_Client_Init`).
-pub(crate) fn publish(tm: gex_TM_t, size: usize) {
-    _gex_rma_fast.size.store(size, Ordering::Relaxed);
-    _gex_rma_fast.table.store(
-        gex_core::fast_segments_slot() as *const _ as *mut _,
-        Ordering::Relaxed,
-    );
+/// Publishes the primordial team `tm` (`gex_Client_Init`); the table
+/// follows at attach.
+pub(crate) fn publish(tm: gex_TM_t) {
+    gex_core::mirror_fast_segments(&_gex_rma_fast.fast);
     _gex_rma_fast.tm.store(tm as *mut CTm, Ordering::Release);
 }
 

@@ -193,10 +193,11 @@ fn test_ex_udp_2_to_4_ranks() {
     passes("udp", &exe, "test_ex", &[2, 3, 4], UDP);
 }
 
-/// Erroneous blocking puts and gets, which the header's inline direct
-/// route hands to the library: each case ends the job with the library's
-/// message naming the call, after a valid put and get by the same route;
-/// on 2 ranks of smp (direct route to rank 0) and udp.
+/// Erroneous puts and gets (blocking, NBI, NB), which the header's inline
+/// direct route hands to the library: each case ends the job with the
+/// library's message naming the call, after valid puts and gets of every
+/// inline form by the same route (data checked); on 2 ranks of smp
+/// (direct route to rank 0) and udp.
 #[test]
 fn inline_rma_hands_errors_to_the_library() {
     let exe = build_c("rma_errors", "rma_errors");
@@ -214,6 +215,8 @@ fn inline_rma_hands_errors_to_the_library() {
             "valsize",
             "gex_RMA_PutBlockingVal: nbytes must be 1 to 8, got 9",
         ),
+        ("nbi", "gex_RMA_PutNBI"),
+        ("nb", "gex_RMA_GetNB"),
     ];
     for conduit in ["smp", "udp"] {
         for (case, msg) in cases {
@@ -502,11 +505,11 @@ fn abi_layout_matches_the_headers() {
         ),
         (
             "offsetof(_gex_rma_fast_t, table)",
-            offset_of!(fast::RmaFast, table),
+            offset_of!(fast::RmaFast, fast.table),
         ),
         (
-            "offsetof(_gex_rma_fast_t, size)",
-            offset_of!(fast::RmaFast, size),
+            "offsetof(_gex_rma_fast_t, table_bytes)",
+            offset_of!(fast::RmaFast, fast.table_bytes),
         ),
         (
             "(size_t)(_GEX_RMA_FAST_FLAGS)",

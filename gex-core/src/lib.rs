@@ -70,8 +70,8 @@ pub use gex_conduit::shm;
 pub use gex_types as types;
 pub use hsl::{Hsl, HslGuard};
 pub use runtime::{
-    direct_access, fast_segments, fast_segments_slot, report, segment_table, set_direct_access,
-    FastSeg, ProgressHook, Runtime,
+    direct_access, fast_segments, mirror_fast_segments, report, segment_table, set_direct_access,
+    FastMirror, FastSeg, ProgressHook, Runtime,
 };
 pub use stats::stats;
 

@@ -2,7 +2,7 @@
 //! table, progress and waiting.
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use gex_types::{Error, Rank, RankInfo, Result};
 
@@ -85,15 +85,68 @@ pub fn fast_segments() -> *const FastSeg {
     FAST_TABLE.load(Ordering::Acquire)
 }
 
-/// The word [`fast_segments`] reads: the fast segment table in use (null
-/// before attach), replaced with one release store when direct access is
-/// switched. For the C interface, whose header's inline RMA fast path
-/// loads it with acquire ordering and reads `jobsize` entries behind it
-/// (never written after publication).
+/// The words registered by [`mirror_fast_segments`] (null: none).
+static FAST_MIRROR: AtomicPtr<FastMirror> = AtomicPtr::new(std::ptr::null_mut());
+/// Serialises the stores to [`FAST_TABLE`] and its mirror, so that the
+/// mirror always ends up holding the table in use.
+static FAST_PUBLISH: Mutex<()> = Mutex::new(());
+
+/// A copy of the fast table word and its length in bytes, kept by
+/// gex-core (see [`mirror_fast_segments`]).
+#[derive(Debug)]
+#[repr(C)]
+pub struct FastMirror {
+    /// The fast segment table in use (null before attach).
+    pub table: AtomicPtr<FastSeg>,
+    /// Its length in bytes: 0 until `table` is first non-null, then the
+    /// job size times the entry's size (never changed again).
+    pub table_bytes: AtomicUsize,
+}
+
+impl FastMirror {
+    /// An empty mirror (before attach).
+    pub const fn new() -> FastMirror {
+        FastMirror {
+            table: AtomicPtr::new(std::ptr::null_mut()),
+            table_bytes: AtomicUsize::new(0),
+        }
+    }
+
+    /// Stores the table `p` (non-null: published, never freed or written)
+    /// and then its length, each with release ordering.
+    fn set(&self, p: *mut FastSeg) {
+        self.table.store(p, Ordering::Release);
+        let bytes = SEGMENT_COUNT.load(Ordering::Relaxed) * std::mem::size_of::<FastSeg>();
+        self.table_bytes.store(bytes, Ordering::Release);
+    }
+}
+
+impl Default for FastMirror {
+    fn default() -> FastMirror {
+        FastMirror::new()
+    }
+}
+
+/// Makes `m` a copy of the word [`fast_segments`] reads: it receives the
+/// fast segment table in use (at once if attached, else at attach) and,
+/// with release stores, every table that replaces it (when direct access
+/// is switched), the table before its length. A reader that loads
+/// `table_bytes` with acquire ordering and finds it non-zero then finds a
+/// non-null `table` of that many bytes (either table: both stay valid for
+/// the process's life and are never written after publication). One
+/// mirror per process (a second call replaces the first). For the C
+/// interface, whose header's inline RMA fast path reads the table from
+/// its own exported struct, one load away, and bounds-checks byte
+/// offsets.
 ///
 /// For layer authors.
-pub fn fast_segments_slot() -> &'static AtomicPtr<FastSeg> {
-    &FAST_TABLE
+pub fn mirror_fast_segments(m: &'static FastMirror) {
+    let _g = FAST_PUBLISH.lock().unwrap_or_else(|p| p.into_inner());
+    FAST_MIRROR.store(m as *const _ as *mut _, Ordering::Relaxed);
+    let p = FAST_TABLE.load(Ordering::Acquire);
+    if !p.is_null() {
+        m.set(p);
+    }
 }
 
 /// Turns direct access to mapped peer segments on or off for this process
@@ -103,7 +156,14 @@ pub fn set_direct_access(on: bool) {
     let t = if on { &FAST_MAPPED } else { &FAST_UNMAPPED };
     let p = t.load(Ordering::Acquire);
     if !p.is_null() {
+        let _g = FAST_PUBLISH.lock().unwrap_or_else(|p| p.into_inner());
         FAST_TABLE.store(p, Ordering::Release);
+        let m = FAST_MIRROR.load(Ordering::Relaxed);
+        if !m.is_null() {
+            // SAFETY: a non-null mirror is the `&'static FastMirror` that
+            // `mirror_fast_segments` registered.
+            unsafe { (*m).set(p) };
+        }
     }
     let primordial = (!p.is_null()).then(|| (p, SEGMENT_COUNT.load(Ordering::Relaxed)));
     crate::epseg::refresh_fast(primordial);
@@ -388,16 +448,29 @@ impl Runtime {
     pub fn spin_until(&self, mut cond: impl FnMut() -> bool) {
         let mut idle = 0u32;
         while !cond() {
-            if self.progress() > 0 {
-                idle = 0;
-                continue;
-            }
-            idle = idle.saturating_add(1);
-            if idle >= self.spin_limit {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
+            self.wait_step(&mut idle);
+        }
+    }
+
+    /// One step of [`Runtime::spin_until`]: polls; when nothing
+    /// progressed, counts the idle step in `idle` and spins, or yields the
+    /// core once `idle` reaches the spin limit; progress resets `idle`. (No
+    /// context check: the caller's.) For the C interface's
+    /// `GASNET_BLOCKUNTIL`, whose condition is C code, so that a C wait
+    /// paces itself as a Rust one does.
+    ///
+    /// For layer authors.
+    #[inline]
+    pub fn wait_step(&self, idle: &mut u32) {
+        if self.progress() > 0 {
+            *idle = 0;
+            return;
+        }
+        *idle = idle.saturating_add(1);
+        if *idle >= self.spin_limit {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
         }
     }
 

@@ -4,6 +4,8 @@
 //! PutNBI, GetNBI, PutNB and GetNB from 1 byte to 1 KiB. Without ITERS,
 //! 2,000,000 operations per figure for direct copies, 20,000 through
 //! Active Messages (the AM reference path, or udp without the bypass).
+//! `BENCH_SIZES=8,1024` restricts the sizes (as the C port,
+//! gex-capi's `bench_testsmall.c`, measures them).
 
 use gex_testsuite::rmabench::{run, Metric};
 
@@ -12,7 +14,11 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    let sizes: Vec<usize> = (0..=10).map(|p| 1 << p).collect();
+    let sizes: Vec<usize> = std::env::var("BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .filter(|v: &Vec<usize>| !v.is_empty())
+        .unwrap_or_else(|| (0..=10).map(|p| 1 << p).collect());
     run(
         "bench-testsmall",
         &[Metric::Latency, Metric::Throughput],
