@@ -43,7 +43,21 @@
 //! waiting for readers never waits for a rank that is itself waiting for
 //! it. Writers wait in the initiation call (the broadcast root for every
 //! chunk but the last `SLOTS`; a reduction's members likewise); readers
-//! never block at initiation.
+//! never block at initiation, except in a blocking call.
+//!
+//! # Without the queue
+//!
+//! When every earlier operation is finished here (the queue is empty;
+//! one thread at a time initiates over the team and only initiations
+//! queue, so the operation stays at the front), a blocking broadcast or
+//! scatter reader consumes every chunk in its initiation call, waiting
+//! in place, and a writer that reads nothing (the root of a broadcast or
+//! scatter, a non-root of a gather or reduce-to-one) stores its `done`
+//! itself once written: no queue entry, completion or handle, and no
+//! lock but the one that numbers the operation. Waits look at the
+//! counters several times between polls and yield after 20 us in vain
+//! (the member waited for has probably lost its core; on a loaded
+//! machine, spinning for 2000 polls made each operation cost as long).
 //!
 //! # Output
 //!
@@ -508,8 +522,52 @@ fn wait_done(a: &Area, rt: &Runtime, members: usize, me: usize, who: Readers, ne
             .filter(|&m| who.reads(m, me))
             .all(|m| a.data_ctl(m).done.load(Ordering::Acquire) >= need)
     };
-    if !done() {
-        rt.spin_until(done);
+    wait_for(rt, done);
+}
+
+/// How long a waiter spins, with a core per rank, before it starts
+/// yielding its core: several times what a 64 KiB operation takes when
+/// both sides run, far less than a scheduler's time slice (when the
+/// member waited for shares this core with it, for instance because
+/// other processes took the rest, each wait costs this long: spinning
+/// for 2000 polls, about 600 us, made a 64 KiB broadcast take that per
+/// operation on a loaded machine).
+const SPIN_FOR: std::time::Duration = std::time::Duration::from_micros(20);
+
+/// Looks at the condition between two polls, with a core per rank.
+const LOOKS: u32 = 64;
+
+/// Polls until `cond` holds: with a core per rank, looks [`LOOKS`] times
+/// between polls (a poll runs every layer's progress, far longer than a
+/// look at one line, so the change is seen sooner) and yields after
+/// every idle poll once it has waited [`SPIN_FOR`] (the member waited
+/// for has probably lost its core); when ranks share cores, looks once
+/// and yields after every idle poll (the member waited for may need this
+/// core).
+fn wait_for(rt: &Runtime, mut cond: impl FnMut() -> bool) {
+    if cond() {
+        return;
+    }
+    let over = *crate::shmbar::OVERSUBSCRIBED;
+    let looks = if over { 1 } else { LOOKS };
+    let t0 = std::time::Instant::now();
+    let mut patient = !over;
+    loop {
+        for _ in 0..looks {
+            if cond() {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        if rt.progress() > 0 {
+            continue;
+        }
+        if patient && t0.elapsed() >= SPIN_FOR {
+            patient = false;
+        }
+        if !patient {
+            std::thread::yield_now();
+        }
     }
 }
 
@@ -559,9 +617,12 @@ fn write_all(k: u64, last_write: u64, sig: u64, data: &[u8], members: usize, rea
     }
 }
 
-/// Starts an operation: its number, and the last one that wrote this
-/// rank's buffers (which becomes this one if `writes`).
-fn begin(writes: bool) -> (u64, u64) {
+/// Starts an operation: its number, the last one that wrote this rank's
+/// buffers (which becomes this one if `writes`), and whether every
+/// earlier operation is finished here (the queue is empty: this one is
+/// at the front, and stays there, since one thread at a time initiates
+/// over the team and only initiations queue).
+fn begin(writes: bool) -> (u64, u64, bool) {
     let mut st = lock(&LOCAL);
     st.k += 1;
     let k = st.k;
@@ -570,7 +631,37 @@ fn begin(writes: bool) -> (u64, u64) {
     if writes {
         st.last_write = k;
     }
-    (k, last)
+    (k, last, st.queue.is_empty())
+}
+
+/// Finishes operation `k` here without the queue: every earlier one is
+/// finished ([`begin`]'s third answer) and this rank's part of `k` is
+/// done, so it says so as the queue would.
+fn finish_direct(k: u64) {
+    // Release: this rank's reads of `k` before the count.
+    area()
+        .data_ctl(me())
+        .done
+        .store(mark(k + 1, 0), Ordering::Release);
+}
+
+/// Consumes every chunk of `e` in place, waiting for each (polling):
+/// a blocking reader whose operation is at the front ([`begin`]), so it
+/// needs no queue entry, no completion and no handle.
+fn read_direct(e: &mut Entry) {
+    let a = area();
+    let mine = a.data_ctl(me());
+    let rt = Runtime::get().expect("collectives run after client init");
+    let total = chunks(e.nbytes);
+    while e.got < total {
+        wait_for(rt, || ready(a, e));
+        let n = consume(a, e);
+        e.got += n;
+        // Release: the reads of the chunk happen before the writer may
+        // overwrite it.
+        mine.done.store(mark(e.k, e.got), Ordering::Release);
+    }
+    finish_direct(e.k);
 }
 
 fn enqueue(e: Entry) {
@@ -583,8 +674,12 @@ fn enqueue(e: Entry) {
 /// whole input), a member other than the root of a gather or
 /// reduce-to-one. Returns once the last chunk is written.
 pub(crate) fn write_only(sig: u64, data: &[u8], members: usize, readers: Readers) {
-    let (k, last) = begin(true);
+    let (k, last, front) = begin(true);
     write_all(k, last, sig, data, members, readers);
+    if front {
+        finish_direct(k);
+        return;
+    }
     enqueue(Entry {
         k,
         nbytes: data.len(),
@@ -621,7 +716,7 @@ pub(crate) fn offer(sig: u64, data: &[u8], members: usize, then: impl FnOnce()) 
     let mine = a.data_ctl(me);
     let rt = Runtime::get().expect("collectives run after client init");
     // Its buffers are not written: `last_write` stays.
-    let (k, last) = begin(false);
+    let (k, last, front) = begin(false);
     // Every member is through with the last operation that wrote this
     // rank's signature through its buffers (an offer's readers are
     // through with it when `offer` returns).
@@ -636,6 +731,10 @@ pub(crate) fn offer(sig: u64, data: &[u8], members: usize, then: impl FnOnce()) 
     mine.posted.store(mark(k, total), Ordering::Release);
     then();
     wait_done(a, rt, members, me, Readers::Others, mark(k, total));
+    if front {
+        finish_direct(k);
+        return;
+    }
     enqueue(Entry {
         k,
         nbytes: data.len(),
@@ -659,9 +758,23 @@ pub(crate) fn read_one<'a>(
     block: Option<usize>,
     dst: &'a mut [u8],
 ) -> CollHandle<'a> {
-    let (k, _) = begin(false);
-    let c = Completion::new(1, None);
+    let (k, _, front) = begin(false);
     let out = Output::for_call(dst, block.unwrap_or(nbytes));
+    if front && matches!(out, Output::InPlace(..)) {
+        // A blocking call at the front: read in place, now.
+        read_direct(&mut Entry {
+            k,
+            nbytes,
+            got: 0,
+            small_at: crate::shmsmall::primordial_started(),
+            sig,
+            kind: Kind::Read { root, block },
+            out: Some(out),
+            c: None,
+        });
+        return CollHandle::INVALID;
+    }
+    let c = Completion::new(1, None);
     enqueue(Entry {
         k,
         nbytes,
@@ -724,7 +837,7 @@ fn all_into(
     readers: Readers,
     out: Output,
 ) -> Arc<Completion> {
-    let (k, last) = begin(true);
+    let (k, last, _) = begin(true);
     let c = Completion::new(1, None);
     // Queued before writing: while this rank waits to write a chunk, its
     // hook must be able to consume the chunks the others wrote.

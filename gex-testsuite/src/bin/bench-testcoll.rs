@@ -7,7 +7,9 @@
 //! waited for before the next, after an untimed warm-up; the time per
 //! operation of the slowest rank, in microseconds. The first iteration's
 //! results are checked, so a figure never comes from a broken collective.
-//! `BENCH_SIZES=8,1024` restricts the sizes.
+//! `BENCH_SIZES=8,1024` restricts the sizes, `BENCH_ONLY=broadcast` (or
+//! `reduce`, `exchange`, a comma-separated list) the operations (the
+//! others print as 0).
 
 use std::time::Instant;
 
@@ -57,6 +59,11 @@ fn main() {
             "size", "Broadcast", "ReduceToAll", "Exchange"
         );
     }
+    let only = std::env::var("BENCH_ONLY").ok();
+    let runs = |op: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|x| x.trim() == op))
+    };
     let sum: ReduceOp = Op::Add.into();
     for &size in &sizes {
         let size = size.max(8);
@@ -67,9 +74,13 @@ fn main() {
         let src = (me == 0).then_some(&data[..]);
         broadcast(&tm, 0, &mut bytes, src, Flags::empty()).expect("broadcast");
         assert_eq!(bytes, data, "broadcast delivered wrong bytes");
-        let bcast = time(&tm, it, || {
-            broadcast(&tm, 0, &mut bytes, src, Flags::empty()).expect("broadcast")
-        });
+        let bcast = if runs("broadcast") {
+            time(&tm, it, || {
+                broadcast(&tm, 0, &mut bytes, src, Flags::empty()).expect("broadcast")
+            })
+        } else {
+            0.0
+        };
         // Reduce-to-all, u64 sum.
         let words = size / 8;
         let v: Vec<u64> = (0..words as u64).map(|i| i + u64::from(me)).collect();
@@ -82,9 +93,13 @@ fn main() {
                 .all(|(i, &x)| x == i as u64 * n as u64 + base),
             "reduce-to-all gave a wrong sum"
         );
-        let all = time(&tm, it, || {
-            reduce_to_all_typed(&tm, &mut out, Some(&v), &sum, Flags::empty()).expect("reduce")
-        });
+        let all = if runs("reduce") {
+            time(&tm, it, || {
+                reduce_to_all_typed(&tm, &mut out, Some(&v), &sum, Flags::empty()).expect("reduce")
+            })
+        } else {
+            0.0
+        };
         // Exchange: `size` bytes per pair.
         let xsrc: Vec<u8> = (0..n * size)
             .map(|i| (i / size + me as usize) as u8)
@@ -97,9 +112,13 @@ fn main() {
                 .all(|(i, &b)| b == (me as usize + i / size) as u8),
             "exchange delivered wrong bytes"
         );
-        let xch = time(&tm, (it / n as u32).max(10), || {
-            exchange(&tm, &mut xdst, &xsrc, Flags::empty()).expect("exchange")
-        });
+        let xch = if runs("exchange") {
+            time(&tm, (it / n as u32).max(10), || {
+                exchange(&tm, &mut xdst, &xsrc, Flags::empty()).expect("exchange")
+            })
+        } else {
+            0.0
+        };
         if me == 0 {
             println!(
                 "{size:>8}  {:>12.3}  {:>14.3}  {:>12.3}",
