@@ -4,7 +4,8 @@
 //! of each, then inside again. Opt-in (`GEX_COLL_HIER=1` on every
 //! rank, `CollSettings::hier`): experimental, test-coll with 5 ranks on
 //! two pretend hosts hung in 2 of 11 runs in one session and in none of
-//! 60 since; the cause was not found.
+//! 60 since; the cause was not found. 8 ranks on two pretend hosts
+//! deadlocked in test-coll's `in_flight` in the one run tried (open).
 //!
 //! # Structure
 //!
