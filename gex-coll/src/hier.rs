@@ -3,7 +3,9 @@
 //! between neighbourhoods over Active Messages among one representative
 //! of each, then inside again. Opt-in (`GEX_COLL_HIER=1` on every
 //! rank, `CollSettings::hier`): experimental, test-coll with 5 ranks on
-//! two pretend hosts hangs about one run in five (open).
+//! two pretend hosts hung in 2 of 11 runs in one session and in none of
+//! 60 since; the cause was not found. 8 ranks on two pretend hosts
+//! deadlocked in test-coll's `in_flight` in the one run tried (open).
 //!
 //! # Structure
 //!
@@ -156,9 +158,14 @@ impl Hier {
         (self.local_jobranks.len() > 1).then(|| (self.local_jobranks.clone(), self.me_local))
     }
 
-    /// The id of this member's local team, for a team of id `team_id`.
+    /// The id of this member's local team, for a team of id `team_id`:
+    /// the tag (3) in the second word, where a representatives' team has
+    /// 4 and a split or created team the parent's sequence number with
+    /// two more words after it, so that no two of them can be hashed from
+    /// the same words (with the tag last, the local team of neighbourhood
+    /// 4 had the id of the representatives of operation 3).
     pub(crate) fn local_id(&self, team_id: u64) -> u64 {
-        hash_id(&[team_id, 3, u64::from(self.nbrhd)])
+        local_team_id(team_id, self.nbrhd)
     }
 
     /// With the local team built for it.
@@ -190,12 +197,28 @@ impl Hier {
         let members: Arc<[Rank]> = (0..self.groups.len() as u32)
             .map(|g| t.members[self.rep(g, root) as usize])
             .collect();
-        let id = hash_id(&[t.id, u64::from(key.1), 4]);
+        let id = reps_team_id(t.id, key.1);
         Some(Arc::new(TeamInfo::internal(id, members, self.mine)))
     }
 }
 
 const MY: SyncMode = SyncMode::MY;
+
+/// The second word hashed into a local team's id ([`Hier::local_id`]).
+const LOCAL_TAG: u64 = 3;
+/// The second word hashed into a representatives' team's id.
+const REPS_TAG: u64 = 4;
+
+/// The id of the local team of neighbourhood `nbrhd` in team `team_id`.
+fn local_team_id(team_id: u64, nbrhd: Rank) -> u64 {
+    hash_id(&[team_id, LOCAL_TAG, u64::from(nbrhd)])
+}
+
+/// The id of the representatives' team of operation `seq` of team
+/// `team_id`.
+fn reps_team_id(team_id: u64, seq: u32) -> u64 {
+    hash_id(&[team_id, REPS_TAG, u64::from(seq)])
+}
 
 /// Waits for an internal stage (polling).
 fn finish(h: CollHandle<'_>) -> Result<()> {
@@ -538,4 +561,24 @@ pub(crate) fn barrier(t: &TeamInfo, h: &Hier) -> CollHandle<'static> {
         return CollHandle::INVALID;
     }
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No local team's id is a representatives' team's (of the same team
+    /// or another): with the tag last, neighbourhood 4's local team had
+    /// the id of operation 3's representatives, whose messages then met
+    /// the local team's own.
+    #[test]
+    fn local_and_representatives_ids_differ() {
+        let mut seen = std::collections::HashSet::new();
+        for team in [0u64, 1, 3, 4, 0x9E37_79B9_7F4A_7C15] {
+            for x in 0..256u32 {
+                assert!(seen.insert(local_team_id(team, x)), "local {team} {x}");
+                assert!(seen.insert(reps_team_id(team, x)), "reps {team} {x}");
+            }
+        }
+    }
 }

@@ -78,8 +78,8 @@ fn test_coll_over_udp_2_to_4_ranks() {
 /// hierarchical algorithms (shared memory inside each host, Active
 /// Messages between them) with `GEX_COLL_HIER=1`, and the flat Active
 /// Message algorithms across hosts without it, in one job. (Not 5 ranks
-/// with the hierarchy: test-coll hangs there about one run in five, an
-/// open bug; see README "Collectives".)
+/// with the hierarchy: test-coll hung there in 2 of 11 runs in one
+/// session, cause not found; see README "Collectives".)
 #[test]
 fn test_coll_over_udp_on_two_named_hosts() {
     for (n, hier) in [(3, true), (4, true), (4, false), (5, false)] {
