@@ -5,7 +5,8 @@
 //! rank, `CollSettings::hier`): experimental, test-coll with 5 ranks on
 //! two pretend hosts hung in 2 of 11 runs in one session and in none of
 //! 60 since; the cause was not found. 8 ranks on two pretend hosts
-//! deadlocked in test-coll's `in_flight` in the one run tried (open).
+//! deadlock in test-coll's `in_flight` in 2 of 5 runs, with an order of
+//! initiation the spec allows (open).
 //!
 //! # Structure
 //!
