@@ -242,11 +242,13 @@ pub fn encode_atomic(
     out: &mut Vec<u8>,
 ) {
     let size = dt.size().expect("a built-in type");
-    let index = |found: Option<usize>| found.expect("a built-in type and an operation") as u8;
     out.push(RMA_ATOMIC);
     out.push(1);
-    out.push(index(Dt::BUILTIN.iter().position(|d| *d == dt)));
-    out.push(index(Op::ALL.iter().position(|o| *o == op)));
+    // Each code is one bit, at its index in `Dt::BUILTIN` and `Op::ALL`
+    // (a test checks this): the index without a search on the atomic's
+    // path.
+    out.push((dt as u32).trailing_zeros() as u8);
+    out.push((op as u64).trailing_zeros() as u8);
     out.extend_from_slice(&id.to_le_bytes());
     out.extend_from_slice(&(offset as u64).to_le_bytes());
     for o in &operands[..op.operand_count()] {
@@ -592,6 +594,16 @@ mod tests {
             prop_assert!(decode_atomic_result(&b).is_none(), "the request lane");
             let _ = decode_atomic(&garbage);
             let _ = decode_atomic_result(&garbage);
+        }
+    }
+
+    #[test]
+    fn type_and_operation_codes_are_the_bit_of_their_index() {
+        for (i, dt) in Dt::BUILTIN.iter().enumerate() {
+            assert_eq!(*dt as u32, 1 << i, "{}", dt.name());
+        }
+        for (i, op) in Op::ALL.iter().enumerate() {
+            assert_eq!(*op as u64, 1 << i, "{}", op.name());
         }
     }
 
