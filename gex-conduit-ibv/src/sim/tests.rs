@@ -417,7 +417,7 @@ fn an_answer_that_never_comes_completes_as_retries_exceeded() {
 #[test]
 fn a_shared_receive_queue_serves_every_attached_queue_pair() {
     // b's RNR timeout is short: an empty shared queue fails promptly.
-    let b = SimDevice::open(Duration::from_millis(300)).unwrap();
+    let b = SimDevice::open(Duration::from_secs(1)).unwrap();
     let a1 = SimDevice::open(Duration::from_secs(30)).unwrap();
     let a2 = SimDevice::open(Duration::from_secs(30)).unwrap();
     let srq = b.create_srq(3).unwrap();
@@ -479,14 +479,27 @@ fn a_shared_receive_queue_serves_every_attached_queue_pair() {
     assert_eq!(&dst[64..72], b"from-two");
     // One receive left: the first SEND takes it, the second finds the
     // queue empty and is retried until a receive is posted.
+    // (The two senders are separate devices: their order of arrival is
+    // set by completing the third before the fourth is posted.)
     send(&a2, q2, m2, 3);
-    send(&a1, q1, m1, 4);
     assert_eq!(wait(&a2, 1)[0].status, WcStatus::Success);
     assert_eq!(
         wait(&b, 1)[0].qp,
         b2,
         "the third SEND took the last receive"
     );
+    send(&a1, q1, m1, 4);
+    // The fourth SEND must have found the queue empty before the next
+    // receive is posted (on a loaded machine its device thread may not
+    // have run yet): wait, bounded, for b to count its retry.
+    let start = Instant::now();
+    while b.rnr_waits() < 1 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the fourth SEND never reached the empty queue"
+        );
+        std::thread::yield_now();
+    }
     // SAFETY: as above (buffer 0 was completed and is ours again).
     unsafe { b.post_srq_recv(srq, 104, rsge(0)).unwrap() };
     assert_eq!(wait(&a1, 1)[0].status, WcStatus::Success);
