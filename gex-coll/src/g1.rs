@@ -214,38 +214,15 @@ fn shm_result(s: u64, from: &mut usize) -> Option<u64> {
     }))
 }
 
-/// Whether this host runs more ranks than it has cores: then a waiting
-/// rank yields after every look, since the rank it waits for may need its
-/// core.
-static OVERSUBSCRIBED: LazyLock<bool> = LazyLock::new(|| {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    Runtime::get().is_some_and(|rt| rt.conduit().layout().host.len() > cores)
-});
-
-/// Waits for a shared-memory episode. With a core per rank it looks at the
-/// slots many times between polls (a poll costs more than a look, and the
-/// last arrival is seen sooner), and starts yielding only after some 2000
-/// looks in vain (tens of microseconds: the rank it waits for has probably
-/// lost its core to something else). Oversubscribed, it looks, polls and
-/// yields.
+/// Waits for a shared-memory episode (the shared-memory collectives' one
+/// wait, [`crate::shmbar::wait_until`]).
 fn shm_wait(rt: &Runtime, from: &mut usize) -> u64 {
-    let spins = if *OVERSUBSCRIBED { 1 } else { 64 };
-    let mut looks = 0u32;
-    loop {
-        for _ in 0..spins {
-            if let Some(v) = complete(Kind::Shm, from) {
-                return v;
-            }
-            std::hint::spin_loop();
-        }
-        looks = looks.saturating_add(spins);
-        if rt.progress() > 0 {
-            continue;
-        }
-        if *OVERSUBSCRIBED || looks > 2048 {
-            std::thread::yield_now();
-        }
-    }
+    let mut v = None;
+    crate::shmbar::wait_until(rt, || {
+        v = complete(Kind::Shm, from);
+        v.is_some()
+    });
+    v.expect("complete")
 }
 
 /// The merged value if every rank has notified the current barrier.

@@ -522,53 +522,7 @@ fn wait_done(a: &Area, rt: &Runtime, members: usize, me: usize, who: Readers, ne
             .filter(|&m| who.reads(m, me))
             .all(|m| a.data_ctl(m).done.load(Ordering::Acquire) >= need)
     };
-    wait_for(rt, done);
-}
-
-/// How long a waiter spins, with a core per rank, before it starts
-/// yielding its core: several times what a 64 KiB operation takes when
-/// both sides run, far less than a scheduler's time slice (when the
-/// member waited for shares this core with it, for instance because
-/// other processes took the rest, each wait costs this long: spinning
-/// for 2000 polls, about 600 us, made a 64 KiB broadcast take that per
-/// operation on a loaded machine).
-const SPIN_FOR: std::time::Duration = std::time::Duration::from_micros(20);
-
-/// Looks at the condition between two polls, with a core per rank.
-const LOOKS: u32 = 64;
-
-/// Polls until `cond` holds: with a core per rank, looks [`LOOKS`] times
-/// between polls (a poll runs every layer's progress, far longer than a
-/// look at one line, so the change is seen sooner) and yields after
-/// every idle poll once it has waited [`SPIN_FOR`] (the member waited
-/// for has probably lost its core); when ranks share cores, looks once
-/// and yields after every idle poll (the member waited for may need this
-/// core).
-fn wait_for(rt: &Runtime, mut cond: impl FnMut() -> bool) {
-    if cond() {
-        return;
-    }
-    let over = *crate::shmbar::OVERSUBSCRIBED;
-    let looks = if over { 1 } else { LOOKS };
-    let t0 = std::time::Instant::now();
-    let mut patient = !over;
-    loop {
-        for _ in 0..looks {
-            if cond() {
-                return;
-            }
-            std::hint::spin_loop();
-        }
-        if rt.progress() > 0 {
-            continue;
-        }
-        if patient && t0.elapsed() >= SPIN_FOR {
-            patient = false;
-        }
-        if !patient {
-            std::thread::yield_now();
-        }
-    }
+    crate::shmbar::wait_until(rt, done);
 }
 
 /// Writes `data` as this rank's part of operation `k`, chunk by chunk,
@@ -654,7 +608,7 @@ fn read_direct(e: &mut Entry) {
     let rt = Runtime::get().expect("collectives run after client init");
     let total = chunks(e.nbytes);
     while e.got < total {
-        wait_for(rt, || ready(a, e));
+        crate::shmbar::wait_until(rt, || ready(a, e));
         let n = consume(a, e);
         e.got += n;
         // Release: the reads of the chunk happen before the writer may

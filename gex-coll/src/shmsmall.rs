@@ -101,7 +101,7 @@ use crate::reduce::{combine, ReduceOp};
 use crate::shm::{
     self, SMALL_BLOCKS_AT, SMALL_DEPTH, SMALL_LINE, SMALL_LINES_AT, SMALL_MAX, SMALL_TINY,
 };
-use crate::shmbar::{ShmTeam, OVERSUBSCRIBED};
+use crate::shmbar::ShmTeam;
 use crate::sync::SyncMode;
 use crate::team::TeamInfo;
 
@@ -368,35 +368,14 @@ pub(crate) fn is_blocking() -> bool {
     BLOCKING.with(Cell::get)
 }
 
-/// Polls until `cond` holds: looks several times between polls with a
-/// core per rank, yielding after a few microseconds in vain (the member
-/// waited for has probably lost its core to another process), and yields
-/// after every empty poll when ranks share cores (the member waited for
-/// may need this core).
+/// Polls until `cond` holds (the shared-memory collectives' one wait,
+/// [`crate::shmbar::wait_until`]).
 fn wait(mut cond: impl FnMut() -> bool) {
     if cond() {
         return;
     }
     let rt = Runtime::get().expect("collectives run after client init");
-    let over = *OVERSUBSCRIBED;
-    let looks = if over { 1 } else { 32 };
-    let mut idle = 0u32;
-    loop {
-        for _ in 0..looks {
-            if cond() {
-                return;
-            }
-            std::hint::spin_loop();
-        }
-        if rt.progress() > 0 {
-            idle = 0;
-            continue;
-        }
-        idle = idle.saturating_add(1);
-        if over || idle > 8 {
-            std::thread::yield_now();
-        }
-    }
+    crate::shmbar::wait_until(rt, cond);
 }
 
 /// Whether an operation over `t` goes through the inline slots: a
