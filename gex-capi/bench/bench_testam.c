@@ -4,8 +4,9 @@
  * cost of the C calls with the Rust ones: `gex-run -n 2 ./bench_testam_c
  * [ITERS]`. Rank 0 measures against rank 1 (itself with one rank); the
  * output lines match bench-testam's. As there, BENCH_ONLY=pingpong measures
- * just the Short ping-pong and BENCH_ONLY=oneway just the Short one-way
- * flood (of 20 * ITERS requests).
+ * just the Short ping-pong, BENCH_ONLY=oneway just the Short one-way
+ * flood (of 20 * ITERS requests) and BENCH_ONLY=medium just the 1 KiB
+ * Medium ping-pong.
  */
 #include <gasnetex.h>
 #include <gasnet_tools.h>
@@ -99,7 +100,7 @@ int main(int argc, char **argv) {
         int pp = !only || !strcmp(only, "pingpong"), ow = !only || !strcmp(only, "oneway");
         if (pp) report("AMShort     ping-pong roundtrip ReqRep:", iters, pingpong(peer, 0, iters));
         if (ow) flood(peer, only ? iters * 20 : iters * 5);
-        if (!only) {
+        if (!only || !strcmp(only, "medium")) {
             uint64_t mi = iters / 4 > 100 ? iters / 4 : 100;
             report("AMMedium    ping-pong roundtrip ReqRep:     1024 B", mi, pingpong(peer, 1, mi));
         }
