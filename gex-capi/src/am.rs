@@ -272,16 +272,32 @@ fn too_many_args(nargs: c_uint, call: &str) -> ! {
 }
 
 /// Runs `f` with the `Lc` an `lc_opt` pointer names; a real event pointer
-/// gets the leaf event written back.
+/// gets the leaf event written back. `GEX_EVENT_NOW`, the common case,
+/// runs `f` here (inlined into the exported call); the others go through
+/// [`with_lc_other`], out of line.
 ///
 /// # Safety
 /// `lc_opt` is one of the `GEX_EVENT_NOW/DEFER/GROUP` constants, NULL, or
 /// writable.
+#[inline(always)]
 pub(crate) unsafe fn with_lc<R>(
     lc_opt: *mut gex_Event_t,
     call: &str,
     f: impl FnOnce(Lc<'_>) -> R,
 ) -> R {
+    if lc_opt as usize == EVENT_NOW {
+        return f(Lc::Now);
+    }
+    // SAFETY: caller's contract.
+    unsafe { with_lc_other(lc_opt, call, f) }
+}
+
+/// [`with_lc`] for every `lc_opt` but `GEX_EVENT_NOW`.
+///
+/// # Safety
+/// As [`with_lc`].
+#[inline(never)]
+unsafe fn with_lc_other<R>(lc_opt: *mut gex_Event_t, call: &str, f: impl FnOnce(Lc<'_>) -> R) -> R {
     match lc_opt as usize {
         EVENT_NOW => f(Lc::Now),
         EVENT_DEFER => f(Lc::Defer),

@@ -7,7 +7,8 @@
  *   fromreply - a reply handler replies
  *   after     - a request handler asks gex_Token_MaxReplyMedium after
  *               replying
- * The valid part: a Short, a Medium and a Long request, each with 3
+ * The valid part: a Short, a Medium (its source released through a leaf
+ * event) and a Long (through the NBI group) request, each with 3
  * arguments, to a handler registered for requests and replies (so the
  * library hands it a request or a reply token by the message's kind)
  * that checks gex_Token_Info (source, endpoint, entry, kind, Long-ness),
@@ -150,18 +151,29 @@ int main(int argc, char **argv) {
 
     gex_Rank_t next = (me + 1) % n;
     unsigned char pay[PAYLOAD];
-    for (size_t j = 0; j < PAYLOAD; j++) pay[j] = byte(me, j, 0);
     for (gex_AM_Index_t idx = H_SHORT; idx <= H_LONG; idx++) {
+        for (size_t j = 0; j < PAYLOAD; j++) pay[j] = byte(me, j, 0);
         gex_AM_Arg_t b = (gex_AM_Arg_t)(me * 1000 + idx);
         int rc;
+        /* The Medium's source is released through a leaf event, the
+         * Long's through the NBI group (the library's other lc_opt path),
+         * then overwritten: the receiver must still see the bytes sent. */
+        gex_Event_t lc = GEX_EVENT_NO_OP;
         if (idx == H_SHORT)
             rc = gex_AM_RequestShort3(tm, next, idx, 0, b, b + 1, -b);
         else if (idx == H_MED)
-            rc = gex_AM_RequestMedium3(tm, next, idx, pay, PAYLOAD, GEX_EVENT_NOW, 0, b, b + 1, -b);
+            rc = gex_AM_RequestMedium3(tm, next, idx, pay, PAYLOAD, &lc, 0, b, b + 1, -b);
         else
-            rc = gex_AM_RequestLong3(tm, next, idx, pay, PAYLOAD, (char *)peerseg + REQ_OFF, GEX_EVENT_NOW, 0, b,
+            rc = gex_AM_RequestLong3(tm, next, idx, pay, PAYLOAD, (char *)peerseg + REQ_OFF, GEX_EVENT_GROUP, 0, b,
                                      b + 1, -b);
         CHECK(rc == GASNET_OK, "request rc %d", rc);
+        if (idx == H_MED) {
+            CHECK(lc != GEX_EVENT_NO_OP, "no leaf event written back");
+            gex_Event_Wait(lc);
+        } else if (idx == H_LONG) {
+            gex_NBI_Wait(GEX_EC_AM, 0);
+        }
+        memset(pay, 0xa5, sizeof pay);
         GASNET_BLOCKUNTIL(replies == (int)(idx - H_SHORT + 1));
     }
     gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
