@@ -118,6 +118,12 @@ impl CToken {
     }
 }
 
+// A reply moves the request token out of its slot bitwise (`take_req`)
+// and the slot's owner (the handler's closure) still drops it when the
+// handler returns: sound only while tokens need no drop.
+const _: () = assert!(!std::mem::needs_drop::<gex::am::Token<'static>>());
+const _: () = assert!(!std::mem::needs_drop::<RequestToken<'static>>());
+
 pub type gex_Token_t = *mut CToken;
 
 /// A registered C handler's closure body: the token record (source rank
