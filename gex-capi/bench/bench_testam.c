@@ -3,12 +3,16 @@
  * (GASNet-EX testam's layout), written against gasnetex.h, to compare the
  * cost of the C calls with the Rust ones: `gex-run -n 2 ./bench_testam_c
  * [ITERS]`. Rank 0 measures against rank 1 (itself with one rank); the
- * output lines match bench-testam's.
+ * output lines match bench-testam's. As there, BENCH_ONLY=pingpong measures
+ * just the Short ping-pong, BENCH_ONLY=oneway just the Short one-way
+ * flood (of 20 * ITERS requests) and BENCH_ONLY=medium just the 1 KiB
+ * Medium ping-pong.
  */
 #include <gasnetex.h>
 #include <gasnet_tools.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static gex_TM_t tm;
 static gasnett_atomic_t replies = gasnett_atomic_init(0), requests = gasnett_atomic_init(0),
@@ -56,6 +60,21 @@ static gasnett_tick_t pingpong(gex_Rank_t peer, int medium, uint64_t iters) {
     return gasnett_ticks_now() - t0;
 }
 
+/* The one-way flood of fl Short requests, timed until the target ran them. */
+static void flood(gex_Rank_t peer, uint64_t fl) {
+    gasnett_atomic_val_t start = gasnett_atomic_read(&replies, 0);
+    gasnett_atomic_val_t start_req = gasnett_atomic_read(&requests, 0);
+    gasnett_tick_t t0 = gasnett_ticks_now();
+    for (uint64_t i = 0; i < fl; i++) gex_AM_RequestShort0(tm, peer, H_REQ, 0);
+    if (peer == 0) {
+        GASNET_BLOCKUNTIL(gasnett_atomic_read(&requests, 0) - start_req >= (gasnett_atomic_val_t)fl);
+    } else {
+        gex_AM_RequestShort1(tm, peer, H_DONE, 0, -1);
+        GASNET_BLOCKUNTIL(gasnett_atomic_read(&replies, 0) == start + 1);
+    }
+    report("AMShort     flood     one-way   Req:", fl, gasnett_ticks_now() - t0);
+}
+
 int main(int argc, char **argv) {
     gex_Client_t client;
     gex_EP_t ep;
@@ -77,21 +96,14 @@ int main(int argc, char **argv) {
     if (me == 0) {
         printf("bench_testam (C): %u ranks, rank 0 <-> rank %u, conduit %s\n", n, peer, GASNET_CONDUIT_NAME_STR);
         pingpong(peer, 0, 1000); /* warm up */
-        report("AMShort     ping-pong roundtrip ReqRep:", iters, pingpong(peer, 0, iters));
-        uint64_t fl = iters * 5;
-        gasnett_atomic_val_t start = gasnett_atomic_read(&replies, 0);
-        gasnett_atomic_val_t start_req = gasnett_atomic_read(&requests, 0);
-        gasnett_tick_t t0 = gasnett_ticks_now();
-        for (uint64_t i = 0; i < fl; i++) gex_AM_RequestShort0(tm, peer, H_REQ, 0);
-        if (peer == 0) {
-            GASNET_BLOCKUNTIL(gasnett_atomic_read(&requests, 0) - start_req >= (gasnett_atomic_val_t)fl);
-        } else {
-            gex_AM_RequestShort1(tm, peer, H_DONE, 0, -1);
-            GASNET_BLOCKUNTIL(gasnett_atomic_read(&replies, 0) == start + 1);
+        const char *only = getenv("BENCH_ONLY");
+        int pp = !only || !strcmp(only, "pingpong"), ow = !only || !strcmp(only, "oneway");
+        if (pp) report("AMShort     ping-pong roundtrip ReqRep:", iters, pingpong(peer, 0, iters));
+        if (ow) flood(peer, only ? iters * 20 : iters * 5);
+        if (!only || !strcmp(only, "medium")) {
+            uint64_t mi = iters / 4 > 100 ? iters / 4 : 100;
+            report("AMMedium    ping-pong roundtrip ReqRep:     1024 B", mi, pingpong(peer, 1, mi));
         }
-        report("AMShort     flood     one-way   Req:", fl, gasnett_ticks_now() - t0);
-        uint64_t mi = iters / 4 > 100 ? iters / 4 : 100;
-        report("AMMedium    ping-pong roundtrip ReqRep:     1024 B", mi, pingpong(peer, 1, mi));
         for (gex_Rank_t r = 0; r < n; r++) gex_AM_RequestShort1(tm, r, H_DONE, 0, 1);
     }
     GASNET_BLOCKUNTIL(gasnett_atomic_read(&done, 0) != 0);

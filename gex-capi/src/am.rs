@@ -23,99 +23,132 @@ unsafe impl Send for SyncEntry {}
 // SAFETY: as for Send; the entry is immutable once set.
 unsafe impl Sync for SyncEntry {}
 
+/// What a registered C handler's tokens share, made once at registration
+/// (and leaked: handlers stay registered for the process's life): the
+/// library's copy of the entry, the endpoint.
+pub(crate) struct CReg {
+    entry: OnceLock<SyncEntry>,
+    ep: gex_EP_t,
+}
+// SAFETY: `ep` is a handle of this library (a leaked box, never freed),
+// only handed back to C; the entry as for `SyncEntry`.
+unsafe impl Send for CReg {}
+// SAFETY: as for Send; `ep` is never written after construction.
+unsafe impl Sync for CReg {}
+
+impl CReg {
+    /// A leaked record for endpoint `ep`, its entry unset.
+    pub(crate) fn leak(ep: gex_EP_t) -> &'static CReg {
+        Box::leak(Box::new(CReg {
+            entry: OnceLock::new(),
+            ep,
+        }))
+    }
+
+    fn entry_ptr(&self) -> *const gex_AM_Entry_t {
+        self.entry
+            .get()
+            .map_or(std::ptr::null(), |e| &e.0 as *const _)
+    }
+}
+
 /// What a `gex_Token_t` points to: a record on the stack of the thread
-/// running the handler, valid until the handler returns.
+/// running the handler, valid until the handler returns. A request's token
+/// stays where the AM layer passed it to the handler's closure (`slot`);
+/// the record points to it, so building the record copies no token, and
+/// the one reply moves it out (`live` then false).
 pub struct CToken {
+    /// The request token of a request (NULL for a reply).
+    slot: *mut RequestToken<'static>,
+    reg: &'static CReg,
     pub(crate) srcrank: gex_Rank_t,
-    pub(crate) is_req: bool,
-    pub(crate) is_long: bool,
-    pub(crate) entry: *const gex_AM_Entry_t,
-    pub(crate) ep: gex_EP_t,
-    /// The request token, until a reply consumes it.
-    pub(crate) req: Option<RequestToken<'static>>,
+    /// Whether `slot` holds an unused request token.
+    live: bool,
+    is_long: bool,
 }
 
 impl CToken {
-    /// The record for a handler called as a request or a reply.
-    pub(crate) fn new(
-        tok: gex::am::Token<'_>,
+    /// The record for a message from `src` (a Long if `is_long`) to a
+    /// handler of `reg`, with the request token in `slot` (NULL: a reply).
+    ///
+    /// # Safety
+    /// A non-NULL `slot` holds a request token that nothing else uses
+    /// while the record lives, and outlives the record.
+    #[inline(always)]
+    pub(crate) unsafe fn new(
+        slot: *mut RequestToken<'_>,
+        src: gex_Rank_t,
         is_long: bool,
-        entry: *const gex_AM_Entry_t,
-        ep: gex_EP_t,
+        reg: &'static CReg,
     ) -> CToken {
-        match tok {
-            gex::am::Token::Request(r) => CToken::of(r.src_rank(), Some(r), is_long, entry, ep),
-            gex::am::Token::Reply(r) => CToken::of(r.src_rank(), None, is_long, entry, ep),
+        CToken {
+            // Only the lifetime changes: the record ends with the handler
+            // that made it, and C may use the token only inside it.
+            slot: slot.cast::<RequestToken<'static>>(),
+            reg,
+            srcrank: src,
+            live: !slot.is_null(),
+            is_long,
         }
     }
 
-    /// The record for a message from `src`, with the request token `req`
-    /// of a request.
-    pub(crate) fn of(
-        src: gex_Rank_t,
-        req: Option<RequestToken<'_>>,
+    /// Runs `f` with the record for the token `tok` (a Long if `is_long`)
+    /// of a handler of `reg`, and `f`'s handle for it.
+    #[inline(always)]
+    pub(crate) fn with<R>(
+        tok: gex::am::Token<'_>,
         is_long: bool,
-        entry: *const gex_AM_Entry_t,
-        ep: gex_EP_t,
-    ) -> CToken {
-        CToken {
-            srcrank: src,
-            is_req: req.is_some(),
-            is_long,
-            entry,
-            ep,
-            // SAFETY: only the lifetime changes; the record (and with it
-            // the token) ends with the handler that made it, and C may use
-            // the token only inside the handler.
-            req: req.map(|r| unsafe {
-                std::mem::transmute::<RequestToken<'_>, RequestToken<'static>>(r)
-            }),
-        }
+        reg: &'static CReg,
+        f: impl FnOnce(&mut CToken, *mut c_void) -> R,
+    ) -> R {
+        let mut tok = tok;
+        let (slot, src) = match &mut tok {
+            gex::am::Token::Request(r) => (r as *mut RequestToken<'_>, r.src_rank()),
+            gex::am::Token::Reply(r) => (std::ptr::null_mut(), r.src_rank()),
+        };
+        // SAFETY: `tok` lives in this frame until `f` returns, and only the
+        // record uses it.
+        let mut ct = unsafe { CToken::new(slot, src, is_long, reg) };
+        let t = (&mut ct as *mut CToken).cast::<c_void>();
+        f(&mut ct, t)
+    }
+
+    fn is_req(&self) -> bool {
+        !self.slot.is_null()
     }
 }
+
+// A reply moves the request token out of its slot bitwise (`take_req`)
+// and the slot's owner (the handler's closure) still drops it when the
+// handler returns: sound only while tokens need no drop.
+const _: () = assert!(!std::mem::needs_drop::<gex::am::Token<'static>>());
+const _: () = assert!(!std::mem::needs_drop::<RequestToken<'static>>());
 
 pub type gex_Token_t = *mut CToken;
 
-/// Runs the C handler `f` for `msg` with the token record `ct`.
-fn invoke(f: unsafe extern "C" fn(), ct: &mut CToken, msg: &AmMsg<'_>) {
-    let t = (ct as *mut CToken).cast::<c_void>();
-    let args = msg.args();
-    match msg.category() {
-        // SAFETY: the AM layer checked `args.len()` against the registered
-        // count and the category against the registered one; the C
-        // function's type is the one its registration promised.
-        AmCategory::Short => unsafe { call::call_short(f, t, args) },
-        cat => {
-            let p = msg.payload();
-            let buf = if p.is_empty() && cat == AmCategory::Long {
-                msg.dest_addr() as *mut c_void
-            } else {
-                p.as_ptr() as *mut c_void
-            };
-            // SAFETY: as above.
-            unsafe { call::call_medlong(f, t, buf, p.len(), args) }
-        }
-    }
-}
-
-fn entry_ptr(cell: &'static OnceLock<SyncEntry>) -> *const gex_AM_Entry_t {
-    cell.get().map_or(std::ptr::null(), |e| &e.0 as *const _)
-}
-
 /// A registered C handler's closure body: the token record (source rank
-/// `src`, the request token `req` of a request, the library's copy of the
-/// entry in `cell`, the endpoint `ep_h`), then the C function `f`.
-fn dispatch(
+/// `src`, the request token in `slot` of a request, `reg`), then the C
+/// function `f` through `call`, the caller its registration chose for its
+/// category and count.
+///
+/// # Safety
+/// As [`CToken::new`].
+#[inline(always)]
+unsafe fn dispatch(
     f: unsafe extern "C" fn(),
-    cell: &'static OnceLock<SyncEntry>,
-    ep_h: usize,
+    call: call::Caller,
+    reg: &'static CReg,
     src: gex::Rank,
-    req: Option<RequestToken<'_>>,
+    slot: *mut RequestToken<'_>,
     msg: &AmMsg<'_>,
 ) {
     let long = msg.category() == AmCategory::Long;
-    let mut ct = CToken::of(src, req, long, entry_ptr(cell), ep_h as gex_EP_t);
-    invoke(f, &mut ct, msg);
+    // SAFETY: caller's contract.
+    let mut ct = unsafe { CToken::new(slot, src, long, reg) };
+    // SAFETY: `call` was chosen for the registered category and count,
+    // which the AM layer checked this message against; the C function's
+    // type is the one its registration promised.
+    unsafe { call(f, (&mut ct as *mut CToken).cast::<c_void>(), msg) }
 }
 
 /// `gex_EP_RegisterHandlers`: each C entry becomes a Rust handler entry
@@ -138,8 +171,7 @@ pub unsafe extern "C" fn gex_EP_RegisterHandlers(
     }
     // SAFETY: `numentries` entries (caller's contract).
     let entries = unsafe { std::slice::from_raw_parts_mut(table, numentries) };
-    let ep_h = ep as usize;
-    let mut cells = Vec::with_capacity(numentries);
+    let mut regs = Vec::with_capacity(numentries);
     let mut rust = Vec::with_capacity(numentries);
     for (i, e) in entries.iter().enumerate() {
         let Some(f) = e.gex_fnptr else {
@@ -147,38 +179,51 @@ pub unsafe extern "C" fn gex_EP_RegisterHandlers(
                 "{CALL}: table[{i}].gex_fnptr is NULL"
             )));
         };
-        let cell: &'static OnceLock<SyncEntry> = Box::leak(Box::new(OnceLock::new()));
-        cells.push(cell);
+        let reg = CReg::leak(ep);
+        regs.push(reg);
         let fl = match flags_checked(e.gex_flags, CALL) {
             Ok(f) => f,
             Err(err) => return code(err),
         };
         let category = fl - Flags::AM_REQREP;
+        // The caller for the category and count, chosen once here (the
+        // AM layer rejects other categories and counts).
+        let call = if category == Flags::AM_SHORT {
+            call::short(e.gex_nargs)
+        } else {
+            call::medlong(e.gex_nargs)
+        }
+        .unwrap_or(call::never);
+        // SAFETY (each `dispatch`): the request token is the closure's
+        // argument, alive and otherwise unused until the closure returns.
         let mut h = match (fl.contains(Flags::AM_REQUEST), fl.contains(Flags::AM_REPLY)) {
             (true, false) => HandlerEntry::request(
                 e.gex_index,
                 category,
                 e.gex_nargs,
-                move |tok: RequestToken<'_>, msg: &AmMsg<'_>| {
-                    dispatch(f, cell, ep_h, tok.src_rank(), Some(tok), msg)
+                move |mut tok: RequestToken<'_>, msg: &AmMsg<'_>| unsafe {
+                    let src = tok.src_rank();
+                    dispatch(f, call, reg, src, &mut tok, msg)
                 },
             ),
             (false, true) => {
-                HandlerEntry::reply(e.gex_index, category, e.gex_nargs, move |tok, msg| {
-                    dispatch(f, cell, ep_h, tok.src_rank(), None, msg)
+                HandlerEntry::reply(e.gex_index, category, e.gex_nargs, move |tok, msg| unsafe {
+                    dispatch(f, call, reg, tok.src_rank(), std::ptr::null_mut(), msg)
                 })
             }
-            (true, true) => HandlerEntry::req_rep(
-                e.gex_index,
-                category,
-                e.gex_nargs,
-                move |tok, msg| match tok {
-                    gex::am::Token::Request(r) => {
-                        dispatch(f, cell, ep_h, r.src_rank(), Some(r), msg)
+            (true, true) => {
+                HandlerEntry::req_rep(e.gex_index, category, e.gex_nargs, move |mut tok, msg| {
+                    match &mut tok {
+                        gex::am::Token::Request(r) => unsafe {
+                            let src = r.src_rank();
+                            dispatch(f, call, reg, src, r, msg)
+                        },
+                        gex::am::Token::Reply(r) => unsafe {
+                            dispatch(f, call, reg, r.src_rank(), std::ptr::null_mut(), msg)
+                        },
                     }
-                    gex::am::Token::Reply(r) => dispatch(f, cell, ep_h, r.src_rank(), None, msg),
-                },
-            ),
+                })
+            }
             (false, false) => {
                 return code(Error::bad_arg(format!(
                 "{CALL}: table[{i}].gex_flags has none of GEX_FLAG_AM_REQUEST, GEX_FLAG_AM_REPLY"
@@ -195,9 +240,9 @@ pub unsafe extern "C" fn gex_EP_RegisterHandlers(
     if let Err(err) = gex::am::register_handlers(&cep.ep, &mut rust) {
         return code(err);
     }
-    for ((e, h), cell) in entries.iter_mut().zip(&rust).zip(cells) {
+    for ((e, h), reg) in entries.iter_mut().zip(&rust).zip(regs) {
         e.gex_index = h.index;
-        let _ = cell.set(SyncEntry(*e));
+        let _ = reg.entry.set(SyncEntry(*e));
     }
     GASNET_OK
 }
@@ -206,15 +251,14 @@ pub unsafe extern "C" fn gex_EP_RegisterHandlers(
 ///
 /// # Safety
 /// `args` points to `nargs` arguments (the header's wrappers pass an array).
+#[inline]
 pub(crate) unsafe fn args<'a>(
     nargs: c_uint,
     args: *const gex_AM_Arg_t,
     call: &str,
 ) -> &'a [gex_AM_Arg_t] {
     if nargs as usize > AM_MAX_ARGS {
-        gex::fatal(&format!(
-            "{call}: {nargs} arguments, more than {AM_MAX_ARGS}"
-        ));
+        too_many_args(nargs, call);
     }
     if nargs == 0 {
         return &[];
@@ -223,17 +267,43 @@ pub(crate) unsafe fn args<'a>(
     unsafe { std::slice::from_raw_parts(args, nargs as usize) }
 }
 
+/// The end of the job for more than 16 arguments (out of line, so that
+/// the fast paths keep `call` in registers).
+#[cold]
+#[inline(never)]
+fn too_many_args(nargs: c_uint, call: &str) -> ! {
+    gex::fatal(&format!(
+        "{call}: {nargs} arguments, more than {AM_MAX_ARGS}"
+    ))
+}
+
 /// Runs `f` with the `Lc` an `lc_opt` pointer names; a real event pointer
-/// gets the leaf event written back.
+/// gets the leaf event written back. `GEX_EVENT_NOW`, the common case,
+/// runs `f` here (inlined into the exported call); the others go through
+/// [`with_lc_other`], out of line.
 ///
 /// # Safety
 /// `lc_opt` is one of the `GEX_EVENT_NOW/DEFER/GROUP` constants, NULL, or
 /// writable.
+#[inline(always)]
 pub(crate) unsafe fn with_lc<R>(
     lc_opt: *mut gex_Event_t,
     call: &str,
     f: impl FnOnce(Lc<'_>) -> R,
 ) -> R {
+    if lc_opt as usize == EVENT_NOW {
+        return f(Lc::Now);
+    }
+    // SAFETY: caller's contract.
+    unsafe { with_lc_other(lc_opt, call, f) }
+}
+
+/// [`with_lc`] for every `lc_opt` but `GEX_EVENT_NOW`.
+///
+/// # Safety
+/// As [`with_lc`].
+#[inline(never)]
+unsafe fn with_lc_other<R>(lc_opt: *mut gex_Event_t, call: &str, f: impl FnOnce(Lc<'_>) -> R) -> R {
     match lc_opt as usize {
         EVENT_NOW => f(Lc::Now),
         EVENT_DEFER => f(Lc::Defer),
@@ -334,30 +404,52 @@ pub unsafe extern "C" fn _gex_AM_RequestLong(
 ///
 /// # Safety
 /// `token` is the token of a running handler.
+#[inline]
 pub(crate) unsafe fn take_req<'a>(
     token: gex_Token_t,
     call: &str,
 ) -> (&'a mut CToken, RequestToken<'static>) {
     if token.is_null() {
-        gex::fatal(&format!("{call}: NULL token"));
+        no_request_token(None, call);
     }
     // SAFETY: the token of a running handler (caller's contract): the
     // record is alive on this thread's stack.
     let ct = unsafe { &mut *token };
-    match ct.req.take() {
-        Some(r) => (ct, r),
-        None if ct.is_req => gex::fatal(&format!(
-            "{call}: this request handler has already replied (one reply per request)"
-        )),
-        None => gex::fatal(&format!("{call}: called from a reply handler")),
+    if !ct.live {
+        no_request_token(Some(ct.is_req()), call);
     }
+    ct.live = false;
+    // SAFETY: a live slot holds an unused request token (`CToken::new`);
+    // it is moved out once (`live` is now false) and never read again
+    // unless `replied` moves a token back in.
+    let tok = unsafe { std::ptr::read(ct.slot) };
+    (ct, tok)
 }
 
+/// The end of the job for a reply without a request token: a NULL token
+/// (`is_req` None), a second reply (`Some(true)`), or a reply handler's
+/// (`Some(false)`).
+#[cold]
+#[inline(never)]
+fn no_request_token(is_req: Option<bool>, call: &str) -> ! {
+    gex::fatal(&match is_req {
+        None => format!("{call}: NULL token"),
+        Some(true) => {
+            format!("{call}: this request handler has already replied (one reply per request)")
+        }
+        Some(false) => format!("{call}: called from a reply handler"),
+    })
+}
+
+#[inline]
 pub(crate) fn replied(ct: &mut CToken, r: gex::Result<Replied<'static>>) -> c_int {
     match or_fatal(r) {
         Replied::Sent => GASNET_OK,
         Replied::NoOp(tok) => {
-            ct.req = Some(tok);
+            // SAFETY: the slot the token came from (a request's: `take_req`
+            // read it), whose content was moved out: the token goes back.
+            unsafe { std::ptr::write(ct.slot, tok) };
+            ct.live = true;
             1
         }
     }
@@ -452,9 +544,9 @@ pub unsafe extern "C" fn gex_Token_Info(
         let ct = &*token;
         *info = gex_Token_Info_t {
             gex_srcrank: ct.srcrank,
-            gex_ep: ct.ep,
-            gex_entry: ct.entry,
-            gex_is_req: ct.is_req as c_int,
+            gex_ep: ct.reg.ep,
+            gex_entry: ct.reg.entry_ptr(),
+            gex_is_req: ct.is_req() as c_int,
             gex_is_long: ct.is_long as c_int,
         };
     }
@@ -506,12 +598,14 @@ unsafe fn req_ref<'a>(token: gex_Token_t, call: &str) -> &'a RequestToken<'stati
         gex::fatal(&format!("{call}: NULL token"));
     }
     // SAFETY: the token of a running handler (caller's contract).
-    match unsafe { &(*token).req } {
-        Some(r) => r,
-        None => gex::fatal(&format!(
+    let ct = unsafe { &*token };
+    if !ct.live {
+        gex::fatal(&format!(
             "{call}: only in a request handler that has not replied yet"
-        )),
+        ));
     }
+    // SAFETY: a live slot holds the unused request token.
+    unsafe { &*ct.slot }
 }
 
 /// `gex_Token_MaxReplyMedium`.

@@ -1,7 +1,13 @@
-//! Calls of C handlers with the argument list their registration names
-//! (generated: one arm per argument count, 0 to 16).
+//! Calls of C handlers with the argument list their registration names:
+//! [`short`] and [`medlong`] pick, once at registration, a caller for the
+//! registered argument count (one function per count, 0 to 16, from the
+//! `arity!` table below); [`call_short`] and [`call_medlong`] take the
+//! count per call (the GASNet-1 trampolines, whose messages carry it).
 
 use std::ffi::c_void;
+
+use gex::am::AmMsg;
+use gex::AmCategory;
 
 type T = *mut c_void;
 type A = i32;
@@ -184,3 +190,140 @@ pub(crate) unsafe fn call_medlong(f: F, t: T, buf: T, nbytes: usize, a: &[A]) {
         }
     }
 }
+
+/// A C handler's call for one registration: the handler, the token, the
+/// message.
+///
+/// # Safety
+/// The handler's real type takes the token, then for a Medium or Long the
+/// payload address and length, then exactly the caller's count of
+/// arguments; the message has that count (the AM layer checks every
+/// message against the registered count before the handler runs).
+pub(crate) type Caller = unsafe fn(F, T, &AmMsg<'_>);
+
+/// The caller of a registration the AM layer rejects (a category or count
+/// no message can have): never runs; fatal if it did.
+pub(crate) unsafe fn never(_f: F, _t: T, _msg: &AmMsg<'_>) {
+    gex::fatal("a C handler ran for a registration the AM layer rejects")
+}
+
+/// The payload address and length a Medium or Long handler gets: a Long
+/// without payload gets its destination address.
+#[inline(always)]
+fn payload(msg: &AmMsg<'_>) -> (T, usize) {
+    let p = msg.payload();
+    if p.is_empty() && msg.category() == AmCategory::Long {
+        (msg.dest_addr() as T, 0)
+    } else {
+        (p.as_ptr() as T, p.len())
+    }
+}
+
+/// `A` for each index (a type per argument in the `arity!` table).
+macro_rules! a {
+    ($i:tt) => {
+        A
+    };
+}
+
+/// One module per argument count with its Short and Medium/Long callers,
+/// and the selections by count.
+macro_rules! arity {
+    ($($m:ident $n:literal [$($i:tt)*]),* $(,)?) => {
+        $(
+            mod $m {
+                use super::*;
+
+                // The table's index list is 0 to count - 1, in order: the
+                // prototype and the call below are both made from it.
+                #[allow(unused_comparisons)] // `k < 0` for the empty list
+                const _: () = {
+                    let idx: [usize; $n] = [$($i),*];
+                    let mut k = 0;
+                    while k < $n {
+                        assert!(idx[k] == k);
+                        k += 1;
+                    }
+                };
+
+                /// The arguments of a message with this many of them.
+                ///
+                /// # Safety
+                /// The message has exactly this many arguments.
+                #[inline(always)]
+                unsafe fn args<'m>(msg: &'m AmMsg<'_>) -> &'m [A; $n] {
+                    let a = msg.args();
+                    debug_assert_eq!(a.len(), $n);
+                    // SAFETY: caller's contract: `a` holds `$n` arguments.
+                    unsafe { &*(a.as_ptr() as *const [A; $n]) }
+                }
+
+                /// The Short caller.
+                ///
+                /// # Safety
+                /// As [`Caller`](super::Caller).
+                pub(crate) unsafe fn short(f: F, t: T, msg: &AmMsg<'_>) {
+                    // SAFETY: caller's contract: the message's count and
+                    // the handler's type are this arity's.
+                    unsafe {
+                        let _a = args(msg);
+                        std::mem::transmute::<F, unsafe extern "C" fn(T $(, a!($i))*)>(f)(
+                            t $(, _a[$i])*
+                        )
+                    }
+                }
+
+                /// The Medium/Long caller.
+                ///
+                /// # Safety
+                /// As [`Caller`](super::Caller).
+                pub(crate) unsafe fn medlong(f: F, t: T, msg: &AmMsg<'_>) {
+                    let (buf, nbytes) = payload(msg);
+                    // SAFETY: as for `short`.
+                    unsafe {
+                        let _a = args(msg);
+                        std::mem::transmute::<F, unsafe extern "C" fn(T, T, usize $(, a!($i))*)>(
+                            f,
+                        )(t, buf, nbytes $(, _a[$i])*)
+                    }
+                }
+            }
+        )*
+
+        /// The Short caller for `nargs` arguments (None above 16).
+        pub(crate) fn short(nargs: u32) -> Option<Caller> {
+            match nargs {
+                $($n => Some($m::short),)*
+                _ => None,
+            }
+        }
+
+        /// The Medium/Long caller for `nargs` arguments (None above 16).
+        pub(crate) fn medlong(nargs: u32) -> Option<Caller> {
+            match nargs {
+                $($n => Some($m::medlong),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+arity!(
+    n0 0 [],
+    n1 1 [0],
+    n2 2 [0 1],
+    n3 3 [0 1 2],
+    n4 4 [0 1 2 3],
+    n5 5 [0 1 2 3 4],
+    n6 6 [0 1 2 3 4 5],
+    n7 7 [0 1 2 3 4 5 6],
+    n8 8 [0 1 2 3 4 5 6 7],
+    n9 9 [0 1 2 3 4 5 6 7 8],
+    n10 10 [0 1 2 3 4 5 6 7 8 9],
+    n11 11 [0 1 2 3 4 5 6 7 8 9 10],
+    n12 12 [0 1 2 3 4 5 6 7 8 9 10 11],
+    n13 13 [0 1 2 3 4 5 6 7 8 9 10 11 12],
+    n14 14 [0 1 2 3 4 5 6 7 8 9 10 11 12 13],
+    n15 15 [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14],
+    n16 16 [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15],
+);

@@ -562,16 +562,30 @@ pub extern "C" fn gasnet_AMPoll() -> c_int {
 /// progressed, spin, or yield the processor once the runtime's spin limit
 /// of idle steps in a row is reached, so that oversubscribed ranks
 /// progress). `spins` is the idle count on the caller's stack (NULL: poll
-/// only). Illegal in handler context or under an HSL.
+/// only). Illegal in handler context or under an HSL. The checks are the
+/// inline tests (a runtime, the thread's restriction flag); only a refusal
+/// leaves the fast path.
 #[no_mangle]
 pub unsafe extern "C" fn _gex_BlockUntilStep(spins: *mut u32) {
-    const CALL: &str = "GASNET_BLOCKUNTIL";
-    let rt = or_fatal(gex_core::Runtime::require(CALL));
-    or_fatal(gex_core::context::check_may_communicate(CALL));
+    let rt = match gex_core::Runtime::get() {
+        Some(rt) if gex_core::context::may_communicate() => rt,
+        _ => wait_refused(),
+    };
     if spins.is_null() {
         rt.progress();
         return;
     }
     // SAFETY: a counter on the caller's stack (the header's macro).
     rt.wait_step(unsafe { &mut *spins });
+}
+
+/// The end of the job for a `GASNET_BLOCKUNTIL` without a runtime or from
+/// a thread that may not wait, with the checks' messages.
+#[cold]
+#[inline(never)]
+fn wait_refused() -> ! {
+    const CALL: &str = "GASNET_BLOCKUNTIL";
+    or_fatal(gex_core::Runtime::require(CALL));
+    or_fatal(gex_core::context::check_may_communicate(CALL));
+    gex::fatal(&format!("{CALL}: refused"))
 }

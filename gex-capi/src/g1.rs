@@ -28,7 +28,7 @@ use gex::am::{AmMsg, AmRequest, HandlerEntry, Injected, Replied, RequestToken};
 use gex::rma::Rma;
 use gex::{AmCategory, Error, Flags, Lc, Tm, TmRef, AM_MAX_ARGS};
 
-use crate::am::{args, call, take_req, CToken};
+use crate::am::{args, call, take_req, CReg, CToken};
 use crate::types::*;
 
 /// `gasnet_node_t`.
@@ -119,40 +119,38 @@ fn g1_fn(idx: u8, src: u32) -> unsafe extern "C" fn() {
 
 /// A trampoline: the GASNet-1 index in argument 0.
 fn trampoline(ep_h: usize) -> impl Fn(gex::am::Token<'_>, &AmMsg<'_>) + Send + Sync + 'static {
+    let reg = CReg::leak(ep_h as gex_EP_t);
     move |tok, msg| {
         let a = msg.args();
-        let mut ct = CToken::new(
-            tok,
-            msg.category() == AmCategory::Long,
-            std::ptr::null(),
-            ep_h as gex_EP_t,
-        );
-        let f = g1_fn(a[0] as u8, ct.srcrank);
-        let t = (&mut ct as *mut CToken).cast::<c_void>();
-        let p = msg.payload();
-        // SAFETY: the client registered `f` for this index, with the
-        // argument list of the GASNet-1 message it sends to it.
-        unsafe {
-            match msg.category() {
-                AmCategory::Short => call::call_short(f, t, &a[1..]),
-                AmCategory::Medium => {
-                    call::call_medlong(f, t, p.as_ptr() as *mut c_void, p.len(), &a[1..])
-                }
-                AmCategory::Long => {
-                    let buf = if p.is_empty() {
-                        msg.dest_addr()
-                    } else {
-                        p.as_ptr() as usize
-                    };
-                    call::call_medlong(f, t, buf as *mut c_void, p.len(), &a[1..])
+        let long = msg.category() == AmCategory::Long;
+        CToken::with(tok, long, reg, |ct, t| {
+            let f = g1_fn(a[0] as u8, ct.srcrank);
+            let p = msg.payload();
+            // SAFETY: the client registered `f` for this index, with the
+            // argument list of the GASNet-1 message it sends to it.
+            unsafe {
+                match msg.category() {
+                    AmCategory::Short => call::call_short(f, t, &a[1..]),
+                    AmCategory::Medium => {
+                        call::call_medlong(f, t, p.as_ptr() as *mut c_void, p.len(), &a[1..])
+                    }
+                    AmCategory::Long => {
+                        let buf = if p.is_empty() {
+                            msg.dest_addr()
+                        } else {
+                            p.as_ptr() as usize
+                        };
+                        call::call_medlong(f, t, buf as *mut c_void, p.len(), &a[1..])
+                    }
                 }
             }
-        }
+        })
     }
 }
 
 /// The escape trampoline: 16 arguments, the rest in the payload's trailer.
 fn escape(ep_h: usize) -> impl Fn(gex::am::Token<'_>, &AmMsg<'_>) + Send + Sync + 'static {
+    let reg = CReg::leak(ep_h as gex_EP_t);
     move |tok, msg| {
         let p = msg.payload();
         if p.len() < TAIL {
@@ -177,19 +175,21 @@ fn escape(ep_h: usize) -> impl Fn(gex::am::Token<'_>, &AmMsg<'_>) + Send + Sync 
             // (checked above), which the payload cannot overlap.
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dest as *mut u8, len) };
         }
-        let mut ct = CToken::new(tok, long, std::ptr::null(), ep_h as gex_EP_t);
-        let f = g1_fn(idx, ct.srcrank);
-        let t = (&mut ct as *mut CToken).cast::<c_void>();
-        let a = msg.args();
-        // SAFETY: as for the trampolines; a Long's payload is in this
-        // rank's segment at `dest` (put or copied there, range checked).
-        unsafe {
-            match kind {
-                ESC_SHORT => call::call_short(f, t, a),
-                ESC_MEDIUM => call::call_medlong(f, t, data.as_ptr() as *mut c_void, data.len(), a),
-                _ => call::call_medlong(f, t, dest as *mut c_void, len, a),
+        CToken::with(tok, long, reg, |ct, t| {
+            let f = g1_fn(idx, ct.srcrank);
+            let a = msg.args();
+            // SAFETY: as for the trampolines; a Long's payload is in this
+            // rank's segment at `dest` (put or copied there, range checked).
+            unsafe {
+                match kind {
+                    ESC_SHORT => call::call_short(f, t, a),
+                    ESC_MEDIUM => {
+                        call::call_medlong(f, t, data.as_ptr() as *mut c_void, data.len(), a)
+                    }
+                    _ => call::call_medlong(f, t, dest as *mut c_void, len, a),
+                }
             }
-        }
+        })
     }
 }
 

@@ -176,13 +176,22 @@ pub fn leak<T>(v: T) -> *const T {
 ///
 /// # Safety
 /// `h` is NULL or a handle this library returned (they are never freed).
+#[inline]
 pub unsafe fn obj<'a, T>(h: *const T, call: &str) -> &'a T {
     if h.is_null() {
-        gex::fatal(&format!("{call}: NULL handle"));
+        null_handle(call);
     }
     // SAFETY: non-NULL handles are leaked boxes this library made (caller's
     // contract), alive for the rest of the process.
     unsafe { &*h }
+}
+
+/// The end of the job for a NULL handle (out of line: the fast paths keep
+/// `call` in registers).
+#[cold]
+#[inline(never)]
+fn null_handle(call: &str) -> ! {
+    gex::fatal(&format!("{call}: NULL handle"))
 }
 
 /// Runs `f` with the team or pair behind `tm` as a `TmRef`.
@@ -211,13 +220,23 @@ pub unsafe fn team<'a>(tm: gex_TM_t, call: &str) -> &'a Tm {
 }
 
 /// `gex_Flags_t` to `Flags`; unknown bits end the job naming the call.
+#[inline]
 pub fn flags(f: gex_Flags_t, call: &str) -> Flags {
-    Flags::from_bits(f).unwrap_or_else(|| {
-        gex::fatal(&format!(
-            "{call}: unknown flag bits {:#x}",
-            f & !Flags::all().bits()
-        ))
-    })
+    match Flags::from_bits(f) {
+        Some(f) => f,
+        None => unknown_flags(f, call),
+    }
+}
+
+/// The end of the job for unknown flag bits (out of line, as
+/// [`null_handle`]).
+#[cold]
+#[inline(never)]
+fn unknown_flags(f: gex_Flags_t, call: &str) -> ! {
+    gex::fatal(&format!(
+        "{call}: unknown flag bits {:#x}",
+        f & !Flags::all().bits()
+    ))
 }
 
 /// `flags` for a call with an `int` result: unknown bits are a BAD_ARG.
@@ -260,8 +279,19 @@ pub fn rc(r: Result<(), Error>) -> c_int {
 }
 
 /// The value of `r`, or the end of the job with its message.
+#[inline]
 pub fn or_fatal<T>(r: Result<T, Error>) -> T {
-    r.unwrap_or_else(|e| gex::fatal(&e.to_string()))
+    match r {
+        Ok(v) => v,
+        Err(e) => fatal_error(e),
+    }
+}
+
+/// The end of the job with `e`'s message (out of line).
+#[cold]
+#[inline(never)]
+fn fatal_error(e: Error) -> ! {
+    gex::fatal(&e.to_string())
 }
 
 /// A Rust event as a C event: NULL when complete, `GEX_EVENT_NO_OP`, or a

@@ -247,6 +247,71 @@ fn inline_rma_hands_errors_to_the_library() {
     }
 }
 
+/// The token a C handler gets: Short, Medium and Long requests with three
+/// arguments to a handler registered for requests and replies, which
+/// checks every `gex_Token_Info` field, the arguments and the payload,
+/// queries the reply limit and replies; the reply's token is checked the
+/// same way (on 1 and 3 ranks, smp and udp). Then each misuse of a token
+/// (a second reply, a reply from a reply handler, a reply-limit query
+/// after replying) ends the job with the library's message.
+#[test]
+fn c_tokens_valid_and_misused() {
+    let exe = build_c("am_tokens", "am_tokens");
+    for (conduit, ranks) in [("smp", 1), ("smp", 3), ("udp", 3)] {
+        let _lock = job_lock();
+        let mut spec = JobSpec::new(ranks, &exe);
+        spec.conduit = conduit.to_string();
+        if conduit == "udp" {
+            spec.env = vec![("GEX_UDP_BYPASS".into(), "0".into())];
+        }
+        spec.timeout = Some(TIMEOUT);
+        spec.output = Output::Capture;
+        let out = run(&spec).expect("start am_tokens");
+        assert!(
+            !out.timed_out && out.code == 0 && out.stdout.contains("am_tokens: valid tokens done"),
+            "{conduit} on {ranks}: code {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            out.code,
+            tail(&out.stdout),
+            tail(&out.stderr)
+        );
+    }
+    let cases = [
+        (
+            "twice",
+            "gex_AM_ReplyShort: this request handler has already replied",
+        ),
+        (
+            "fromreply",
+            "gex_AM_ReplyShort: called from a reply handler",
+        ),
+        (
+            "after",
+            "gex_Token_MaxReplyMedium: only in a request handler that has not replied yet",
+        ),
+    ];
+    for (case, msg) in cases {
+        let _lock = job_lock();
+        let mut spec = JobSpec::new(3, &exe);
+        spec.args = vec![case.into()];
+        spec.timeout = Some(TIMEOUT);
+        spec.output = Output::Capture;
+        let out = run(&spec).expect("start am_tokens");
+        let report = format!(
+            "{case}: code {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            out.code,
+            tail(&out.stdout),
+            tail(&out.stderr)
+        );
+        assert!(!out.timed_out && out.code != 0, "{report}");
+        assert!(
+            out.stdout.contains("am_tokens: valid tokens done"),
+            "{report}"
+        );
+        assert!(!out.stdout.contains("was not refused"), "{report}");
+        assert!(out.stderr.contains(msg), "no {msg:?}: {report}");
+    }
+}
+
 /// Every header compiles alone in C99 and C++17 with warnings as errors.
 #[test]
 fn headers_compile_alone_in_c99_and_cxx17() {

@@ -326,6 +326,7 @@ impl Runtime {
     }
 
     /// The runtime, if a client was initialised.
+    #[inline]
     pub fn get() -> Option<&'static Runtime> {
         RUNTIME.get()
     }

@@ -11,7 +11,8 @@
 //! ping-pong or the Short one-way flood; `BENCH_ONLY=pingpong-ep` the
 //! Short ping-pong between created endpoints (index 1 on both ranks,
 //! through TM-pairs), which the full run also reports after the primordial
-//! one.
+//! one; `BENCH_ONLY=medium` the 1 KiB Medium ping-pong (ITERS / 4 round
+//! trips, as the full run's row).
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Arc;
@@ -244,8 +245,20 @@ fn main() {
         // Warm up.
         pingpong(AmCategory::Short, H_PING, 0, 1000);
         let only = std::env::var("BENCH_ONLY").ok();
-        if matches!(only.as_deref(), Some("oneway" | "pingpong" | "pingpong-ep")) {
-            if only.as_deref() == Some("pingpong-ep") {
+        if matches!(
+            only.as_deref(),
+            Some("oneway" | "pingpong" | "pingpong-ep" | "medium")
+        ) {
+            if only.as_deref() == Some("medium") {
+                let it = (iters / 4).max(100);
+                let t = pingpong(AmCategory::Medium, H_MED, 1024, it);
+                report(
+                    &format!("AMMedium    ping-pong roundtrip ReqRep: {:>8} B", 1024),
+                    it,
+                    t,
+                    1024,
+                );
+            } else if only.as_deref() == Some("pingpong-ep") {
                 pingpong_ep(1000);
                 let t = pingpong_ep(iters);
                 report("AMShort     ping-pong roundtrip ReqRep ep1:", iters, t, 0);
