@@ -104,8 +104,8 @@ pub const VARS: &[Var] = &[
     ),
     user(
         "GEX_COLL_HIER",
-        "off",
-        "`1`: teams spanning neighbourhoods use the hierarchical broadcast, reductions and barrier (shared memory inside each neighbourhood) instead of the flat Active Message algorithms; experimental, see README (every rank must set it).",
+        "on",
+        "`0`: teams spanning neighbourhoods use the flat Active Message algorithms instead of the hierarchical ones (shared memory inside each neighbourhood, Active Messages between one representative of each); if any rank turns it off, no rank uses them.",
     ),
     user(
         "GEX_UDP_BYPASS",

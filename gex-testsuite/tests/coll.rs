@@ -76,18 +76,18 @@ fn test_coll_over_udp_2_to_4_ranks() {
 /// the udp conduit groups ranks by host, so teams inside one host get the
 /// shared-memory barrier of that host's area and teams across hosts the
 /// hierarchical algorithms (shared memory inside each host, Active
-/// Messages between them) with `GEX_COLL_HIER=1`, and the flat Active
-/// Message algorithms across hosts without it, in one job. (Not 5 ranks
-/// with the hierarchy: test-coll hung there in 2 of 11 runs in one
-/// session, cause not found; see README "Collectives".)
+/// Messages between them; the default), and the flat Active Message
+/// algorithms across hosts with `GEX_COLL_HIER=0`, in one job. 8 ranks
+/// (4 + 4) put two hierarchical teams and a flat one in test-coll's
+/// `in_flight` grid.
 #[test]
 fn test_coll_over_udp_on_two_named_hosts() {
-    for (n, hier) in [(3, true), (4, true), (4, false), (5, false)] {
+    for (n, hier) in [(3, true), (5, true), (8, true), (4, false), (5, false)] {
         let _lock = job_lock();
         let mut spec = JobSpec::new(n, TEST_COLL);
         on_two_named_hosts(&mut spec);
-        if hier {
-            spec.env.push(("GEX_COLL_HIER".into(), "1".into()));
+        if !hier {
+            spec.env.push(("GEX_COLL_HIER".into(), "0".into()));
         }
         spec.timeout = Some(TIMEOUT);
         spec.output = Output::Capture;
