@@ -105,7 +105,7 @@ pub const VARS: &[Var] = &[
     user(
         "GEX_COLL_HIER",
         "off",
-        "`1`: teams spanning neighbourhoods use the hierarchical broadcast, reductions and barrier (shared memory inside each neighbourhood) instead of the flat Active Message algorithms; experimental, see README (every rank must set it).",
+        "`1`: teams spanning neighbourhoods use the hierarchical broadcast, reductions, barrier, scatter, gather, gather-all and exchange (shared memory inside each neighbourhood) instead of the flat Active Message algorithms; experimental, see README (every rank must set it).",
     ),
     user(
         "GEX_UDP_BYPASS",

@@ -71,6 +71,7 @@ mod engine;
 mod g1;
 mod handle;
 mod hier;
+mod hierx;
 mod multi;
 pub mod reduce;
 mod seg;
