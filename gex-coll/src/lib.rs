@@ -148,9 +148,10 @@ pub struct CollSettings {
     /// (if any rank turns it off, no rank uses it).
     pub no_single_copy: bool,
     /// `GEX_COLL_HIER` (`1`; default off, experimental): teams spanning
-    /// neighbourhoods use the hierarchical broadcast, reductions and
-    /// barrier (shared memory inside each neighbourhood) instead of the
-    /// flat Active Message algorithms (only if every rank sets it).
+    /// neighbourhoods use the hierarchical broadcast, reductions,
+    /// barrier, scatter, gather, gather-all and exchange (shared memory
+    /// inside each neighbourhood) instead of the flat Active Message
+    /// algorithms (only if every rank sets it).
     pub hier: bool,
 }
 
