@@ -44,8 +44,8 @@
 //! As in `crate::hier`: a representative that must receive before it can
 //! send on waits in the initiation call, polling, for the stages it
 //! depends on (a gather's representatives for their group's gather; a
-//! scatter's representatives other than the root for the root's message;
-//! the representatives of a gather-all or exchange for their group's
+//! scatter's representatives other than the root, with a group to serve,
+//! for the root's message; the representatives of a gather-all or exchange for their group's
 //! gather and, when they have a group to serve, for the other
 //! representatives' messages). The other members wait only where the
 //! local algorithms do: for their part of the first local stage of a
@@ -362,6 +362,13 @@ pub(crate) fn scatter<'a>(
             CALL,
             Box::new(Place::new(staging.clone(), nb, from)),
         );
+        if h.local().is_none() {
+            // Alone: the one block is this member's.
+            return Ok(fin(
+                CollHandle::pending_into(op.c.clone(), staging, dst),
+                out,
+            ));
+        }
         let mut b = vec![0u8; len];
         finish(CollHandle::pending_into(op.c.clone(), staging, &mut b))?;
         b
