@@ -105,7 +105,7 @@ pub const VARS: &[Var] = &[
     user(
         "GEX_COLL_HIER",
         "on",
-        "`0`: teams spanning neighbourhoods use the flat Active Message algorithms instead of the hierarchical ones (shared memory inside each neighbourhood, Active Messages between one representative of each); if any rank turns it off, no rank uses them.",
+        "`0`: teams spanning neighbourhoods use the flat Active Message algorithms instead of the hierarchical broadcast, reductions, barrier, scatter, gather, gather-all and exchange (shared memory inside each neighbourhood, Active Messages between one representative of each); if any rank turns it off, no rank uses them.",
     ),
     user(
         "GEX_UDP_BYPASS",

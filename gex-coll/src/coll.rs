@@ -41,6 +41,7 @@ use crate::algos::{AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceK
 use crate::engine::{send_now, signature, Key, Logic, Op, Out};
 use crate::handle::CollHandle;
 use crate::hier;
+use crate::hierx;
 use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
 use crate::seg::{self, Addrs};
 use crate::shmdata::{self, Readers};
@@ -686,8 +687,10 @@ fn collect<'a>(
 
 /// Scatter (design notes `gasnet_all_scatter_nb`): the root's `src` holds
 /// `n` blocks of `dst.len()` bytes; member `i` receives block `i` in `dst`.
-/// Flat: the root sends each block directly. `root` and `dst.len()` are
-/// single-valued; `src` is `Some` on the root (ignored elsewhere).
+/// Flat: the root sends each block directly; across neighbourhoods
+/// (unless `GEX_COLL_HIER=0`), hierarchical (`crate::hierx`). `root` and
+/// `dst.len()` are single-valued; `src` is `Some` on the root (ignored
+/// elsewhere).
 pub fn scatter_nb<'a>(
     tm: &Tm,
     root: Rank,
@@ -714,7 +717,26 @@ pub fn scatter_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, Some(root), CALL);
     }
-    if nb > 0 && shmsmall::qualifies(&t, &mode, nb * n as usize, 1) {
+    if let Some(h) = t.hier() {
+        return hierx::scatter(&t, h, mode, root, dst, src);
+    }
+    Ok(scatter_on(&t, mode, root, dst, src, CALL))
+}
+
+/// [`scatter_nb`] over `t` once the arguments are checked (`src` is
+/// `Some` on the root only) and `IN_ALLSYNC` is done (also the stages of
+/// the hierarchical scatter, `crate::hierx`). `src` is read during the
+/// call.
+pub(crate) fn scatter_on<'a>(
+    t: &Arc<TeamInfo>,
+    mode: SyncMode,
+    root: Rank,
+    dst: &'a mut [u8],
+    src: Option<&[u8]>,
+    call: &'static str,
+) -> CollHandle<'a> {
+    let (me, n, nb) = (t.me, t.size(), dst.len());
+    if nb > 0 && shmsmall::qualifies(t, &mode, nb * n as usize, 1) {
         let pat = Pat::Scatter {
             root: root as usize,
             nb,
@@ -722,14 +744,14 @@ pub fn scatter_nb<'a>(
         let wlen = nb * n as usize;
         if let Some(s) = src {
             dst.copy_from_slice(&s[me as usize * nb..(me as usize + 1) * nb]);
-            return Ok(shmsmall::start(&t, &mode, pat, wlen, Some(s), None));
+            return shmsmall::start(t, &mode, pat, wlen, Some(s), None);
         }
-        return Ok(shmsmall::start(&t, &mode, pat, wlen, None, Some(dst)));
+        return shmsmall::start(t, &mode, pat, wlen, None, Some(dst));
     }
     let key = t.next_key();
-    let out = out_key(&t, mode);
+    let out = out_key(t, mode);
     let sig = signature("scatter", &[u64::from(root), nb as u64, mode.word]);
-    if nb > 0 && shmdata::eligible(&t) {
+    if nb > 0 && shmdata::eligible(t) {
         if let Some(s) = src {
             let own = &s[me as usize * nb..(me as usize + 1) * nb];
             if shmdata::single_copy(nb) {
@@ -738,12 +760,12 @@ pub fn scatter_nb<'a>(
                 dst.copy_from_slice(own);
                 shmdata::write_only(u64::from(sig), s, n as usize, Readers::Others);
             }
-            return Ok(fin(CollHandle::INVALID, out));
+            return fin(CollHandle::INVALID, out);
         }
-        return Ok(fin(
+        return fin(
             shmdata::read_one(u64::from(sig), root, nb * n as usize, Some(nb), dst),
             out,
-        ));
+        );
     }
     if let Some(s) = src {
         dst.copy_from_slice(&s[me as usize * nb..(me as usize + 1) * nb]);
@@ -754,21 +776,20 @@ pub fn scatter_nb<'a>(
                 send_now(key, sig, t.members[to as usize], 0, blk);
             }
         }
-        return Ok(fin(CollHandle::INVALID, out));
+        return fin(CollHandle::INVALID, out);
     }
     if nb == 0 {
-        return Ok(fin(CollHandle::INVALID, out));
+        return fin(CollHandle::INVALID, out);
     }
-    Ok(fin(
-        collect(CALL, key, sig, dst, nb, None, 1, Vec::new()),
-        out,
-    ))
+    fin(collect(call, key, sig, dst, nb, None, 1, Vec::new()), out)
 }
 
 /// Gather (design notes `gasnet_all_gather_nb`): every member's `src` of
 /// `nbytes` lands as block `i` of the root's `dst` (`n * nbytes` bytes).
-/// Flat: each member sends to the root. `root` and `src.len()` are
-/// single-valued; `dst` is `Some` on the root (ignored elsewhere).
+/// Flat: each member sends to the root; across neighbourhoods
+/// (unless `GEX_COLL_HIER=0`), hierarchical (`crate::hierx`). `root` and
+/// `src.len()` are single-valued; `dst` is `Some` on the root (ignored
+/// elsewhere).
 pub fn gather_nb<'a>(
     tm: &Tm,
     root: Rank,
@@ -795,22 +816,41 @@ pub fn gather_nb<'a>(
     if mode.in_all {
         sync::enter_all(&t, None, CALL);
     }
-    if nb > 0 && shmsmall::qualifies(&t, &mode, nb, 1) {
+    if let Some(h) = t.hier() {
+        return hierx::gather(&t, h, mode, root, dst, src);
+    }
+    Ok(gather_on(&t, mode, root, dst, src, CALL))
+}
+
+/// [`gather_nb`] over `t` once the arguments are checked (`dst` is
+/// `Some` on the root only) and `IN_ALLSYNC` is done (also the stages of
+/// the hierarchical collectives, `crate::hierx`). `src` is read during
+/// the call.
+pub(crate) fn gather_on<'a>(
+    t: &Arc<TeamInfo>,
+    mode: SyncMode,
+    root: Rank,
+    dst: Option<&'a mut [u8]>,
+    src: &[u8],
+    call: &'static str,
+) -> CollHandle<'a> {
+    let (me, n, nb) = (t.me, t.size(), src.len());
+    if nb > 0 && shmsmall::qualifies(t, &mode, nb, 1) {
         let pat = Pat::Gather {
             root: root as usize,
             nb,
         };
-        return Ok(shmsmall::start(&t, &mode, pat, nb, Some(src), dst));
+        return shmsmall::start(t, &mode, pat, nb, Some(src), dst);
     }
     let key = t.next_key();
-    let out = out_key(&t, mode);
+    let out = out_key(t, mode);
     let sig = signature("gather", &[u64::from(root), nb as u64, mode.word]);
-    if nb > 0 && shmdata::eligible(&t) {
+    if nb > 0 && shmdata::eligible(t) {
         let Some(d) = dst else {
             shmdata::write_only(u64::from(sig), src, n as usize, Readers::One(root));
-            return Ok(fin(CollHandle::INVALID, out));
+            return fin(CollHandle::INVALID, out);
         };
-        return Ok(fin(
+        return fin(
             shmdata::all(
                 u64::from(sig),
                 src,
@@ -820,21 +860,21 @@ pub fn gather_nb<'a>(
                 d,
             ),
             out,
-        ));
+        );
     }
     let Some(dst) = dst else {
         if nb > 0 {
             send_now(key, sig, t.members[root as usize], me, src);
         }
-        return Ok(fin(CollHandle::INVALID, out));
+        return fin(CollHandle::INVALID, out);
     };
     if nb == 0 || n == 1 {
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(src);
-        return Ok(fin(CollHandle::INVALID, out));
+        return fin(CollHandle::INVALID, out);
     }
-    Ok(fin(
+    fin(
         collect(
-            CALL,
+            call,
             key,
             sig,
             dst,
@@ -844,13 +884,15 @@ pub fn gather_nb<'a>(
             Vec::new(),
         ),
         out,
-    ))
+    )
 }
 
 /// Gather-all (design notes `gasnet_all_gather_all_nb`): every member's
 /// `src` of `nbytes` lands as block `i` of every member's `dst`
 /// (`n * nbytes`). Flat: each member sends its block to every other, in the
-/// order `me + 1, me + 2, ...`. `src.len()` is single-valued.
+/// order `me + 1, me + 2, ...`; across neighbourhoods
+/// (unless `GEX_COLL_HIER=0`), hierarchical (`crate::hierx`). `src.len()` is
+/// single-valued.
 pub fn gather_all_nb<'a>(
     tm: &Tm,
     dst: &'a mut [u8],
@@ -863,25 +905,41 @@ pub fn gather_all_nb<'a>(
         return seg::gather_all_nb_with(tm, dst, src, Addrs::Local, flags);
     }
     let (t, mode) = begin(CALL, tm, flags)?;
-    let (me, n, nb) = (t.me, t.size(), src.len());
+    let (n, nb) = (t.size(), src.len());
     check_size(CALL, nb * n as usize)?;
     check_len(CALL, "dst", dst.len(), nb * n as usize)?;
     if mode.in_all {
         sync::enter_all(&t, None, CALL);
     }
-    if nb > 0 && shmsmall::qualifies(&t, &mode, nb, 1) {
+    if let Some(h) = t.hier() {
+        return hierx::gather_all(&t, h, mode, dst, src);
+    }
+    Ok(gather_all_on(&t, mode, dst, src, CALL))
+}
+
+/// [`gather_all_nb`] over `t` once the arguments are checked and
+/// `IN_ALLSYNC` is done. `src` is read during the call.
+pub(crate) fn gather_all_on<'a>(
+    t: &Arc<TeamInfo>,
+    mode: SyncMode,
+    dst: &'a mut [u8],
+    src: &[u8],
+    call: &'static str,
+) -> CollHandle<'a> {
+    let (me, n, nb) = (t.me, t.size(), src.len());
+    if nb > 0 && shmsmall::qualifies(t, &mode, nb, 1) {
         let pat = Pat::GatherAll { nb };
-        return Ok(shmsmall::start(&t, &mode, pat, nb, Some(src), Some(dst)));
+        return shmsmall::start(t, &mode, pat, nb, Some(src), Some(dst));
     }
     let key = t.next_key();
-    let out = out_key(&t, mode);
+    let out = out_key(t, mode);
     let sig = signature("gather_all", &[nb as u64, mode.word]);
     if nb == 0 || n == 1 {
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(src);
-        return Ok(fin(CollHandle::INVALID, out));
+        return fin(CollHandle::INVALID, out);
     }
-    if shmdata::eligible(&t) {
-        return Ok(fin(
+    if shmdata::eligible(t) {
+        return fin(
             shmdata::all(
                 u64::from(sig),
                 src,
@@ -891,15 +949,15 @@ pub fn gather_all_nb<'a>(
                 dst,
             ),
             out,
-        ));
+        );
     }
     let mine: Arc<[u8]> = src.into();
     let initial = (1..n)
         .map(|i| Out::owned(t.members[((me + i) % n) as usize], me, mine.clone()))
         .collect();
-    Ok(fin(
+    fin(
         collect(
-            CALL,
+            call,
             key,
             sig,
             dst,
@@ -909,13 +967,15 @@ pub fn gather_all_nb<'a>(
             initial,
         ),
         out,
-    ))
+    )
 }
 
 /// Exchange, all-to-all (design notes `gasnet_all_exchange_nb`): block `j`
 /// of member `i`'s `src` lands as block `i` of member `j`'s `dst` (both
 /// `n * nbytes`). Flat, in the order `me + 1, me + 2, ...` (each member
-/// receives from one peer per step). The block size is single-valued.
+/// receives from one peer per step); across neighbourhoods
+/// (unless `GEX_COLL_HIER=0`), hierarchical (`crate::hierx`). The block size is
+/// single-valued.
 pub fn exchange_nb<'a>(
     tm: &Tm,
     dst: &'a mut [u8],
@@ -928,7 +988,7 @@ pub fn exchange_nb<'a>(
         return seg::exchange_nb_with(tm, dst, src, Addrs::Local, flags);
     }
     let (t, mode) = begin(CALL, tm, flags)?;
-    let (me, n) = (t.me, t.size() as usize);
+    let n = t.size() as usize;
     check_len(CALL, "dst", dst.len(), src.len())?;
     if !src.len().is_multiple_of(n) {
         return Err(Error::bad_arg(format!(
@@ -937,31 +997,40 @@ pub fn exchange_nb<'a>(
         )));
     }
     check_size(CALL, src.len())?;
-    let nb = src.len() / n;
     if mode.in_all {
         sync::enter_all(&t, None, CALL);
     }
-    if nb > 0 && shmsmall::qualifies(&t, &mode, src.len(), 1) {
+    if let Some(h) = t.hier().filter(|h| hierx::exchange_fits(h, src.len())) {
+        return hierx::exchange(&t, h, mode, dst, src);
+    }
+    Ok(exchange_on(&t, mode, dst, src, CALL))
+}
+
+/// [`exchange_nb`] over `t` once the arguments are checked and
+/// `IN_ALLSYNC` is done. `src` is read during the call.
+pub(crate) fn exchange_on<'a>(
+    t: &Arc<TeamInfo>,
+    mode: SyncMode,
+    dst: &'a mut [u8],
+    src: &[u8],
+    call: &'static str,
+) -> CollHandle<'a> {
+    let (me, n) = (t.me, t.size() as usize);
+    let nb = src.len() / n;
+    if nb > 0 && shmsmall::qualifies(t, &mode, src.len(), 1) {
         let pat = Pat::Exchange { nb };
-        return Ok(shmsmall::start(
-            &t,
-            &mode,
-            pat,
-            src.len(),
-            Some(src),
-            Some(dst),
-        ));
+        return shmsmall::start(t, &mode, pat, src.len(), Some(src), Some(dst));
     }
     let key = t.next_key();
-    let out = out_key(&t, mode);
+    let out = out_key(t, mode);
     let sig = signature("exchange", &[nb as u64, mode.word]);
     let own = &src[me as usize * nb..(me as usize + 1) * nb];
     if nb == 0 || n == 1 {
         dst[me as usize * nb..(me as usize + 1) * nb].copy_from_slice(own);
-        return Ok(fin(CollHandle::INVALID, out));
+        return fin(CollHandle::INVALID, out);
     }
-    if shmdata::eligible(&t) {
-        return Ok(fin(
+    if shmdata::eligible(t) {
+        return fin(
             shmdata::all(
                 u64::from(sig),
                 src,
@@ -971,7 +1040,7 @@ pub fn exchange_nb<'a>(
                 dst,
             ),
             out,
-        ));
+        );
     }
     let initial = (1..n as u32)
         .map(|i| {
@@ -980,9 +1049,9 @@ pub fn exchange_nb<'a>(
             Out::owned(t.members[to as usize], me, blk)
         })
         .collect();
-    Ok(fin(
+    fin(
         collect(
-            CALL,
+            call,
             key,
             sig,
             dst,
@@ -992,7 +1061,7 @@ pub fn exchange_nb<'a>(
             initial,
         ),
         out,
-    ))
+    )
 }
 
 // ------------------------------------------------------- blocking forms

@@ -87,13 +87,13 @@ use crate::team::{am_barrier, barrier_event, TeamInfo};
 /// A team's grouping by neighbourhood (see the module documentation).
 pub(crate) struct Hier {
     /// The group of each member, by team rank.
-    group: Box<[u32]>,
+    pub(crate) group: Box<[u32]>,
     /// Each group's members (team ranks, ascending).
-    groups: Box<[Box<[u32]>]>,
+    pub(crate) groups: Box<[Box<[u32]>]>,
     /// Each member's index in its group, by team rank.
-    local_rank: Box<[u32]>,
+    pub(crate) local_rank: Box<[u32]>,
     /// This member's group.
-    mine: u32,
+    pub(crate) mine: u32,
     /// Jobranks of this member's group (in team-rank order).
     local_jobranks: Arc<[Rank]>,
     /// This member's index in its group.
@@ -181,7 +181,7 @@ impl Hier {
 
     /// The representative (team rank) of group `g`: `root` in its own
     /// group, else the group's lowest member.
-    fn rep(&self, g: u32, root: Option<Rank>) -> u32 {
+    pub(crate) fn rep(&self, g: u32, root: Option<Rank>) -> u32 {
         match root {
             Some(r) if self.group[r as usize] == g => r,
             _ => self.groups[g as usize][0],
@@ -190,7 +190,7 @@ impl Hier {
 
     /// The team of the representatives of operation `key` over `t`, if
     /// this member is one.
-    fn reps(&self, t: &TeamInfo, key: Key, root: Option<Rank>) -> Option<Arc<TeamInfo>> {
+    pub(crate) fn reps(&self, t: &TeamInfo, key: Key, root: Option<Rank>) -> Option<Arc<TeamInfo>> {
         if self.rep(self.mine, root) != t.me {
             return None;
         }
@@ -221,7 +221,7 @@ fn reps_team_id(team_id: u64, seq: u32) -> u64 {
 }
 
 /// Waits for an internal stage (polling).
-fn finish(h: CollHandle<'_>) -> Result<()> {
+pub(crate) fn finish(h: CollHandle<'_>) -> Result<()> {
     h.wait()
 }
 

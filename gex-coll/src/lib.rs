@@ -71,6 +71,7 @@ mod engine;
 mod g1;
 mod handle;
 mod hier;
+mod hierx;
 mod multi;
 pub mod reduce;
 mod seg;
@@ -147,10 +148,11 @@ pub struct CollSettings {
     /// (if any rank turns it off, no rank uses it).
     pub no_single_copy: bool,
     /// `GEX_COLL_HIER` (`0` turns it off; default on): teams spanning
-    /// neighbourhoods use the hierarchical broadcast, reductions and
-    /// barrier (shared memory inside each neighbourhood, Active Messages
-    /// between one representative of each); off, the flat Active Message
-    /// algorithms (if any rank turns it off, no rank uses it).
+    /// neighbourhoods use the hierarchical broadcast, reductions,
+    /// barrier, scatter, gather, gather-all and exchange (shared memory
+    /// inside each neighbourhood, Active Messages between one
+    /// representative of each); off, the flat Active Message algorithms
+    /// (if any rank turns it off, no rank uses them).
     pub no_hier: bool,
 }
 

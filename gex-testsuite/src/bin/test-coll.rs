@@ -454,8 +454,10 @@ fn broadcasts(t: &T, tm: &Tm, label: u64, sizes: &[usize]) {
 /// interleave the hosts) and every rank but 0. Every root in turn, sizes
 /// around the inline slot and its pieces, non-blocking with a separate
 /// source and blocking in place, reductions (`u64` sums and `f64` maxima,
-/// reduce-to-one with the root in place, reduce-to-all), barriers with
-/// data checks; every byte and element checked.
+/// reduce-to-one with the root in place, reduce-to-all), scatter and
+/// gather from and to every root and gather-all and exchange, blocks of
+/// 1 B to 30 000 B (`HIER_SIZES`, non-blocking and blocking forms in
+/// turn), barriers with data checks; every byte and element checked.
 fn across_neighbourhoods(t: &T, label: u64) {
     let tm = &t.job.tm;
     let me = t.me;
@@ -554,6 +556,19 @@ fn across_neighbourhoods(t: &T, label: u64) {
                 );
                 assert_eq!(all, sum, "team {ti} u64 sums x{count} to all");
             }
+            for (si, &nb) in HIER_SIZES.iter().enumerate() {
+                rooted_data(t, team, ti, root, nb, si % 2 == 1, tag(0xDA7A ^ nb as u64));
+            }
+        }
+        for (si, &nb) in HIER_SIZES.iter().enumerate() {
+            unrooted_data(
+                t,
+                team,
+                ti,
+                nb,
+                si % 2 == 0,
+                mix(label ^ 0xA11, (ti as u64) << 32 ^ nb as u64),
+            );
         }
     }
     team_barriers(t, &teams, 4);
@@ -563,6 +578,89 @@ fn across_neighbourhoods(t: &T, label: u64) {
     }
     tm_destroy(half, Flags::empty()).unwrap();
     tm_destroy(rev, Flags::empty()).unwrap();
+}
+
+/// Block sizes of the data collectives across neighbourhoods: 1 B to
+/// tens of KB, odd ones included.
+const HIER_SIZES: [usize; 6] = [1, 7, 1024, 1025, 5000, 30_000];
+
+/// Scatter and gather of `nb`-byte blocks from/to `root` over `team`
+/// (team `ti` of `across_neighbourhoods`), every byte checked;
+/// `blocking`: the blocking forms.
+fn rooted_data(t: &T, team: &Tm, ti: usize, root: Rank, nb: usize, blocking: bool, seed: u64) {
+    let (r, m) = (team.rank() as usize, team.size() as usize);
+    let tag = |i: usize, j: usize| mix(seed, (i as u64) << 20 ^ j as u64);
+    let what = format!("team {ti} scatter of {nb}-byte blocks from {root}");
+    let src: Vec<u8> = (0..m).flat_map(|j| payload(tag(m, j), nb)).collect();
+    let s = (r == root as usize).then_some(&src[..]);
+    let mut dst = vec![0xeeu8; nb];
+    if blocking {
+        scatter(team, root, &mut dst, s, Flags::empty()).unwrap();
+    } else {
+        t.wait(
+            scatter_nb(team, root, &mut dst, s, Flags::empty()).unwrap(),
+            &what,
+        );
+    }
+    check_payload(&what, tag(m, r), &dst);
+    let what = format!("team {ti} gather of {nb}-byte blocks to {root}");
+    let mine = payload(tag(r, 3), nb);
+    let mut all = vec![0xeeu8; nb * m];
+    let d = (r == root as usize).then_some(&mut all[..]);
+    if blocking {
+        gather(team, root, d, &mine, Flags::empty()).unwrap();
+    } else {
+        t.wait(
+            gather_nb(team, root, d, &mine, Flags::empty()).unwrap(),
+            &what,
+        );
+    }
+    if r == root as usize {
+        for j in 0..m {
+            check_payload(&what, tag(j, 3), &all[j * nb..(j + 1) * nb]);
+        }
+    } else {
+        assert!(
+            all.iter().all(|&b| b == 0xee),
+            "{what}: a non-root's dst was written"
+        );
+    }
+}
+
+/// Gather-all and exchange of `nb`-byte blocks over `team`, every byte
+/// checked; `blocking`: the blocking forms.
+fn unrooted_data(t: &T, team: &Tm, ti: usize, nb: usize, blocking: bool, seed: u64) {
+    let (r, m) = (team.rank() as usize, team.size() as usize);
+    let tag = |i: usize, j: usize| mix(seed, (i as u64) << 20 ^ j as u64);
+    let what = format!("team {ti} gather_all of {nb}-byte blocks");
+    let mine = payload(tag(r, m), nb);
+    let mut all = vec![0xeeu8; nb * m];
+    if blocking {
+        gather_all(team, &mut all, &mine, Flags::empty()).unwrap();
+    } else {
+        t.wait(
+            gather_all_nb(team, &mut all, &mine, Flags::empty()).unwrap(),
+            &what,
+        );
+    }
+    for j in 0..m {
+        check_payload(&what, tag(j, m), &all[j * nb..(j + 1) * nb]);
+    }
+    // Block j of rank i goes to rank j as block i.
+    let what = format!("team {ti} exchange of {nb}-byte blocks");
+    let src: Vec<u8> = (0..m).flat_map(|j| payload(tag(r, j), nb)).collect();
+    let mut dst = vec![0xeeu8; nb * m];
+    if blocking {
+        exchange(team, &mut dst, &src, Flags::empty()).unwrap();
+    } else {
+        t.wait(
+            exchange_nb(team, &mut dst, &src, Flags::empty()).unwrap(),
+            &what,
+        );
+    }
+    for i in 0..m {
+        check_payload(&what, tag(i, r), &dst[i * nb..(i + 1) * nb]);
+    }
 }
 
 // -------------------------------------------------------------- reductions

@@ -1,0 +1,721 @@
+//! Hierarchical scatter, gather, gather-all and exchange over teams whose
+//! members span several neighbourhoods: inside each neighbourhood over
+//! the *local* team (its shared-memory paths), between neighbourhoods
+//! over Active Messages among one representative of each, then inside
+//! again. The grouping, the local teams and the per-operation team of
+//! representatives are `crate::hier`'s (see its documentation, and
+//! ARCHITECTURE.md "Hierarchical collectives"); on by default with the
+//! rest of the hierarchy (`GEX_COLL_HIER=0` turns it off).
+//!
+//! # Blocks between representatives
+//!
+//! Groups are not contiguous in team-rank order and differ in size. No
+//! block is padded: a message between representatives carries exactly
+//! the blocks of the members concerned, in group order (members of a
+//! group in team-rank order), and the receiver places each block where
+//! the team-rank order puts it ([`Place`], which checks the sender, the
+//! tag and the length of every message against the layout before a byte
+//! is written). Each member of group `g` is `groups[g][i]` (team rank)
+//! at local rank `i`.
+//!
+//! - Gather to `root`: each group gathers its members' blocks to its
+//!   representative over the local team (the root's group to the root);
+//!   each other representative sends its group's blocks (one message) to
+//!   the root, which places block `i` of group `g`'s message at team rank
+//!   `groups[g][i]`.
+//! - Scatter from `root`: the root sends each other representative one
+//!   message with its group's blocks in group order, and scatters its
+//!   own group's; each representative scatters what it received in its
+//!   group.
+//! - Gather-all: each group gathers to its lowest member; those send
+//!   their group's blocks to each other (all-to-all among
+//!   representatives), place them in team-rank order, and broadcast the
+//!   whole result in their groups.
+//! - Exchange: each group gathers its members' whole send buffers
+//!   (`n` blocks each) to its lowest member; representative `g` sends
+//!   representative `h` the blocks from `g`'s members to `h`'s members
+//!   (`|g| * |h|` blocks, [`exchange_pairs`]); each representative
+//!   assembles its members' whole receive buffers and scatters them in
+//!   its group. An exchange whose largest group times its `src` would
+//!   exceed the 4 GiB a message may carry stays flat.
+//!
+//! # Waiting at initiation
+//!
+//! As in `crate::hier`: a representative that must receive before it can
+//! send on waits in the initiation call, polling, for the stages it
+//! depends on (a gather's representatives for their group's gather; a
+//! scatter's representatives other than the root, with a group to serve,
+//! for the root's message; the representatives of a gather-all or exchange for their group's
+//! gather and, when they have a group to serve, for the other
+//! representatives' messages). The other members wait only where the
+//! local algorithms do: for their part of the first local stage of a
+//! gather-all or exchange (their write) before they start the second (as
+//! the hierarchical reduce-to-all does). The root of a gather returns
+//! pending on the other groups' messages; a representative alone in its
+//! group returns pending on the messages it receives.
+//!
+//! The sync modes apply to the whole operation (`IN_ALLSYNC` before it,
+//! `OUT_ALLSYNC`'s barrier over the whole team after it); the stages run
+//! in MYSYNC mode. The segment-hint (`crate::seg`) and multi-address
+//! (`crate::multi`) forms stay flat.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use gex_core::Staging;
+use gex_types::{Rank, Result};
+
+use crate::algos::write_staging;
+use crate::coll::{bcast_on, fin, gather_on, out_key, scatter_on};
+use crate::engine::{send_now, signature, Cx, Logic, Op, Out};
+use crate::handle::CollHandle;
+use crate::hier::{finish, Hier};
+use crate::shmsmall;
+use crate::sync::SyncMode;
+use crate::team::TeamInfo;
+
+const MY: SyncMode = SyncMode::MY;
+
+/// The blocks of `buf` (of `nb` bytes each) at `idx`, concatenated.
+fn pack(buf: &[u8], nb: usize, idx: impl IntoIterator<Item = usize>) -> Vec<u8> {
+    idx.into_iter()
+        .flat_map(|b| &buf[b * nb..(b + 1) * nb])
+        .copied()
+        .collect()
+}
+
+/// The blocks an exchange moves from group `from` to group `to` (team
+/// ranks in group order) in a team of `n`: for each member `i` of `from`
+/// (outer) and `j` of `to` (inner), the block's index in `from`'s
+/// representative's gathered send buffers (member `i`'s buffer, block
+/// `to[j]`) and in `to`'s representative's assembled receive buffers
+/// (member `j`'s buffer, block `from[i]`).
+pub(crate) fn exchange_pairs(from: &[u32], to: &[u32], n: usize) -> Vec<(usize, usize)> {
+    from.iter()
+        .enumerate()
+        .flat_map(|(i, &fi)| {
+            to.iter()
+                .enumerate()
+                .map(move |(j, &tj)| (i * n + tj as usize, j * n + fi as usize))
+        })
+        .collect()
+}
+
+/// One expected message between representatives.
+struct From {
+    /// The sender's jobrank.
+    who: Rank,
+    /// Where each block of the message goes (block index in the result).
+    blocks: Vec<usize>,
+    /// Bytes received of it.
+    got: usize,
+}
+
+/// A between-representatives stage's receiving side: message `tag` (the
+/// sender's rank among the representatives) carries blocks of `nb`
+/// bytes, each placed at its own index of a result buffer of whole
+/// blocks. Sender, length and range are checked before anything is
+/// written; a message that does not fit the layout ends the job.
+pub(crate) struct Place {
+    staging: Arc<Staging>,
+    nb: usize,
+    from: Vec<Option<From>>,
+    got: usize,
+    expect: usize,
+}
+
+impl Place {
+    /// Expects from each `Some((jobrank, blocks))` of `from` (by tag) one
+    /// message of `blocks.len()` blocks, into `staging`.
+    fn new(staging: Arc<Staging>, nb: usize, from: Vec<Option<(Rank, Vec<usize>)>>) -> Place {
+        let from: Vec<Option<From>> = from
+            .into_iter()
+            .map(|f| {
+                f.map(|(who, blocks)| From {
+                    who,
+                    blocks,
+                    got: 0,
+                })
+            })
+            .collect();
+        let expect = from.iter().flatten().map(|f| f.blocks.len() * nb).sum();
+        for b in from.iter().flatten().flat_map(|f| &f.blocks) {
+            assert!((b + 1) * nb <= staging.len(), "a block outside the result");
+        }
+        Place {
+            staging,
+            nb,
+            from,
+            got: 0,
+            expect,
+        }
+    }
+}
+
+impl Place {
+    /// The expected message a chunk belongs to, once its sender, tag,
+    /// length and range are checked against the layout (before anything
+    /// is written).
+    fn accept(
+        &mut self,
+        src: Rank,
+        tag: u32,
+        offset: usize,
+        total: usize,
+        len: usize,
+    ) -> std::result::Result<usize, String> {
+        let nb = self.nb;
+        let Some(Some(f)) = self.from.get_mut(tag as usize) else {
+            return Err(format!(
+                "unexpected message {tag} from rank {src} between neighbourhoods"
+            ));
+        };
+        if src != f.who || total != f.blocks.len() * nb {
+            return Err(format!(
+                "message {tag} between neighbourhoods from rank {src} of {total} bytes; \
+                 rank {} and {} bytes expected",
+                f.who,
+                f.blocks.len() * nb
+            ));
+        }
+        if !gex_conduit::fits(offset, len, total) || f.got + len > total {
+            return Err(format!(
+                "message {tag} between neighbourhoods from rank {src}: chunk [{offset}, \
+                 +{len}) of {total} bytes, {} received before",
+                f.got
+            ));
+        }
+        Ok(tag as usize)
+    }
+}
+
+impl Logic for Place {
+    fn start(&mut self, cx: &mut Cx<'_>) {
+        if self.got == self.expect {
+            cx.finish();
+        }
+    }
+
+    fn chunk(
+        &mut self,
+        cx: &mut Cx<'_>,
+        src: Rank,
+        tag: u32,
+        offset: usize,
+        total: usize,
+        data: &[u8],
+    ) {
+        let nb = self.nb;
+        let f = match self.accept(src, tag, offset, total, data.len()) {
+            Ok(i) => self.from[i].as_mut().expect("accepted"),
+            Err(e) => gex_core::fatal(&format!("gex-coll: {e}")),
+        };
+        f.got += data.len();
+        let (mut pos, mut rest) = (offset, data);
+        while !rest.is_empty() {
+            let (b, within) = (pos / nb, pos % nb);
+            let take = (nb - within).min(rest.len());
+            write_staging(&self.staging, f.blocks[b] * nb + within, &rest[..take]);
+            pos += take;
+            rest = &rest[take..];
+        }
+        self.got += data.len();
+        if self.got == self.expect {
+            cx.finish();
+        }
+    }
+}
+
+/// Whether an exchange of `src_len` bytes per member may be hierarchical:
+/// its largest message (the largest group's share) fits the 32-bit
+/// lengths messages carry. The same answer on every member.
+pub(crate) fn exchange_fits(h: &Hier, src_len: usize) -> bool {
+    let most = h.groups.iter().map(|g| g.len()).max().unwrap_or(1);
+    most.checked_mul(src_len)
+        .is_some_and(|x| x <= u32::MAX as usize)
+}
+
+/// This group's members' blocks gathered to its representative (team
+/// rank `rep`) in group order: `src` itself when it is alone.
+fn gather_group<'s>(
+    h: &Hier,
+    rep: u32,
+    src: &'s [u8],
+    call: &'static str,
+) -> Result<Cow<'s, [u8]>> {
+    let Some(l) = h.local() else {
+        return Ok(Cow::Borrowed(src));
+    };
+    let lroot = h.local_rank[rep as usize];
+    let mut b = vec![0u8; src.len() * h.groups[h.mine as usize].len()];
+    finish(shmsmall::blocking(|| {
+        gather_on(l, MY, lroot, Some(&mut b), src, call)
+    }))?;
+    Ok(Cow::Owned(b))
+}
+
+/// The first stage of a member other than the representative: its block
+/// gathered to local rank `lroot`, waited for.
+fn gather_to_rep(h: &Hier, lroot: u32, src: &[u8], call: &'static str) -> Result<()> {
+    let l = h.local().expect("a non-representative has a group");
+    finish(gather_on(l, MY, lroot, None, src, call))
+}
+
+/// Starts receiving with `place` under the representatives' `x` next key.
+fn receive(x: &TeamInfo, sig: u32, call: &'static str, place: Place) -> Arc<Op> {
+    Op::start(x.next_key(), sig, call, Box::new(place))
+}
+
+/// Hierarchical gather (arguments checked, `IN_ALLSYNC` done; `dst` on
+/// the root only).
+pub(crate) fn gather<'a>(
+    t: &Arc<TeamInfo>,
+    h: &Hier,
+    mode: SyncMode,
+    root: Rank,
+    dst: Option<&'a mut [u8]>,
+    src: &[u8],
+) -> Result<CollHandle<'a>> {
+    const CALL: &str = "gex_Coll_GatherNB (between neighbourhoods)";
+    let key = t.next_key();
+    let out = out_key(t, mode);
+    let nb = src.len();
+    if nb == 0 {
+        return Ok(fin(CollHandle::INVALID, out));
+    }
+    let g_root = h.group[root as usize];
+    let my_rep = h.rep(h.mine, Some(root));
+    let Some(x) = h.reps(t, key, Some(root)) else {
+        let l = h.local().expect("a non-representative has a group");
+        let lroot = h.local_rank[my_rep as usize];
+        return Ok(fin(gather_on(l, MY, lroot, None, src, CALL), out));
+    };
+    let sig = signature("hier_gather", &[u64::from(root), nb as u64]);
+    let mine = gather_group(h, my_rep, src, CALL)?;
+    if t.me != root {
+        let xkey = x.next_key();
+        send_now(xkey, sig, x.members[g_root as usize], h.mine, &mine);
+        return Ok(fin(CollHandle::INVALID, out));
+    }
+    let d = dst.expect("the root has a dst");
+    let staging = Staging::new(d.len());
+    for (i, &r) in h.groups[h.mine as usize].iter().enumerate() {
+        write_staging(&staging, r as usize * nb, &mine[i * nb..(i + 1) * nb]);
+    }
+    let from = (0..h.groups.len())
+        .map(|g| {
+            (g as u32 != g_root).then(|| {
+                let blocks = h.groups[g].iter().map(|&r| r as usize).collect();
+                (x.members[g], blocks)
+            })
+        })
+        .collect();
+    let op = receive(&x, sig, CALL, Place::new(staging.clone(), nb, from));
+    Ok(fin(CollHandle::pending_into(op.c.clone(), staging, d), out))
+}
+
+/// Hierarchical scatter (arguments checked, `IN_ALLSYNC` done; `src` on
+/// the root only).
+pub(crate) fn scatter<'a>(
+    t: &Arc<TeamInfo>,
+    h: &Hier,
+    mode: SyncMode,
+    root: Rank,
+    dst: &'a mut [u8],
+    src: Option<&[u8]>,
+) -> Result<CollHandle<'a>> {
+    const CALL: &str = "gex_Coll_ScatterNB (between neighbourhoods)";
+    let key = t.next_key();
+    let out = out_key(t, mode);
+    let nb = dst.len();
+    if nb == 0 {
+        return Ok(fin(CollHandle::INVALID, out));
+    }
+    let g_root = h.group[root as usize];
+    let my_rep = h.rep(h.mine, Some(root));
+    let lroot = h.local_rank[my_rep as usize];
+    let Some(x) = h.reps(t, key, Some(root)) else {
+        let l = h.local().expect("a non-representative has a group");
+        return Ok(fin(scatter_on(l, MY, lroot, dst, None, CALL), out));
+    };
+    let sig = signature("hier_scatter", &[u64::from(root), nb as u64]);
+    let xkey = x.next_key();
+    let group_blocks = |g: usize| h.groups[g].iter().map(|&r| r as usize);
+    let mine = if t.me == root {
+        let s = src.expect("the root has a src");
+        let k = h.groups.len() as u32;
+        for i in 1..k {
+            let g = (g_root + i) % k;
+            let msg = pack(s, nb, group_blocks(g as usize));
+            send_now(xkey, sig, x.members[g as usize], g_root, &msg);
+        }
+        pack(s, nb, group_blocks(g_root as usize))
+    } else {
+        // This group's blocks from the root, before they go on.
+        let len = nb * h.groups[h.mine as usize].len();
+        let staging = Staging::new(len);
+        let mut from: Vec<_> = (0..h.groups.len()).map(|_| None).collect();
+        from[g_root as usize] = Some((x.members[g_root as usize], (0..len / nb).collect()));
+        let op = Op::start(
+            xkey,
+            sig,
+            CALL,
+            Box::new(Place::new(staging.clone(), nb, from)),
+        );
+        if h.local().is_none() {
+            // Alone: the one block is this member's.
+            return Ok(fin(
+                CollHandle::pending_into(op.c.clone(), staging, dst),
+                out,
+            ));
+        }
+        let mut b = vec![0u8; len];
+        finish(CollHandle::pending_into(op.c.clone(), staging, &mut b))?;
+        b
+    };
+    match h.local() {
+        Some(l) => Ok(fin(scatter_on(l, MY, lroot, dst, Some(&mine), CALL), out)),
+        None => {
+            dst.copy_from_slice(&mine);
+            Ok(fin(CollHandle::INVALID, out))
+        }
+    }
+}
+
+/// Hierarchical gather-all (arguments checked, `IN_ALLSYNC` done).
+pub(crate) fn gather_all<'a>(
+    t: &Arc<TeamInfo>,
+    h: &Hier,
+    mode: SyncMode,
+    dst: &'a mut [u8],
+    src: &[u8],
+) -> Result<CollHandle<'a>> {
+    const CALL: &str = "gex_Coll_GatherAllNB (between neighbourhoods)";
+    let key = t.next_key();
+    let out = out_key(t, mode);
+    let nb = src.len();
+    if nb == 0 {
+        return Ok(fin(CollHandle::INVALID, out));
+    }
+    let Some(x) = h.reps(t, key, None) else {
+        gather_to_rep(h, 0, src, CALL)?;
+        let l = h.local().expect("a non-representative has a group");
+        return Ok(fin(bcast_on(l, MY, 0, dst, None, CALL), out));
+    };
+    let sig = signature("hier_gather_all", &[nb as u64, u64::from(t.size())]);
+    let me = h.mine as usize;
+    let mine = gather_group(h, t.me, src, CALL)?;
+    let staging = Staging::new(dst.len());
+    for (i, &r) in h.groups[me].iter().enumerate() {
+        write_staging(&staging, r as usize * nb, &mine[i * nb..(i + 1) * nb]);
+    }
+    let k = h.groups.len();
+    let from = (0..k)
+        .map(|g| {
+            (g != me).then(|| {
+                let blocks = h.groups[g].iter().map(|&r| r as usize).collect();
+                (x.members[g], blocks)
+            })
+        })
+        .collect();
+    let shared: Arc<[u8]> = mine.into_owned().into();
+    let initial = (1..k)
+        .map(|i| Out::owned(x.members[(me + i) % k], h.mine, shared.clone()))
+        .collect();
+    let op = Op::start(
+        x.next_key(),
+        sig,
+        CALL,
+        Box::new(Sends {
+            initial,
+            place: Place::new(staging.clone(), nb, from),
+        }),
+    );
+    let Some(l) = h.local() else {
+        return Ok(fin(
+            CollHandle::pending_into(op.c.clone(), staging, dst),
+            out,
+        ));
+    };
+    finish(CollHandle::pending_into(op.c.clone(), staging, &mut *dst))?;
+    Ok(fin(bcast_on(l, MY, 0, dst, None, CALL), out))
+}
+
+/// Hierarchical exchange (arguments checked, `IN_ALLSYNC` done,
+/// [`exchange_fits`]).
+pub(crate) fn exchange<'a>(
+    t: &Arc<TeamInfo>,
+    h: &Hier,
+    mode: SyncMode,
+    dst: &'a mut [u8],
+    src: &[u8],
+) -> Result<CollHandle<'a>> {
+    const CALL: &str = "gex_Coll_ExchangeNB (between neighbourhoods)";
+    let key = t.next_key();
+    let out = out_key(t, mode);
+    let n = t.size() as usize;
+    let nb = src.len() / n;
+    if nb == 0 {
+        return Ok(fin(CollHandle::INVALID, out));
+    }
+    let Some(x) = h.reps(t, key, None) else {
+        gather_to_rep(h, 0, src, CALL)?;
+        let l = h.local().expect("a non-representative has a group");
+        return Ok(fin(scatter_on(l, MY, 0, dst, None, CALL), out));
+    };
+    let sig = signature("hier_exchange", &[nb as u64, n as u64]);
+    let me = h.mine as usize;
+    let gs = &h.groups[me];
+    let sent = gather_group(h, t.me, src, CALL)?;
+    let staging = Staging::new(src.len() * gs.len());
+    for (from, to) in exchange_pairs(gs, gs, n) {
+        write_staging(&staging, to * nb, &sent[from * nb..(from + 1) * nb]);
+    }
+    let k = h.groups.len();
+    let from = (0..k)
+        .map(|g| {
+            (g != me).then(|| {
+                let blocks = exchange_pairs(&h.groups[g], gs, n)
+                    .into_iter()
+                    .map(|(_, to)| to)
+                    .collect();
+                (x.members[g], blocks)
+            })
+        })
+        .collect();
+    let initial = (1..k)
+        .map(|i| {
+            let g = (me + i) % k;
+            let idx = exchange_pairs(gs, &h.groups[g], n)
+                .into_iter()
+                .map(|(f, _)| f);
+            Out::owned(x.members[g], h.mine, pack(&sent, nb, idx).into())
+        })
+        .collect();
+    let op = Op::start(
+        x.next_key(),
+        sig,
+        CALL,
+        Box::new(Sends {
+            initial,
+            place: Place::new(staging.clone(), nb, from),
+        }),
+    );
+    let Some(l) = h.local() else {
+        return Ok(fin(
+            CollHandle::pending_into(op.c.clone(), staging, dst),
+            out,
+        ));
+    };
+    let mut received = vec![0u8; staging.len()];
+    finish(CollHandle::pending_into(
+        op.c.clone(),
+        staging,
+        &mut received,
+    ))?;
+    Ok(fin(scatter_on(l, MY, 0, dst, Some(&received), CALL), out))
+}
+
+/// [`Place`] with sends made once the operation is registered (as the
+/// flat collection's initial sends).
+struct Sends {
+    initial: Vec<Out>,
+    place: Place,
+}
+
+impl Logic for Sends {
+    fn start(&mut self, cx: &mut Cx<'_>) {
+        for o in self.initial.drain(..) {
+            cx.send(o);
+        }
+        self.place.start(cx);
+    }
+
+    fn chunk(
+        &mut self,
+        cx: &mut Cx<'_>,
+        src: Rank,
+        tag: u32,
+        offset: usize,
+        total: usize,
+        data: &[u8],
+    ) {
+        self.place.chunk(cx, src, tag, offset, total, data);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Inbox;
+
+    fn read(st: &Staging) -> Vec<u8> {
+        let mut v = vec![0u8; st.len()];
+        // SAFETY: single-threaded test; every write to the staging buffer
+        // happened before.
+        unsafe { std::ptr::copy_nonoverlapping(st.ptr(), v.as_mut_ptr(), st.len()) };
+        v
+    }
+
+    /// Block `b` of member `r`'s buffer in the model: distinct bytes.
+    fn block(r: usize, b: usize, nb: usize) -> Vec<u8> {
+        (0..nb)
+            .map(|i| (r * 37 + b * 11 + i * 3 + 1) as u8)
+            .collect()
+    }
+
+    /// Feeds `msg` to `p` as message `tag` from `who` in chunks of
+    /// `chunk` bytes (so chunks straddle blocks); whether it finished.
+    fn feed(p: &mut Place, who: Rank, tag: u32, msg: &[u8], chunk: usize) -> bool {
+        let mut inbox = Inbox::default();
+        let mut done = false;
+        for (c, part) in msg.chunks(chunk).enumerate() {
+            let mut cx = Cx::new(&mut inbox);
+            p.chunk(&mut cx, who, tag, c * chunk, msg.len(), part);
+            assert!(!done, "finished before the last chunk");
+            done = cx.finished;
+        }
+        done
+    }
+
+    /// Uneven groups, not contiguous in team-rank order (a team of 7).
+    fn layouts() -> Vec<Vec<Vec<u32>>> {
+        vec![
+            vec![vec![0, 3, 4], vec![1], vec![2, 5, 6]],
+            vec![vec![0, 2, 4, 6], vec![1, 3, 5]],
+            vec![vec![0], vec![1, 2, 3, 4, 5, 6]],
+        ]
+    }
+
+    /// Gather (and gather-all's placement): every group's blocks, in
+    /// group order, land at their members' team ranks.
+    #[test]
+    fn gather_places_blocks_by_team_rank() {
+        for groups in layouts() {
+            let n: usize = groups.iter().map(Vec::len).sum();
+            for nb in [1, 3, 8] {
+                for root_g in 0..groups.len() {
+                    let st = Staging::new(n * nb);
+                    for &r in &groups[root_g] {
+                        write_staging(&st, r as usize * nb, &block(r as usize, 0, nb));
+                    }
+                    let from = (0..groups.len())
+                        .map(|g| {
+                            (g != root_g).then(|| {
+                                (
+                                    10 + g as Rank,
+                                    groups[g].iter().map(|&r| r as usize).collect(),
+                                )
+                            })
+                        })
+                        .collect();
+                    let mut p = Place::new(st.clone(), nb, from);
+                    let mut done = false;
+                    for (g, gs) in groups.iter().enumerate().filter(|(g, _)| *g != root_g) {
+                        assert!(!done);
+                        let msg: Vec<u8> =
+                            gs.iter().flat_map(|&r| block(r as usize, 0, nb)).collect();
+                        done = feed(&mut p, 10 + g as Rank, g as u32, &msg, 5);
+                    }
+                    assert!(done);
+                    let want: Vec<u8> = (0..n).flat_map(|r| block(r, 0, nb)).collect();
+                    assert_eq!(read(&st), want, "{groups:?} nb {nb} root group {root_g}");
+                }
+            }
+        }
+    }
+
+    /// Scatter: the root's message to group `g` holds block `groups[g][i]`
+    /// at position `i` (the local scatter's block for local rank `i`).
+    #[test]
+    fn scatter_packs_by_group_order() {
+        for groups in layouts() {
+            let n: usize = groups.iter().map(Vec::len).sum();
+            let nb = 3;
+            let src: Vec<u8> = (0..n).flat_map(|r| block(r, 9, nb)).collect();
+            for gs in &groups {
+                let msg = pack(&src, nb, gs.iter().map(|&r| r as usize));
+                for (i, &r) in gs.iter().enumerate() {
+                    assert_eq!(msg[i * nb..(i + 1) * nb], block(r as usize, 9, nb)[..]);
+                }
+            }
+        }
+    }
+
+    /// Exchange: every member's receive buffer, assembled from the
+    /// gathered send buffers by [`exchange_pairs`] (own group) and the
+    /// messages between representatives, holds block `i` from team rank
+    /// `i`'s block for it.
+    #[test]
+    fn exchange_assembles_every_receive_buffer() {
+        for groups in layouts() {
+            let n: usize = groups.iter().map(Vec::len).sum();
+            for nb in [1, 4] {
+                // Each group's gathered send buffers (member i's `n`
+                // blocks at i * n).
+                let sent: Vec<Vec<u8>> = groups
+                    .iter()
+                    .map(|gs| {
+                        gs.iter()
+                            .flat_map(|&r| (0..n).flat_map(move |b| block(r as usize, b, nb)))
+                            .collect()
+                    })
+                    .collect();
+                for (h, hs) in groups.iter().enumerate() {
+                    let st = Staging::new(hs.len() * n * nb);
+                    for (f, to) in exchange_pairs(hs, hs, n) {
+                        write_staging(&st, to * nb, &sent[h][f * nb..(f + 1) * nb]);
+                    }
+                    let from = (0..groups.len())
+                        .map(|g| {
+                            (g != h).then(|| {
+                                let b = exchange_pairs(&groups[g], hs, n)
+                                    .into_iter()
+                                    .map(|(_, to)| to)
+                                    .collect();
+                                (20 + g as Rank, b)
+                            })
+                        })
+                        .collect();
+                    let mut p = Place::new(st.clone(), nb, from);
+                    let mut done = false;
+                    for (g, gs) in groups.iter().enumerate().filter(|(g, _)| *g != h) {
+                        assert!(!done);
+                        let idx = exchange_pairs(gs, hs, n).into_iter().map(|(f, _)| f);
+                        let msg = pack(&sent[g], nb, idx);
+                        assert_eq!(msg.len(), gs.len() * hs.len() * nb);
+                        done = feed(&mut p, 20 + g as Rank, g as u32, &msg, 7);
+                    }
+                    assert!(done);
+                    let got = read(&st);
+                    for (j, &r) in hs.iter().enumerate() {
+                        for i in 0..n {
+                            let at = (j * n + i) * nb;
+                            assert_eq!(
+                                got[at..at + nb],
+                                block(i, r as usize, nb)[..],
+                                "{groups:?} nb {nb}: rank {r}'s block from {i}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A message from the wrong rank, with the wrong tag or length, or
+    /// more bytes than its length is refused before it is written.
+    #[test]
+    fn place_checks_sender_tag_and_length() {
+        let st = Staging::new(8);
+        let mut p = Place::new(st, 2, vec![None, Some((5, vec![1, 3]))]);
+        assert!(p.accept(5, 1, 0, 4, 4).is_ok());
+        assert!(p.accept(4, 1, 0, 4, 4).is_err(), "sender");
+        assert!(p.accept(5, 0, 0, 4, 4).is_err(), "tag without a message");
+        assert!(p.accept(5, 2, 0, 4, 4).is_err(), "tag out of range");
+        assert!(p.accept(5, 1, 0, 6, 4).is_err(), "length");
+        assert!(p.accept(5, 1, 2, 4, 4).is_err(), "range");
+        p.from[1].as_mut().unwrap().got = 2;
+        assert!(p.accept(5, 1, 0, 4, 4).is_err(), "more than the length");
+    }
+}
