@@ -59,6 +59,35 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// `inner` with the sends `initial` made first, once the operation is
+/// registered (as the flat collection's initial sends): the receiving
+/// side of an exchange-like operation that also sends.
+pub(crate) struct WithSends<L> {
+    pub(crate) initial: Vec<Out>,
+    pub(crate) inner: L,
+}
+
+impl<L: Logic> Logic for WithSends<L> {
+    fn start(&mut self, cx: &mut Cx<'_>) {
+        for o in self.initial.drain(..) {
+            cx.send(o);
+        }
+        self.inner.start(cx);
+    }
+
+    fn chunk(
+        &mut self,
+        cx: &mut Cx<'_>,
+        src: Rank,
+        tag: u32,
+        offset: usize,
+        total: usize,
+        data: &[u8],
+    ) {
+        self.inner.chunk(cx, src, tag, offset, total, data);
+    }
+}
+
 /// What an operation does with its messages.
 pub(crate) trait Logic: Send {
     /// Called once, before any message is delivered: the sends this member

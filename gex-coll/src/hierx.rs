@@ -67,7 +67,7 @@ use gex_types::{Rank, Result};
 
 use crate::algos::write_staging;
 use crate::coll::{bcast_on, fin, gather_on, out_key, scatter_on};
-use crate::engine::{send_now, signature, Cx, Logic, Op, Out};
+use crate::engine::{send_now, signature, Cx, Logic, Op, Out, WithSends};
 use crate::handle::CollHandle;
 use crate::hier::{finish, Hier};
 use crate::shmsmall;
@@ -426,9 +426,9 @@ pub(crate) fn gather_all<'a>(
         x.next_key(),
         sig,
         CALL,
-        Box::new(Sends {
+        Box::new(WithSends {
             initial,
-            place: Place::new(staging.clone(), nb, from),
+            inner: Place::new(staging.clone(), nb, from),
         }),
     );
     let Some(l) = h.local() else {
@@ -496,9 +496,9 @@ pub(crate) fn exchange<'a>(
         x.next_key(),
         sig,
         CALL,
-        Box::new(Sends {
+        Box::new(WithSends {
             initial,
-            place: Place::new(staging.clone(), nb, from),
+            inner: Place::new(staging.clone(), nb, from),
         }),
     );
     let Some(l) = h.local() else {
@@ -514,34 +514,6 @@ pub(crate) fn exchange<'a>(
         &mut received,
     ))?;
     Ok(fin(scatter_on(l, MY, 0, dst, Some(&received), CALL), out))
-}
-
-/// [`Place`] with sends made once the operation is registered (as the
-/// flat collection's initial sends).
-struct Sends {
-    initial: Vec<Out>,
-    place: Place,
-}
-
-impl Logic for Sends {
-    fn start(&mut self, cx: &mut Cx<'_>) {
-        for o in self.initial.drain(..) {
-            cx.send(o);
-        }
-        self.place.start(cx);
-    }
-
-    fn chunk(
-        &mut self,
-        cx: &mut Cx<'_>,
-        src: Rank,
-        tag: u32,
-        offset: usize,
-        total: usize,
-        data: &[u8],
-    ) {
-        self.place.chunk(cx, src, tag, offset, total, data);
-    }
 }
 
 #[cfg(test)]

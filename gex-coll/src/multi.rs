@@ -43,7 +43,7 @@ use gex_types::{Error, Flags, Rank, Result};
 
 use crate::algos::write_staging;
 use crate::coll::{check_root, check_size, fin, out_key};
-use crate::engine::{hash_id, signature, Cx, Logic, Op, Out};
+use crate::engine::{hash_id, signature, Cx, Logic, Op, Out, WithSends};
 use crate::handle::CollHandle;
 use crate::seg::{rank_map, HINTS};
 use crate::sync;
@@ -398,7 +398,7 @@ impl Call {
             key,
             sig,
             self.name,
-            Box::new(Send1 {
+            Box::new(WithSends {
                 initial,
                 inner: Place {
                     call: self.name,
@@ -416,33 +416,6 @@ impl Call {
             CollHandle::INVALID
         };
         fin(h, out)
-    }
-}
-
-/// [`Place`] with this member's sends made at initiation.
-struct Send1 {
-    initial: Vec<Out>,
-    inner: Place,
-}
-
-impl Logic for Send1 {
-    fn start(&mut self, cx: &mut Cx<'_>) {
-        for o in self.initial.drain(..) {
-            cx.send(o);
-        }
-        self.inner.start(cx);
-    }
-
-    fn chunk(
-        &mut self,
-        cx: &mut Cx<'_>,
-        src: Rank,
-        tag: u32,
-        offset: usize,
-        total: usize,
-        data: &[u8],
-    ) {
-        self.inner.chunk(cx, src, tag, offset, total, data);
     }
 }
 
