@@ -422,15 +422,7 @@ pub(crate) fn gather_all<'a>(
     let initial = (1..k)
         .map(|i| Out::owned(x.members[(me + i) % k], h.mine, shared.clone()))
         .collect();
-    let op = Op::start(
-        x.next_key(),
-        sig,
-        CALL,
-        Box::new(WithSends {
-            initial,
-            inner: Place::new(staging.clone(), nb, from),
-        }),
-    );
+    let op = between(&x, sig, CALL, initial, &staging, nb, from);
     let Some(l) = h.local() else {
         return Ok(fin(
             CollHandle::pending_into(op.c.clone(), staging, dst),
@@ -439,6 +431,29 @@ pub(crate) fn gather_all<'a>(
     };
     finish(CollHandle::pending_into(op.c.clone(), staging, &mut *dst))?;
     Ok(fin(bcast_on(l, MY, 0, dst, None, CALL), out))
+}
+
+/// Starts the exchange among the representatives `x`: this member's
+/// `initial` sends, and the messages `from` expects (by tag) placed in
+/// `staging`, blocks of `nb` bytes.
+fn between(
+    x: &TeamInfo,
+    sig: u32,
+    call: &'static str,
+    initial: Vec<Out>,
+    staging: &Arc<Staging>,
+    nb: usize,
+    from: Vec<Option<(Rank, Vec<usize>)>>,
+) -> Arc<Op> {
+    Op::start(
+        x.next_key(),
+        sig,
+        call,
+        Box::new(WithSends {
+            initial,
+            inner: Place::new(staging.clone(), nb, from),
+        }),
+    )
 }
 
 /// Hierarchical exchange (arguments checked, `IN_ALLSYNC` done,
@@ -492,15 +507,7 @@ pub(crate) fn exchange<'a>(
             Out::owned(x.members[g], h.mine, pack(&sent, nb, idx).into())
         })
         .collect();
-    let op = Op::start(
-        x.next_key(),
-        sig,
-        CALL,
-        Box::new(WithSends {
-            initial,
-            inner: Place::new(staging.clone(), nb, from),
-        }),
-    );
+    let op = between(&x, sig, CALL, initial, &staging, nb, from);
     let Some(l) = h.local() else {
         return Ok(fin(
             CollHandle::pending_into(op.c.clone(), staging, dst),
