@@ -235,6 +235,8 @@ int main(int argc, char **argv) {
     memcpy(table, entries, sizeof table);
     int nt = (int)(sizeof table / sizeof table[0]);
     uintptr_t segsize = 8u << 20;
+    /* The one call the spec allows before gasnet_init: no hint yet. */
+    uintptr_t hint_before = gasnet_getMaxNativeSegmentSize();
 #ifdef INIT_ATTACH
     CHECK(gasnet_init(&argc, &argv) == GASNET_OK, "init");
     CHECK(gasnet_attach(table, nt, segsize, 0) == GASNET_OK, "attach");
@@ -251,6 +253,10 @@ int main(int argc, char **argv) {
     CHECK(gasnet_AMMaxLongRequest() >= 512 && gasnet_AMMaxLongReply() >= 512, "Long limits");
     CHECK(gasnet_AMMaxLongReply() <= gasnet_AMMaxMedium(), "a Long reply fits the 16-argument escape");
     CHECK(gasnet_getenv("PATH") != NULL, "getenv");
+    CHECK(hint_before == GASNET_SEGSIZE_EVERYTHING, "segment size hint before init %lu", (unsigned long)hint_before);
+    CHECK(gasnet_getMaxLocalSegmentSize() >= segsize && gasnet_getMaxLocalSegmentSize() < GASNET_SEGSIZE_EVERYTHING &&
+              gasnet_getMaxNativeSegmentSize() == gasnet_getMaxLocalSegmentSize(),
+          "segment size hint after init %lu", (unsigned long)gasnet_getMaxLocalSegmentSize());
 
     /* Active Messages to every node, including this one. */
     unsigned char p[SLOT];
