@@ -47,7 +47,7 @@ use crate::seg::{self, Addrs};
 use crate::shmdata::{self, Readers};
 use crate::shmsmall::{self, Pat};
 use crate::sync::{self, SyncMode};
-use crate::team::{barrier_event, team_of, team_ref, TeamInfo};
+use crate::team::{barrier_event, team_ref, TeamInfo};
 use crate::tree::{binomial_children, from_virtual, to_virtual};
 
 fn check_flags(call: &str, flags: Flags) -> Result<()> {
@@ -92,12 +92,18 @@ pub(crate) fn check_size(call: &str, nbytes: usize) -> Result<()> {
     }
 }
 
-/// The checks every data-movement collective starts with; its team and
-/// sync mode.
-pub(crate) fn begin(call: &str, tm: &Tm, flags: Flags) -> Result<(Arc<TeamInfo>, SyncMode)> {
+/// The checks every data-movement collective starts with; its team
+/// (borrowed from `tm`: no reference count is taken, since a locked
+/// increment and decrement per call would wait for the call's stores to
+/// shared memory to drain) and sync mode.
+pub(crate) fn begin<'t>(
+    call: &str,
+    tm: &'t Tm,
+    flags: Flags,
+) -> Result<(&'t Arc<TeamInfo>, SyncMode)> {
     context::check_may_communicate(call)?;
     let mode = sync::parse(call, flags)?;
-    Ok((team_of(tm, call)?, mode))
+    Ok((team_ref(tm, call)?, mode))
 }
 
 /// `OUT_ALLSYNC`: the key of the closing barrier, reserved right after the
@@ -167,7 +173,7 @@ pub fn broadcast_nb<'a>(
         return seg::broadcast_nb_with(tm, root, dst, src, Addrs::Local, flags);
     }
     let (t, mode) = begin(CALL, tm, flags)?;
-    check_root(CALL, root, &t)?;
+    check_root(CALL, root, t)?;
     let nbytes = dst.len();
     check_size(CALL, nbytes)?;
     let me = t.me;
@@ -177,7 +183,7 @@ pub fn broadcast_nb<'a>(
         }
     }
     if mode.in_all {
-        sync::enter_all(&t, Some(root), CALL);
+        sync::enter_all(t, Some(root), CALL);
     }
     if let Some(h) = t.hier() {
         if me == root {
@@ -185,9 +191,9 @@ pub fn broadcast_nb<'a>(
                 dst.copy_from_slice(s);
             }
         }
-        return hier::broadcast(&t, h, mode, root, dst);
+        return hier::broadcast(t, h, mode, root, dst);
     }
-    Ok(bcast_on(&t, mode, root, dst, src, CALL))
+    Ok(bcast_on(t, mode, root, dst, src, CALL))
 }
 
 /// [`broadcast_nb`] over `t` once the arguments are checked and
@@ -293,7 +299,7 @@ fn reduce_begin(
     flags: Flags,
 ) -> Result<ReduceArgs> {
     let (t, mode) = begin(call, tm, flags)?;
-    check_root(call, root, &t)?;
+    check_root(call, root, t)?;
     validate(call, dt, dt_sz, op)?;
     if dt_cnt == 0 {
         return Err(Error::bad_arg(format!("{call}: dt_cnt must be non-zero")));
@@ -302,7 +308,16 @@ fn reduce_begin(
         .checked_mul(dt_cnt)
         .ok_or_else(|| Error::bad_arg(format!("{call}: dt_sz * dt_cnt overflows")))?;
     check_size(call, nbytes)?;
-    Ok(reduce_args(t, mode, kind, root, dt, dt_sz, dt_cnt, op))
+    Ok(reduce_args(
+        t.clone(),
+        mode,
+        kind,
+        root,
+        dt,
+        dt_sz,
+        dt_cnt,
+        op,
+    ))
 }
 
 /// A reduction's arguments over `t` (also the stages of the hierarchical
@@ -704,7 +719,7 @@ pub fn scatter_nb<'a>(
         return seg::scatter_nb_with(tm, root, dst, src, Addrs::Local, flags);
     }
     let (t, mode) = begin(CALL, tm, flags)?;
-    check_root(CALL, root, &t)?;
+    check_root(CALL, root, t)?;
     let (me, n, nb) = (t.me, t.size(), dst.len());
     check_size(CALL, nb)?;
     let src = if me == root {
@@ -715,12 +730,12 @@ pub fn scatter_nb<'a>(
         None
     };
     if mode.in_all {
-        sync::enter_all(&t, Some(root), CALL);
+        sync::enter_all(t, Some(root), CALL);
     }
     if let Some(h) = t.hier() {
-        return hierx::scatter(&t, h, mode, root, dst, src);
+        return hierx::scatter(t, h, mode, root, dst, src);
     }
-    Ok(scatter_on(&t, mode, root, dst, src, CALL))
+    Ok(scatter_on(t, mode, root, dst, src, CALL))
 }
 
 /// [`scatter_nb`] over `t` once the arguments are checked (`src` is
@@ -803,7 +818,7 @@ pub fn gather_nb<'a>(
         return seg::gather_nb_with(tm, root, dst, src, Addrs::Local, flags);
     }
     let (t, mode) = begin(CALL, tm, flags)?;
-    check_root(CALL, root, &t)?;
+    check_root(CALL, root, t)?;
     let (me, n, nb) = (t.me, t.size(), src.len());
     check_size(CALL, nb * n as usize)?;
     let dst = if me == root {
@@ -814,12 +829,12 @@ pub fn gather_nb<'a>(
         None
     };
     if mode.in_all {
-        sync::enter_all(&t, None, CALL);
+        sync::enter_all(t, None, CALL);
     }
     if let Some(h) = t.hier() {
-        return hierx::gather(&t, h, mode, root, dst, src);
+        return hierx::gather(t, h, mode, root, dst, src);
     }
-    Ok(gather_on(&t, mode, root, dst, src, CALL))
+    Ok(gather_on(t, mode, root, dst, src, CALL))
 }
 
 /// [`gather_nb`] over `t` once the arguments are checked (`dst` is
@@ -909,12 +924,12 @@ pub fn gather_all_nb<'a>(
     check_size(CALL, nb * n as usize)?;
     check_len(CALL, "dst", dst.len(), nb * n as usize)?;
     if mode.in_all {
-        sync::enter_all(&t, None, CALL);
+        sync::enter_all(t, None, CALL);
     }
     if let Some(h) = t.hier() {
-        return hierx::gather_all(&t, h, mode, dst, src);
+        return hierx::gather_all(t, h, mode, dst, src);
     }
-    Ok(gather_all_on(&t, mode, dst, src, CALL))
+    Ok(gather_all_on(t, mode, dst, src, CALL))
 }
 
 /// [`gather_all_nb`] over `t` once the arguments are checked and
@@ -998,12 +1013,12 @@ pub fn exchange_nb<'a>(
     }
     check_size(CALL, src.len())?;
     if mode.in_all {
-        sync::enter_all(&t, None, CALL);
+        sync::enter_all(t, None, CALL);
     }
     if let Some(h) = t.hier().filter(|h| hierx::exchange_fits(h, src.len())) {
-        return hierx::exchange(&t, h, mode, dst, src);
+        return hierx::exchange(t, h, mode, dst, src);
     }
-    Ok(exchange_on(&t, mode, dst, src, CALL))
+    Ok(exchange_on(t, mode, dst, src, CALL))
 }
 
 /// [`exchange_nb`] over `t` once the arguments are checked and

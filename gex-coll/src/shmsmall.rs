@@ -32,7 +32,13 @@
 //! - A writer (the root of a broadcast or scatter; every member of the
 //!   others) first waits until every member's `ack[j] >= s - DEPTH` (the
 //!   slot's previous operation consumed everywhere), then copies its input
-//!   and signature into slot `j` and stores `seq = s` with release.
+//!   and signature into slot `j` and stores `seq = s` with release. It
+//!   then asks for slot `j + 1`'s line for writing (`prefetchw`): taking
+//!   the line back from the readers' caches then overlaps with the rest of
+//!   the call, where otherwise the first locked instruction or failed
+//!   store-to-load forward after the next write would wait for it (in a
+//!   loop of 8-byte broadcasts on 2 ranks that wait was most of the
+//!   root's time; README, "Collectives").
 //! - A reader waits until each writer's slot `j` has `seq == s` (acquire),
 //!   checks the writer's signature against its own (a mismatch ends the
 //!   job with a message), copies or combines the data straight into its
@@ -148,6 +154,7 @@ impl SmallTeam {
         self.locals.len()
     }
 
+    #[inline]
     fn region(&self, m: usize) -> *mut u8 {
         shm::area()
             .expect("a team with a channel has the area")
@@ -173,6 +180,7 @@ impl SmallTeam {
     }
 
     /// Member `m`'s acknowledgement of slot `j`.
+    #[inline]
     fn ack(&self, m: usize, j: usize) -> &'static AtomicU64 {
         assert!(j < SMALL_DEPTH, "slot index");
         // SAFETY: the region starts 128-byte aligned inside the live,
@@ -184,6 +192,7 @@ impl SmallTeam {
     }
 
     /// The header of member `m`'s slot `j`, at the start of its line.
+    #[inline]
     fn hdr(&self, m: usize, j: usize) -> &'static Hdr {
         assert!(j < SMALL_DEPTH, "slot index");
         // SAFETY: line `j` lies inside the region (`SMALL_LINES_AT +
@@ -194,6 +203,7 @@ impl SmallTeam {
 
     /// Where member `m`'s slot `j` keeps `len` bytes of data: in its line
     /// after the header up to [`SMALL_TINY`] bytes, else in its block.
+    #[inline]
     fn data_ptr(&self, m: usize, j: usize, len: usize) -> *mut u8 {
         assert!(j < SMALL_DEPTH && len <= SMALL_MAX, "slot range");
         let at = if len <= SMALL_TINY {
@@ -471,6 +481,12 @@ fn run<'a>(
             hdr.sig.store(sig, Ordering::Relaxed);
             // Release: the data and signature before the sequence.
             hdr.seq.store(s, Ordering::Release);
+            // Claim the next slot's line for writing now, so that taking
+            // it back from the readers' caches overlaps with what this
+            // member does until its next operation, instead of stalling
+            // the first locked instruction or store-forwarding miss after
+            // that operation's write (a hint: no effect on results).
+            prefetch_write(st.hdr(me, ((s + 1) % DEPTH) as usize) as *const Hdr as *const u8);
         }
         if !reads {
             continue;
@@ -529,6 +545,20 @@ fn prefetch(p: *const u8) {
     // the mapped area anyway.
     unsafe {
         std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Asks the cache for the line at `p` in a state this core may write
+/// (a hint: no effect on results).
+#[inline]
+fn prefetch_write(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: PREFETCHW never faults nor changes memory (on processors
+    // without it, it is a no-op); `p` points into the mapped area anyway.
+    unsafe {
+        std::arch::asm!("prefetchw [{0}]", in(reg) p, options(nostack, preserves_flags, readonly));
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
