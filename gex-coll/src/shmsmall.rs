@@ -38,7 +38,7 @@
 //!   the call, where otherwise the first locked instruction or failed
 //!   store-to-load forward after the next write would wait for it (in a
 //!   loop of 8-byte broadcasts on 2 ranks that wait was most of the
-//!   root's time; README, "Collectives").
+//!   root's time; PERFORMANCE.md, "Collectives").
 //! - A reader waits until each writer's slot `j` has `seq == s` (acquire),
 //!   checks the writer's signature against its own (a mismatch ends the
 //!   job with a message), copies or combines the data straight into its
