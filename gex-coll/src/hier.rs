@@ -53,8 +53,8 @@
 //!
 //! # Staged operations
 //!
-//! Broadcast, reduce-to-one and reduce-to-all are staged: nobody waits in
-//! the initiation call (a NOSYNC broadcast does not wait for anyone).
+//! Every hierarchical data collective is staged: nobody waits in the
+//! initiation call (a NOSYNC broadcast does not wait for anyone).
 //! Initiation takes the team's number, reserves the local team's
 //! numbers its stages will use (a reduce-to-all two: the reduction in,
 //! the broadcast out), in call order, so every member of a group uses the
@@ -89,8 +89,8 @@
 //! teams so that blocking barriers in their place could not deadlock, so
 //! neither can a step at the front that waits for other members' part.
 //!
-//! Scatter, gather, gather-all and exchange (`crate::hierx`) still wait
-//! at initiation where their module says.
+//! Scatter, gather, gather-all and exchange (`crate::hierx`) are staged
+//! the same way, with gather and scatter stages over the local team.
 //!
 //! The sync modes apply to the whole operation as on any team
 //! (`IN_ALLSYNC` before it, `OUT_ALLSYNC`'s barrier over the whole team
@@ -103,7 +103,9 @@ use std::sync::{Arc, Mutex};
 use gex_core::{Completion, Staging};
 use gex_types::{Dt, Rank, Result};
 
-use crate::algos::{AllReduceRd, BcastRecv, Reduce, ReduceKind};
+use crate::algos::{
+    write_staging, AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceKind,
+};
 use crate::coll::{fin, out_key, reduce_args, ReduceArgs, RECURSIVE_DOUBLING_MAX};
 use crate::engine::{hash_id, lock, send_now, signature, Key, Logic, Op};
 use crate::handle::CollHandle;
@@ -249,11 +251,6 @@ fn local_team_id(team_id: u64, nbrhd: Rank) -> u64 {
 /// `team_id`.
 fn reps_team_id(team_id: u64, seq: u32) -> u64 {
     hash_id(&[team_id, REPS_TAG, u64::from(seq)])
-}
-
-/// Waits for an internal stage (polling).
-pub(crate) fn finish(h: CollHandle<'_>) -> Result<()> {
-    h.wait()
 }
 
 /// Hierarchical broadcast of `dst` (on the root: the data already
@@ -465,16 +462,17 @@ pub(crate) fn reduce_to_all<'a>(
     Ok(fin(launch(steps, Some(result), dst), out))
 }
 
-/// The steps of a representative's group reduction (as local root 0 or
-/// the root's local rank) into a new buffer, which it returns: with a
-/// local team, the local reduction; alone, its operand.
-fn group_result(
+/// The step of a representative's first stage (a reduction or a gather
+/// over its group, as the local root) into a new buffer of `nbytes`,
+/// which it returns: with a local team, that stage; alone, its operand.
+pub(crate) fn group_result(
     steps: &mut Vec<Step>,
     local: Option<LStage>,
     input: Arc<[u8]>,
     nbytes: usize,
 ) -> Arc<Staging> {
     let group = Staging::new(nbytes);
+    assert!(local.is_some() || input.len() == nbytes, "a lone operand");
     match local {
         Some(mut l) => {
             let g = group.clone();
@@ -532,7 +530,7 @@ const STAGE: &str = "a hierarchical collective's stage";
 ///
 /// Whatever wrote it is complete (observed with acquire), and nothing
 /// writes it while the slice lives.
-unsafe fn staged(s: &Staging) -> &[u8] {
+pub(crate) unsafe fn staged(s: &Staging) -> &[u8] {
     // SAFETY: `s` owns `len` bytes; no writer (the caller's promise).
     unsafe { std::slice::from_raw_parts(s.ptr(), s.len()) }
 }
@@ -578,6 +576,89 @@ fn am_bcast(
     op.c.clone()
 }
 
+/// Gather of `nb`-byte blocks to `root` over `t` by Active Messages
+/// under `key` (as `gather_on`): another member sends its block and is
+/// done; the root places its own and collects the others into `out`.
+fn am_gather(
+    t: &TeamInfo,
+    key: Key,
+    sig: u32,
+    root: u32,
+    nb: usize,
+    input: Option<&[u8]>,
+    out: Option<&Arc<Staging>>,
+) -> Arc<Completion> {
+    let me = t.me;
+    let input = input.expect("every member of a gather has a block");
+    if me != root {
+        send_now(key, sig, t.members[root as usize], me, input);
+        return Completion::new(0, None);
+    }
+    let staging = out.expect("the root has an output").clone();
+    write_staging(&staging, me as usize * nb, input);
+    let others = t.size() as usize - 1;
+    let op = Op::start(
+        key,
+        sig,
+        STAGE,
+        Box::new(Collect {
+            initial: Vec::new(),
+            expect_msgs: others,
+            got_msgs: 0,
+            sink: CollectSink::Staging {
+                staging,
+                block: nb,
+                got: 0,
+                expect: others * nb,
+            },
+        }),
+    );
+    op.c.clone()
+}
+
+/// Scatter of `nb`-byte blocks from `root` over `t` by Active Messages
+/// under `key` (as `scatter_on`): the root sends each other member its
+/// block of `input` and is done (its own is the caller's); another member
+/// receives its block into `out`.
+fn am_scatter(
+    t: &TeamInfo,
+    key: Key,
+    sig: u32,
+    root: u32,
+    nb: usize,
+    input: Option<&[u8]>,
+    out: Option<&Arc<Staging>>,
+) -> Arc<Completion> {
+    let (me, n) = (t.me, t.size());
+    if me == root {
+        let s = input.expect("the root has the blocks");
+        for i in 1..n {
+            let to = (me + i) % n;
+            let blk = &s[to as usize * nb..(to as usize + 1) * nb];
+            send_now(key, sig, t.members[to as usize], 0, blk);
+        }
+        return Completion::new(0, None);
+    }
+    let staging = out.expect("a reader has an output").clone();
+    let op = Op::start(
+        key,
+        sig,
+        STAGE,
+        Box::new(Collect {
+            initial: Vec::new(),
+            expect_msgs: 1,
+            got_msgs: 0,
+            sink: CollectSink::Staging {
+                staging,
+                block: nb,
+                got: 0,
+                expect: nb,
+            },
+        }),
+    );
+    op.c.clone()
+}
+
 /// A reduction over `t` by Active Messages under `key` (as
 /// `reduce_one_on` / `reduce_all_on`), of this member's operand `acc`;
 /// the result in `out` where this member gets one.
@@ -618,15 +699,28 @@ enum How {
     Am(Key, u32),
 }
 
+/// What a stage over the local team does.
+enum Kind {
+    Bcast,
+    Reduce(Red),
+    /// Blocks of `nb` bytes from every member to the root.
+    Gather {
+        nb: usize,
+    },
+    /// Blocks of `nb` bytes from the root to every member.
+    Scatter {
+        nb: usize,
+    },
+}
+
 /// One stage over the local team, its number(s) reserved at initiation
 /// (in call order, so every member of the group uses the same for the
 /// same stage) and started later.
-struct LStage {
+pub(crate) struct LStage {
     t: Arc<TeamInfo>,
     root: u32,
     how: How,
-    /// A reduction's operator (`None`: a broadcast).
-    red: Option<Red>,
+    kind: Kind,
     /// A reader's completion over the inline slots, one part per piece
     /// (kept across partial starts).
     c: Option<Arc<Completion>>,
@@ -634,7 +728,7 @@ struct LStage {
 
 impl LStage {
     /// A broadcast of `nbytes` from local rank `root`.
-    fn bcast(l: &Arc<TeamInfo>, root: u32, nbytes: usize) -> LStage {
+    pub(crate) fn bcast(l: &Arc<TeamInfo>, root: u32, nbytes: usize) -> LStage {
         let how = if shmsmall::qualifies(l, &MY, nbytes, 1) {
             let pat = Pat::Bcast {
                 root: root as usize,
@@ -647,7 +741,51 @@ impl LStage {
             t: l.clone(),
             root,
             how,
-            red: None,
+            kind: Kind::Bcast,
+            c: None,
+        }
+    }
+
+    /// A gather of `nb`-byte blocks to local rank `root`.
+    pub(crate) fn gather(l: &Arc<TeamInfo>, root: u32, nb: usize) -> LStage {
+        let how = if shmsmall::qualifies(l, &MY, nb, 1) {
+            let pat = Pat::Gather {
+                root: root as usize,
+                nb,
+            };
+            How::Small(shmsmall::reserve(l, &MY, pat, nb))
+        } else {
+            let sig = signature("gather", &[u64::from(root), nb as u64, MY.word]);
+            How::Am(l.next_key(), sig)
+        };
+        LStage {
+            t: l.clone(),
+            root,
+            how,
+            kind: Kind::Gather { nb },
+            c: None,
+        }
+    }
+
+    /// A scatter of `nb`-byte blocks from local rank `root` (whose own
+    /// block the caller takes).
+    pub(crate) fn scatter(l: &Arc<TeamInfo>, root: u32, nb: usize) -> LStage {
+        let wlen = nb * l.size() as usize;
+        let how = if shmsmall::qualifies(l, &MY, wlen, 1) {
+            let pat = Pat::Scatter {
+                root: root as usize,
+                nb,
+            };
+            How::Small(shmsmall::reserve(l, &MY, pat, wlen))
+        } else {
+            let sig = signature("scatter", &[u64::from(root), nb as u64, MY.word]);
+            How::Am(l.next_key(), sig)
+        };
+        LStage {
+            t: l.clone(),
+            root,
+            how,
+            kind: Kind::Scatter { nb },
             c: None,
         }
     }
@@ -669,7 +807,7 @@ impl LStage {
             t: l.clone(),
             root,
             how,
-            red: Some(red.clone()),
+            kind: Kind::Reduce(red.clone()),
             c: None,
         }
     }
@@ -678,7 +816,7 @@ impl LStage {
     /// (`input`: a writer's data; `out`: a reader's output); once all of
     /// it started, the completion of this member's part. Called again
     /// until then; not after.
-    fn start(
+    pub(crate) fn start(
         &mut self,
         input: Option<&[u8]>,
         out: Option<&Arc<Staging>>,
@@ -694,9 +832,11 @@ impl LStage {
                 let o = reads.then(|| (&c, out.expect("a reader has an output")));
                 r.try_start(input, o).then_some(c)
             }
-            How::Am(key, sig) => Some(match &self.red {
-                None => am_bcast(&self.t, *key, *sig, self.root, input, out),
-                Some(red) => am_reduce(
+            How::Am(key, sig) => Some(match &self.kind {
+                Kind::Bcast => am_bcast(&self.t, *key, *sig, self.root, input, out),
+                Kind::Gather { nb } => am_gather(&self.t, *key, *sig, self.root, *nb, input, out),
+                Kind::Scatter { nb } => am_scatter(&self.t, *key, *sig, self.root, *nb, input, out),
+                Kind::Reduce(red) => am_reduce(
                     &self.t,
                     *key,
                     *sig,
@@ -714,11 +854,13 @@ impl LStage {
 
 /// A step of a staged operation: advances without waiting; whether it
 /// is done. Not called again once done.
-type Step = Box<dyn FnMut() -> bool + Send>;
+pub(crate) type Step = Box<dyn FnMut() -> bool + Send>;
 
 /// A step that starts something (`start` returns its completion once
 /// started; called again until then) and is done when that completes.
-fn start_then_wait(mut start: impl FnMut() -> Option<Arc<Completion>> + Send + 'static) -> Step {
+pub(crate) fn start_then_wait(
+    mut start: impl FnMut() -> Option<Arc<Completion>> + Send + 'static,
+) -> Step {
     let mut c: Option<Arc<Completion>> = None;
     Box::new(move || {
         if c.is_none() {
@@ -729,7 +871,7 @@ fn start_then_wait(mut start: impl FnMut() -> Option<Arc<Completion>> + Send + '
 }
 
 /// A step done when `c` is complete.
-fn wait_for(c: Arc<Completion>) -> Step {
+pub(crate) fn wait_for(c: Arc<Completion>) -> Step {
     Box::new(move || c.is_complete())
 }
 
@@ -764,7 +906,11 @@ static STAGED_LEN: AtomicUsize = AtomicUsize::new(0);
 /// Runs what can run of an operation's `steps` now and queues the rest
 /// for the progress hook; the user's handle, with `output` (the buffer
 /// the last stage fills) copied into `dst` at completion.
-fn launch<'a>(steps: Vec<Step>, output: Option<Arc<Staging>>, dst: &'a mut [u8]) -> CollHandle<'a> {
+pub(crate) fn launch<'a>(
+    steps: Vec<Step>,
+    output: Option<Arc<Staging>>,
+    dst: &'a mut [u8],
+) -> CollHandle<'a> {
     let c = Completion::new(1, None);
     let mut op = Staged {
         steps: steps.into(),

@@ -20,6 +20,16 @@
 //! each in place; a non-blocking reader of several pieces queues them
 //! all, into one staging buffer, as the rare path below does.
 //!
+//! # Reserved operations
+//!
+//! The stages of the hierarchical collectives (`crate::hier`) reserve
+//! their operation numbers at initiation, in call order ([`reserve`]),
+//! and start later, from the progress hook, when their input is there
+//! ([`Reserved::try_start`]): each piece as soon as it can without
+//! waiting (a writer's once its slot is free everywhere), else on a
+//! later call. Reserved operations may start out of number order: the
+//! slot protocol below orders the operations that share a slot.
+//!
 //! # Slots and acknowledgements
 //!
 //! In the team's channel every member has a region (`crate::shm`): a line

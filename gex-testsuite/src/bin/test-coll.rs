@@ -635,6 +635,59 @@ fn no_wait_at_initiation(t: &T, team: &Tm, ti: usize, label: u64) {
             assert_eq!(out, sum, "{what}");
         }
     }
+    let (ru, mu) = (r as usize, m as usize);
+    for (k, &nb) in [8usize, 1025].iter().enumerate() {
+        let tag = |i: usize, j: usize| {
+            mix(
+                label ^ (ti as u64) << 40 ^ nb as u64,
+                (i as u64) << 20 ^ j as u64,
+            )
+        };
+        let root = (k as u32 + 1) % m;
+        let held = m - 1 - (k as u32 % m);
+        // Scatter, the root held back.
+        let what = format!("team {ti} NOSYNC scatter of {nb}-byte blocks from {root}");
+        let src: Vec<u8> = (0..mu).flat_map(|j| payload(tag(mu, j), nb)).collect();
+        let s = (r == root).then_some(&src[..]);
+        let mut dst = vec![0xeeu8; nb];
+        held_last(t, team, root, &what, || {
+            scatter_nb(team, root, &mut dst, s, nosync).unwrap()
+        });
+        check_payload(&what, tag(mu, ru), &dst);
+        // Gather, another member held back.
+        let what =
+            format!("team {ti} NOSYNC gather of {nb}-byte blocks to {root} (member {held} last)");
+        let mine = payload(tag(ru, 3), nb);
+        let mut all = vec![0xeeu8; nb * mu];
+        let d = (r == root).then_some(&mut all[..]);
+        held_last(t, team, held, &what, || {
+            gather_nb(team, root, d, &mine, nosync).unwrap()
+        });
+        if r == root {
+            for j in 0..mu {
+                check_payload(&what, tag(j, 3), &all[j * nb..(j + 1) * nb]);
+            }
+        }
+        // Gather-all and exchange.
+        let what = format!("team {ti} NOSYNC gather_all of {nb}-byte blocks (member {held} last)");
+        let mine = payload(tag(ru, mu), nb);
+        let mut all = vec![0xeeu8; nb * mu];
+        held_last(t, team, held, &what, || {
+            gather_all_nb(team, &mut all, &mine, nosync).unwrap()
+        });
+        for j in 0..mu {
+            check_payload(&what, tag(j, mu), &all[j * nb..(j + 1) * nb]);
+        }
+        let what = format!("team {ti} NOSYNC exchange of {nb}-byte blocks (member {held} last)");
+        let src: Vec<u8> = (0..mu).flat_map(|j| payload(tag(ru, j), nb)).collect();
+        let mut dst = vec![0xeeu8; nb * mu];
+        held_last(t, team, held, &what, || {
+            exchange_nb(team, &mut dst, &src, nosync).unwrap()
+        });
+        for i in 0..mu {
+            check_payload(&what, tag(i, ru), &dst[i * nb..(i + 1) * nb]);
+        }
+    }
 }
 
 /// Runs `init` (the initiation of a collective over `team`) on every
