@@ -306,6 +306,10 @@ fn team_turnover(t: &T) {
         "the whole job reusing a channel"
     );
     team_barriers(t, &[&many[0], &many[40], &many[69], &all], 4);
+    // Data collectives on a team without a channel (across pretend hosts,
+    // a hierarchy whose local teams use Active Messages under the keys
+    // reserved at initiation), none waiting at initiation.
+    no_wait_at_initiation(t, &many[69], 69, 0x7117);
     for m in many {
         tm_destroy(m, Flags::empty()).unwrap();
     }
