@@ -92,9 +92,16 @@
 //! Scatter, gather, gather-all and exchange (`crate::hierx`) are staged
 //! the same way, with gather and scatter stages over the local team.
 //!
+//! An operation at the front of the queue that waits for other members
+//! holds back the remaining steps of the operations behind it (what
+//! could run at their initiation did). The registered reads of the
+//! inline slots are looked at all on every poll (`shmsmall::progress`),
+//! as the flat non-blocking reads are.
+//!
 //! The sync modes apply to the whole operation as on any team
 //! (`IN_ALLSYNC` before it, `OUT_ALLSYNC`'s barrier over the whole team
-//! after it); the stages run in MYSYNC mode.
+//! after it); the stages run in MYSYNC mode. `IN_ALLSYNC` is the one wait
+//! left at initiation, which that mode asks for.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
