@@ -282,7 +282,7 @@ pub(crate) struct ReduceArgs {
     pub(crate) t: Arc<TeamInfo>,
     pub(crate) mode: SyncMode,
     key: crate::engine::Key,
-    sig: u32,
+    pub(crate) sig: u32,
     pub(crate) nbytes: usize,
 }
 
@@ -498,7 +498,7 @@ pub(crate) fn reduce_one_on<'a>(
 
 /// Vectors up to this size are all-reduced by recursive doubling (fewer
 /// steps); larger ones by reduce and broadcast (less data moved).
-const RECURSIVE_DOUBLING_MAX: usize = 16 << 10;
+pub(crate) const RECURSIVE_DOUBLING_MAX: usize = 16 << 10;
 
 /// Reduction to all (`gex_Coll_ReduceToAllNB`): as [`reduce_to_one_nb`],
 /// with the result in `dst` on every member. Up to 16 KiB, by recursive

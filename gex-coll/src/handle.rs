@@ -409,9 +409,25 @@ impl<'a> CollHandle<'a> {
         context::check_may_communicate("gex_coll wait_sync")?;
         if !self.try_finish() {
             let rt = Runtime::require("gex_coll wait_sync")?;
-            rt.spin_until(|| self.try_finish());
+            if self.poked() {
+                // Waiting for shared memory (a local stage, perhaps a
+                // hierarchical operation's step that another member of
+                // this host must run): paced as the shared-memory waits
+                // are, yielding the core soon (a pretend host's layout
+                // may not say that the machine is oversubscribed, and
+                // spinning 2000 polls per wait made the hierarchical
+                // reductions 10-30 times slower).
+                crate::shmbar::wait_until(rt, || self.try_finish());
+            } else {
+                rt.spin_until(|| self.try_finish());
+            }
         }
         self.take_error()
+    }
+
+    /// Whether this is a shared-memory data collective's handle (`poke`).
+    fn poked(&self) -> bool {
+        matches!(self.state, State::Pending { poke: true, .. })
     }
 
     /// Completes handles in order until one completes (returns true) or
@@ -512,7 +528,12 @@ impl<'a> CollHandle<'a> {
         context::check_may_communicate("gex_coll wait_sync_all")?;
         if !Self::complete_prefix(handles) {
             let rt = Runtime::require("gex_coll wait_sync_all")?;
-            rt.spin_until(|| Self::complete_prefix(handles));
+            if handles.iter().any(CollHandle::poked) {
+                // As in `wait`.
+                crate::shmbar::wait_until(rt, || Self::complete_prefix(handles));
+            } else {
+                rt.spin_until(|| Self::complete_prefix(handles));
+            }
         }
         Self::take_errors(handles)
     }

@@ -51,38 +51,78 @@
 //!   the local team stand for arrival and release. Nobody waits at
 //!   initiation: 2^16-1 barriers may be in flight.
 //!
-//! # Waiting at initiation
+//! # Staged operations
 //!
-//! A representative of a broadcast or reduction that must receive before
-//! it can send on (every one but a broadcast's root) waits in the
-//! initiation call, polling, until the members it depends on have entered
-//! the same operation: no longer than a barrier would. The spec orders
-//! collective calls over distinct teams so that replacing each with a
-//! blocking barrier could not deadlock, so this cannot either. The other
-//! members wait only where the local algorithms do (a writer for slot
-//! space); a reader's handle is pending as usual. A representative alone
-//! in its group returns the pending handle of its last stage.
+//! Every hierarchical data collective is staged: nobody waits in the
+//! initiation call (a NOSYNC broadcast does not wait for anyone).
+//! Initiation takes the team's number, reserves the local team's
+//! numbers its stages will use (a reduce-to-all two: the reduction in,
+//! the broadcast out), in call order, so every member of a group uses the
+//! same number for the same stage whenever it starts it: the inline
+//! slots' operation numbers (`crate::shmsmall::reserve`, with the
+//! signature computed there, where a SINGLE call's extra word applies),
+//! or without a channel the key of its Active Messages. It copies the
+//! inputs, and then runs the operation's steps in order as far as each
+//! can go without waiting:
+//!
+//! - a reader's stage registers its reads (every piece) and is done when
+//!   they are; a representative's receive over the representatives'
+//!   team is registered at once (messages that arrive earlier wait in
+//!   the engine, as for any operation);
+//! - a writer's stage writes each piece whose slot every member has
+//!   consumed (`shmsmall::Reserved::try_start`; never the wait for slot
+//!   space the plain path has);
+//! - a representative's stage over the representatives' team starts once
+//!   the stage before it (its group's reduction, or its receive) is
+//!   complete, from the buffer that stage filled.
+//!
+//! What is left goes into one queue, in initiation order, which the
+//! progress hook advances from the front only (so 2^16-1 in flight cost
+//! no more per poll than one); the user's handle completes with the last
+//! step, its output (a library-owned buffer) copied into `dst` by the
+//! thread that syncs it, so a dropped or forgotten handle never has
+//! freed memory written. The local slots do not need stages to start in
+//! number order: each slot's protocol orders the operations that share
+//! it (a writer waits for the acknowledgements of the slot's previous
+//! operation, a non-reader for its own). Every member advances the same
+//! operations in the same order, and the spec orders calls over distinct
+//! teams so that blocking barriers in their place could not deadlock, so
+//! neither can a step at the front that waits for other members' part.
+//!
+//! Scatter, gather, gather-all and exchange (`crate::hierx`) are staged
+//! the same way, with gather and scatter stages over the local team.
+//!
+//! An operation at the front of the queue that waits for other members
+//! holds back the remaining steps of the operations behind it (what
+//! could run at their initiation did). The registered reads of the
+//! inline slots are looked at all on every poll (`shmsmall::progress`),
+//! as the flat non-blocking reads are.
 //!
 //! The sync modes apply to the whole operation as on any team
 //! (`IN_ALLSYNC` before it, `OUT_ALLSYNC`'s barrier over the whole team
-//! after it); the stages run in MYSYNC mode.
+//! after it); the stages run in MYSYNC mode. `IN_ALLSYNC` is the one wait
+//! left at initiation, which that mode asks for.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use gex_core::Completion;
+use gex_core::{Completion, Staging};
 use gex_types::{Dt, Rank, Result};
 
-use crate::coll::{bcast_on, fin, out_key, reduce_all_on, reduce_args, reduce_one_on, ReduceArgs};
-use crate::engine::{hash_id, lock, Key};
+use crate::algos::{
+    write_staging, AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceKind,
+};
+use crate::coll::{fin, out_key, reduce_args, ReduceArgs, RECURSIVE_DOUBLING_MAX};
+use crate::engine::{hash_id, lock, send_now, signature, Key, Logic, Op};
 use crate::handle::CollHandle;
 use crate::reduce::ReduceOp;
 use crate::shm;
 use crate::shmbar::ShmTeam;
-use crate::shmsmall;
+use crate::shmsmall::{self, Pat};
 use crate::sync::SyncMode;
 use crate::team::{am_barrier, barrier_event, TeamInfo};
+use crate::tree::{binomial_children, from_virtual, to_virtual};
 
 /// A team's grouping by neighbourhood (see the module documentation).
 pub(crate) struct Hier {
@@ -220,13 +260,8 @@ fn reps_team_id(team_id: u64, seq: u32) -> u64 {
     hash_id(&[team_id, REPS_TAG, u64::from(seq)])
 }
 
-/// Waits for an internal stage (polling).
-pub(crate) fn finish(h: CollHandle<'_>) -> Result<()> {
-    h.wait()
-}
-
 /// Hierarchical broadcast of `dst` (on the root: the data already
-/// copied in).
+/// copied in). Staged: nothing waits here (see "Staged operations").
 pub(crate) fn broadcast<'a>(
     t: &Arc<TeamInfo>,
     h: &Hier,
@@ -234,29 +269,56 @@ pub(crate) fn broadcast<'a>(
     root: Rank,
     dst: &'a mut [u8],
 ) -> Result<CollHandle<'a>> {
-    const CALL: &str = "gex_Coll_BroadcastNB (between neighbourhoods)";
     let key = t.next_key();
     let out = out_key(t, mode);
-    if dst.is_empty() {
+    let nbytes = dst.len();
+    if nbytes == 0 {
         return Ok(fin(CollHandle::INVALID, out));
     }
     let g_root = h.group[root as usize];
-    let my_rep = h.rep(h.mine, Some(root));
-    let lroot = h.local_rank[my_rep as usize];
-    let stage = match (h.reps(t, key, Some(root)), &h.local) {
-        (None, Some(l)) => bcast_on(l, MY, lroot, dst, None, CALL),
-        (Some(x), None) => bcast_on(&x, MY, g_root, dst, None, CALL),
-        (Some(x), Some(l)) => {
-            // The root sends at once; another representative receives
-            // before it writes for its group.
-            finish(shmsmall::blocking(|| {
-                bcast_on(&x, MY, g_root, &mut *dst, None, CALL)
-            }))?;
-            bcast_on(l, MY, lroot, dst, None, CALL)
+    let lroot = h.local_rank[h.rep(h.mine, Some(root)) as usize];
+    // The local team's number, reserved now, in call order.
+    let mut local = h.local.as_ref().map(|l| LStage::bcast(l, lroot, nbytes));
+    let mut steps: Vec<Step> = Vec::new();
+    let output = match h.reps(t, key, Some(root)) {
+        Some(x) if t.me == root => {
+            // The root sends to the other representatives now, then
+            // writes for its group from its own copy of the data.
+            let data: Arc<[u8]> = Arc::from(&*dst);
+            let xsig = bcast_sig(g_root, nbytes);
+            am_bcast(&x, x.next_key(), xsig, g_root, Some(&data), None);
+            if let Some(mut l) = local {
+                steps.push(start_then_wait(move || l.start(Some(&data), None)));
+            }
+            None
         }
-        (None, None) => unreachable!("a member alone in its group represents it"),
+        Some(x) => {
+            // Another representative receives (registered now), then
+            // writes for its group.
+            let s = Staging::new(nbytes);
+            let xsig = bcast_sig(g_root, nbytes);
+            let xc = am_bcast(&x, x.next_key(), xsig, g_root, None, Some(&s));
+            steps.push(wait_for(xc));
+            if let Some(mut l) = local {
+                let s = s.clone();
+                // SAFETY: the representatives' broadcast into `s` is
+                // complete (the step before): nothing writes it any more.
+                steps.push(start_then_wait(move || {
+                    l.start(Some(unsafe { staged(&s) }), None)
+                }));
+            }
+            Some(s)
+        }
+        None => {
+            // A member that reads from its representative.
+            let s = Staging::new(nbytes);
+            let mut l = local.take().expect("a non-representative has a group");
+            let s2 = s.clone();
+            steps.push(start_then_wait(move || l.start(None, Some(&s2))));
+            Some(s)
+        }
     };
-    Ok(fin(stage, out))
+    Ok(fin(launch(steps, output, dst), out))
 }
 
 /// Whether a reduction with `op` may combine by groups: it commutes.
@@ -265,7 +327,7 @@ pub(crate) fn reduces(op: &ReduceOp) -> bool {
 }
 
 /// Hierarchical reduce-to-one (`a`: the checked arguments over the
-/// whole team).
+/// whole team). Staged: nothing waits here.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reduce_to_one<'a>(
     a: &ReduceArgs,
@@ -277,76 +339,65 @@ pub(crate) fn reduce_to_one<'a>(
     dt_sz: usize,
     op: &ReduceOp,
 ) -> Result<CollHandle<'a>> {
-    const CALL: &str = "gex_Coll_ReduceToOneNB (between neighbourhoods)";
     let t = &a.t;
     let key = t.next_key();
     let out = out_key(t, a.mode);
-    let cnt = a.nbytes / dt_sz;
+    let nbytes = a.nbytes;
     let g_root = h.group[root as usize];
     let lroot = h.local_rank[h.rep(h.mine, Some(root)) as usize];
-    let args = |team: &Arc<TeamInfo>, r: u32| {
-        reduce_args(team.clone(), MY, "reduce_to_one", r, dt, dt_sz, cnt, op)
+    let red = Red {
+        dt,
+        dt_sz,
+        op: op.clone(),
     };
+    let mut local = h
+        .local
+        .as_ref()
+        .map(|l| LStage::reduce(l, lroot, nbytes, &red));
+    // The operand, copied now (the root's may be in its dst).
+    let input: Arc<[u8]> = match (src, &dst) {
+        (Some(s), _) => Arc::from(s),
+        (None, Some(d)) => Arc::from(&**d),
+        (None, None) => unreachable!("checked: members other than the root pass src"),
+    };
+    let mut steps: Vec<Step> = Vec::new();
     let Some(x) = h.reps(t, key, Some(root)) else {
         // A member of a group that sends its operand to the
         // representative.
-        let l = h.local.as_ref().expect("a non-representative has a group");
-        let s = reduce_one_on(args(l, lroot), lroot, None, src, dt, dt_sz, op, CALL);
-        return Ok(fin(s, out));
+        let mut l = local.take().expect("a non-representative has a group");
+        steps.push(start_then_wait(move || l.start(Some(&input), None)));
+        return Ok(fin(launch(steps, None, &mut []), out));
     };
-    if t.me == root {
-        let d = dst.expect("the root has a dst");
-        match (&h.local, src) {
-            (Some(l), _) => finish(shmsmall::blocking(|| {
-                reduce_one_on(
-                    args(l, lroot),
-                    lroot,
-                    Some(&mut *d),
-                    src,
-                    dt,
-                    dt_sz,
-                    op,
-                    CALL,
-                )
-            }))?,
-            (None, Some(s)) => d.copy_from_slice(s),
-            (None, None) => {}
-        }
-        // The group's result, in place, reduced with the other groups'.
-        let s = reduce_one_on(args(&x, g_root), g_root, Some(d), None, dt, dt_sz, op, CALL);
-        return Ok(fin(s, out));
-    }
-    let src = src.expect("checked: members other than the root pass src");
-    let mut acc = vec![0u8; a.nbytes];
-    match &h.local {
-        Some(l) => finish(shmsmall::blocking(|| {
-            reduce_one_on(
-                args(l, lroot),
-                lroot,
-                Some(&mut acc),
-                Some(src),
-                dt,
-                dt_sz,
-                op,
-                CALL,
-            )
-        }))?,
-        None => acc.copy_from_slice(src),
-    }
-    finish(reduce_one_on(
-        args(&x, g_root),
-        g_root,
-        None,
-        Some(&acc),
-        dt,
-        dt_sz,
-        op,
-        CALL,
-    ))?;
-    Ok(fin(CollHandle::INVALID, out))
+    // The group's result, then the groups' over the representatives.
+    let group = group_result(&mut steps, local, input, nbytes);
+    let xsig = red.sig(&x, "reduce_to_one", g_root, nbytes);
+    let xkey = x.next_key();
+    let result = (t.me == root).then(|| Staging::new(nbytes));
+    let r2 = result.clone();
+    steps.push(start_then_wait(move || {
+        // SAFETY: the group's reduction into `group` is complete (the
+        // step before): nothing writes it any more.
+        let acc = unsafe { staged(&group) }.to_vec();
+        Some(am_reduce(
+            &x,
+            xkey,
+            xsig,
+            ReduceKind::ToOne { root: g_root },
+            acc,
+            r2.clone(),
+            &red,
+        ))
+    }));
+    Ok(fin(
+        match dst {
+            Some(d) => launch(steps, result, d),
+            None => launch(steps, None, &mut []),
+        },
+        out,
+    ))
 }
 
-/// Hierarchical reduce-to-all.
+/// Hierarchical reduce-to-all. Staged: nothing waits here.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reduce_to_all<'a>(
     a: &ReduceArgs,
@@ -357,46 +408,561 @@ pub(crate) fn reduce_to_all<'a>(
     dt_sz: usize,
     op: &ReduceOp,
 ) -> Result<CollHandle<'a>> {
-    const CALL: &str = "gex_Coll_ReduceToAllNB (between neighbourhoods)";
     let t = &a.t;
     let key = t.next_key();
     let out = out_key(t, a.mode);
-    let cnt = a.nbytes / dt_sz;
-    let local_args =
-        |l: &Arc<TeamInfo>| reduce_args(l.clone(), MY, "reduce_to_one", 0, dt, dt_sz, cnt, op);
+    let nbytes = a.nbytes;
+    let red = Red {
+        dt,
+        dt_sz,
+        op: op.clone(),
+    };
+    // Both of the local team's numbers, reserved now: the reduction in,
+    // then the broadcast out.
+    let stages = h.local.as_ref().map(|l| {
+        (
+            LStage::reduce(l, 0, nbytes, &red),
+            LStage::bcast(l, 0, nbytes),
+        )
+    });
+    let input: Arc<[u8]> = Arc::from(src.unwrap_or(&*dst));
+    let result = Staging::new(nbytes);
+    let mut steps: Vec<Step> = Vec::new();
     let Some(x) = h.reps(t, key, None) else {
-        let l = h.local.as_ref().expect("a non-representative has a group");
-        {
-            let input: &[u8] = src.unwrap_or(&*dst);
-            finish(reduce_one_on(
-                local_args(l),
-                0,
-                None,
-                Some(input),
-                dt,
-                dt_sz,
-                op,
-                CALL,
-            ))?;
-        }
-        return Ok(fin(bcast_on(l, MY, 0, dst, None, CALL), out));
+        let (mut lin, mut lout) = stages.expect("a non-representative has a group");
+        steps.push(start_then_wait(move || lin.start(Some(&input), None)));
+        let r = result.clone();
+        steps.push(start_then_wait(move || lout.start(None, Some(&r))));
+        return Ok(fin(launch(steps, Some(result), dst), out));
     };
-    let xargs = reduce_args(x.clone(), MY, "reduce_to_all", 0, dt, dt_sz, cnt, op);
-    match (&h.local, src) {
-        (Some(l), _) => finish(shmsmall::blocking(|| {
-            reduce_one_on(local_args(l), 0, Some(&mut *dst), src, dt, dt_sz, op, CALL)
-        }))?,
-        (None, Some(s)) => dst.copy_from_slice(s),
-        (None, None) => {}
+    let (lin, lout) = match stages {
+        Some((i, o)) => (Some(i), Some(o)),
+        None => (None, None),
+    };
+    let group = group_result(&mut steps, lin, input, nbytes);
+    let xsig = red.sig(&x, "reduce_to_all", 0, nbytes);
+    let xkey = x.next_key();
+    let r = result.clone();
+    steps.push(start_then_wait(move || {
+        // SAFETY: the group's reduction into `group` is complete (the
+        // step before): nothing writes it any more.
+        let acc = unsafe { staged(&group) }.to_vec();
+        Some(am_reduce(
+            &x,
+            xkey,
+            xsig,
+            ReduceKind::ToAll,
+            acc,
+            Some(r.clone()),
+            &red,
+        ))
+    }));
+    if let Some(mut l) = lout {
+        let r = result.clone();
+        // SAFETY: the representatives' reduction into `result` is
+        // complete (the step before): nothing writes it any more (the
+        // handle only reads it).
+        steps.push(start_then_wait(move || {
+            l.start(Some(unsafe { staged(&r) }), None)
+        }));
     }
-    let Some(l) = &h.local else {
-        return Ok(fin(
-            reduce_all_on(xargs, dst, None, dt, dt_sz, op, CALL),
+    Ok(fin(launch(steps, Some(result), dst), out))
+}
+
+/// The step of a representative's first stage (a reduction or a gather
+/// over its group, as the local root) into a new buffer of `nbytes`,
+/// which it returns: with a local team, that stage; alone, its operand.
+pub(crate) fn group_result(
+    steps: &mut Vec<Step>,
+    local: Option<LStage>,
+    input: Arc<[u8]>,
+    nbytes: usize,
+) -> Arc<Staging> {
+    let group = Staging::new(nbytes);
+    assert!(local.is_some() || input.len() == nbytes, "a lone operand");
+    match local {
+        Some(mut l) => {
+            let g = group.clone();
+            steps.push(start_then_wait(move || l.start(Some(&input), Some(&g))));
+        }
+        None => {
+            // SAFETY: a new buffer of `nbytes`, not shared yet; `input`
+            // has `nbytes` (checked by the caller).
+            unsafe { std::ptr::copy_nonoverlapping(input.as_ptr(), group.ptr(), nbytes) };
+        }
+    }
+    group
+}
+
+// ------------------------------------------------------ staged operations
+
+/// A reduction's element type and operator.
+#[derive(Clone)]
+struct Red {
+    dt: Dt,
+    dt_sz: usize,
+    op: ReduceOp,
+}
+
+impl Red {
+    /// The signature of a stage reducing `nbytes` over `t` (computed at
+    /// initiation, where a SINGLE call's extra word applies).
+    fn sig(&self, t: &Arc<TeamInfo>, kind: &str, root: u32, nbytes: usize) -> u32 {
+        let cnt = nbytes / self.dt_sz;
+        reduce_args(
+            t.clone(),
+            MY,
+            kind,
+            root,
+            self.dt,
+            self.dt_sz,
+            cnt,
+            &self.op,
+        )
+        .sig
+    }
+}
+
+/// The signature of a broadcast stage of `nbytes` from `root` (as
+/// `bcast_on` computes it).
+fn bcast_sig(root: u32, nbytes: usize) -> u32 {
+    signature("broadcast", &[u64::from(root), nbytes as u64, MY.word])
+}
+
+const STAGE: &str = "a hierarchical collective's stage";
+
+/// The bytes of a staging buffer.
+///
+/// # Safety
+///
+/// Whatever wrote it is complete (observed with acquire), and nothing
+/// writes it while the slice lives.
+pub(crate) unsafe fn staged(s: &Staging) -> &[u8] {
+    // SAFETY: `s` owns `len` bytes; no writer (the caller's promise).
+    unsafe { std::slice::from_raw_parts(s.ptr(), s.len()) }
+}
+
+/// Broadcast from `root` over `t` by Active Messages under `key` (as
+/// `bcast_on`'s tree): the root sends `data` to its children and is done;
+/// another member receives into `out` (and forwards) and completes with
+/// the returned completion.
+fn am_bcast(
+    t: &TeamInfo,
+    key: Key,
+    sig: u32,
+    root: u32,
+    data: Option<&[u8]>,
+    out: Option<&Arc<Staging>>,
+) -> Arc<Completion> {
+    let (me, n) = (t.me, t.size());
+    let v = to_virtual(me, root, n);
+    let children: Vec<Rank> = binomial_children(v, n)
+        .iter()
+        .rev()
+        .map(|&c| t.members[from_virtual(c, root, n) as usize])
+        .collect();
+    if me == root {
+        let d = data.expect("the root has the data");
+        for &c in &children {
+            send_now(key, sig, c, 0, d);
+        }
+        return Completion::new(0, None);
+    }
+    let staging = out.expect("a reader has an output").clone();
+    let op = Op::start(
+        key,
+        sig,
+        STAGE,
+        Box::new(BcastRecv {
+            children,
+            staging,
+            tag: 0,
+            got: 0,
+        }),
+    );
+    op.c.clone()
+}
+
+/// Gather of `nb`-byte blocks to `root` over `t` by Active Messages
+/// under `key` (as `gather_on`): another member sends its block and is
+/// done; the root places its own and collects the others into `out`.
+fn am_gather(
+    t: &TeamInfo,
+    key: Key,
+    sig: u32,
+    root: u32,
+    nb: usize,
+    input: Option<&[u8]>,
+    out: Option<&Arc<Staging>>,
+) -> Arc<Completion> {
+    let me = t.me;
+    let input = input.expect("every member of a gather has a block");
+    if me != root {
+        send_now(key, sig, t.members[root as usize], me, input);
+        return Completion::new(0, None);
+    }
+    let staging = out.expect("the root has an output").clone();
+    write_staging(&staging, me as usize * nb, input);
+    let others = t.size() as usize - 1;
+    let op = Op::start(
+        key,
+        sig,
+        STAGE,
+        Box::new(Collect {
+            initial: Vec::new(),
+            expect_msgs: others,
+            got_msgs: 0,
+            sink: CollectSink::Staging {
+                staging,
+                block: nb,
+                got: 0,
+                expect: others * nb,
+            },
+        }),
+    );
+    op.c.clone()
+}
+
+/// Scatter of `nb`-byte blocks from `root` over `t` by Active Messages
+/// under `key` (as `scatter_on`): the root sends each other member its
+/// block of `input` and is done (its own is the caller's); another member
+/// receives its block into `out`.
+fn am_scatter(
+    t: &TeamInfo,
+    key: Key,
+    sig: u32,
+    root: u32,
+    nb: usize,
+    input: Option<&[u8]>,
+    out: Option<&Arc<Staging>>,
+) -> Arc<Completion> {
+    let (me, n) = (t.me, t.size());
+    if me == root {
+        let s = input.expect("the root has the blocks");
+        for i in 1..n {
+            let to = (me + i) % n;
+            let blk = &s[to as usize * nb..(to as usize + 1) * nb];
+            send_now(key, sig, t.members[to as usize], 0, blk);
+        }
+        return Completion::new(0, None);
+    }
+    let staging = out.expect("a reader has an output").clone();
+    let op = Op::start(
+        key,
+        sig,
+        STAGE,
+        Box::new(Collect {
+            initial: Vec::new(),
+            expect_msgs: 1,
+            got_msgs: 0,
+            sink: CollectSink::Staging {
+                staging,
+                block: nb,
+                got: 0,
+                expect: nb,
+            },
+        }),
+    );
+    op.c.clone()
+}
+
+/// A reduction over `t` by Active Messages under `key` (as
+/// `reduce_one_on` / `reduce_all_on`), of this member's operand `acc`;
+/// the result in `out` where this member gets one.
+fn am_reduce(
+    t: &TeamInfo,
+    key: Key,
+    sig: u32,
+    kind: ReduceKind,
+    acc: Vec<u8>,
+    out: Option<Arc<Staging>>,
+    red: &Red,
+) -> Arc<Completion> {
+    let Red { dt, dt_sz, op } = red.clone();
+    let logic: Box<dyn Logic> = match (kind, out) {
+        (ReduceKind::ToAll, Some(s)) if acc.len() <= RECURSIVE_DOUBLING_MAX => Box::new(
+            AllReduceRd::new(dt, dt_sz, op, t.members.clone(), t.me, acc, s),
+        ),
+        (kind, out) => Box::new(Reduce::new(
+            dt,
+            dt_sz,
+            op,
+            t.members.clone(),
+            t.me,
+            kind,
+            acc,
             out,
-        ));
+        )),
     };
-    finish(reduce_all_on(xargs, &mut *dst, None, dt, dt_sz, op, CALL))?;
-    Ok(fin(bcast_on(l, MY, 0, dst, None, CALL), out))
+    Op::start(key, sig, STAGE, logic).c.clone()
+}
+
+/// How a stage over the local team moves its data.
+enum How {
+    /// The inline slots, under the numbers reserved at initiation.
+    Small(shmsmall::Reserved),
+    /// Active Messages (no channel), under the key reserved at
+    /// initiation, with the signature computed there.
+    Am(Key, u32),
+}
+
+/// What a stage over the local team does.
+enum Kind {
+    Bcast,
+    Reduce(Red),
+    /// Blocks of `nb` bytes from every member to the root.
+    Gather {
+        nb: usize,
+    },
+    /// Blocks of `nb` bytes from the root to every member.
+    Scatter {
+        nb: usize,
+    },
+}
+
+/// One stage over the local team, its number(s) reserved at initiation
+/// (in call order, so every member of the group uses the same for the
+/// same stage) and started later.
+pub(crate) struct LStage {
+    t: Arc<TeamInfo>,
+    root: u32,
+    how: How,
+    kind: Kind,
+    /// A reader's completion over the inline slots, one part per piece
+    /// (kept across partial starts).
+    c: Option<Arc<Completion>>,
+}
+
+impl LStage {
+    /// A broadcast of `nbytes` from local rank `root`.
+    pub(crate) fn bcast(l: &Arc<TeamInfo>, root: u32, nbytes: usize) -> LStage {
+        let how = if shmsmall::qualifies(l, &MY, nbytes, 1) {
+            let pat = Pat::Bcast {
+                root: root as usize,
+            };
+            How::Small(shmsmall::reserve(l, &MY, pat, nbytes))
+        } else {
+            How::Am(l.next_key(), bcast_sig(root, nbytes))
+        };
+        LStage {
+            t: l.clone(),
+            root,
+            how,
+            kind: Kind::Bcast,
+            c: None,
+        }
+    }
+
+    /// A gather of `nb`-byte blocks to local rank `root`.
+    pub(crate) fn gather(l: &Arc<TeamInfo>, root: u32, nb: usize) -> LStage {
+        let how = if shmsmall::qualifies(l, &MY, nb, 1) {
+            let pat = Pat::Gather {
+                root: root as usize,
+                nb,
+            };
+            How::Small(shmsmall::reserve(l, &MY, pat, nb))
+        } else {
+            let sig = signature("gather", &[u64::from(root), nb as u64, MY.word]);
+            How::Am(l.next_key(), sig)
+        };
+        LStage {
+            t: l.clone(),
+            root,
+            how,
+            kind: Kind::Gather { nb },
+            c: None,
+        }
+    }
+
+    /// A scatter of `nb`-byte blocks from local rank `root` (whose own
+    /// block the caller takes).
+    pub(crate) fn scatter(l: &Arc<TeamInfo>, root: u32, nb: usize) -> LStage {
+        let wlen = nb * l.size() as usize;
+        let how = if shmsmall::qualifies(l, &MY, wlen, 1) {
+            let pat = Pat::Scatter {
+                root: root as usize,
+                nb,
+            };
+            How::Small(shmsmall::reserve(l, &MY, pat, wlen))
+        } else {
+            let sig = signature("scatter", &[u64::from(root), nb as u64, MY.word]);
+            How::Am(l.next_key(), sig)
+        };
+        LStage {
+            t: l.clone(),
+            root,
+            how,
+            kind: Kind::Scatter { nb },
+            c: None,
+        }
+    }
+
+    /// A reduction of `nbytes` to local rank `root`.
+    fn reduce(l: &Arc<TeamInfo>, root: u32, nbytes: usize, red: &Red) -> LStage {
+        let how = if shmsmall::qualifies(l, &MY, nbytes, red.dt_sz) {
+            let pat = Pat::Reduce {
+                root: Some(root as usize),
+                dt: red.dt,
+                dt_sz: red.dt_sz,
+                op: red.op.clone(),
+            };
+            How::Small(shmsmall::reserve(l, &MY, pat, nbytes))
+        } else {
+            How::Am(l.next_key(), red.sig(l, "reduce_to_one", root, nbytes))
+        };
+        LStage {
+            t: l.clone(),
+            root,
+            how,
+            kind: Kind::Reduce(red.clone()),
+            c: None,
+        }
+    }
+
+    /// Starts this member's part as far as it can without waiting
+    /// (`input`: a writer's data; `out`: a reader's output); once all of
+    /// it started, the completion of this member's part. Called again
+    /// until then; not after.
+    pub(crate) fn start(
+        &mut self,
+        input: Option<&[u8]>,
+        out: Option<&Arc<Staging>>,
+    ) -> Option<Arc<Completion>> {
+        match &mut self.how {
+            How::Small(r) => {
+                let reads = r.reads();
+                let n = if reads { r.pieces() } else { 0 };
+                let c = self
+                    .c
+                    .get_or_insert_with(|| Completion::new(n, None))
+                    .clone();
+                let o = reads.then(|| (&c, out.expect("a reader has an output")));
+                r.try_start(input, o).then_some(c)
+            }
+            How::Am(key, sig) => Some(match &self.kind {
+                Kind::Bcast => am_bcast(&self.t, *key, *sig, self.root, input, out),
+                Kind::Gather { nb } => am_gather(&self.t, *key, *sig, self.root, *nb, input, out),
+                Kind::Scatter { nb } => am_scatter(&self.t, *key, *sig, self.root, *nb, input, out),
+                Kind::Reduce(red) => am_reduce(
+                    &self.t,
+                    *key,
+                    *sig,
+                    ReduceKind::ToOne { root: self.root },
+                    input
+                        .expect("every member of a reduction has an operand")
+                        .to_vec(),
+                    out.cloned(),
+                    red,
+                ),
+            }),
+        }
+    }
+}
+
+/// A step of a staged operation: advances without waiting; whether it
+/// is done. Not called again once done.
+pub(crate) type Step = Box<dyn FnMut() -> bool + Send>;
+
+/// A step that starts something (`start` returns its completion once
+/// started; called again until then) and is done when that completes.
+pub(crate) fn start_then_wait(
+    mut start: impl FnMut() -> Option<Arc<Completion>> + Send + 'static,
+) -> Step {
+    let mut c: Option<Arc<Completion>> = None;
+    Box::new(move || {
+        if c.is_none() {
+            c = start();
+        }
+        c.as_ref().is_some_and(|c| c.is_complete())
+    })
+}
+
+/// A step done when `c` is complete.
+pub(crate) fn wait_for(c: Arc<Completion>) -> Step {
+    Box::new(move || c.is_complete())
+}
+
+/// A staged operation in flight: its steps in order, then the user's
+/// completion.
+struct Staged {
+    steps: VecDeque<Step>,
+    c: Arc<Completion>,
+}
+
+impl Staged {
+    /// Runs the steps that can run now, in order; whether all are done
+    /// (the user's completion then marked; not called again).
+    fn advance(&mut self) -> bool {
+        while let Some(s) = self.steps.front_mut() {
+            if !s() {
+                return false;
+            }
+            self.steps.pop_front();
+        }
+        self.c.done();
+        true
+    }
+}
+
+/// The staged operations not done at initiation, in initiation order.
+static STAGED: Mutex<VecDeque<Staged>> = Mutex::new(VecDeque::new());
+
+/// `STAGED.len()`, read without the lock (written under it).
+static STAGED_LEN: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs what can run of an operation's `steps` now and queues the rest
+/// for the progress hook; the user's handle, with `output` (the buffer
+/// the last stage fills) copied into `dst` at completion.
+pub(crate) fn launch<'a>(
+    steps: Vec<Step>,
+    output: Option<Arc<Staging>>,
+    dst: &'a mut [u8],
+) -> CollHandle<'a> {
+    let c = Completion::new(1, None);
+    let mut op = Staged {
+        steps: steps.into(),
+        c: c.clone(),
+    };
+    if op.advance() {
+        if let Some(s) = output {
+            // SAFETY: every stage is complete: nothing writes `s`.
+            dst.copy_from_slice(unsafe { staged(&s) });
+        }
+        return CollHandle::INVALID;
+    }
+    {
+        let mut q = lock(&STAGED);
+        q.push_back(op);
+        STAGED_LEN.store(q.len(), Ordering::Release);
+    }
+    match output {
+        Some(s) => CollHandle::pending_into(c, s, dst).shm_poke(),
+        None => CollHandle::pending(c).shm_poke(),
+    }
+}
+
+/// The hook's part for the staged operations: advances the front of the
+/// queue only (2^16 in flight cost no more per poll than one; every
+/// stage that could start without waiting started at initiation); how
+/// many completed.
+fn staged_progress() -> usize {
+    if STAGED_LEN.load(Ordering::Acquire) == 0 {
+        return 0;
+    }
+    let Ok(mut q) = STAGED.try_lock() else {
+        // Another thread is at it (or this one, further up).
+        return 0;
+    };
+    let mut done = 0;
+    while let Some(op) = q.front_mut() {
+        if !op.advance() {
+            break;
+        }
+        q.pop_front();
+        done += 1;
+    }
+    STAGED_LEN.store(q.len(), Ordering::Release);
+    done
 }
 
 /// How the lowest member of a group learns that the others arrived, and
@@ -498,6 +1064,11 @@ const BARRIER: &str = "gex_Coll_BarrierNB (between neighbourhoods)";
 /// barrier once to start it and then only at the front: 2^16 barriers in
 /// flight cost no more per poll than one.
 pub(crate) fn progress() -> usize {
+    staged_progress() + barrier_progress()
+}
+
+/// The barriers' part of [`progress`].
+fn barrier_progress() -> usize {
     if PENDING_LEN.load(Ordering::Acquire) == 0 {
         return 0;
     }

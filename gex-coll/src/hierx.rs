@@ -39,42 +39,39 @@
 //!   its group. An exchange whose largest group times its `src` would
 //!   exceed the 4 GiB a message may carry stays flat.
 //!
-//! # Waiting at initiation
+//! # Staged
 //!
-//! As in `crate::hier`: a representative that must receive before it can
-//! send on waits in the initiation call, polling, for the stages it
-//! depends on (a gather's representatives for their group's gather; a
-//! scatter's representatives other than the root, with a group to serve,
-//! for the root's message; the representatives of a gather-all or exchange for their group's
-//! gather and, when they have a group to serve, for the other
-//! representatives' messages). The other members wait only where the
-//! local algorithms do: for their part of the first local stage of a
-//! gather-all or exchange (their write) before they start the second (as
-//! the hierarchical reduce-to-all does). The root of a gather returns
-//! pending on the other groups' messages; a representative alone in its
-//! group returns pending on the messages it receives.
+//! All four are staged as `crate::hier`'s broadcast and reductions are
+//! (see "Staged operations" there): nobody waits in the initiation call.
+//! Initiation reserves the local team's numbers (a gather-all's gather
+//! and broadcast, an exchange's gather and scatter: two), copies the
+//! input, registers what this member receives from the other
+//! representatives where that needs nothing first (a gather's root, a
+//! scatter's other representatives; the root of a scatter sends its
+//! messages at once), and the rest runs as steps: a representative's
+//! message (gather) or its exchange with the others (gather-all,
+//! exchange: sends and receives in one operation) once its group's
+//! gather is complete, its group's scatter or broadcast once what it
+//! serves has arrived. Every message between representatives is still
+//! checked by [`Place`] before a byte is written.
 //!
 //! The sync modes apply to the whole operation (`IN_ALLSYNC` before it,
 //! `OUT_ALLSYNC`'s barrier over the whole team after it); the stages run
 //! in MYSYNC mode. The segment-hint (`crate::seg`) and multi-address
 //! (`crate::multi`) forms stay flat.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use gex_core::Staging;
 use gex_types::{Rank, Result};
 
 use crate::algos::write_staging;
-use crate::coll::{bcast_on, fin, gather_on, out_key, scatter_on};
-use crate::engine::{send_now, signature, Cx, Logic, Op, Out, WithSends};
+use crate::coll::{fin, out_key};
+use crate::engine::{send_now, signature, Cx, Key, Logic, Op, Out, WithSends};
 use crate::handle::CollHandle;
-use crate::hier::{finish, Hier};
-use crate::shmsmall;
+use crate::hier::{group_result, launch, staged, start_then_wait, wait_for, Hier, LStage, Step};
 use crate::sync::SyncMode;
 use crate::team::TeamInfo;
-
-const MY: SyncMode = SyncMode::MY;
 
 /// The blocks of `buf` (of `nb` bytes each) at `idx`, concatenated.
 fn pack(buf: &[u8], nb: usize, idx: impl IntoIterator<Item = usize>) -> Vec<u8> {
@@ -235,39 +232,8 @@ pub(crate) fn exchange_fits(h: &Hier, src_len: usize) -> bool {
         .is_some_and(|x| x <= u32::MAX as usize)
 }
 
-/// This group's members' blocks gathered to its representative (team
-/// rank `rep`) in group order: `src` itself when it is alone.
-fn gather_group<'s>(
-    h: &Hier,
-    rep: u32,
-    src: &'s [u8],
-    call: &'static str,
-) -> Result<Cow<'s, [u8]>> {
-    let Some(l) = h.local() else {
-        return Ok(Cow::Borrowed(src));
-    };
-    let lroot = h.local_rank[rep as usize];
-    let mut b = vec![0u8; src.len() * h.groups[h.mine as usize].len()];
-    finish(shmsmall::blocking(|| {
-        gather_on(l, MY, lroot, Some(&mut b), src, call)
-    }))?;
-    Ok(Cow::Owned(b))
-}
-
-/// The first stage of a member other than the representative: its block
-/// gathered to local rank `lroot`, waited for.
-fn gather_to_rep(h: &Hier, lroot: u32, src: &[u8], call: &'static str) -> Result<()> {
-    let l = h.local().expect("a non-representative has a group");
-    finish(gather_on(l, MY, lroot, None, src, call))
-}
-
-/// Starts receiving with `place` under the representatives' `x` next key.
-fn receive(x: &TeamInfo, sig: u32, call: &'static str, place: Place) -> Arc<Op> {
-    Op::start(x.next_key(), sig, call, Box::new(place))
-}
-
 /// Hierarchical gather (arguments checked, `IN_ALLSYNC` done; `dst` on
-/// the root only).
+/// the root only). Staged (`crate::hier`, "Staged operations").
 pub(crate) fn gather<'a>(
     t: &Arc<TeamInfo>,
     h: &Hier,
@@ -285,23 +251,35 @@ pub(crate) fn gather<'a>(
     }
     let g_root = h.group[root as usize];
     let my_rep = h.rep(h.mine, Some(root));
+    let lroot = h.local_rank[my_rep as usize];
+    let mut local = h.local().map(|l| LStage::gather(l, lroot, nb));
+    let input: Arc<[u8]> = Arc::from(src);
+    let mut steps: Vec<Step> = Vec::new();
     let Some(x) = h.reps(t, key, Some(root)) else {
-        let l = h.local().expect("a non-representative has a group");
-        let lroot = h.local_rank[my_rep as usize];
-        return Ok(fin(gather_on(l, MY, lroot, None, src, CALL), out));
+        let mut l = local.take().expect("a non-representative has a group");
+        steps.push(start_then_wait(move || l.start(Some(&input), None)));
+        return Ok(fin(launch(steps, None, &mut []), out));
     };
     let sig = signature("hier_gather", &[u64::from(root), nb as u64]);
-    let mine = gather_group(h, my_rep, src, CALL)?;
+    let xkey = x.next_key();
+    let members: Vec<usize> = h.groups[h.mine as usize]
+        .iter()
+        .map(|&r| r as usize)
+        .collect();
+    let group = group_result(&mut steps, local, input, nb * members.len());
     if t.me != root {
-        let xkey = x.next_key();
-        send_now(xkey, sig, x.members[g_root as usize], h.mine, &mine);
-        return Ok(fin(CollHandle::INVALID, out));
+        // This group's blocks, in one message, to the root.
+        let (to, tag) = (x.members[g_root as usize], h.mine);
+        steps.push(Box::new(move || {
+            // SAFETY: the group's gather into `group` is complete (the
+            // step before): nothing writes it any more.
+            send_now(xkey, sig, to, tag, unsafe { staged(&group) });
+            true
+        }));
+        return Ok(fin(launch(steps, None, &mut []), out));
     }
     let d = dst.expect("the root has a dst");
     let staging = Staging::new(d.len());
-    for (i, &r) in h.groups[h.mine as usize].iter().enumerate() {
-        write_staging(&staging, r as usize * nb, &mine[i * nb..(i + 1) * nb]);
-    }
     let from = (0..h.groups.len())
         .map(|g| {
             (g as u32 != g_root).then(|| {
@@ -310,12 +288,28 @@ pub(crate) fn gather<'a>(
             })
         })
         .collect();
-    let op = receive(&x, sig, CALL, Place::new(staging.clone(), nb, from));
-    Ok(fin(CollHandle::pending_into(op.c.clone(), staging, d), out))
+    // The other groups' messages, received from now on.
+    let op = Op::start(
+        xkey,
+        sig,
+        CALL,
+        Box::new(Place::new(staging.clone(), nb, from)),
+    );
+    let s = staging.clone();
+    steps.push(Box::new(move || {
+        // SAFETY: as above.
+        let g = unsafe { staged(&group) };
+        for (i, &r) in members.iter().enumerate() {
+            write_staging(&s, r * nb, &g[i * nb..(i + 1) * nb]);
+        }
+        true
+    }));
+    steps.push(wait_for(op.c.clone()));
+    Ok(fin(launch(steps, Some(staging), d), out))
 }
 
 /// Hierarchical scatter (arguments checked, `IN_ALLSYNC` done; `src` on
-/// the root only).
+/// the root only). Staged.
 pub(crate) fn scatter<'a>(
     t: &Arc<TeamInfo>,
     h: &Hier,
@@ -334,14 +328,19 @@ pub(crate) fn scatter<'a>(
     let g_root = h.group[root as usize];
     let my_rep = h.rep(h.mine, Some(root));
     let lroot = h.local_rank[my_rep as usize];
+    let mut local = h.local().map(|l| LStage::scatter(l, lroot, nb));
+    let mut steps: Vec<Step> = Vec::new();
     let Some(x) = h.reps(t, key, Some(root)) else {
-        let l = h.local().expect("a non-representative has a group");
-        return Ok(fin(scatter_on(l, MY, lroot, dst, None, CALL), out));
+        let mut l = local.take().expect("a non-representative has a group");
+        let s = Staging::new(nb);
+        let s2 = s.clone();
+        steps.push(start_then_wait(move || l.start(None, Some(&s2))));
+        return Ok(fin(launch(steps, Some(s), dst), out));
     };
     let sig = signature("hier_scatter", &[u64::from(root), nb as u64]);
     let xkey = x.next_key();
     let group_blocks = |g: usize| h.groups[g].iter().map(|&r| r as usize);
-    let mine = if t.me == root {
+    if t.me == root {
         let s = src.expect("the root has a src");
         let k = h.groups.len() as u32;
         for i in 1..k {
@@ -349,40 +348,49 @@ pub(crate) fn scatter<'a>(
             let msg = pack(s, nb, group_blocks(g as usize));
             send_now(xkey, sig, x.members[g as usize], g_root, &msg);
         }
-        pack(s, nb, group_blocks(g_root as usize))
-    } else {
-        // This group's blocks from the root, before they go on.
-        let len = nb * h.groups[h.mine as usize].len();
-        let staging = Staging::new(len);
-        let mut from: Vec<_> = (0..h.groups.len()).map(|_| None).collect();
-        from[g_root as usize] = Some((x.members[g_root as usize], (0..len / nb).collect()));
-        let op = Op::start(
-            xkey,
-            sig,
-            CALL,
-            Box::new(Place::new(staging.clone(), nb, from)),
-        );
-        if h.local().is_none() {
-            // Alone: the one block is this member's.
-            return Ok(fin(
-                CollHandle::pending_into(op.c.clone(), staging, dst),
-                out,
-            ));
+        let me = t.me as usize;
+        dst.copy_from_slice(&s[me * nb..(me + 1) * nb]);
+        if let Some(mut l) = local {
+            let mine: Arc<[u8]> = pack(s, nb, group_blocks(g_root as usize)).into();
+            steps.push(start_then_wait(move || l.start(Some(&mine), None)));
         }
-        let mut b = vec![0u8; len];
-        finish(CollHandle::pending_into(op.c.clone(), staging, &mut b))?;
-        b
-    };
-    match h.local() {
-        Some(l) => Ok(fin(scatter_on(l, MY, lroot, dst, Some(&mine), CALL), out)),
-        None => {
-            dst.copy_from_slice(&mine);
-            Ok(fin(CollHandle::INVALID, out))
-        }
+        return Ok(fin(launch(steps, None, &mut []), out));
     }
+    // This group's blocks from the root (received from now on), before
+    // they go on.
+    let len = nb * h.groups[h.mine as usize].len();
+    let group = Staging::new(len);
+    let mut from: Vec<_> = (0..h.groups.len()).map(|_| None).collect();
+    from[g_root as usize] = Some((x.members[g_root as usize], (0..len / nb).collect()));
+    let op = Op::start(
+        xkey,
+        sig,
+        CALL,
+        Box::new(Place::new(group.clone(), nb, from)),
+    );
+    steps.push(wait_for(op.c.clone()));
+    let Some(mut l) = local else {
+        // Alone: the one block is this member's.
+        return Ok(fin(launch(steps, Some(group), dst), out));
+    };
+    let lr = h.local_rank[t.me as usize] as usize;
+    let own = Staging::new(nb);
+    let (o, g) = (own.clone(), group.clone());
+    steps.push(Box::new(move || {
+        // SAFETY: the root's message into `g` is complete (the step
+        // before): nothing writes it any more.
+        write_staging(&o, 0, &unsafe { staged(&g) }[lr * nb..(lr + 1) * nb]);
+        true
+    }));
+    // SAFETY: as above.
+    steps.push(start_then_wait(move || {
+        l.start(Some(unsafe { staged(&group) }), None)
+    }));
+    Ok(fin(launch(steps, Some(own), dst), out))
 }
 
 /// Hierarchical gather-all (arguments checked, `IN_ALLSYNC` done).
+/// Staged.
 pub(crate) fn gather_all<'a>(
     t: &Arc<TeamInfo>,
     h: &Hier,
@@ -397,47 +405,74 @@ pub(crate) fn gather_all<'a>(
     if nb == 0 {
         return Ok(fin(CollHandle::INVALID, out));
     }
+    // Both of the local team's numbers, reserved now: the gather in, the
+    // broadcast of the whole result out.
+    let stages = h
+        .local()
+        .map(|l| (LStage::gather(l, 0, nb), LStage::bcast(l, 0, dst.len())));
+    let input: Arc<[u8]> = Arc::from(src);
+    let result = Staging::new(dst.len());
+    let mut steps: Vec<Step> = Vec::new();
     let Some(x) = h.reps(t, key, None) else {
-        gather_to_rep(h, 0, src, CALL)?;
-        let l = h.local().expect("a non-representative has a group");
-        return Ok(fin(bcast_on(l, MY, 0, dst, None, CALL), out));
+        let (mut lin, mut lout) = stages.expect("a non-representative has a group");
+        steps.push(start_then_wait(move || lin.start(Some(&input), None)));
+        let r = result.clone();
+        steps.push(start_then_wait(move || lout.start(None, Some(&r))));
+        return Ok(fin(launch(steps, Some(result), dst), out));
+    };
+    let (lin, lout) = match stages {
+        Some((i, o)) => (Some(i), Some(o)),
+        None => (None, None),
     };
     let sig = signature("hier_gather_all", &[nb as u64, u64::from(t.size())]);
+    let xkey = x.next_key();
     let me = h.mine as usize;
-    let mine = gather_group(h, t.me, src, CALL)?;
-    let staging = Staging::new(dst.len());
-    for (i, &r) in h.groups[me].iter().enumerate() {
-        write_staging(&staging, r as usize * nb, &mine[i * nb..(i + 1) * nb]);
-    }
+    let members: Vec<usize> = h.groups[me].iter().map(|&r| r as usize).collect();
+    let group = group_result(&mut steps, lin, input, nb * members.len());
     let k = h.groups.len();
-    let from = (0..k)
-        .map(|g| {
-            (g != me).then(|| {
-                let blocks = h.groups[g].iter().map(|&r| r as usize).collect();
-                (x.members[g], blocks)
+    let mut from = Some(
+        (0..k)
+            .map(|g| {
+                (g != me).then(|| {
+                    let blocks = h.groups[g].iter().map(|&r| r as usize).collect();
+                    (x.members[g], blocks)
+                })
             })
-        })
-        .collect();
-    let shared: Arc<[u8]> = mine.into_owned().into();
-    let initial = (1..k)
-        .map(|i| Out::owned(x.members[(me + i) % k], h.mine, shared.clone()))
-        .collect();
-    let op = between(&x, sig, CALL, initial, &staging, nb, from);
-    let Some(l) = h.local() else {
-        return Ok(fin(
-            CollHandle::pending_into(op.c.clone(), staging, dst),
-            out,
-        ));
-    };
-    finish(CollHandle::pending_into(op.c.clone(), staging, &mut *dst))?;
-    Ok(fin(bcast_on(l, MY, 0, dst, None, CALL), out))
+            .collect(),
+    );
+    let r = result.clone();
+    steps.push(start_then_wait(move || {
+        // SAFETY: the group's gather into `group` is complete (the step
+        // before): nothing writes it any more.
+        let g = unsafe { staged(&group) };
+        for (i, &m) in members.iter().enumerate() {
+            write_staging(&r, m * nb, &g[i * nb..(i + 1) * nb]);
+        }
+        let shared: Arc<[u8]> = g.into();
+        let initial = (1..k)
+            .map(|i| Out::owned(x.members[(me + i) % k], me as u32, shared.clone()))
+            .collect();
+        let from = from.take().expect("started once");
+        Some(between(xkey, sig, CALL, initial, &r, nb, from).c.clone())
+    }));
+    if let Some(mut l) = lout {
+        let r = result.clone();
+        // SAFETY: the exchange among the representatives into `r` is
+        // complete (the step before): nothing writes it any more (the
+        // handle only reads it).
+        steps.push(start_then_wait(move || {
+            l.start(Some(unsafe { staged(&r) }), None)
+        }));
+    }
+    Ok(fin(launch(steps, Some(result), dst), out))
 }
 
-/// Starts the exchange among the representatives `x`: this member's
-/// `initial` sends, and the messages `from` expects (by tag) placed in
-/// `staging`, blocks of `nb` bytes.
+/// Starts the exchange among the representatives under `key`: this
+/// member's `initial` sends, and the messages `from` expects (by tag)
+/// placed in `staging`, blocks of `nb` bytes.
+#[allow(clippy::too_many_arguments)]
 fn between(
-    x: &TeamInfo,
+    key: Key,
     sig: u32,
     call: &'static str,
     initial: Vec<Out>,
@@ -446,7 +481,7 @@ fn between(
     from: Vec<Option<(Rank, Vec<usize>)>>,
 ) -> Arc<Op> {
     Op::start(
-        x.next_key(),
+        key,
         sig,
         call,
         Box::new(WithSends {
@@ -457,7 +492,7 @@ fn between(
 }
 
 /// Hierarchical exchange (arguments checked, `IN_ALLSYNC` done,
-/// [`exchange_fits`]).
+/// [`exchange_fits`]). Staged.
 pub(crate) fn exchange<'a>(
     t: &Arc<TeamInfo>,
     h: &Hier,
@@ -473,54 +508,94 @@ pub(crate) fn exchange<'a>(
     if nb == 0 {
         return Ok(fin(CollHandle::INVALID, out));
     }
+    // Both of the local team's numbers, reserved now: the gather of the
+    // whole send buffers in, the scatter of the whole receive buffers out.
+    let stages = h.local().map(|l| {
+        (
+            LStage::gather(l, 0, src.len()),
+            LStage::scatter(l, 0, src.len()),
+        )
+    });
+    let input: Arc<[u8]> = Arc::from(src);
+    let mut steps: Vec<Step> = Vec::new();
     let Some(x) = h.reps(t, key, None) else {
-        gather_to_rep(h, 0, src, CALL)?;
-        let l = h.local().expect("a non-representative has a group");
-        return Ok(fin(scatter_on(l, MY, 0, dst, None, CALL), out));
+        let (mut lin, mut lout) = stages.expect("a non-representative has a group");
+        steps.push(start_then_wait(move || lin.start(Some(&input), None)));
+        let s = Staging::new(dst.len());
+        let s2 = s.clone();
+        steps.push(start_then_wait(move || lout.start(None, Some(&s2))));
+        return Ok(fin(launch(steps, Some(s), dst), out));
+    };
+    let (lin, lout) = match stages {
+        Some((i, o)) => (Some(i), Some(o)),
+        None => (None, None),
     };
     let sig = signature("hier_exchange", &[nb as u64, n as u64]);
+    let xkey = x.next_key();
     let me = h.mine as usize;
     let gs = &h.groups[me];
-    let sent = gather_group(h, t.me, src, CALL)?;
-    let staging = Staging::new(src.len() * gs.len());
-    for (from, to) in exchange_pairs(gs, gs, n) {
-        write_staging(&staging, to * nb, &sent[from * nb..(from + 1) * nb]);
-    }
+    let sent = group_result(&mut steps, lin, input, src.len() * gs.len());
+    let received = Staging::new(src.len() * gs.len());
+    let own_pairs = exchange_pairs(gs, gs, n);
     let k = h.groups.len();
-    let from = (0..k)
-        .map(|g| {
-            (g != me).then(|| {
-                let blocks = exchange_pairs(&h.groups[g], gs, n)
-                    .into_iter()
-                    .map(|(_, to)| to)
-                    .collect();
-                (x.members[g], blocks)
+    let mut from = Some(
+        (0..k)
+            .map(|g| {
+                (g != me).then(|| {
+                    let blocks = exchange_pairs(&h.groups[g], gs, n)
+                        .into_iter()
+                        .map(|(_, to)| to)
+                        .collect();
+                    (x.members[g], blocks)
+                })
             })
-        })
-        .collect();
-    let initial = (1..k)
+            .collect(),
+    );
+    // What each other representative gets of the gathered send buffers.
+    let packs: Vec<(Rank, Vec<usize>)> = (1..k)
         .map(|i| {
             let g = (me + i) % k;
             let idx = exchange_pairs(gs, &h.groups[g], n)
                 .into_iter()
-                .map(|(f, _)| f);
-            Out::owned(x.members[g], h.mine, pack(&sent, nb, idx).into())
+                .map(|(f, _)| f)
+                .collect();
+            (x.members[g], idx)
         })
         .collect();
-    let op = between(&x, sig, CALL, initial, &staging, nb, from);
-    let Some(l) = h.local() else {
-        return Ok(fin(
-            CollHandle::pending_into(op.c.clone(), staging, dst),
-            out,
-        ));
+    let r = received.clone();
+    steps.push(start_then_wait(move || {
+        // SAFETY: the group's gather into `sent` is complete (the step
+        // before): nothing writes it any more.
+        let sent = unsafe { staged(&sent) };
+        for &(f, to) in &own_pairs {
+            write_staging(&r, to * nb, &sent[f * nb..(f + 1) * nb]);
+        }
+        let initial = packs
+            .iter()
+            .map(|(to, idx)| Out::owned(*to, me as u32, pack(sent, nb, idx.iter().copied()).into()))
+            .collect();
+        let from = from.take().expect("started once");
+        Some(between(xkey, sig, CALL, initial, &r, nb, from).c.clone())
+    }));
+    let Some(mut l) = lout else {
+        // Alone: the receive buffer is this member's.
+        return Ok(fin(launch(steps, Some(received), dst), out));
     };
-    let mut received = vec![0u8; staging.len()];
-    finish(CollHandle::pending_into(
-        op.c.clone(),
-        staging,
-        &mut received,
-    ))?;
-    Ok(fin(scatter_on(l, MY, 0, dst, Some(&received), CALL), out))
+    let own = Staging::new(dst.len());
+    let (o, rv) = (own.clone(), received.clone());
+    let len = dst.len();
+    steps.push(Box::new(move || {
+        // SAFETY: the exchange among the representatives into `rv` is
+        // complete (the step before): nothing writes it any more. This
+        // member is local rank 0, the scatter's root.
+        write_staging(&o, 0, &unsafe { staged(&rv) }[..len]);
+        true
+    }));
+    // SAFETY: as above.
+    steps.push(start_then_wait(move || {
+        l.start(Some(unsafe { staged(&received) }), None)
+    }));
+    Ok(fin(launch(steps, Some(own), dst), out))
 }
 
 #[cfg(test)]

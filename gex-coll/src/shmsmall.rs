@@ -20,6 +20,16 @@
 //! each in place; a non-blocking reader of several pieces queues them
 //! all, into one staging buffer, as the rare path below does.
 //!
+//! # Reserved operations
+//!
+//! The stages of the hierarchical collectives (`crate::hier`) reserve
+//! their operation numbers at initiation, in call order ([`reserve`]),
+//! and start later, from the progress hook, when their input is there
+//! ([`Reserved::try_start`]): each piece as soon as it can without
+//! waiting (a writer's once its slot is free everywhere), else on a
+//! later call. Reserved operations may start out of number order: the
+//! slot protocol below orders the operations that share a slot.
+//!
 //! # Slots and acknowledgements
 //!
 //! In the team's channel every member has a region (`crate::shm`): a line
@@ -125,7 +135,10 @@ pub(crate) struct SmallTeam {
     started: AtomicU64,
     /// The last acknowledgements this member read, `n * DEPTH` (member
     /// `m`, slot `j` at `m * DEPTH + j`). Written by the initiating thread
-    /// only.
+    /// and, for the reserved operations of a hierarchy's local team
+    /// ([`Reserved`]), by whichever thread advances them: a copy only
+    /// ever holds a value its counter had, so a stale one costs a look,
+    /// never a wrong answer.
     seen: Box<[AtomicU64]>,
 }
 
@@ -177,6 +190,27 @@ impl SmallTeam {
                 c.store(self.ack(m, i).load(Ordering::Acquire), Ordering::Relaxed);
             }
         }
+    }
+
+    /// Whether every member acknowledged operation `prev` (or later) of
+    /// slot `j` ([`SmallTeam::wait_free`] without the wait).
+    fn try_free(&self, j: usize, prev: u64) -> bool {
+        let d = SMALL_DEPTH;
+        for m in 0..self.n() {
+            if self.seen[m * d + j].load(Ordering::Relaxed) >= prev {
+                continue;
+            }
+            // Acquire: their reads happen before this write. Refresh the
+            // private copy of the whole line (acknowledgements only grow,
+            // so a copy is never ahead of its counter).
+            for (i, c) in self.seen[m * d..(m + 1) * d].iter().enumerate() {
+                c.store(self.ack(m, i).load(Ordering::Acquire), Ordering::Relaxed);
+            }
+            if self.seen[m * d + j].load(Ordering::Relaxed) < prev {
+                return false;
+            }
+        }
+        true
     }
 
     /// Member `m`'s acknowledgement of slot `j`.
@@ -531,6 +565,146 @@ fn run<'a>(
     match (staged, dst) {
         (Some((c, staging)), Some(d)) => CollHandle::pending_into(c, staging, d).shm_poke(),
         _ => CollHandle::INVALID,
+    }
+}
+
+/// A small operation whose numbers were reserved at initiation and whose
+/// pieces start later, each when it can without waiting (the stages of
+/// the hierarchical collectives, `crate::hier`, started by the progress
+/// hook). Its signature is computed at reservation, in the initiating
+/// call's context.
+pub(crate) struct Reserved {
+    team: Arc<ShmTeam>,
+    pat: Pat,
+    wlen: usize,
+    sig: u64,
+    /// The first of its `pieces` consecutive operation numbers.
+    first: u64,
+    pieces: usize,
+    /// Pieces started so far.
+    next: usize,
+    data_at: Option<u64>,
+}
+
+/// Reserves the operation numbers of a small operation over `t`
+/// ([`qualifies`]), in call order as [`start`] takes them, for
+/// [`Reserved::try_start`] to use later. No `OUT_ALLSYNC` (a stage).
+pub(crate) fn reserve(t: &TeamInfo, mode: &SyncMode, pat: Pat, wlen: usize) -> Reserved {
+    let team = t.shm_team().expect("qualifies").clone();
+    let st = &team.small;
+    let pieces = wlen.div_ceil(pat.piece()).max(1);
+    // One thread at a time initiates over a team: not a read-modify-write.
+    let first = st.started.load(Ordering::Relaxed) + 1;
+    st.started
+        .store(first + pieces as u64 - 1, Ordering::Relaxed);
+    let sig = pat.sig(wlen, mode);
+    let data_at = primordial(st).then(crate::shmdata::started);
+    Reserved {
+        team,
+        pat,
+        wlen,
+        sig,
+        first,
+        pieces,
+        next: 0,
+        data_at,
+    }
+}
+
+impl Reserved {
+    /// How many pieces (and reads, for a reader) the operation has.
+    pub(crate) fn pieces(&self) -> usize {
+        self.pieces
+    }
+
+    /// Whether this member reads in the operation.
+    pub(crate) fn reads(&self) -> bool {
+        self.pat.reads(self.team.small.me)
+    }
+
+    /// Starts the pieces not started yet, in order, as far as each can
+    /// start without waiting: a writer's once every member consumed its
+    /// slot's previous operation, a non-reader's once its own previous
+    /// operation in the slot is consumed. A reader's piece is registered
+    /// (the progress hook reads it into `out`'s staging buffer, of the
+    /// output's length, and marks `out`'s completion, which counts one
+    /// part per piece). `input` is a writer's data (`wlen` bytes). Whether
+    /// every piece has started; never waits (it runs in the progress hook).
+    pub(crate) fn try_start(
+        &mut self,
+        input: Option<&[u8]>,
+        out: Option<(&Arc<Completion>, &Arc<Staging>)>,
+    ) -> bool {
+        let st = &self.team.small;
+        let me = st.me;
+        let (reads, writes) = (self.pat.reads(me), self.pat.writes(me));
+        let unit = self.pat.piece();
+        let mut registered = false;
+        while self.next < self.pieces {
+            let i = self.next;
+            let s = self.first + i as u64;
+            let j = (s % DEPTH) as usize;
+            let prev = s.saturating_sub(DEPTH);
+            let (off, len) = (i * unit, unit.min(self.wlen - i * unit));
+            let mine = st.ack(me, j);
+            // As in `run`, without the waits: a non-reader's previous
+            // operation in the slot consumed, and a writer's slot free
+            // everywhere; else the piece starts on a later call.
+            if !reads && mine.load(Ordering::Acquire) < prev {
+                break;
+            }
+            if writes && !st.try_free(j, prev) {
+                break;
+            }
+            if !reads {
+                // Release: nothing to read; writers may reuse the slot.
+                mine.store(s, Ordering::Release);
+            }
+            if writes {
+                let data = input.expect("a writer has an input");
+                assert_eq!(data.len(), self.wlen, "writer input length");
+                // SAFETY: as in `run`: this member's own slot `j`, which
+                // holds `len <= SMALL_MAX` bytes; `off + len <= wlen`, the
+                // input's length; every member acknowledged the slot's
+                // previous operation (`try_free`), so nobody reads it, and
+                // only this member writes it (one piece at a time: the
+                // stage is advanced under the hierarchy's queue lock or by
+                // its initiating call, never both).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        data.as_ptr().add(off),
+                        st.data_ptr(me, j, len),
+                        len,
+                    )
+                };
+                let hdr = st.hdr(me, j);
+                hdr.sig.store(self.sig, Ordering::Relaxed);
+                // Release: the data and signature before the sequence.
+                hdr.seq.store(s, Ordering::Release);
+            }
+            if reads {
+                let (c, staging) = out.expect("a reader has an output");
+                push(Pending {
+                    team: self.team.clone(),
+                    read: Read {
+                        s,
+                        data_at: self.data_at,
+                        sig: self.sig,
+                        off,
+                        len,
+                        pat: self.pat.clone(),
+                    },
+                    staging: staging.clone(),
+                    c: c.clone(),
+                });
+                registered = true;
+            }
+            self.next += 1;
+        }
+        if registered {
+            progress();
+        }
+        self.next == self.pieces
     }
 }
 

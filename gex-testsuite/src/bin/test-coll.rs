@@ -23,7 +23,7 @@
 //! (module `coll_modes`); and the argument errors. Every wait is bounded
 //! and fails loudly.
 
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -51,6 +51,8 @@ const SCRATCH: usize = 1 << 20;
 const TEAM_SLOTS: usize = 3 << 20;
 const TEAM_STRIDE: usize = 8 << 10;
 const H_GO: u8 = 200;
+/// "My initiation returned" (counted in `T::entered`).
+const H_ENTERED: u8 = 201;
 
 #[path = "../coll_modes.rs"]
 mod coll_modes;
@@ -61,6 +63,8 @@ struct T {
     n: u32,
     oversubscribed: bool,
     go: Arc<AtomicBool>,
+    /// `H_ENTERED` messages received and not yet consumed.
+    entered: Arc<AtomicU32>,
 }
 
 impl T {
@@ -302,6 +306,10 @@ fn team_turnover(t: &T) {
         "the whole job reusing a channel"
     );
     team_barriers(t, &[&many[0], &many[40], &many[69], &all], 4);
+    // Data collectives on a team without a channel (across pretend hosts,
+    // a hierarchy whose local teams use Active Messages under the keys
+    // reserved at initiation), none waiting at initiation.
+    no_wait_at_initiation(t, &many[69], 69, 0x7117);
     for m in many {
         tm_destroy(m, Flags::empty()).unwrap();
     }
@@ -472,6 +480,7 @@ fn across_neighbourhoods(t: &T, label: u64) {
     let mut teams: Vec<&Tm> = vec![tm, &rev, &half];
     teams.extend(rest.as_ref());
     for (ti, team) in teams.iter().enumerate() {
+        no_wait_at_initiation(t, team, ti, label ^ 0x1417);
         let (r, m) = (team.rank(), team.size());
         for root in 0..m {
             let tag = |x: u64| mix(label ^ (ti as u64) << 40, u64::from(root) << 32 ^ x);
@@ -578,6 +587,139 @@ fn across_neighbourhoods(t: &T, label: u64) {
     }
     tm_destroy(half, Flags::empty()).unwrap();
     tm_destroy(rev, Flags::empty()).unwrap();
+}
+
+/// NOSYNC broadcasts and reductions do not wait for anyone at initiation
+/// (issue #16), across neighbourhoods as well: every member but one
+/// (`held`: a broadcast's root, or the last member of a reduction)
+/// initiates, and only after its initiation returned tells `held` so with
+/// an Active Message; `held` initiates only once it heard from every other
+/// member. Where an initiation waits for `held` (a representative waiting
+/// for its group or the other representatives), `held`'s bounded wait
+/// fails, naming it. Then every byte and element is checked.
+fn no_wait_at_initiation(t: &T, team: &Tm, ti: usize, label: u64) {
+    let (r, m) = (team.rank(), team.size());
+    let nosync = Flags::COLL_IN_NOSYNC | Flags::COLL_OUT_NOSYNC;
+    for (k, &size) in [8usize, 1025, 70_000].iter().enumerate() {
+        let root = ((k as u32) * 2 + 1) % m;
+        let tag = mix(
+            label ^ (ti as u64) << 40,
+            (u64::from(root) << 32) ^ size as u64,
+        );
+        let what = format!("team {ti} NOSYNC broadcast of {size} bytes from {root}");
+        let data = payload(tag, size);
+        let mut dst = vec![0xeeu8; size];
+        let src = (r == root).then_some(&data[..]);
+        held_last(t, team, root, &what, || {
+            broadcast_nb(team, root, &mut dst, src, nosync).unwrap()
+        });
+        check_payload(&what, tag, &dst);
+    }
+    for (k, &count) in [1usize, 300].iter().enumerate() {
+        let held = m - 1 - (k as u32 % m);
+        let val = |j: Rank, i: usize| mix(label ^ 0x5A, (u64::from(j) << 24) ^ i as u64) >> 8;
+        let sum: Vec<u64> = (0..count)
+            .map(|i| (0..m).map(|j| val(j, i)).sum())
+            .collect();
+        let mine: Vec<u64> = (0..count).map(|i| val(r, i)).collect();
+        let what = format!("team {ti} NOSYNC u64 sums x{count} to all (member {held} last)");
+        let mut out = vec![0u64; count];
+        held_last(t, team, held, &what, || {
+            reduce_to_all_nb_typed(team, &mut out, Some(&mine), &Op::Add.into(), nosync).unwrap()
+        });
+        assert_eq!(out, sum, "{what}");
+        let root = k as u32 % m;
+        let what = format!("team {ti} NOSYNC u64 sums x{count} to {root} (member {held} last)");
+        let mut out = vec![0u64; count];
+        let d = (r == root).then_some(&mut out[..]);
+        held_last(t, team, held, &what, || {
+            reduce_to_one_nb_typed(team, root, d, Some(&mine), &Op::Add.into(), nosync).unwrap()
+        });
+        if r == root {
+            assert_eq!(out, sum, "{what}");
+        }
+    }
+    let (ru, mu) = (r as usize, m as usize);
+    for (k, &nb) in [8usize, 1025].iter().enumerate() {
+        let tag = |i: usize, j: usize| {
+            mix(
+                label ^ (ti as u64) << 40 ^ nb as u64,
+                (i as u64) << 20 ^ j as u64,
+            )
+        };
+        let root = (k as u32 + 1) % m;
+        let held = m - 1 - (k as u32 % m);
+        // Scatter, the root held back.
+        let what = format!("team {ti} NOSYNC scatter of {nb}-byte blocks from {root}");
+        let src: Vec<u8> = (0..mu).flat_map(|j| payload(tag(mu, j), nb)).collect();
+        let s = (r == root).then_some(&src[..]);
+        let mut dst = vec![0xeeu8; nb];
+        held_last(t, team, root, &what, || {
+            scatter_nb(team, root, &mut dst, s, nosync).unwrap()
+        });
+        check_payload(&what, tag(mu, ru), &dst);
+        // Gather, another member held back.
+        let what =
+            format!("team {ti} NOSYNC gather of {nb}-byte blocks to {root} (member {held} last)");
+        let mine = payload(tag(ru, 3), nb);
+        let mut all = vec![0xeeu8; nb * mu];
+        let d = (r == root).then_some(&mut all[..]);
+        held_last(t, team, held, &what, || {
+            gather_nb(team, root, d, &mine, nosync).unwrap()
+        });
+        if r == root {
+            for j in 0..mu {
+                check_payload(&what, tag(j, 3), &all[j * nb..(j + 1) * nb]);
+            }
+        }
+        // Gather-all and exchange.
+        let what = format!("team {ti} NOSYNC gather_all of {nb}-byte blocks (member {held} last)");
+        let mine = payload(tag(ru, mu), nb);
+        let mut all = vec![0xeeu8; nb * mu];
+        held_last(t, team, held, &what, || {
+            gather_all_nb(team, &mut all, &mine, nosync).unwrap()
+        });
+        for j in 0..mu {
+            check_payload(&what, tag(j, mu), &all[j * nb..(j + 1) * nb]);
+        }
+        let what = format!("team {ti} NOSYNC exchange of {nb}-byte blocks (member {held} last)");
+        let src: Vec<u8> = (0..mu).flat_map(|j| payload(tag(ru, j), nb)).collect();
+        let mut dst = vec![0xeeu8; nb * mu];
+        held_last(t, team, held, &what, || {
+            exchange_nb(team, &mut dst, &src, nosync).unwrap()
+        });
+        for i in 0..mu {
+            check_payload(&what, tag(i, ru), &dst[i * nb..(i + 1) * nb]);
+        }
+    }
+}
+
+/// Runs `init` (the initiation of a collective over `team`) on every
+/// member, team rank `held` last: each other member tells `held` once its
+/// initiation returned, and `held` waits (bounded) for all of them first;
+/// then waits for the handle.
+fn held_last<'a>(t: &T, team: &Tm, held: Rank, what: &str, init: impl FnOnce() -> CollHandle<'a>) {
+    let (r, m) = (team.rank(), team.size());
+    if r == held {
+        let others = m - 1;
+        t.wait_for(
+            &format!(
+                "{what}: the other {others} members' initiations to return (one waits at \
+                 initiation, for team rank {held})"
+            ),
+            || t.entered.load(SeqCst) >= others,
+        );
+        t.entered.fetch_sub(others, SeqCst);
+        t.wait(init(), what);
+    } else {
+        let h = init();
+        let to = team.rank_to_jobrank(held).unwrap();
+        t.job
+            .tm
+            .request_short(to, H_ENTERED, Flags::empty(), &[])
+            .expect("entered");
+        t.wait(h, what);
+    }
 }
 
 /// Block sizes of the data collectives across neighbourhoods: 1 B to
@@ -2559,14 +2701,16 @@ fn main() {
     let host = gex::system::query_host_info().unwrap().members.len();
     let go = Arc::new(AtomicBool::new(false));
     let g = go.clone();
-    let mut table = [HandlerEntry::request(
-        H_GO,
-        Flags::AM_SHORT,
-        0,
-        move |_tok, _msg| {
+    let entered = Arc::new(AtomicU32::new(0));
+    let e = entered.clone();
+    let mut table = [
+        HandlerEntry::request(H_GO, Flags::AM_SHORT, 0, move |_tok, _msg| {
             g.store(true, SeqCst);
-        },
-    )];
+        }),
+        HandlerEntry::request(H_ENTERED, Flags::AM_SHORT, 0, move |_tok, _msg| {
+            e.fetch_add(1, SeqCst);
+        }),
+    ];
     register_handlers(&job.ep, &mut table).unwrap();
     job.barrier();
     let t = T {
@@ -2575,6 +2719,7 @@ fn main() {
         n,
         oversubscribed: host > cores,
         go,
+        entered,
     };
 
     barriers(&t);
