@@ -84,9 +84,16 @@
 //! entry depend only on `posted` and `red` of the same operation, which
 //! the members store in their initiation calls and hooks; so the
 //! argument above (every waiting rank polls, and its queue advances)
-//! still holds. Below the cut-over the flat path is faster: with few
-//! members it reads little more than reduce-scatter does, with one
-//! synchronisation step instead of two.
+//! still holds. Below the cut-over (16 KiB, one full chunk, any rank
+//! count) the flat path stays: where it was measured (2 cores, 2 to 8
+//! ranks, the cores otherwise quiet) reduce-scatter was 1.13 to 2.2 times
+//! as fast from 16 KiB to 1 MiB, the gain growing with rank count and
+//! size, 0.99 to 1.35 at 8 KiB and up to 1.75 times slower at 2 KiB:
+//! small vectors are in cache, and its second step (every member waits
+//! for every member's share) costs more than the reads it saves. Where
+//! ranks wait for cores, that second step is a second hand-off between
+//! processes, and reduce-scatter loses more often (PERFORMANCE.md,
+//! "Collectives", has the figures).
 //!
 //! # Without the queue
 //!
@@ -940,8 +947,10 @@ const RS_SIG: u64 = 0x5253 << 48;
 pub(crate) const RS_MIN_BYTES: usize = 16 << 10;
 
 /// ... over at least this many members (see "Reduce-scatter" above for
-/// where the figures come from).
-pub(crate) const RS_MIN_RANKS: usize = 3;
+/// where the figures come from: on the 2-core machine measured, every
+/// rank count from 2 gained from 16 KiB on when the cores were not
+/// contended, some at 8 KiB, none at 2 KiB).
+pub(crate) const RS_MIN_RANKS: usize = 2;
 
 /// `GEX_COLL_REDUCE_SCATTER`: 0 by size and rank count, 1 never, 2
 /// always.
@@ -1173,9 +1182,11 @@ mod tests {
     #[test]
     fn reduce_scatter_is_chosen_by_size_and_ranks() {
         // The default (no setting in a unit test).
-        assert!(!reduce_scatter(2, 1 << 20));
+        assert!(!reduce_scatter(1, 1 << 20));
         assert!(!reduce_scatter(RS_MIN_RANKS, RS_MIN_BYTES - 8));
+        assert!(!reduce_scatter(8, 2048));
         assert!(reduce_scatter(RS_MIN_RANKS, RS_MIN_BYTES));
+        assert!(reduce_scatter(3, 65536));
         assert!(reduce_scatter(8, 1 << 20));
     }
 }

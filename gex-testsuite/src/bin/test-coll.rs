@@ -1610,7 +1610,7 @@ fn f64_bytes(v: &[f64]) -> Vec<u8> {
 }
 
 /// Large reductions (above 1 KiB: over the primordial team on smp, the
-/// chunked shared-memory path; by reduce-scatter from 3 ranks and 16 KiB,
+/// chunked shared-memory path; by reduce-scatter from 16 KiB,
 /// `GEX_COLL_REDUCE_SCATTER` forces either way): `f64` sums of mixed
 /// magnitudes against the sequential rank-order model bit for bit (one
 /// chunk, a last chunk of one element, several chunks with a short last
@@ -1733,7 +1733,9 @@ fn large_reductions(t: &T, tm: &Tm, label: u64) {
     // second handle forgotten (its output is never copied to its buffer;
     // the others must still complete); the rest synced in reverse order.
     for round in 0..2u64 {
-        let sizes = [2048usize, 20_000, 3000, 2049, 40_000, 2048 * 9 + 1];
+        // 1500 elements (12 KB) take the flat path, the others
+        // reduce-scatter (by default).
+        let sizes = [2048usize, 20_000, 1500, 2049, 40_000, 2048 * 9 + 1];
         let seeds: Vec<u64> = (0..sizes.len())
             .map(|j| mix(label ^ 0xF11 ^ round, j as u64))
             .collect();
