@@ -102,9 +102,9 @@
 //! queue, so the operation stays at the front), a blocking broadcast or
 //! scatter reader consumes every chunk in its initiation call, waiting
 //! in place, and a writer that reads nothing (the root of a broadcast or
-//! scatter, a non-root of a gather or reduce-to-one) stores its `done`
-//! itself once written: no queue entry, completion or handle, and no
-//! lock but the one that numbers the operation. Waits look at the
+//! scatter, a non-root of a gather or of a flat reduce-to-one) stores
+//! its `done` itself once written: no queue entry, completion or handle,
+//! and no lock but the one that numbers the operation. Waits look at the
 //! counters several times between polls and yield after 20 us in vain
 //! (the member waited for has probably lost its core; on a loaded
 //! machine, spinning for 2000 polls made each operation cost as long).

@@ -8,7 +8,9 @@
 //! made before them), the GASNet-1 barrier's mismatch rules and NOT_READY,
 //! broadcast from random roots (0 bytes to 1 MiB, in place and not),
 //! reduce-to-one and reduce-to-all for every built-in type and operator,
-//! user operators (commutative, non-commutative, user types of 3 bytes to
+//! large ones (16 KiB to 1 MiB: reduce-scatter on smp) of `f64` sums of
+//! mixed magnitudes bit for bit against the rank-order model, in flight,
+//! in every sync mode, user operators (commutative, non-commutative, user types of 3 bytes to
 //! 70 KB per element), scatter, gather, gather-all and exchange; over the
 //! primordial team and teams from splits (grid rows and columns, reversed
 //! keys, ranks left out, splits of splits) and from `tm_create` (every
