@@ -110,7 +110,7 @@ pub const VARS: &[Var] = &[
     user(
         "GEX_COLL_REDUCE_SCATTER",
         "by rank count and size",
-        "`0`: reductions over shared memory above 1 KiB combine every member's vector on every reader (flat); `1`: by reduce-scatter (each member reduces a share of each chunk, then the shares are gathered) whatever the rank count and size; for comparisons, set alike on every rank.",
+        "`0`: reductions over shared memory above 1 KiB combine every member's vector on every reader (flat); `1`: by reduce-scatter (each member reduces a share of each chunk, then the shares are gathered), reduce-to-one too, whatever the rank count and size; default: reduce-to-all by reduce-scatter from 16 KiB, reduce-to-one flat; set alike on every rank.",
     ),
     user(
         "GEX_UDP_BYPASS",

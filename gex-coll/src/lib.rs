@@ -154,12 +154,12 @@ pub struct CollSettings {
     /// representative of each); off, the flat Active Message algorithms
     /// (if any rank turns it off, no rank uses them).
     pub no_hier: bool,
-    /// `GEX_COLL_REDUCE_SCATTER` (`0` never, `1` always; default by rank
-    /// count and size): large reductions over shared memory go by
-    /// reduce-scatter (each member reduces a share of every chunk, then
-    /// the shares are gathered) instead of every reader combining every
-    /// member's vector (for comparisons; members that disagree end the
-    /// job with a collective mismatch).
+    /// `GEX_COLL_REDUCE_SCATTER` (`0` never, `1` always; default: a
+    /// reduce-to-all from 16 KiB, never a reduce-to-one): large
+    /// reductions over shared memory go by reduce-scatter (each member
+    /// reduces a share of every chunk, then the shares are gathered)
+    /// instead of every reader combining every member's vector (members
+    /// that disagree end the job with a collective mismatch).
     pub reduce_scatter: Option<bool>,
 }
 

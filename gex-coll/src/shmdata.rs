@@ -54,8 +54,9 @@
 //! bandwidth. From [`RS_MIN_RANKS`] members and [`RS_MIN_BYTES`] bytes
 //! ([`reduce_scatter`]: single-valued arguments only, so every member
 //! chooses the same; `GEX_COLL_REDUCE_SCATTER` forces either way, and
-//! the choice is folded into the signature) a reduction goes by
-//! reduce-scatter instead, through the same chunks and counters:
+//! the choice is folded into the signature) a reduce-to-all goes by
+//! reduce-scatter instead, through the same chunks and counters (a
+//! reduce-to-one only when forced, see below):
 //!
 //! - every member writes its whole input, chunk by chunk, as above;
 //! - each chunk is split into `n` shares ([`share`]: runs of whole
@@ -94,6 +95,14 @@
 //! ranks wait for cores, that second step is a second hand-off between
 //! processes, and reduce-scatter loses more often (PERFORMANCE.md,
 //! "Collectives", has the figures).
+//!
+//! A reduce-to-one stays flat unless forced: reduce-scatter spreads the
+//! root's `n x nbytes` of reading over the members (about `nbytes`
+//! each, plus the root's gather), which shortens the critical path only
+//! where members have cores of their own; on the 2 cores measured it
+//! added work and synchronisation, and was 0.65 to 0.98 times as fast
+//! from 16 KiB to 1 MiB over 2 to 8 ranks. A node with a core per rank
+//! may well favour it; it is implemented and tested (forced) for that.
 //!
 //! # Without the queue
 //!
@@ -858,19 +867,23 @@ fn all_into(
     out: Output,
 ) -> Arc<Completion> {
     let (kind, sig, readers) = match how {
-        How::Reduce { dt, dt_sz, op } if reduce_scatter(members, data.len()) => (
-            Kind::Rs {
-                n: members,
-                dt,
-                dt_sz,
-                op,
-                red: 0,
-                gathers: true,
-            },
-            sig ^ RS_SIG,
-            // Every member reads a share of every member's buffers.
-            Readers::Everyone,
-        ),
+        How::Reduce { dt, dt_sz, op }
+            if reduce_scatter(members, data.len(), matches!(readers, Readers::Everyone)) =>
+        {
+            (
+                Kind::Rs {
+                    n: members,
+                    dt,
+                    dt_sz,
+                    op,
+                    red: 0,
+                    gathers: true,
+                },
+                sig ^ RS_SIG,
+                // Every member reads a share of every member's buffers.
+                Readers::Everyone,
+            )
+        }
         how => (Kind::All { n: members, how }, sig, readers),
     };
     queue_and_write(sig, data, members, kind, readers, out)
@@ -920,7 +933,7 @@ pub(crate) fn reduce_member(
     dt_sz: usize,
     op: &ReduceOp,
 ) -> CollHandle<'static> {
-    if !reduce_scatter(members, data.len()) {
+    if !reduce_scatter(members, data.len(), false) {
         write_only(sig, data, members, Readers::One(root));
         return CollHandle::INVALID;
     }
@@ -969,14 +982,17 @@ pub(crate) fn set_reduce_scatter(v: Option<bool>) {
     );
 }
 
-/// Whether a shared-memory reduction of `nbytes` over `n` members goes by
-/// reduce-scatter: a function of single-valued arguments (and a setting
-/// that the signature covers), so every member chooses the same.
-pub(crate) fn reduce_scatter(n: usize, nbytes: usize) -> bool {
+/// Whether a shared-memory reduction of `nbytes` over `n` members (to
+/// all members if `to_all`, else to one) goes by reduce-scatter: a
+/// function of single-valued arguments (and a setting that the
+/// signature covers), so every member chooses the same. A reduce-to-one
+/// does so only when the setting says always: measured on 2 cores it
+/// was slower at every size and rank count (see "Reduce-scatter" above).
+pub(crate) fn reduce_scatter(n: usize, nbytes: usize, to_all: bool) -> bool {
     match RS_MODE.load(Ordering::Relaxed) {
         1 => false,
         2 => n > 1,
-        _ => n >= RS_MIN_RANKS && nbytes >= RS_MIN_BYTES,
+        _ => to_all && n >= RS_MIN_RANKS && nbytes >= RS_MIN_BYTES,
     }
 }
 
@@ -1182,11 +1198,13 @@ mod tests {
     #[test]
     fn reduce_scatter_is_chosen_by_size_and_ranks() {
         // The default (no setting in a unit test).
-        assert!(!reduce_scatter(1, 1 << 20));
-        assert!(!reduce_scatter(RS_MIN_RANKS, RS_MIN_BYTES - 8));
-        assert!(!reduce_scatter(8, 2048));
-        assert!(reduce_scatter(RS_MIN_RANKS, RS_MIN_BYTES));
-        assert!(reduce_scatter(3, 65536));
-        assert!(reduce_scatter(8, 1 << 20));
+        assert!(!reduce_scatter(1, 1 << 20, true));
+        assert!(!reduce_scatter(RS_MIN_RANKS, RS_MIN_BYTES - 8, true));
+        assert!(!reduce_scatter(8, 2048, true));
+        assert!(reduce_scatter(RS_MIN_RANKS, RS_MIN_BYTES, true));
+        assert!(reduce_scatter(3, 65536, true));
+        assert!(reduce_scatter(8, 1 << 20, true));
+        // Reduce-to-one: flat unless forced.
+        assert!(!reduce_scatter(8, 1 << 20, false));
     }
 }

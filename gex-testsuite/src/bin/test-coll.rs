@@ -1612,11 +1612,12 @@ fn f64_bytes(v: &[f64]) -> Vec<u8> {
 }
 
 /// Large reductions (above 1 KiB: over the primordial team on smp, the
-/// chunked shared-memory path; by reduce-scatter from 16 KiB,
-/// `GEX_COLL_REDUCE_SCATTER` forces either way): `f64` sums of mixed
-/// magnitudes against the sequential rank-order model bit for bit (one
-/// chunk, a last chunk of one element, several chunks with a short last
-/// one, more chunks than a member has slots), reduce-to-all and
+/// chunked shared-memory path; reduce-to-all by reduce-scatter from 16
+/// KiB, `GEX_COLL_REDUCE_SCATTER` forces either way, reduce-to-one too):
+/// `f64` sums of mixed magnitudes against the sequential rank-order model
+/// bit for bit (one chunk, a last chunk of one element, several chunks
+/// with a short last one, more chunks than a member has slots),
+/// reduce-to-all and
 /// reduce-to-one from every root, in place and not, blocking and not;
 /// every built-in type and operator; several in flight (one handle
 /// forgotten) synced in reverse order; every sync mode.
@@ -1735,8 +1736,8 @@ fn large_reductions(t: &T, tm: &Tm, label: u64) {
     // second handle forgotten (its output is never copied to its buffer;
     // the others must still complete); the rest synced in reverse order.
     for round in 0..2u64 {
-        // 1500 elements (12 KB) take the flat path, the others
-        // reduce-scatter (by default).
+        // By default the reduce-to-alls of at least 16 KiB reduce-scatter,
+        // the 12 KB one and the reduce-to-ones (odd `j`) are flat.
         let sizes = [2048usize, 20_000, 1500, 2049, 40_000, 2048 * 9 + 1];
         let seeds: Vec<u64> = (0..sizes.len())
             .map(|j| mix(label ^ 0xF11 ^ round, j as u64))
