@@ -108,6 +108,11 @@ pub const VARS: &[Var] = &[
         "`0`: teams spanning neighbourhoods use the flat Active Message algorithms instead of the hierarchical broadcast, reductions, barrier, scatter, gather, gather-all and exchange (shared memory inside each neighbourhood, Active Messages between one representative of each); if any rank turns it off, no rank uses them.",
     ),
     user(
+        "GEX_COLL_REDUCE_SCATTER",
+        "by rank count and size",
+        "`0`: reductions over shared memory above 1 KiB combine every member's vector on every reader (flat); `1`: by reduce-scatter (each member reduces a share of each chunk, then the shares are gathered), reduce-to-one too, whatever the rank count and size; default: reduce-to-all by reduce-scatter from 16 KiB, reduce-to-one flat; set alike on every rank.",
+    ),
+    user(
         "GEX_UDP_BYPASS",
         "on",
         "`0`: the udp conduit sends to ranks on the same host over UDP too, instead of shared memory.",

@@ -444,8 +444,8 @@ pub(crate) fn reduce_one_on<'a>(
         let sig = u64::from(a.sig);
         let Some(d) = dst else {
             let s = src.expect("checked above");
-            shmdata::write_only(sig, s, n as usize, Readers::One(root));
-            return fin(CollHandle::INVALID, out);
+            let h = shmdata::reduce_member(sig, s, n as usize, root, dt, dt_sz, op);
+            return fin(h, out);
         };
         // The input is read in this call, straight from the caller's
         // buffer.

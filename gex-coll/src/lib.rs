@@ -154,6 +154,13 @@ pub struct CollSettings {
     /// representative of each); off, the flat Active Message algorithms
     /// (if any rank turns it off, no rank uses them).
     pub no_hier: bool,
+    /// `GEX_COLL_REDUCE_SCATTER` (`0` never, `1` always; default: a
+    /// reduce-to-all from 16 KiB, never a reduce-to-one): large
+    /// reductions over shared memory go by reduce-scatter (each member
+    /// reduces a share of every chunk, then the shares are gathered)
+    /// instead of every reader combining every member's vector (members
+    /// that disagree end the job with a collective mismatch).
+    pub reduce_scatter: Option<bool>,
 }
 
 impl CollSettings {
@@ -170,6 +177,13 @@ impl CollSettings {
             force_defer: vars.flag("GEX_COLL_FORCE_DEFER", false)?,
             no_single_copy: !vars.flag("GEX_COLL_SINGLE_COPY", true)?,
             no_hier: !vars.flag("GEX_COLL_HIER", true)?,
+            reduce_scatter: vars
+                .parse(
+                    "GEX_COLL_REDUCE_SCATTER",
+                    "0 (never) or 1 (always; default by rank count and size)",
+                    |v: &u8| *v <= 1,
+                )?
+                .map(|v: u8| v == 1),
         })
     }
 }
@@ -178,6 +192,7 @@ impl CollSettings {
 /// environment).
 pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
     engine::set_force_defer(settings.force_defer);
+    shmdata::set_reduce_scatter(settings.reduce_scatter);
     let mut table = [HandlerEntry::request(
         engine::H_COLL,
         Flags::AM_MEDIUM,
@@ -230,5 +245,12 @@ mod tests {
         assert!(read(&[("GEX_COLL_HIER", "0")]).unwrap().no_hier);
         assert!(!d.no_hier);
         assert_eq!(var("GEX_COLL_HIER").unwrap().default, "on");
+        assert_eq!(d.reduce_scatter, None);
+        for (v, want) in [("0", Some(false)), ("1", Some(true))] {
+            let s = read(&[("GEX_COLL_REDUCE_SCATTER", v)]).unwrap();
+            assert_eq!(s.reduce_scatter, want);
+        }
+        let e = read(&[("GEX_COLL_REDUCE_SCATTER", "2")]).unwrap_err();
+        assert!(e.message().contains("GEX_COLL_REDUCE_SCATTER"), "{e}");
     }
 }

@@ -111,7 +111,7 @@ impl Area {
         // SAFETY: `data_offset(n) + n * SLOT` bytes lie inside the mapping
         // (`area_len`), the offset is 128-byte aligned (page-aligned plus
         // multiples of SLOT), the memory was zero-filled at creation (zero
-        // is a valid `DataCtl`: three `AtomicU64`s) and is only accessed
+        // is a valid `DataCtl`: `AtomicU64`s only) and is only accessed
         // through atomics; the mapping lives for the rest of the process.
         unsafe { &*((self.base as *const u8).add(data_offset(n) + local * SLOT) as *const DataCtl) }
     }
@@ -233,6 +233,11 @@ pub(crate) struct DataCtl {
     pub(crate) cma_op: AtomicU64,
     /// The address of that data in this rank's process.
     pub(crate) cma_addr: AtomicU64,
+    /// `(op << 20) | chunks`: the chunks of a reduce-scatter reduction
+    /// `op` whose share this rank has reduced and published in its own
+    /// buffers (release, after the share; `crate::shmdata`'s "Reduce-
+    /// scatter").
+    pub(crate) red: AtomicU64,
 }
 
 const _: () = assert!(std::mem::size_of::<DataCtl>() == SLOT);

@@ -6,7 +6,7 @@
 //! # Buffers and counters
 //!
 //! Each rank has [`SLOTS`] chunk slots of [`CHUNK`] bytes in the
-//! neighbourhood's area and a control slot with three counters
+//! neighbourhood's area and a control slot with its counters
 //! (`crate::shm::DataCtl`). Data operations are numbered `1, 2, ...` in
 //! the order the rank calls them (every member makes the same calls in the
 //! same order, so the numbers agree); a payload travels in chunks of at
@@ -45,6 +45,65 @@
 //! chunk but the last `SLOTS`; a reduction's members likewise); readers
 //! never block at initiation, except in a blocking call.
 //!
+//! # Reduce-scatter
+//!
+//! Flat, a reduce-to-all has every member read and combine every
+//! member's whole vector (`n` vectors read per member, `n^2` per
+//! operation) and a reduce-to-one's root reads all `n`: the cost grows
+//! with the rank count, and on a many-core node it is bound by memory
+//! bandwidth. From [`RS_MIN_RANKS`] members and [`RS_MIN_BYTES`] bytes
+//! ([`reduce_scatter`]: single-valued arguments only, so every member
+//! chooses the same; `GEX_COLL_REDUCE_SCATTER` forces either way, and
+//! the choice is folded into the signature) a reduce-to-all goes by
+//! reduce-scatter instead, through the same chunks and counters (a
+//! reduce-to-one only when forced, see below):
+//!
+//! - every member writes its whole input, chunk by chunk, as above;
+//! - each chunk is split into `n` shares ([`share`]: runs of whole
+//!   elements filling 64 bytes, dealt out as evenly as possible in member
+//!   order; an element never straddles two shares or two chunks; a short
+//!   last chunk leaves some members an empty share); once every member
+//!   has posted chunk `i`, member `m` combines share `m` of chunk `i` of
+//!   every member's input, in rank order with the flat path's own call
+//!   (so the same bits), into its output, copies the result over its own
+//!   input's share `m` in its slot (only `m` reads that share of the
+//!   inputs) and stores its `red = (k << 20) | (i + 1)` (release);
+//! - a member that gathers (every member of a reduce-to-all, the root of
+//!   a reduce-to-one) copies share `p` of chunk `i` out of member `p`'s
+//!   slot once every member's `red` covers chunk `i`, then stores its
+//!   `done` for chunk `i`; a member that does not gather (the other
+//!   members of a reduce-to-one, which reduce into a chunk-sized scratch
+//!   buffer) stores `done` once its share is reduced.
+//!
+//! A member reduces ahead of its gathering (up to [`SLOTS`] chunks), so
+//! every member works on every chunk at once: about `2 x nbytes` read per
+//! member instead of `n x nbytes`. The slot protocol is unchanged: every
+//! member reads every member's slots ([`Readers::Everyone`]), and
+//! `done` for chunk `i` everywhere means every input share of it was
+//! reduced and every reduced share copied, so the writer's wait before
+//! reusing the slot is the flat path's. Reductions and gathers of an
+//! entry depend only on `posted` and `red` of the same operation, which
+//! the members store in their initiation calls and hooks; so the
+//! argument above (every waiting rank polls, and its queue advances)
+//! still holds. Below the cut-over (16 KiB, one full chunk, any rank
+//! count) the flat path stays: where it was measured (2 cores, 2 to 8
+//! ranks, the cores otherwise quiet) reduce-scatter was 1.13 to 2.2 times
+//! as fast from 16 KiB to 1 MiB, the gain growing with rank count and
+//! size, 0.99 to 1.35 at 8 KiB and up to 1.75 times slower at 2 KiB:
+//! small vectors are in cache, and its second step (every member waits
+//! for every member's share) costs more than the reads it saves. Where
+//! ranks wait for cores, that second step is a second hand-off between
+//! processes, and reduce-scatter loses more often (PERFORMANCE.md,
+//! "Collectives", has the figures).
+//!
+//! A reduce-to-one stays flat unless forced: reduce-scatter spreads the
+//! root's `n x nbytes` of reading over the members (about `nbytes`
+//! each, plus the root's gather), which shortens the critical path only
+//! where members have cores of their own; on the 2 cores measured it
+//! added work and synchronisation, and was 0.65 to 0.98 times as fast
+//! from 16 KiB to 1 MiB over 2 to 8 ranks. A node with a core per rank
+//! may well favour it; it is implemented and tested (forced) for that.
+//!
 //! # Without the queue
 //!
 //! When every earlier operation is finished here (the queue is empty;
@@ -52,9 +111,9 @@
 //! queue, so the operation stays at the front), a blocking broadcast or
 //! scatter reader consumes every chunk in its initiation call, waiting
 //! in place, and a writer that reads nothing (the root of a broadcast or
-//! scatter, a non-root of a gather or reduce-to-one) stores its `done`
-//! itself once written: no queue entry, completion or handle, and no
-//! lock but the one that numbers the operation. Waits look at the
+//! scatter, a non-root of a gather or of a flat reduce-to-one) stores
+//! its `done` itself once written: no queue entry, completion or handle,
+//! and no lock but the one that numbers the operation. Waits look at the
 //! counters several times between polls and yield after 20 us in vain
 //! (the member waited for has probably lost its core; on a loaded
 //! machine, spinning for 2000 polls made each operation cost as long).
@@ -99,7 +158,7 @@
 //! copy's address is the other process's, and only the kernel uses it).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use gex_core::{Completion, Runtime, Staging};
@@ -148,6 +207,19 @@ enum Kind {
     /// An operation this rank only wrote (a broadcast root): done once
     /// every operation before it is.
     Wrote,
+    /// A reduction by reduce-scatter (see "Reduce-scatter" above): every
+    /// member writes its input, reduces its share of each chunk (`red`:
+    /// chunks reduced so far) and, if it `gathers` (every member of a
+    /// reduce-to-all, the root of a reduce-to-one), copies the others'
+    /// reduced shares.
+    Rs {
+        n: usize,
+        dt: Dt,
+        dt_sz: usize,
+        op: ReduceOp,
+        red: u64,
+        gathers: bool,
+    },
 }
 
 /// Where a reader's output goes (see "Output" above).
@@ -261,7 +333,10 @@ pub(crate) fn progress() -> usize {
     let mut moved = 0;
     while let Some(e) = st.queue.front_mut() {
         let total = chunks(e.nbytes);
-        while e.got < total {
+        if matches!(e.kind, Kind::Rs { .. }) {
+            moved += advance_rs(a, e) as usize;
+        }
+        while e.got < total && !matches!(e.kind, Kind::Rs { .. }) {
             if !ready(a, e) {
                 break;
             }
@@ -304,14 +379,14 @@ fn ready(a: &Area, e: &Entry) -> bool {
     let posted = |m: usize| {
         let ok = a.data_ctl(m).posted.load(Ordering::Acquire) >= want;
         if !ok {
-            check_skipped(a, e, m, want);
+            check_skipped(a, e.small_at, e.k, m, want);
         }
         ok
     };
     match &e.kind {
         Kind::Read { root, .. } => posted(*root as usize),
         Kind::All { n, .. } => (0..*n).all(posted),
-        Kind::Wrote => false,
+        Kind::Wrote | Kind::Rs { .. } => false,
     }
 }
 
@@ -321,18 +396,18 @@ fn ready(a: &Area, e: &Entry) -> bool {
 /// this operation, in its initiation call, before it starts any later
 /// one; so it took the small path (a writer's input up to 1 KiB) for
 /// this call, which would otherwise wait for it forever.
-fn check_skipped(a: &Area, e: &Entry, m: usize, want: u64) {
+fn check_skipped(a: &Area, small_at: u64, k: u64, m: usize, want: u64) {
     // The count is looked at again after the slot (which the writer
     // stores after it): a writer that posted this operation and went on
     // between the two loads is no mismatch.
-    if crate::shmsmall::primordial_wrote(m, e.small_at + 1)
+    if crate::shmsmall::primordial_wrote(m, small_at + 1)
         && a.data_ctl(m).posted.load(Ordering::Acquire) < want
     {
         gex_core::fatal(&format!(
             "gex-coll: collective mismatch in shared-memory data operation {}: rank {m} took the \
              small-collective path (at most 1 KiB per writer) where this rank took the chunked \
              one: the members passed different sizes (or a different collective)",
-            e.k
+            k
         ));
     }
 }
@@ -351,14 +426,14 @@ pub(crate) fn posted_op(local: usize) -> u64 {
 /// `LOCAL.k`, read without the lock.
 static STARTED: AtomicU64 = AtomicU64::new(0);
 
-fn check_sig(a: &Area, e: &Entry, writer: usize) {
+fn check_sig(a: &Area, k: u64, sig: u64, writer: usize) {
     let got = a.data_ctl(writer).sig.load(Ordering::Relaxed);
-    if got != e.sig {
+    if got != sig {
         gex_core::fatal(&format!(
             "gex-coll: collective mismatch in shared-memory data operation {}: rank {writer} \
              called a different collective or passed different single-valued arguments \
-             (signature {got:#x}, this rank {:#x})",
-            e.k, e.sig
+             (signature {got:#x}, this rank {sig:#x})",
+            k
         ));
     }
 }
@@ -372,7 +447,7 @@ fn consume(a: &Area, e: &mut Entry) -> u64 {
         let ctl = a.data_ctl(r);
         // Written before `posted`, which `ready` loaded with acquire.
         if ctl.cma_op.load(Ordering::Relaxed) == e.k {
-            check_sig(a, e, r);
+            check_sig(a, e.k, e.sig, r);
             let output = e.out.as_ref().expect("a reader has an output");
             let (from, len) = match block {
                 None => (0, e.nbytes),
@@ -424,7 +499,7 @@ fn consume(a: &Area, e: &mut Entry) -> u64 {
         Kind::Read { root, block } => {
             let r = *root as usize;
             if i == 0 {
-                check_sig(a, e, r);
+                check_sig(a, e.k, e.sig, r);
             }
             match *block {
                 // `off + len <= nbytes`, the staging length.
@@ -446,7 +521,7 @@ fn consume(a: &Area, e: &mut Entry) -> u64 {
             let n = *n;
             if i == 0 {
                 for m in 0..n {
-                    check_sig(a, e, m);
+                    check_sig(a, e.k, e.sig, m);
                 }
             }
             match how {
@@ -486,7 +561,7 @@ fn consume(a: &Area, e: &mut Entry) -> u64 {
                 }
             }
         }
-        Kind::Wrote => unreachable!("nothing to consume"),
+        Kind::Wrote | Kind::Rs { .. } => unreachable!("consumed by `advance_rs`"),
     }
     1
 }
@@ -791,6 +866,39 @@ fn all_into(
     readers: Readers,
     out: Output,
 ) -> Arc<Completion> {
+    let (kind, sig, readers) = match how {
+        How::Reduce { dt, dt_sz, op }
+            if reduce_scatter(members, data.len(), matches!(readers, Readers::Everyone)) =>
+        {
+            (
+                Kind::Rs {
+                    n: members,
+                    dt,
+                    dt_sz,
+                    op,
+                    red: 0,
+                    gathers: true,
+                },
+                sig ^ RS_SIG,
+                // Every member reads a share of every member's buffers.
+                Readers::Everyone,
+            )
+        }
+        how => (Kind::All { n: members, how }, sig, readers),
+    };
+    queue_and_write(sig, data, members, kind, readers, out)
+}
+
+/// Queues this rank's entry of an operation that writes `data` and reads
+/// into `out`, then writes.
+fn queue_and_write(
+    sig: u64,
+    data: &[u8],
+    members: usize,
+    kind: Kind,
+    readers: Readers,
+    out: Output,
+) -> Arc<Completion> {
     let (k, last, _) = begin(true);
     let c = Completion::new(1, None);
     // Queued before writing: while this rank waits to write a chunk, its
@@ -801,11 +909,302 @@ fn all_into(
         got: 0,
         small_at: crate::shmsmall::primordial_started(),
         sig,
-        kind: Kind::All { n: members, how },
+        kind,
         out: Some(out),
         c: Some(c.clone()),
     });
     write_all(k, last, sig, data, members, readers);
     progress();
     c
+}
+
+/// A member other than the root of a reduce-to-one of `data` (a
+/// built-in operator) over `members` ranks: by reduce-scatter when
+/// [`reduce_scatter`] chooses it (this member reduces its share of each
+/// chunk, the root gathers the shares; the handle completes once this
+/// member has reduced its last share), otherwise it only writes (the
+/// root reads every member's input) and the handle is `INVALID`.
+pub(crate) fn reduce_member(
+    sig: u64,
+    data: &[u8],
+    members: usize,
+    root: Rank,
+    dt: Dt,
+    dt_sz: usize,
+    op: &ReduceOp,
+) -> CollHandle<'static> {
+    if !reduce_scatter(members, data.len(), false) {
+        write_only(sig, data, members, Readers::One(root));
+        return CollHandle::INVALID;
+    }
+    let kind = Kind::Rs {
+        n: members,
+        dt,
+        dt_sz,
+        op: op.clone(),
+        red: 0,
+        gathers: false,
+    };
+    // The reduced share of one chunk at a time (then published).
+    let out = Output::Staged(Staging::new(data.len().min(CHUNK)));
+    let c = queue_and_write(sig ^ RS_SIG, data, members, kind, Readers::Everyone, out);
+    CollHandle::pending(c).shm_poke()
+}
+
+/// Folded into the signature of a reduction by reduce-scatter, so that
+/// members that chose differently (`GEX_COLL_REDUCE_SCATTER` set
+/// differently) end the job with a mismatch instead of misreading.
+const RS_SIG: u64 = 0x5253 << 48;
+
+/// Reduce-scatter for reductions of at least this many bytes ...
+pub(crate) const RS_MIN_BYTES: usize = 16 << 10;
+
+/// ... over at least this many members (see "Reduce-scatter" above for
+/// where the figures come from: on the 2-core machine measured, every
+/// rank count from 2 gained from 16 KiB on when the cores were not
+/// contended, some at 8 KiB, none at 2 KiB).
+pub(crate) const RS_MIN_RANKS: usize = 2;
+
+/// `GEX_COLL_REDUCE_SCATTER`: 0 by size and rank count, 1 never, 2
+/// always.
+static RS_MODE: AtomicU8 = AtomicU8::new(0);
+
+/// Applies `CollSettings::reduce_scatter` (at client init): `None` by
+/// size and rank count, `Some(false)` never, `Some(true)` always.
+pub(crate) fn set_reduce_scatter(v: Option<bool>) {
+    RS_MODE.store(
+        match v {
+            None => 0,
+            Some(false) => 1,
+            Some(true) => 2,
+        },
+        Ordering::Relaxed,
+    );
+}
+
+/// Whether a shared-memory reduction of `nbytes` over `n` members (to
+/// all members if `to_all`, else to one) goes by reduce-scatter: a
+/// function of single-valued arguments (and a setting that the
+/// signature covers), so every member chooses the same. A reduce-to-one
+/// does so only when the setting says always: measured on 2 cores it
+/// was slower at every size and rank count (see "Reduce-scatter" above).
+pub(crate) fn reduce_scatter(n: usize, nbytes: usize, to_all: bool) -> bool {
+    match RS_MODE.load(Ordering::Relaxed) {
+        1 => false,
+        2 => n > 1,
+        _ => to_all && n >= RS_MIN_RANKS && nbytes >= RS_MIN_BYTES,
+    }
+}
+
+/// Bytes `[lo, hi)` of a chunk of `len` bytes (whole `dt_sz`-byte
+/// elements) that member `m` of `n` reduces: the chunk split into runs
+/// of whole elements filling 64 bytes (a cache line, when `dt_sz`
+/// divides 64) and the runs shared out as evenly as possible, in member
+/// order (the last run may be short; members get none when there are
+/// fewer runs than members). Shares are contiguous, disjoint and cover
+/// the chunk; every bound is a multiple of `dt_sz`.
+pub(crate) fn share(len: usize, dt_sz: usize, n: usize, m: usize) -> (usize, usize) {
+    let g = (64 / dt_sz).max(1) * dt_sz;
+    let runs = len.div_ceil(g);
+    let at = |j: usize| (j * runs / n * g).min(len);
+    (at(m), at(m + 1))
+}
+
+/// Advances a reduce-scatter entry (see "Reduce-scatter" above) as far as
+/// the others allow: reduces this member's share of each chunk every
+/// member has posted, in order, publishing it in its own buffer; then, if
+/// it gathers, copies the others' shares of each chunk every member has
+/// reduced. Stores `done` as it goes (for a member that does not gather,
+/// once its share is reduced: nobody reads its input after that, and the
+/// root's `done` covers its published share); returns the chunks done.
+fn advance_rs(a: &Area, e: &mut Entry) -> u64 {
+    let me = me();
+    let mine = a.data_ctl(me);
+    let total = chunks(e.nbytes);
+    let Kind::Rs {
+        n,
+        dt,
+        dt_sz,
+        ref op,
+        ref mut red,
+        gathers,
+    } = e.kind
+    else {
+        unreachable!("a reduce-scatter entry")
+    };
+    let output = e.out.as_ref().expect("a reducer has an output");
+    // The output's bytes `[at, at + len)`.
+    let out = |at: usize, len: usize| {
+        assert!(at + len <= output.len(), "output range");
+        // SAFETY: in range (asserted); the output is a staging buffer or
+        // a blocking caller's buffer (see `Output`), and this queue entry
+        // is its only writer until its completion is signalled; the
+        // ranges written by one call do not overlap.
+        unsafe { std::slice::from_raw_parts_mut(output.ptr().add(at), len) }
+    };
+    // Bytes `[lo, hi)` of member `m`'s slot `slot`.
+    // SAFETY (each read): `hi <= len <= CHUNK`, inside the slot; the
+    // bytes were posted (or, for a share, published: acquire loads
+    // below) and are not overwritten before this rank's `done` says it
+    // is through with them; nothing else writes them meanwhile (a member
+    // writes only its own share of its posted slot).
+    let buf = |m: usize, slot: usize, lo: usize, hi: usize| unsafe {
+        std::slice::from_raw_parts(a.data_slot(m, slot).add(lo), hi - lo)
+    };
+    let k = e.k;
+    let mut moved = 0;
+    loop {
+        let mut stepped = false;
+        // Reduce this member's share of chunk `red`, once all posted it.
+        while *red < total {
+            let want = mark(k, *red + 1);
+            let posted = |m: usize| {
+                let ok = a.data_ctl(m).posted.load(Ordering::Acquire) >= want;
+                if !ok {
+                    check_skipped(a, e.small_at, k, m, want);
+                }
+                ok
+            };
+            if !(0..n).all(posted) {
+                break;
+            }
+            if *red == 0 {
+                for m in 0..n {
+                    check_sig(a, k, e.sig, m);
+                }
+            }
+            let i = *red as usize;
+            let (off, slot) = (i * CHUNK, i % SLOTS);
+            let len = (e.nbytes - off).min(CHUNK);
+            let (lo, hi) = share(len, dt_sz, n, me);
+            if lo < hi {
+                // A gatherer reduces into its output (`off + hi <=
+                // nbytes`, its length); the others into their chunk-sized
+                // scratch (`hi <= min(nbytes, CHUNK)`).
+                let acc = out(if gathers { off + lo } else { lo }, hi - lo);
+                acc.copy_from_slice(buf(0, slot, lo, hi));
+                // As the flat path combines (see `consume`): the same
+                // call, element by element, in rank order, so the same
+                // bits.
+                for m in 1..n {
+                    combine(dt, dt_sz, op, buf(m, slot, lo, hi), acc);
+                }
+                // SAFETY: bytes `[lo, hi)` of this rank's slot `slot`
+                // (inside it: `hi <= CHUNK`) hold its input's share,
+                // which only this rank reads (just done); the other
+                // members read other bytes of the slot until `red` says
+                // this share is published.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        acc.as_ptr(),
+                        a.data_slot(me, slot).add(lo),
+                        hi - lo,
+                    )
+                };
+            }
+            *red += 1;
+            // Release: the share (and the reads of the inputs) before
+            // the count.
+            mine.red.store(mark(k, *red), Ordering::Release);
+            if !gathers {
+                e.got = *red;
+                moved += 1;
+                mine.done.store(mark(k, e.got), Ordering::Release);
+            }
+            stepped = true;
+        }
+        // Copy the others' shares of chunk `got`, once all reduced it.
+        while gathers && e.got < *red {
+            let want = mark(k, e.got + 1);
+            if !(0..n).all(|m| a.data_ctl(m).red.load(Ordering::Acquire) >= want) {
+                break;
+            }
+            let i = e.got as usize;
+            let (off, slot) = (i * CHUNK, i % SLOTS);
+            let len = (e.nbytes - off).min(CHUNK);
+            for m in (0..n).filter(|&m| m != me) {
+                let (lo, hi) = share(len, dt_sz, n, m);
+                if lo < hi {
+                    // `off + hi <= nbytes`, the output's length.
+                    out(off + lo, hi - lo).copy_from_slice(buf(m, slot, lo, hi));
+                }
+            }
+            e.got += 1;
+            moved += 1;
+            // Release: the reads of the shares before the count.
+            mine.done.store(mark(k, e.got), Ordering::Release);
+            stepped = true;
+        }
+        if !stepped {
+            return moved;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shares of a chunk: contiguous, disjoint, in member order,
+    /// covering it, element-aligned, as even as whole 64-byte runs allow;
+    /// and chunks of a payload never split an element.
+    #[test]
+    fn shares_cover_each_chunk_in_whole_elements() {
+        for dt_sz in [4usize, 8] {
+            assert_eq!(CHUNK % dt_sz, 0, "an element never straddles chunks");
+            for n in 1..=9usize {
+                let mut lens: Vec<usize> = vec![dt_sz, 2 * dt_sz, 64, 64 + dt_sz, 1000 * dt_sz];
+                lens.extend([CHUNK - dt_sz, CHUNK]);
+                lens.extend((1..=n + 1).map(|e| e * dt_sz));
+                lens.extend((1..=3 * n).map(|r| r * 64 - dt_sz));
+                for len in lens {
+                    let shares: Vec<_> = (0..n).map(|m| share(len, dt_sz, n, m)).collect();
+                    assert_eq!(shares[0].0, 0);
+                    assert_eq!(shares[n - 1].1, len, "len {len} n {n}");
+                    let runs = len.div_ceil(64 / dt_sz * dt_sz);
+                    for (m, &(lo, hi)) in shares.iter().enumerate() {
+                        assert!(lo <= hi, "len {len} n {n} m {m}");
+                        assert_eq!(lo % dt_sz, 0);
+                        assert_eq!(hi % dt_sz, 0);
+                        if m + 1 < n {
+                            assert_eq!(hi, shares[m + 1].0, "contiguous");
+                        }
+                        // Whole runs, as even as they go (the last run
+                        // may be short).
+                        let r = hi.div_ceil(64) - lo / 64;
+                        assert!(
+                            r >= runs / n && r <= runs.div_ceil(n),
+                            "len {len} n {n} m {m}"
+                        );
+                    }
+                    if len / dt_sz < n {
+                        // Fewer elements than members: some get none.
+                        assert!(shares.iter().any(|&(lo, hi)| lo == hi));
+                    }
+                }
+            }
+        }
+        // A payload's chunks: the last one short, every one element-aligned.
+        for nbytes in [8usize, CHUNK, CHUNK + 8, 5 * CHUNK - 8, 200_000] {
+            let total = chunks(nbytes) as usize;
+            let lens: Vec<usize> = (0..total)
+                .map(|i| (nbytes - i * CHUNK).min(CHUNK))
+                .collect();
+            assert_eq!(lens.iter().sum::<usize>(), nbytes);
+            assert!(lens.iter().all(|l| l % 8 == 0 && *l > 0));
+        }
+    }
+
+    #[test]
+    fn reduce_scatter_is_chosen_by_size_and_ranks() {
+        // The default (no setting in a unit test).
+        assert!(!reduce_scatter(1, 1 << 20, true));
+        assert!(!reduce_scatter(RS_MIN_RANKS, RS_MIN_BYTES - 8, true));
+        assert!(!reduce_scatter(8, 2048, true));
+        assert!(reduce_scatter(RS_MIN_RANKS, RS_MIN_BYTES, true));
+        assert!(reduce_scatter(3, 65536, true));
+        assert!(reduce_scatter(8, 1 << 20, true));
+        // Reduce-to-one: flat unless forced.
+        assert!(!reduce_scatter(8, 1 << 20, false));
+    }
 }

@@ -67,6 +67,15 @@ fn test_coll_without_single_copy() {
     passes("smp", [3], &[("GEX_COLL_SINGLE_COPY", "0")]);
 }
 
+/// Large reductions flat (`GEX_COLL_REDUCE_SCATTER=0`: every reader
+/// combines every member's vector), and by reduce-scatter at every size
+/// of the chunked path (`=1`, below its 16 KiB line too).
+#[test]
+fn test_coll_reduce_scatter_off_and_forced() {
+    passes("smp", [4, 5], &[("GEX_COLL_REDUCE_SCATTER", "0")]);
+    passes("smp", [3, 6], &[("GEX_COLL_REDUCE_SCATTER", "1")]);
+}
+
 #[test]
 fn test_coll_over_udp_2_to_4_ranks() {
     passes("udp", 2..=4, &[("GEX_UDP_BYPASS", "0")]);

@@ -8,7 +8,9 @@
 //! made before them), the GASNet-1 barrier's mismatch rules and NOT_READY,
 //! broadcast from random roots (0 bytes to 1 MiB, in place and not),
 //! reduce-to-one and reduce-to-all for every built-in type and operator,
-//! user operators (commutative, non-commutative, user types of 3 bytes to
+//! large ones (16 KiB to 1 MiB: reduce-scatter on smp) of `f64` sums of
+//! mixed magnitudes bit for bit against the rank-order model, in flight,
+//! in every sync mode, user operators (commutative, non-commutative, user types of 3 bytes to
 //! 70 KB per element), scatter, gather, gather-all and exchange; over the
 //! primordial team and teams from splits (grid rows and columns, reversed
 //! keys, ranks left out, splits of splits) and from `tm_create` (every
@@ -1721,6 +1723,235 @@ fn back_to_back(t: &T, tm: &Tm, label: u64) {
     }
 }
 
+/// `f64` inputs of mixed magnitudes and signs (2^-40 to 2^40, random
+/// mantissas): their sums round differently in every association, so
+/// only rank order gives the model's bits.
+fn mixed_f64(r: Rank, count: usize, seed: u64) -> Vec<f64> {
+    let mut rng = Rng::new(mix(seed, u64::from(r)));
+    (0..count)
+        .map(|_| {
+            let m = 1.0 + (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            let e = rng.below(81) as i32 - 40;
+            let s = if rng.below(2) == 0 { 1.0 } else { -1.0 };
+            s * m * 2f64.powi(e)
+        })
+        .collect()
+}
+
+/// The sequential rank-order model: `((c_0 + c_1) + c_2) ...`.
+fn mixed_sum(n: u32, count: usize, seed: u64) -> Vec<u64> {
+    let mut acc = mixed_f64(0, count, seed);
+    for r in 1..n {
+        for (a, x) in acc.iter_mut().zip(mixed_f64(r, count, seed)) {
+            *a += x;
+        }
+    }
+    acc.iter().map(|x| x.to_bits()).collect()
+}
+
+fn f64_bytes(v: &[f64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
+/// Large reductions (above 1 KiB: over the primordial team on smp, the
+/// chunked shared-memory path; reduce-to-all by reduce-scatter from 16
+/// KiB, `GEX_COLL_REDUCE_SCATTER` forces either way, reduce-to-one too):
+/// `f64` sums of mixed magnitudes against the sequential rank-order model
+/// bit for bit (one chunk, a last chunk of one element, several chunks
+/// with a short last one, more chunks than a member has slots),
+/// reduce-to-all and
+/// reduce-to-one from every root, in place and not, blocking and not;
+/// every built-in type and operator; several in flight (one handle
+/// forgotten) synced in reverse order; every sync mode.
+fn large_reductions(t: &T, tm: &Tm, label: u64) {
+    let (me, n) = (tm.rank(), tm.size());
+    let add: ReduceOp = Op::Add.into();
+    let bits = |b: &[u8]| -> Vec<u64> {
+        b.chunks_exact(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    // The first element whose bits differ from `want`'s.
+    let differs = |got: &[u8], want: &[u64]| -> Option<usize> {
+        let got = bits(got);
+        assert_eq!(got.len(), want.len());
+        (0..want.len()).find(|&i| got[i] != want[i])
+    };
+    let counts = [2048usize, 2049, 5 * 2048 - 3, 40_000, 131_072];
+    for (ci, &count) in counts.iter().enumerate() {
+        let seed = mix(label, count as u64);
+        let mine = f64_bytes(&mixed_f64(me, count, seed));
+        let want = mixed_sum(n, count, seed);
+        let what = |c: &str, how: &str| format!("{c} of {count} mixed f64 over {n} ({how})");
+        for (vi, how) in ["nb", "nb in place", "blocking", "blocking in place"]
+            .iter()
+            .enumerate()
+        {
+            let (blocking, in_place) = (vi >= 2, vi % 2 == 1);
+            let mut dst = if in_place {
+                mine.clone()
+            } else {
+                vec![0xeeu8; mine.len()]
+            };
+            let src = (!in_place).then_some(&mine[..]);
+            if blocking {
+                reduce_to_all(tm, &mut dst, src, Dt::Dbl, 8, count, &add, Flags::empty()).unwrap();
+            } else {
+                let h =
+                    reduce_to_all_nb(tm, &mut dst, src, Dt::Dbl, 8, count, &add, Flags::empty())
+                        .unwrap();
+                t.wait(h, &what("reduce_to_all", how));
+            }
+            if let Some(i) = differs(&dst, &want) {
+                panic!(
+                    "{}: element {i} differs from the model",
+                    what("reduce_to_all", how)
+                );
+            }
+            // Reduce-to-one: every root for the smaller sizes, one for the
+            // larger.
+            let roots: Vec<Rank> = if count <= 5 * 2048 {
+                (0..n).collect()
+            } else {
+                vec![((ci + vi) % n as usize) as Rank]
+            };
+            for root in roots {
+                let mut out = if in_place && me == root {
+                    mine.clone()
+                } else {
+                    vec![0xeeu8; mine.len()]
+                };
+                let d = (me == root).then_some(&mut out[..]);
+                let src = (!(in_place && me == root)).then_some(&mine[..]);
+                if blocking {
+                    reduce_to_one(tm, root, d, src, Dt::Dbl, 8, count, &add, Flags::empty())
+                        .unwrap();
+                } else {
+                    let h =
+                        reduce_to_one_nb(tm, root, d, src, Dt::Dbl, 8, count, &add, Flags::empty())
+                            .unwrap();
+                    t.wait(h, &what("reduce_to_one", how));
+                }
+                if me == root {
+                    if let Some(i) = differs(&out, &want) {
+                        panic!(
+                            "{} at root {root}: element {i} differs from the model",
+                            what("reduce_to_one", how)
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // Every built-in type and operator: one full chunk and a last chunk
+    // of 1, 2 or 3 elements (fewer than members: some shares empty).
+    let mut rng = Rng::new(label ^ 0x5C);
+    for dt in Dt::BUILTIN {
+        let dt_sz = dt.size().unwrap();
+        for op in Op::ALL {
+            if !op.valid_for_reduction(dt) || matches!(op, Op::User | Op::UserNc) {
+                continue;
+            }
+            let count = (16 << 10) / dt_sz + 1 + rng.below(3) as usize;
+            let seed = mix(label, (dt as u64) << 32 ^ (op as u64) << 8 ^ count as u64);
+            let mine = input(dt, op, me, count, seed);
+            let expect = model_reduce(
+                n,
+                |r| input(dt, op, r, count, seed),
+                |a, b| model_op(dt, op, a, b),
+            );
+            let what = format!("large {} {} x{count} over {n}", dt.name(), op.name());
+            reduce_pair(
+                t,
+                tm,
+                &mut rng,
+                dt,
+                dt_sz,
+                &op.into(),
+                &mine,
+                &expect,
+                &what,
+            );
+        }
+    }
+    // Several in flight, roots rotating, sizes mixed, some in place; the
+    // second handle forgotten (its output is never copied to its buffer;
+    // the others must still complete); the rest synced in reverse order.
+    for round in 0..2u64 {
+        // By default the reduce-to-alls of at least 16 KiB reduce-scatter,
+        // the 12 KB one and the reduce-to-ones (odd `j`) are flat.
+        let sizes = [2048usize, 20_000, 1500, 2049, 40_000, 2048 * 9 + 1];
+        let seeds: Vec<u64> = (0..sizes.len())
+            .map(|j| mix(label ^ 0xF11 ^ round, j as u64))
+            .collect();
+        let inputs: Vec<Vec<u8>> = sizes
+            .iter()
+            .zip(&seeds)
+            .map(|(&c, &s)| f64_bytes(&mixed_f64(me, c, s)))
+            .collect();
+        let mut outs: Vec<Vec<u8>> = inputs.clone();
+        let root = |j: usize| ((j as u64 + round) % u64::from(n)) as Rank;
+        {
+            let mut hs = Vec::new();
+            for (j, (out, inp)) in outs.iter_mut().zip(&inputs).enumerate() {
+                let count = sizes[j];
+                // In place when `j` is a multiple of 3 (the output holds the
+                // input already); to-one for odd `j`.
+                let src = (j % 3 != 0).then_some(&inp[..]);
+                let h = if j % 2 == 1 {
+                    let r = root(j);
+                    let (d, src) = if me == r {
+                        (Some(&mut out[..]), src)
+                    } else {
+                        (None, Some(&inp[..]))
+                    };
+                    reduce_to_one_nb(tm, r, d, src, Dt::Dbl, 8, count, &add, Flags::empty())
+                } else {
+                    reduce_to_all_nb(tm, out, src, Dt::Dbl, 8, count, &add, Flags::empty())
+                }
+                .unwrap();
+                if j == 1 {
+                    std::mem::forget(h);
+                } else {
+                    hs.push(h);
+                }
+            }
+            while let Some(h) = hs.pop() {
+                t.wait(h, "large reductions in flight");
+            }
+        }
+        for (j, out) in outs.iter().enumerate() {
+            let gets = j % 2 == 0 || me == root(j);
+            if j == 1 || !gets {
+                continue;
+            }
+            let want = mixed_sum(n, sizes[j], seeds[j]);
+            if let Some(i) = differs(out, &want) {
+                panic!("large reduction {j} in flight (round {round}): element {i} differs");
+            }
+        }
+    }
+    // Every sync mode, to-all and to-one.
+    for (mi, &mode) in sync_mode_list().iter().enumerate() {
+        let count = 2048 * 3 + 5;
+        let seed = mix(label ^ 0x5E, mi as u64);
+        let mine = f64_bytes(&mixed_f64(me, count, seed));
+        let want = mixed_sum(n, count, seed);
+        let mut dst = vec![0xeeu8; mine.len()];
+        let h = reduce_to_all_nb(tm, &mut dst, Some(&mine), Dt::Dbl, 8, count, &add, mode).unwrap();
+        t.wait(h, &format!("large reduce_to_all {mode:?}"));
+        assert!(bits(&dst) == want, "large reduce_to_all {mode:?} differs");
+        let root = (mi as u32) % n;
+        let mut dst = vec![0xeeu8; mine.len()];
+        let d = (me == root).then_some(&mut dst[..]);
+        let h = reduce_to_one_nb(tm, root, d, Some(&mine), Dt::Dbl, 8, count, &add, mode).unwrap();
+        t.wait(h, &format!("large reduce_to_one {mode:?}"));
+        if me == root {
+            assert!(bits(&dst) == want, "large reduce_to_one {mode:?} differs");
+        }
+    }
+}
+
 /// Small collectives (through shared memory's inline slots where the team
 /// has a channel): more in flight than a member has slots (32), every
 /// kind, roots rotating, sizes on both sides of what fits a slot's line
@@ -2731,6 +2962,7 @@ fn main() {
     handles_across_threads(&t, &t.job.tm, 0x30);
     many_outstanding(&t, &t.job.tm, 0x40);
     back_to_back(&t, &t.job.tm, 0x45);
+    large_reductions(&t, &t.job.tm, 0x47);
     small_in_flight(&t, &t.job.tm, 0x46);
     sync_mode_errors(&t.job.tm);
     sync_modes(&t, &t.job.tm, 0x50, &[0, 5, 70_001]);
