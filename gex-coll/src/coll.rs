@@ -167,6 +167,22 @@ pub fn broadcast_nb<'a>(
     src: Option<&'a [u8]>,
     flags: Flags,
 ) -> Result<CollHandle<'a>> {
+    bcast_entry(tm, root, dst, src, flags)
+}
+
+/// [`broadcast_nb`]'s body, inlined into it and into the blocking
+/// [`broadcast`]: there the handle (complete, on the common path) never
+/// travels through memory, whose reload right after the root's write to
+/// its slot line could not be forwarded and so waited for that line to
+/// come back from the reader (PERFORMANCE.md, "Collectives").
+#[inline(always)]
+fn bcast_entry<'a>(
+    tm: &Tm,
+    root: Rank,
+    dst: &'a mut [u8],
+    src: Option<&'a [u8]>,
+    flags: Flags,
+) -> Result<CollHandle<'a>> {
     const CALL: &str = "gex_Coll_BroadcastNB";
     if flags.intersects(seg::HINTS) {
         // Segment hints: the one-sided algorithms (`crate::seg`).
@@ -1092,7 +1108,11 @@ pub fn broadcast(
     src: Option<&[u8]>,
     flags: Flags,
 ) -> Result<()> {
-    shmsmall::blocking(|| broadcast_nb(tm, root, dst, src, flags))?.wait()
+    let h = shmsmall::blocking(|| bcast_entry(tm, root, dst, src, flags))?;
+    if h.is_invalid() {
+        return Ok(());
+    }
+    h.wait()
 }
 
 /// Blocking [`reduce_to_one_nb`].
