@@ -373,21 +373,15 @@ pub(crate) fn reduce_to_one<'a>(
     let xsig = red.sig(&x, "reduce_to_one", g_root, nbytes);
     let xkey = x.next_key();
     let result = (t.me == root).then(|| Staging::new(nbytes));
-    let r2 = result.clone();
-    steps.push(start_then_wait(move || {
-        // SAFETY: the group's reduction into `group` is complete (the
-        // step before): nothing writes it any more.
-        let acc = unsafe { staged(&group) }.to_vec();
-        Some(am_reduce(
-            &x,
-            xkey,
-            xsig,
-            ReduceKind::ToOne { root: g_root },
-            acc,
-            r2.clone(),
-            &red,
-        ))
-    }));
+    steps.push(between_reps(
+        group,
+        x,
+        xkey,
+        xsig,
+        ReduceKind::ToOne { root: g_root },
+        result.clone(),
+        red,
+    ));
     Ok(fin(
         match dst {
             Some(d) => launch(steps, result, d),
@@ -395,6 +389,27 @@ pub(crate) fn reduce_to_one<'a>(
         },
         out,
     ))
+}
+
+/// The representatives' step of a hierarchical reduction: once the
+/// group's result is in `group` (the step before), its reduction over the
+/// representatives' team `x` under `xkey`/`xsig`, into `result` where
+/// this member receives one.
+fn between_reps(
+    group: Arc<Staging>,
+    x: Arc<TeamInfo>,
+    xkey: Key,
+    xsig: u32,
+    kind: ReduceKind,
+    result: Option<Arc<Staging>>,
+    red: Red,
+) -> Step {
+    start_then_wait(move || {
+        // SAFETY: the group's reduction into `group` is complete (the
+        // step before): nothing writes it any more.
+        let acc = unsafe { staged(&group) }.to_vec();
+        Some(am_reduce(&x, xkey, xsig, kind, acc, result.clone(), &red))
+    })
 }
 
 /// Hierarchical reduce-to-all. Staged: nothing waits here.
@@ -429,34 +444,21 @@ pub(crate) fn reduce_to_all<'a>(
     let result = Staging::new(nbytes);
     let mut steps: Vec<Step> = Vec::new();
     let Some(x) = h.reps(t, key, None) else {
-        let (mut lin, mut lout) = stages.expect("a non-representative has a group");
-        steps.push(start_then_wait(move || lin.start(Some(&input), None)));
-        let r = result.clone();
-        steps.push(start_then_wait(move || lout.start(None, Some(&r))));
-        return Ok(fin(launch(steps, Some(result), dst), out));
+        return Ok(member_in_out(stages, input, result, dst, out));
     };
-    let (lin, lout) = match stages {
-        Some((i, o)) => (Some(i), Some(o)),
-        None => (None, None),
-    };
+    let (lin, lout) = stages.unzip();
     let group = group_result(&mut steps, lin, input, nbytes);
     let xsig = red.sig(&x, "reduce_to_all", 0, nbytes);
     let xkey = x.next_key();
-    let r = result.clone();
-    steps.push(start_then_wait(move || {
-        // SAFETY: the group's reduction into `group` is complete (the
-        // step before): nothing writes it any more.
-        let acc = unsafe { staged(&group) }.to_vec();
-        Some(am_reduce(
-            &x,
-            xkey,
-            xsig,
-            ReduceKind::ToAll,
-            acc,
-            Some(r.clone()),
-            &red,
-        ))
-    }));
+    steps.push(between_reps(
+        group,
+        x,
+        xkey,
+        xsig,
+        ReduceKind::ToAll,
+        Some(result.clone()),
+        red,
+    ));
     if let Some(mut l) = lout {
         let r = result.clone();
         // SAFETY: the representatives' reduction into `result` is
@@ -734,89 +736,95 @@ pub(crate) struct LStage {
 }
 
 impl LStage {
-    /// A broadcast of `nbytes` from local rank `root`.
-    pub(crate) fn bcast(l: &Arc<TeamInfo>, root: u32, nbytes: usize) -> LStage {
-        let how = if shmsmall::qualifies(l, &MY, nbytes, 1) {
-            let pat = Pat::Bcast {
-                root: root as usize,
-            };
-            How::Small(shmsmall::reserve(l, &MY, pat, nbytes))
+    /// A stage of `kind` rooted at local rank `root` whose writers post
+    /// `wlen` bytes (elements of `unit`): its numbers reserved now, on
+    /// the inline slots where they qualify (pattern `pat`), else its
+    /// Active Message key, with the signature `sig` gives.
+    fn new(
+        l: &Arc<TeamInfo>,
+        root: u32,
+        kind: Kind,
+        wlen: usize,
+        unit: usize,
+        pat: impl FnOnce() -> Pat,
+        sig: impl FnOnce() -> u32,
+    ) -> LStage {
+        let how = if shmsmall::qualifies(l, &MY, wlen, unit) {
+            How::Small(shmsmall::reserve(l, &MY, pat(), wlen))
         } else {
-            How::Am(l.next_key(), bcast_sig(root, nbytes))
+            How::Am(l.next_key(), sig())
         };
         LStage {
             t: l.clone(),
             root,
             how,
-            kind: Kind::Bcast,
+            kind,
             c: None,
         }
     }
 
+    /// A broadcast of `nbytes` from local rank `root`.
+    pub(crate) fn bcast(l: &Arc<TeamInfo>, root: u32, nbytes: usize) -> LStage {
+        let r = root as usize;
+        LStage::new(
+            l,
+            root,
+            Kind::Bcast,
+            nbytes,
+            1,
+            || Pat::Bcast { root: r },
+            || bcast_sig(root, nbytes),
+        )
+    }
+
     /// A gather of `nb`-byte blocks to local rank `root`.
     pub(crate) fn gather(l: &Arc<TeamInfo>, root: u32, nb: usize) -> LStage {
-        let how = if shmsmall::qualifies(l, &MY, nb, 1) {
-            let pat = Pat::Gather {
-                root: root as usize,
-                nb,
-            };
-            How::Small(shmsmall::reserve(l, &MY, pat, nb))
-        } else {
-            let sig = signature("gather", &[u64::from(root), nb as u64, MY.word]);
-            How::Am(l.next_key(), sig)
-        };
-        LStage {
-            t: l.clone(),
+        let r = root as usize;
+        LStage::new(
+            l,
             root,
-            how,
-            kind: Kind::Gather { nb },
-            c: None,
-        }
+            Kind::Gather { nb },
+            nb,
+            1,
+            || Pat::Gather { root: r, nb },
+            || signature("gather", &[u64::from(root), nb as u64, MY.word]),
+        )
     }
 
     /// A scatter of `nb`-byte blocks from local rank `root` (whose own
     /// block the caller takes).
     pub(crate) fn scatter(l: &Arc<TeamInfo>, root: u32, nb: usize) -> LStage {
+        let r = root as usize;
         let wlen = nb * l.size() as usize;
-        let how = if shmsmall::qualifies(l, &MY, wlen, 1) {
-            let pat = Pat::Scatter {
-                root: root as usize,
-                nb,
-            };
-            How::Small(shmsmall::reserve(l, &MY, pat, wlen))
-        } else {
-            let sig = signature("scatter", &[u64::from(root), nb as u64, MY.word]);
-            How::Am(l.next_key(), sig)
-        };
-        LStage {
-            t: l.clone(),
+        LStage::new(
+            l,
             root,
-            how,
-            kind: Kind::Scatter { nb },
-            c: None,
-        }
+            Kind::Scatter { nb },
+            wlen,
+            1,
+            || Pat::Scatter { root: r, nb },
+            || signature("scatter", &[u64::from(root), nb as u64, MY.word]),
+        )
     }
 
     /// A reduction of `nbytes` to local rank `root`.
     fn reduce(l: &Arc<TeamInfo>, root: u32, nbytes: usize, red: &Red) -> LStage {
-        let how = if shmsmall::qualifies(l, &MY, nbytes, red.dt_sz) {
-            let pat = Pat::Reduce {
-                root: Some(root as usize),
-                dt: red.dt,
-                dt_sz: red.dt_sz,
-                op: red.op.clone(),
-            };
-            How::Small(shmsmall::reserve(l, &MY, pat, nbytes))
-        } else {
-            How::Am(l.next_key(), red.sig(l, "reduce_to_one", root, nbytes))
+        let pat = || Pat::Reduce {
+            root: Some(root as usize),
+            dt: red.dt,
+            dt_sz: red.dt_sz,
+            op: red.op.clone(),
         };
-        LStage {
-            t: l.clone(),
+        let sig = || red.sig(l, "reduce_to_one", root, nbytes);
+        LStage::new(
+            l,
             root,
-            how,
-            kind: Kind::Reduce(red.clone()),
-            c: None,
-        }
+            Kind::Reduce(red.clone()),
+            nbytes,
+            red.dt_sz,
+            pat,
+            sig,
+        )
     }
 
     /// Starts this member's part as far as it can without waiting
@@ -909,6 +917,25 @@ static STAGED: Mutex<VecDeque<Staged>> = Mutex::new(VecDeque::new());
 
 /// `STAGED.len()`, read without the lock (written under it).
 static STAGED_LEN: AtomicUsize = AtomicUsize::new(0);
+
+/// A member other than its group's representative in an operation with
+/// a local stage in (its operand `input`) and one out (into `result`,
+/// copied into `dst` at completion): reduce-to-all, gather-all, exchange.
+pub(crate) fn member_in_out<'a>(
+    stages: Option<(LStage, LStage)>,
+    input: Arc<[u8]>,
+    result: Arc<Staging>,
+    dst: &'a mut [u8],
+    out: Option<(Arc<TeamInfo>, Key)>,
+) -> CollHandle<'a> {
+    let (mut lin, mut lout) = stages.expect("a non-representative has a group");
+    let r = result.clone();
+    let steps: Vec<Step> = vec![
+        start_then_wait(move || lin.start(Some(&input), None)),
+        start_then_wait(move || lout.start(None, Some(&r))),
+    ];
+    fin(launch(steps, Some(result), dst), out)
+}
 
 /// Runs what can run of an operation's `steps` now and queues the rest
 /// for the progress hook; the user's handle, with `output` (the buffer

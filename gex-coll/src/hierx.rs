@@ -69,7 +69,9 @@ use crate::algos::write_staging;
 use crate::coll::{fin, out_key};
 use crate::engine::{send_now, signature, Cx, Key, Logic, Op, Out, WithSends};
 use crate::handle::CollHandle;
-use crate::hier::{group_result, launch, staged, start_then_wait, wait_for, Hier, LStage, Step};
+use crate::hier::{
+    group_result, launch, member_in_out, staged, start_then_wait, wait_for, Hier, LStage, Step,
+};
 use crate::sync::SyncMode;
 use crate::team::TeamInfo;
 
@@ -414,16 +416,9 @@ pub(crate) fn gather_all<'a>(
     let result = Staging::new(dst.len());
     let mut steps: Vec<Step> = Vec::new();
     let Some(x) = h.reps(t, key, None) else {
-        let (mut lin, mut lout) = stages.expect("a non-representative has a group");
-        steps.push(start_then_wait(move || lin.start(Some(&input), None)));
-        let r = result.clone();
-        steps.push(start_then_wait(move || lout.start(None, Some(&r))));
-        return Ok(fin(launch(steps, Some(result), dst), out));
+        return Ok(member_in_out(stages, input, result, dst, out));
     };
-    let (lin, lout) = match stages {
-        Some((i, o)) => (Some(i), Some(o)),
-        None => (None, None),
-    };
+    let (lin, lout) = stages.unzip();
     let sig = signature("hier_gather_all", &[nb as u64, u64::from(t.size())]);
     let xkey = x.next_key();
     let me = h.mine as usize;
@@ -519,17 +514,10 @@ pub(crate) fn exchange<'a>(
     let input: Arc<[u8]> = Arc::from(src);
     let mut steps: Vec<Step> = Vec::new();
     let Some(x) = h.reps(t, key, None) else {
-        let (mut lin, mut lout) = stages.expect("a non-representative has a group");
-        steps.push(start_then_wait(move || lin.start(Some(&input), None)));
-        let s = Staging::new(dst.len());
-        let s2 = s.clone();
-        steps.push(start_then_wait(move || lout.start(None, Some(&s2))));
-        return Ok(fin(launch(steps, Some(s), dst), out));
+        let result = Staging::new(dst.len());
+        return Ok(member_in_out(stages, input, result, dst, out));
     };
-    let (lin, lout) = match stages {
-        Some((i, o)) => (Some(i), Some(o)),
-        None => (None, None),
-    };
+    let (lin, lout) = stages.unzip();
     let sig = signature("hier_exchange", &[nb as u64, n as u64]);
     let xkey = x.next_key();
     let me = h.mine as usize;
