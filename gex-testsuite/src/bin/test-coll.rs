@@ -1788,8 +1788,8 @@ fn large_reductions(t: &T, tm: &Tm, label: u64) {
     // the order of combination is the algorithm's (a binomial tree or
     // recursive doubling over Active Messages, the hierarchy's groups
     // across neighbourhoods), and floating-point sums differ in their last
-    // bits: there every element must be within the reordering's bound,
-    // (n - 1) ulps of the sum of the magnitudes.
+    // bits: there every element must be within the reordering's bound
+    // ((n - 1) machine epsilons times the sum of the magnitudes; n taken).
     let exact = expect_shm(tm);
     // The first element that differs from `want` (the sequential model's
     // bits; `scale`: the sum of the operands' magnitudes).
