@@ -5,13 +5,15 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use gex_core::Staging;
+use gex_core::{Completion, Staging};
 use gex_types::{Dt, Rank};
 
-use crate::engine::{check_range, lock, Cx, Logic, Out};
+use crate::engine::{check_range, lock, send_now, Cx, Key, Logic, Op, Out};
 use crate::reduce::{combine, ReduceOp};
+use crate::team::TeamInfo;
 use crate::tree::{
     binomial_children, binomial_parent, dissemination_from, dissemination_rounds, dissemination_to,
+    from_virtual, to_virtual,
 };
 
 /// Copies `data` to `offset` of `staging`, which must contain the range.
@@ -638,6 +640,49 @@ impl Logic for AllReduceRd {
             )),
         }
     }
+}
+
+/// Broadcast from `root` over `t` by Active Messages under `key`, down a
+/// binomial tree (the flat `bcast_on` and the hierarchy's stages): the
+/// root sends `data` to its children and is done; another member
+/// receives into `out` (and forwards) and completes with the returned
+/// completion. `call` names the operation in errors.
+pub(crate) fn am_bcast(
+    t: &TeamInfo,
+    key: Key,
+    sig: u32,
+    root: u32,
+    data: Option<&[u8]>,
+    out: Option<&Arc<Staging>>,
+    call: &'static str,
+) -> Arc<Completion> {
+    let (me, n) = (t.me, t.size());
+    let v = to_virtual(me, root, n);
+    let children: Vec<Rank> = binomial_children(v, n)
+        .iter()
+        .rev()
+        .map(|&c| t.members[from_virtual(c, root, n) as usize])
+        .collect();
+    if me == root {
+        let d = data.expect("the root has the data");
+        for &c in &children {
+            send_now(key, sig, c, 0, d);
+        }
+        return Completion::new(0, None);
+    }
+    let staging = out.expect("a reader has an output").clone();
+    let op = Op::start(
+        key,
+        sig,
+        call,
+        Box::new(BcastRecv {
+            children,
+            staging,
+            tag: 0,
+            got: 0,
+        }),
+    );
+    op.c.clone()
 }
 
 #[cfg(test)]

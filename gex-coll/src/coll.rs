@@ -37,7 +37,7 @@ use std::sync::Arc;
 use gex_core::{context, Staging, Tm};
 use gex_types::{Dt, Error, Flags, Rank, Result};
 
-use crate::algos::{AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceKind};
+use crate::algos::{am_bcast, AllReduceRd, Collect, CollectSink, Reduce, ReduceKind};
 use crate::engine::{send_now, signature, Key, Logic, Op, Out};
 use crate::handle::CollHandle;
 use crate::hier;
@@ -48,7 +48,6 @@ use crate::shmdata::{self, Readers};
 use crate::shmsmall::{self, Pat};
 use crate::sync::{self, SyncMode};
 use crate::team::{barrier_event, team_ref, TeamInfo};
-use crate::tree::{binomial_children, from_virtual, to_virtual};
 
 fn check_flags(call: &str, flags: Flags) -> Result<()> {
     if flags.is_empty() {
@@ -267,31 +266,13 @@ pub(crate) fn bcast_on<'a>(
             out,
         );
     }
-    let v = to_virtual(me, root, n);
-    let children: Vec<Rank> = binomial_children(v, n)
-        .iter()
-        .rev()
-        .map(|&c| t.members[from_virtual(c, root, n) as usize])
-        .collect();
     if me == root {
-        for &c in &children {
-            send_now(key, sig, c, 0, dst);
-        }
+        am_bcast(t, key, sig, root, Some(dst), None, call);
         return fin(CollHandle::INVALID, out);
     }
     let staging = Staging::new(nbytes);
-    let op = Op::start(
-        key,
-        sig,
-        call,
-        Box::new(BcastRecv {
-            children,
-            staging: staging.clone(),
-            tag: 0,
-            got: 0,
-        }),
-    );
-    fin(CollHandle::pending_into(op.c.clone(), staging, dst), out)
+    let c = am_bcast(t, key, sig, root, None, Some(&staging), call);
+    fin(CollHandle::pending_into(c, staging, dst), out)
 }
 
 pub(crate) struct ReduceArgs {

@@ -111,7 +111,7 @@ use gex_core::{Completion, Staging};
 use gex_types::{Dt, Rank, Result};
 
 use crate::algos::{
-    write_staging, AllReduceRd, BcastRecv, Collect, CollectSink, Reduce, ReduceKind,
+    am_bcast, write_staging, AllReduceRd, Collect, CollectSink, Reduce, ReduceKind,
 };
 use crate::coll::{fin, out_key, reduce_args, ReduceArgs, RECURSIVE_DOUBLING_MAX};
 use crate::engine::{hash_id, lock, send_now, signature, Key, Logic, Op};
@@ -122,7 +122,6 @@ use crate::shmbar::ShmTeam;
 use crate::shmsmall::{self, Pat};
 use crate::sync::SyncMode;
 use crate::team::{am_barrier, barrier_event, TeamInfo};
-use crate::tree::{binomial_children, from_virtual, to_virtual};
 
 /// A team's grouping by neighbourhood (see the module documentation).
 pub(crate) struct Hier {
@@ -286,7 +285,7 @@ pub(crate) fn broadcast<'a>(
             // writes for its group from its own copy of the data.
             let data: Arc<[u8]> = Arc::from(&*dst);
             let xsig = bcast_sig(g_root, nbytes);
-            am_bcast(&x, x.next_key(), xsig, g_root, Some(&data), None);
+            am_bcast(&x, x.next_key(), xsig, g_root, Some(&data), None, STAGE);
             if let Some(mut l) = local {
                 steps.push(start_then_wait(move || l.start(Some(&data), None)));
             }
@@ -297,7 +296,7 @@ pub(crate) fn broadcast<'a>(
             // writes for its group.
             let s = Staging::new(nbytes);
             let xsig = bcast_sig(g_root, nbytes);
-            let xc = am_bcast(&x, x.next_key(), xsig, g_root, None, Some(&s));
+            let xc = am_bcast(&x, x.next_key(), xsig, g_root, None, Some(&s), STAGE);
             steps.push(wait_for(xc));
             if let Some(mut l) = local {
                 let s = s.clone();
@@ -542,47 +541,6 @@ const STAGE: &str = "a hierarchical collective's stage";
 pub(crate) unsafe fn staged(s: &Staging) -> &[u8] {
     // SAFETY: `s` owns `len` bytes; no writer (the caller's promise).
     unsafe { std::slice::from_raw_parts(s.ptr(), s.len()) }
-}
-
-/// Broadcast from `root` over `t` by Active Messages under `key` (as
-/// `bcast_on`'s tree): the root sends `data` to its children and is done;
-/// another member receives into `out` (and forwards) and completes with
-/// the returned completion.
-fn am_bcast(
-    t: &TeamInfo,
-    key: Key,
-    sig: u32,
-    root: u32,
-    data: Option<&[u8]>,
-    out: Option<&Arc<Staging>>,
-) -> Arc<Completion> {
-    let (me, n) = (t.me, t.size());
-    let v = to_virtual(me, root, n);
-    let children: Vec<Rank> = binomial_children(v, n)
-        .iter()
-        .rev()
-        .map(|&c| t.members[from_virtual(c, root, n) as usize])
-        .collect();
-    if me == root {
-        let d = data.expect("the root has the data");
-        for &c in &children {
-            send_now(key, sig, c, 0, d);
-        }
-        return Completion::new(0, None);
-    }
-    let staging = out.expect("a reader has an output").clone();
-    let op = Op::start(
-        key,
-        sig,
-        STAGE,
-        Box::new(BcastRecv {
-            children,
-            staging,
-            tag: 0,
-            got: 0,
-        }),
-    );
-    op.c.clone()
 }
 
 /// Gather of `nb`-byte blocks to `root` over `t` by Active Messages
@@ -848,7 +806,7 @@ impl LStage {
                 r.try_start(input, o).then_some(c)
             }
             How::Am(key, sig) => Some(match &self.kind {
-                Kind::Bcast => am_bcast(&self.t, *key, *sig, self.root, input, out),
+                Kind::Bcast => am_bcast(&self.t, *key, *sig, self.root, input, out, STAGE),
                 Kind::Gather { nb } => am_gather(&self.t, *key, *sig, self.root, *nb, input, out),
                 Kind::Scatter { nb } => am_scatter(&self.t, *key, *sig, self.root, *nb, input, out),
                 Kind::Reduce(red) => am_reduce(
