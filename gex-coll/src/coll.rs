@@ -232,6 +232,12 @@ pub(crate) fn bcast_on<'a>(
             if let Some(s) = src {
                 dst.copy_from_slice(s);
             }
+        }
+        if nbytes <= crate::shm::SMALL_MAX && !mode.out_all {
+            let team = t.shm_team().expect("qualifies");
+            return shmsmall::bcast1(team, &mode, root as usize, dst);
+        }
+        if me == root {
             return shmsmall::start(t, &mode, pat, nbytes, Some(dst), None);
         }
         return shmsmall::start(t, &mode, pat, nbytes, None, Some(dst));
@@ -1091,6 +1097,8 @@ pub fn broadcast(
 ) -> Result<()> {
     let h = shmsmall::blocking(|| bcast_entry(tm, root, dst, src, flags))?;
     if h.is_invalid() {
+        // Nothing to drop (the drop glue would still run).
+        std::mem::forget(h);
         return Ok(());
     }
     h.wait()

@@ -407,6 +407,11 @@ impl<'a> CollHandle<'a> {
     /// thread outside handler context.
     pub fn wait(mut self) -> Result<()> {
         context::check_may_communicate("gex_coll wait_sync")?;
+        if self.is_invalid() {
+            // Nothing to drop either (the drop glue would still run).
+            std::mem::forget(self);
+            return Ok(());
+        }
         if !self.try_finish() {
             let rt = Runtime::require("gex_coll wait_sync")?;
             if self.poked() {
@@ -540,11 +545,21 @@ impl<'a> CollHandle<'a> {
 }
 
 impl Drop for CollHandle<'_> {
+    #[inline]
     fn drop(&mut self) {
+        // Otherwise nothing borrowed is written after initiation, and an
+        // entered barrier advances in the handlers: the operation
+        // finishes in the background.
+        if matches!(self.state, State::Pending { .. }) {
+            self.drop_pending();
+        }
+    }
+}
+
+impl CollHandle<'_> {
+    /// [`Drop`] of a pending handle.
+    fn drop_pending(&mut self) {
         let State::Pending { c, copy, then, .. } = &self.state else {
-            // Nothing borrowed is written after initiation, and an entered
-            // barrier advances in the handlers: the operation finishes in
-            // the background.
             return;
         };
         if copy.is_none() && then.is_none() {

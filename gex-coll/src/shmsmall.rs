@@ -63,7 +63,11 @@
 //! all until then), and acknowledgements are per slot, so handles may be
 //! synced in any order. A writer keeps a private copy of the last
 //! acknowledgements it read and looks at a member's line again only when
-//! that copy is too old. Every acknowledgement and sequence is stored by
+//! that copy is too old; when it then has to wait for another member, it
+//! waits until that member also acknowledged the next [`BATCH`] - 1
+//! operations (all posted before this one), so that a root whose ring is
+//! full takes the member's acknowledgement line once per batch instead
+//! of once per operation. Every acknowledgement and sequence is stored by
 //! its owner only (no read-modify-write on shared lines).
 //!
 //! # No lock, no allocation
@@ -84,10 +88,12 @@
 //! progress hook. A reader never waits at initiation unless it is a
 //! blocking call: its operation cannot be posted before it acknowledged
 //! the slot's previous one, so only members that acknowledge without
-//! reading wait for their own previous operation first. Every wait polls, and the member that waits for the
-//! lowest-numbered operation always waits for writes or acknowledgements of
-//! operations every member has passed, so the team's small operations
-//! cannot deadlock among themselves.
+//! reading wait for their own previous operation first. Every wait polls,
+//! and every wait at operation `s` is for writes or acknowledgements of
+//! operations numbered below `s` (the batch included); so the member
+//! that waits for the lowest-numbered operation waits for operations
+//! every member has passed, and the team's small operations cannot
+//! deadlock among themselves.
 //!
 //! # Reuse of a channel
 //!
@@ -125,14 +131,19 @@ const DEPTH: u64 = SMALL_DEPTH as u64;
 
 /// One team's view of its small-message regions.
 pub(crate) struct SmallTeam {
-    /// The team's channel.
-    ch: usize,
     /// Local index (in the neighbourhood) of each member, by team rank.
     locals: Box<[usize]>,
     /// This process's team rank.
     me: usize,
     /// Small operations started over the team by this member.
     started: AtomicU64,
+    /// Start of each member's region, by team rank (addresses inside the
+    /// area, which stays mapped for the life of the process): computed
+    /// once, as every operation looks them up several times.
+    regions: Box<[usize]>,
+    /// Whether this is the primordial team's view on a job that is one
+    /// neighbourhood (the team that also has the chunked path).
+    primordial: bool,
     /// The last acknowledgements this member read, `n * DEPTH` (member
     /// `m`, slot `j` at `m * DEPTH + j`). Written by the initiating thread
     /// and, for the reserved operations of a hierarchy's local team
@@ -154,8 +165,13 @@ impl SmallTeam {
     /// which this process is `me`, on channel `ch`.
     pub(crate) fn new(ch: usize, locals: Box<[usize]>, me: usize) -> Self {
         let n = locals.len();
+        let area = shm::area().expect("a team with a channel has the area");
         SmallTeam {
-            ch,
+            regions: locals
+                .iter()
+                .map(|&l| area.small_region(ch, l) as usize)
+                .collect(),
+            primordial: ch == 0 && area.whole_job(),
             locals,
             me,
             started: AtomicU64::new(0),
@@ -169,9 +185,7 @@ impl SmallTeam {
 
     #[inline]
     fn region(&self, m: usize) -> *mut u8 {
-        shm::area()
-            .expect("a team with a channel has the area")
-            .small_region(self.ch, self.locals[m])
+        self.regions[m] as *mut u8
     }
 
     /// Waits until every member acknowledged operation `prev` (or later)
@@ -185,6 +199,14 @@ impl SmallTeam {
             }
             // Acquire: their reads happen before this write.
             wait(|| self.ack(m, j).load(Ordering::Acquire) >= prev);
+            if m != self.me && prev > 0 {
+                // Another member that is behind: let it also finish the
+                // next operations already posted before this one (a
+                // batch), so that this member does not look at its line
+                // again (and take the line from it) at every operation.
+                let (jb, b) = ((j + BATCH - 1) % d, prev + BATCH as u64 - 1);
+                wait(|| self.ack(m, jb).load(Ordering::Acquire) >= b);
+            }
             // Refresh the private copy of the whole line.
             for (i, c) in self.seen[m * d..(m + 1) * d].iter().enumerate() {
                 c.store(self.ack(m, i).load(Ordering::Acquire), Ordering::Relaxed);
@@ -211,6 +233,67 @@ impl SmallTeam {
             }
         }
         true
+    }
+
+    /// Posts this member's `src` (at most a slot) as operation `s` in its
+    /// slot `j = s % DEPTH`, with signature `sig`, once the caller knows
+    /// every member acknowledged the slot's previous operation
+    /// ([`SmallTeam::wait_free`], [`SmallTeam::try_free`]). Then asks for
+    /// the next slot's line for writing (`prefetchw`): taking it back
+    /// from the readers' caches overlaps with what this member does
+    /// until its next operation, instead of stalling the first locked
+    /// instruction or store-forwarding miss after that operation's write
+    /// (a hint: no effect on results).
+    ///
+    /// # Safety
+    ///
+    /// Every member acknowledged operation `s - DEPTH` of slot `j` (so
+    /// nobody reads the slot), and no other thread posts to this member's
+    /// slots meanwhile (one thread at a time initiates over a team, or
+    /// advances a reserved stage).
+    #[inline(always)]
+    unsafe fn post(&self, s: u64, src: &[u8], sig: u64) {
+        let (me, j) = (self.me, (s % DEPTH) as usize);
+        let hdr = self.hdr(me, j);
+        // SAFETY: this member's own slot `j`, which holds `src.len() <=
+        // SMALL_MAX` bytes (`data_ptr` asserts it); nobody reads it and
+        // nobody else writes it (the caller's promise).
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), self.data_ptr(me, j, src.len()), src.len())
+        };
+        hdr.sig.store(sig, Ordering::Relaxed);
+        // Release: the data and signature before the sequence.
+        hdr.seq.store(s, Ordering::Release);
+        prefetch_write(self.hdr(me, ((s + 1) % DEPTH) as usize) as *const Hdr as *const u8);
+    }
+
+    /// Acknowledges operation `s` without reading (a member that reads
+    /// nothing in it), once its own previous operation in the slot is
+    /// consumed (it may be a registered read, which the progress hook
+    /// finishes). `false` if that previous one is not, and `wait` is
+    /// false.
+    #[inline(always)]
+    fn pass(&self, s: u64, wait_for_it: bool) -> bool {
+        let prev = s.saturating_sub(DEPTH);
+        let mine = self.ack(self.me, (s % DEPTH) as usize);
+        if mine.load(Ordering::Acquire) < prev {
+            if !wait_for_it {
+                return false;
+            }
+            wait(|| mine.load(Ordering::Acquire) >= prev);
+        }
+        // Release: nothing to read; writers may reuse the slot.
+        mine.store(s, Ordering::Release);
+        true
+    }
+
+    /// The next operation number of this member (one thread at a time
+    /// initiates over a team: not a read-modify-write).
+    #[inline(always)]
+    fn next_op(&self) -> u64 {
+        let s = self.started.load(Ordering::Relaxed) + 1;
+        self.started.store(s, Ordering::Relaxed);
+        s
     }
 
     /// Member `m`'s acknowledgement of slot `j`.
@@ -454,6 +537,43 @@ pub(crate) fn start<'a>(
     crate::coll::fin(run(team, mode, pat, wlen, input, dst), out)
 }
 
+/// A broadcast of at most a slot over `team` ([`qualifies`], without
+/// `OUT_ALLSYNC`; on the root `dst` holds the data): [`start`]'s one-piece
+/// case without the pattern's dispatch, as the most frequent small call
+/// (each instruction counts at its rate: PERFORMANCE.md, "Collectives").
+#[inline(always)]
+pub(crate) fn bcast1<'a>(
+    team: &Arc<ShmTeam>,
+    mode: &SyncMode,
+    root: usize,
+    dst: &'a mut [u8],
+) -> CollHandle<'a> {
+    let st = &team.small;
+    let pat = Pat::Bcast { root };
+    let sig = pat.sig(dst.len(), mode);
+    let s = st.next_op();
+    if st.me == root {
+        st.pass(s, true);
+        st.wait_free((s % DEPTH) as usize, s.saturating_sub(DEPTH));
+        // SAFETY: every member acknowledged the slot's previous operation
+        // (`wait_free`); this thread initiates over the team.
+        unsafe { st.post(s, dst, sig) };
+        return CollHandle::INVALID;
+    }
+    let r = Read {
+        s,
+        data_at: primordial(st).then(crate::shmdata::started),
+        sig,
+        off: 0,
+        len: dst.len(),
+        pat,
+    };
+    if r.now(st, dst, is_blocking()) {
+        return CollHandle::INVALID;
+    }
+    r.register(team.clone(), dst)
+}
+
 fn run<'a>(
     team: &Arc<ShmTeam>,
     mode: &SyncMode,
@@ -480,47 +600,20 @@ fn run<'a>(
         (Completion::new(pieces, None), Staging::new(len))
     });
     for i in 0..pieces {
-        // One thread at a time initiates over a team: not a
-        // read-modify-write.
-        let s = st.started.load(Ordering::Relaxed) + 1;
-        st.started.store(s, Ordering::Relaxed);
-        let j = (s % DEPTH) as usize;
-        let prev = s.saturating_sub(DEPTH);
+        let s = st.next_op();
         let (off, len) = (i * unit, unit.min(wlen - i * unit));
-        let mine = st.ack(me, j);
         if !reads {
-            // This member's previous operation in slot `j` is consumed (it
-            // may be a registered read: the progress hook finishes it).
             // A reader needs no such wait: its operation cannot be posted
             // before it acknowledged the previous one.
-            if mine.load(Ordering::Acquire) < prev {
-                wait(|| mine.load(Ordering::Acquire) >= prev);
-            }
-            // Release: nothing to read; writers may reuse the slot.
-            mine.store(s, Ordering::Release);
+            st.pass(s, true);
         }
         if writes {
             let data = input.or(dst.as_deref()).expect("a writer has an input");
             assert_eq!(data.len(), wlen, "writer input length");
-            st.wait_free(j, prev);
-            let hdr = st.hdr(me, j);
-            // SAFETY: this member's own slot `j`, which holds `len <=
-            // SMALL_MAX` bytes (`data_ptr`); `off + len <= wlen`, the
-            // input's length; every member acknowledged the slot's
-            // previous operation (`wait_free`), so nobody reads it, and
-            // only this member writes it.
-            unsafe {
-                std::ptr::copy_nonoverlapping(data.as_ptr().add(off), st.data_ptr(me, j, len), len)
-            };
-            hdr.sig.store(sig, Ordering::Relaxed);
-            // Release: the data and signature before the sequence.
-            hdr.seq.store(s, Ordering::Release);
-            // Claim the next slot's line for writing now, so that taking
-            // it back from the readers' caches overlaps with what this
-            // member does until its next operation, instead of stalling
-            // the first locked instruction or store-forwarding miss after
-            // that operation's write (a hint: no effect on results).
-            prefetch_write(st.hdr(me, ((s + 1) % DEPTH) as usize) as *const Hdr as *const u8);
+            st.wait_free((s % DEPTH) as usize, s.saturating_sub(DEPTH));
+            // SAFETY: every member acknowledged the slot's previous
+            // operation (`wait_free`); this thread initiates over the team.
+            unsafe { st.post(s, &data[off..off + len], sig) };
         }
         if !reads {
             continue;
@@ -543,23 +636,15 @@ fn run<'a>(
             progress();
             continue;
         }
-        if !r.ready(st) {
-            if !blocking {
-                // One piece: the rare path.
-                let dst = dst.take().expect("a reader has an output");
-                return r.register(team.clone(), dst);
-            }
-            wait(|| r.ready(st));
-        }
-        r.consume(st, dst.as_deref_mut().expect("a reader has an output"));
-        // Release: the reads before the acknowledgement.
-        mine.store(s, Ordering::Release);
-        if let Some(w) = r.pat.sole_writer() {
-            // A root in a loop runs ahead: fetch its next lines now, so
-            // that their transfers overlap instead of costing one each.
-            for k in 1..=PREFETCH {
-                prefetch(st.hdr(w, ((s + k) % DEPTH) as usize) as *const Hdr as *const u8);
-            }
+        if !r.now(
+            st,
+            dst.as_deref_mut().expect("a reader has an output"),
+            blocking,
+        ) {
+            // One piece, not there at a non-blocking initiation: the rare
+            // path.
+            let dst = dst.take().expect("a reader has an output");
+            return r.register(team.clone(), dst);
         }
     }
     match (staged, dst) {
@@ -646,41 +731,23 @@ impl Reserved {
             let j = (s % DEPTH) as usize;
             let prev = s.saturating_sub(DEPTH);
             let (off, len) = (i * unit, unit.min(self.wlen - i * unit));
-            let mine = st.ack(me, j);
             // As in `run`, without the waits: a non-reader's previous
             // operation in the slot consumed, and a writer's slot free
             // everywhere; else the piece starts on a later call.
-            if !reads && mine.load(Ordering::Acquire) < prev {
-                break;
-            }
             if writes && !st.try_free(j, prev) {
                 break;
             }
-            if !reads {
-                // Release: nothing to read; writers may reuse the slot.
-                mine.store(s, Ordering::Release);
+            if !reads && !st.pass(s, false) {
+                break;
             }
             if writes {
                 let data = input.expect("a writer has an input");
                 assert_eq!(data.len(), self.wlen, "writer input length");
-                // SAFETY: as in `run`: this member's own slot `j`, which
-                // holds `len <= SMALL_MAX` bytes; `off + len <= wlen`, the
-                // input's length; every member acknowledged the slot's
-                // previous operation (`try_free`), so nobody reads it, and
-                // only this member writes it (one piece at a time: the
-                // stage is advanced under the hierarchy's queue lock or by
-                // its initiating call, never both).
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        data.as_ptr().add(off),
-                        st.data_ptr(me, j, len),
-                        len,
-                    )
-                };
-                let hdr = st.hdr(me, j);
-                hdr.sig.store(self.sig, Ordering::Relaxed);
-                // Release: the data and signature before the sequence.
-                hdr.seq.store(s, Ordering::Release);
+                // SAFETY: every member acknowledged the slot's previous
+                // operation (`try_free`); one piece at a time: the stage
+                // is advanced under the hierarchy's queue lock or by its
+                // initiating call, never both.
+                unsafe { st.post(s, &data[off..off + len], self.sig) };
             }
             if reads {
                 let (c, staging) = out.expect("a reader has an output");
@@ -707,6 +774,9 @@ impl Reserved {
         self.next == self.pieces
     }
 }
+
+/// Operations a writer whose slot is still in use waits for at once.
+const BATCH: usize = 8;
 
 /// Lines of a sole writer fetched ahead by a reader.
 const PREFETCH: u64 = 2;
@@ -741,7 +811,7 @@ fn prefetch_write(p: *const u8) {
 /// Whether `st` is the primordial team's view on a job that is one
 /// neighbourhood (the team that also has the chunked path).
 fn primordial(st: &SmallTeam) -> bool {
-    st.ch == 0 && shm::area().is_some_and(|a| a.whole_job())
+    st.primordial
 }
 
 /// The primordial team's small operations, when it has the chunked path
@@ -798,6 +868,31 @@ impl Read {
             Some(w) => posted(w),
             None => (0..st.n()).all(posted),
         }
+    }
+
+    /// Reads the piece in place into `out` (the whole output) if it is
+    /// posted, or, `blocking`, once it is; then acknowledges it, and
+    /// fetches a sole writer's next lines ahead (a root in a loop runs
+    /// ahead: their transfers then overlap instead of costing one each).
+    /// `false`, having done nothing, if it is not posted and not
+    /// `blocking`.
+    #[inline(always)]
+    fn now(&self, st: &SmallTeam, out: &mut [u8], blocking: bool) -> bool {
+        if !self.ready(st) {
+            if !blocking {
+                return false;
+            }
+            wait(|| self.ready(st));
+        }
+        self.consume(st, out);
+        // Release: the reads before the acknowledgement.
+        st.ack(st.me, self.j()).store(self.s, Ordering::Release);
+        if let Some(w) = self.pat.sole_writer() {
+            for k in 1..=PREFETCH {
+                prefetch(st.hdr(w, ((self.s + k) % DEPTH) as usize) as *const Hdr as *const u8);
+            }
+        }
+        true
     }
 
     /// Size disagreement across the inline line: writer `m`, which has

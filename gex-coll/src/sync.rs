@@ -76,7 +76,16 @@ impl SyncMode {
 
 /// The mode `flags` gives `call`; any other flag, or two of one kind, is
 /// an error.
+#[inline]
 pub(crate) fn parse(call: &str, flags: Flags) -> Result<SyncMode> {
+    if flags.is_empty() {
+        // The common case, decided without the general parse.
+        return Ok(SyncMode::MY);
+    }
+    parse_flags(call, flags)
+}
+
+fn parse_flags(call: &str, flags: Flags) -> Result<SyncMode> {
     let other = flags - IN - OUT;
     if !other.is_empty() {
         return Err(Error::bad_arg(format!(
