@@ -207,9 +207,12 @@ impl SmallTeam {
                 let (jb, b) = ((j + BATCH - 1) % d, prev + BATCH as u64 - 1);
                 wait(|| self.ack(m, jb).load(Ordering::Acquire) >= b);
             }
-            // Refresh the private copy of the whole line.
-            for (i, c) in self.seen[m * d..(m + 1) * d].iter().enumerate() {
-                c.store(self.ack(m, i).load(Ordering::Acquire), Ordering::Relaxed);
+            // Refresh the private copy of the batch's slots only (each
+            // line looked at is taken from the member, whose next
+            // acknowledgement in it then misses).
+            for i in (j..j + BATCH).map(|i| i % d) {
+                self.seen[m * d + i]
+                    .store(self.ack(m, i).load(Ordering::Acquire), Ordering::Relaxed);
             }
         }
     }
