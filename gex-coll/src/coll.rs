@@ -235,7 +235,8 @@ pub(crate) fn bcast_on<'a>(
         }
         if nbytes <= crate::shm::SMALL_MAX && !mode.out_all {
             let team = t.shm_team().expect("qualifies");
-            return shmsmall::bcast1(team, &mode, root as usize, dst);
+            // The root's input is in `dst` now.
+            return shmsmall::one(team, &mode, pat, nbytes, None, Some(dst));
         }
         if me == root {
             return shmsmall::start(t, &mode, pat, nbytes, Some(dst), None);

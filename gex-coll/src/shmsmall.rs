@@ -537,38 +537,55 @@ pub(crate) fn start<'a>(
 ) -> CollHandle<'a> {
     let team = t.shm_team().expect("qualifies");
     let out = crate::coll::out_key(t, *mode);
+    if wlen <= pat.piece() {
+        return crate::coll::fin(one(team, mode, pat, wlen, input, dst), out);
+    }
     crate::coll::fin(run(team, mode, pat, wlen, input, dst), out)
 }
 
-/// A broadcast of at most a slot over `team` ([`qualifies`], without
-/// `OUT_ALLSYNC`; on the root `dst` holds the data): [`start`]'s one-piece
-/// case without the pattern's dispatch, as the most frequent small call
-/// (each instruction counts at its rate: PERFORMANCE.md, "Collectives").
+/// An operation of one piece over `team` (every writer's input at most a
+/// slot; a writer's input is `input`, or if `None` its `dst`; a reader's
+/// output is `dst`), without `OUT_ALLSYNC`: [`start`]'s most frequent
+/// case, without [`run`]'s loop and staging. Inlined where the pattern is
+/// known (the small broadcast), whose dispatch then folds away: each
+/// instruction counts at these operations' rate (PERFORMANCE.md,
+/// "Collectives").
 #[inline(always)]
-pub(crate) fn bcast1<'a>(
+pub(crate) fn one<'a>(
     team: &Arc<ShmTeam>,
     mode: &SyncMode,
-    root: usize,
-    dst: &'a mut [u8],
+    pat: Pat,
+    wlen: usize,
+    input: Option<&[u8]>,
+    dst: Option<&'a mut [u8]>,
 ) -> CollHandle<'a> {
     let st = &team.small;
-    let pat = Pat::Bcast { root };
-    let sig = pat.sig(dst.len(), mode);
+    let me = st.me;
+    let (reads, writes) = (pat.reads(me), pat.writes(me));
+    let sig = pat.sig(wlen, mode);
     let s = st.next_op();
-    if st.me == root {
+    if !reads {
+        // A reader needs no such wait (see `run`).
         st.pass(s, true);
+    }
+    if writes {
+        let data = input.or(dst.as_deref()).expect("a writer has an input");
+        assert_eq!(data.len(), wlen, "writer input length");
         st.wait_free((s % DEPTH) as usize, s.saturating_sub(DEPTH));
         // SAFETY: every member acknowledged the slot's previous operation
         // (`wait_free`); this thread initiates over the team.
-        unsafe { st.post(s, dst, sig) };
+        unsafe { st.post(s, data, sig) };
+    }
+    if !reads {
         return CollHandle::INVALID;
     }
+    let dst = dst.expect("a reader has an output");
     let r = Read {
         s,
         data_at: primordial(st).then(crate::shmdata::started),
         sig,
         off: 0,
-        len: dst.len(),
+        len: wlen,
         pat,
     };
     if r.now(st, dst, is_blocking()) {
