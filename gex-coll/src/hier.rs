@@ -639,6 +639,7 @@ fn am_reduce(
     red: &Red,
 ) -> Arc<Completion> {
     let Red { dt, dt_sz, op } = red.clone();
+    crate::coll::count_am_reduction();
     let logic: Box<dyn Logic> = match (kind, out) {
         (ReduceKind::ToAll, Some(s)) if acc.len() <= RECURSIVE_DOUBLING_MAX => Box::new(
             AllReduceRd::new(dt, dt_sz, op, t.members.clone(), t.me, acc, s),
