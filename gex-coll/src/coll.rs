@@ -713,7 +713,7 @@ fn gather_reduce<'a>(
 /// in rank order) in rank order, `acc = acc (+) c_m`, in place (block
 /// `m` becomes the result of blocks `0..=m`), and copies the result into
 /// `dst`.
-fn combine_gathered(dt: Dt, dt_sz: usize, op: &ReduceOp, g: &mut [u8], dst: &mut [u8]) {
+pub(crate) fn combine_gathered(dt: Dt, dt_sz: usize, op: &ReduceOp, g: &mut [u8], dst: &mut [u8]) {
     let nb = dst.len();
     let n = g.len() / nb;
     for m in 1..n {
