@@ -1239,16 +1239,18 @@ fn user_reductions(t: &T, label: u64) {
         tm_split(tm, None, 0, None, Flags::TM_NO_SCRATCH).unwrap()
     };
     let forced = std::env::var("GEX_COLL_FORCE_AM").is_ok_and(|v| v == "1");
-    let mut teams: Vec<(&str, &Tm)> = vec![("primordial", tm)];
+    // (name, team, seed): a member of some of the teams only must use
+    // the same seed as the others.
+    let mut teams: Vec<(&str, &Tm, u64)> = vec![("primordial", tm, 0)];
     if let Some(o) = &odd {
-        teams.push(("odd sub-team", o));
+        teams.push(("odd sub-team", o, 1));
     }
     if let Some(l) = &local {
-        teams.push(("host sub-team", l));
+        teams.push(("host sub-team", l, 2));
     }
-    for (ti, (name, team)) in teams.iter().enumerate() {
+    for (name, team, ti) in teams {
         let before = gex::coll::reductions_over_am();
-        user_reductions_on(t, team, name, mix(label, ti as u64));
+        user_reductions_on(t, team, name, mix(label, ti));
         let moved = gex::coll::reductions_over_am() - before;
         let shm = expect_shm(team) && barrier_uses_shared_memory(team).unwrap();
         if shm {
