@@ -427,7 +427,7 @@ pub(crate) fn reduce_one_on<'a>(
     call: &'static str,
 ) -> CollHandle<'a> {
     let (me, n) = (a.t.me, a.t.size());
-    if shmsmall::qualifies_reduce(&a.t, &a.mode, a.nbytes, dt_sz, op) {
+    if shmsmall::qualifies(&a.t, &a.mode, a.nbytes, dt_sz) {
         let pat = Pat::Reduce {
             root: Some(root as usize),
             dt,
@@ -436,7 +436,7 @@ pub(crate) fn reduce_one_on<'a>(
         };
         return shmsmall::start(&a.t, &a.mode, pat, a.nbytes, src, dst);
     }
-    if gathers(&a.t, dt_sz) {
+    if gathers(&a.t, a.nbytes, dt_sz, op) {
         return gather_reduce(&a, Some(root), dst, src, dt, dt_sz, op, call);
     }
     a.key = a.t.next_key();
@@ -547,7 +547,7 @@ pub(crate) fn reduce_all_on<'a>(
     op: &ReduceOp,
     call: &'static str,
 ) -> CollHandle<'a> {
-    if shmsmall::qualifies_reduce(&a.t, &a.mode, a.nbytes, dt_sz, op) {
+    if shmsmall::qualifies(&a.t, &a.mode, a.nbytes, dt_sz) {
         let pat = Pat::Reduce {
             root: None,
             dt,
@@ -556,7 +556,7 @@ pub(crate) fn reduce_all_on<'a>(
         };
         return shmsmall::start(&a.t, &a.mode, pat, a.nbytes, src, Some(dst));
     }
-    if gathers(&a.t, dt_sz) {
+    if gathers(&a.t, a.nbytes, dt_sz, op) {
         return gather_reduce(&a, None, Some(dst), src, dt, dt_sz, op, call);
     }
     a.key = a.t.next_key();
@@ -633,18 +633,29 @@ pub fn reductions_over_am() -> u64 {
     AM_REDUCTIONS.load(Ordering::Relaxed)
 }
 
-/// Whether a reduction over `t` of elements of `dt_sz` bytes goes by
-/// [`gather_reduce`]: elements larger than an inline slot (user types),
-/// which no shared-memory reduction path takes, on a team with a
-/// shared-memory channel (whose gathers move through shared memory).
-fn gathers(t: &TeamInfo, dt_sz: usize) -> bool {
-    dt_sz > crate::shm::SMALL_MAX && t.size() > 1 && t.shm_team().is_some()
+/// Whether a reduction over `t` of `nbytes` per member, elements of
+/// `dt_sz` bytes, with `op`, that the inline slots do not take
+/// ([`shmsmall::qualifies`]), goes by [`gather_reduce`]: on a team with
+/// a shared-memory channel (whose gathers move through shared memory),
+/// elements larger than a slot (user types, which no shared-memory
+/// reduction takes), or on the primordial team of a one-neighbourhood
+/// job a user-defined operator (which its chunked reduction does not
+/// take; gathered through the chunks, it ran 1.7 to 2.7 times as fast
+/// as in 1 KiB pieces of the slots, 4 KiB to 1 MiB on 2 and 4 ranks:
+/// PERFORMANCE.md, "Collectives").
+fn gathers(t: &TeamInfo, nbytes: usize, dt_sz: usize, op: &ReduceOp) -> bool {
+    t.size() > 1
+        && t.shm_team().is_some()
+        && (dt_sz > crate::shm::SMALL_MAX
+            || (nbytes > crate::shm::SMALL_MAX
+                && !matches!(op, ReduceOp::Builtin(_))
+                && shmdata::eligible(t)))
 }
 
 /// A reduction over `t` (to `root`, or to all for `None`) as a gather
 /// (gather-all) of the members' raw inputs through shared memory
 /// ([`gather_on`], [`gather_all_on`]: 1 KiB pieces on sub-teams, the
-/// chunks on the primordial team of a one-neighbourhood job) into a
+/// 16 KiB chunks on the primordial team of a one-neighbourhood job) into a
 /// library-owned buffer of `n * nbytes`, combined there in rank order
 /// (`acc = acc (+) c_m`, so `GEX_OP_USER_NC` gets the rank-order result)
 /// by the thread that observes the gather's completion, which then

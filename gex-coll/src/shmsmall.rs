@@ -7,10 +7,7 @@
 //! closing barrier every path has); and larger ones, in
 //! pieces of a slot, on the teams where the chunked path
 //! (`crate::shmdata`: the primordial team of a one-neighbourhood job) is
-//! not available (sub-teams), and for reductions wherever the chunked
-//! path does not take them (user-defined operators: [`qualifies_reduce`];
-//! elements of at most a slot; larger ones are gathered and combined by
-//! `crate::coll`).
+//! not available (sub-teams; for reductions, elements of at most a slot).
 //!
 //! # Pieces
 //!
@@ -436,26 +433,6 @@ pub(crate) fn qualifies(t: &TeamInfo, _mode: &SyncMode, wlen: usize, unit: usize
         return false;
     }
     wlen <= SMALL_MAX || (unit <= SMALL_MAX && !crate::shmdata::eligible(t))
-}
-
-/// [`qualifies`] for a reduction of `wlen` bytes per member, elements of
-/// `dt_sz` bytes, with `op`: larger than a slot, it goes in pieces
-/// wherever the chunked path does not take it, so also on the primordial
-/// team of a one-neighbourhood job with a user-defined operator
-/// (`crate::shmdata::reduce_eligible`). Elements larger than a slot never
-/// qualify (`crate::coll` gathers them and combines locally). The same
-/// answer on every member: the arguments are single-valued.
-pub(crate) fn qualifies_reduce(
-    t: &TeamInfo,
-    _mode: &SyncMode,
-    wlen: usize,
-    dt_sz: usize,
-    op: &ReduceOp,
-) -> bool {
-    if t.size() < 2 || t.shm_team().is_none() || dt_sz > SMALL_MAX {
-        return false;
-    }
-    wlen <= SMALL_MAX || !crate::shmdata::reduce_eligible(t, op)
 }
 
 /// Runs a small operation over `t` ([`qualifies`]). A writer's input is

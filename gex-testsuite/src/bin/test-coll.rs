@@ -1212,9 +1212,11 @@ fn affine16(x: &[u8], y: &mut [u8], count: usize, dt_sz: usize) {
 
 /// Reductions with user-defined operators larger than an inline slot of
 /// the shared-memory path: 1 KiB + 8 B to 200 KiB per member of small
-/// elements (4 and 8 bytes: 1 KiB pieces, also on the primordial team,
-/// whose chunked path takes built-in operators only), and elements of
-/// 1500 and 3000 bytes (gathered and combined in rank order); a
+/// elements (4 and 8 bytes: 1 KiB pieces on sub-teams; on the primordial
+/// team of a one-neighbourhood job, whose chunked reduction takes
+/// built-in operators only, gathered through the chunks and combined in
+/// rank order), and elements of 1500 and 3000 bytes (gathered and
+/// combined in rank order everywhere); a
 /// non-commutative operator (`GEX_OP_USER_NC`) and a commutative one
 /// (`GEX_OP_USER`), over the primordial team, an odd-sized sub-team and,
 /// across hosts, this host's members; to one from every root and to all,
