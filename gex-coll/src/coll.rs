@@ -32,17 +32,18 @@
 //! - The handle is `Send`: any thread may sync it (one at a time), not
 //!   only the initiator; any number may be outstanding.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use gex_core::{context, Staging, Tm};
 use gex_types::{Dt, Error, Flags, Rank, Result};
 
 use crate::algos::{am_bcast, AllReduceRd, Collect, CollectSink, Reduce, ReduceKind};
-use crate::engine::{send_now, signature, Key, Logic, Op, Out};
-use crate::handle::CollHandle;
+use crate::engine::{hash_id, send_now, sig_extra, signature, with_sig_extra, Key, Logic, Op, Out};
+use crate::handle::{CollHandle, Finish};
 use crate::hier;
 use crate::hierx;
-use crate::reduce::{as_bytes, as_bytes_mut, validate, Elem, ReduceOp};
+use crate::reduce::{as_bytes, as_bytes_mut, combine, validate, Elem, ReduceOp};
 use crate::seg::{self, Addrs};
 use crate::shmdata::{self, Readers};
 use crate::shmsmall::{self, Pat};
@@ -442,6 +443,9 @@ pub(crate) fn reduce_one_on<'a>(
         };
         return shmsmall::start(&a.t, &a.mode, pat, a.nbytes, src, dst);
     }
+    if gathers(&a.t, a.nbytes, dt_sz, op) {
+        return gather_reduce(&a, Some(root), dst, src, dt, dt_sz, op, call);
+    }
     a.key = a.t.next_key();
     let out = out_key(&a.t, a.mode);
     if n > 1 && shmdata::reduce_eligible(&a.t, op) {
@@ -475,6 +479,7 @@ pub(crate) fn reduce_one_on<'a>(
         }
         return CollHandle::INVALID;
     }
+    count_am_reduction();
     let staging = dst.as_ref().map(|_| Staging::new(a.nbytes));
     let opr = Op::start(
         a.key,
@@ -558,6 +563,9 @@ pub(crate) fn reduce_all_on<'a>(
         };
         return shmsmall::start(&a.t, &a.mode, pat, a.nbytes, src, Some(dst));
     }
+    if gathers(&a.t, a.nbytes, dt_sz, op) {
+        return gather_reduce(&a, None, Some(dst), src, dt, dt_sz, op, call);
+    }
     a.key = a.t.next_key();
     let out = out_key(&a.t, a.mode);
     if a.t.size() > 1 && shmdata::reduce_eligible(&a.t, op) {
@@ -583,6 +591,7 @@ pub(crate) fn reduce_all_on<'a>(
         dst.copy_from_slice(&acc);
         return CollHandle::INVALID;
     }
+    count_am_reduction();
     let staging = Staging::new(a.nbytes);
     let logic: Box<dyn Logic> = if a.nbytes <= RECURSIVE_DOUBLING_MAX {
         Box::new(AllReduceRd::new(
@@ -608,6 +617,128 @@ pub(crate) fn reduce_all_on<'a>(
     };
     let opr = Op::start(a.key, a.sig, call, logic);
     fin(CollHandle::pending_into(opr.c.clone(), staging, dst), out)
+}
+
+/// Reductions (and stages of hierarchical ones) this process started
+/// over Active Messages ([`reductions_over_am`]).
+static AM_REDUCTIONS: AtomicU64 = AtomicU64::new(0);
+
+/// Counts a reduction started over Active Messages (one uncontended
+/// increment, next to the messages such a reduction sends).
+pub(crate) fn count_am_reduction() {
+    AM_REDUCTIONS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// How many reductions (to one or to all, of more than one member; a
+/// hierarchical reduction's stages each count) this process has started
+/// over Active Messages since it began: a diagnostic, by which a test can
+/// tell that reductions over a team whose members share the
+/// neighbourhood moved their data through shared memory (the count does
+/// not move; with `GEX_COLL_FORCE_AM=1` it does). A query: allowed
+/// anywhere.
+pub fn reductions_over_am() -> u64 {
+    AM_REDUCTIONS.load(Ordering::Relaxed)
+}
+
+/// Whether a reduction over `t` of `nbytes` per member, elements of
+/// `dt_sz` bytes, with `op`, that the inline slots do not take
+/// ([`shmsmall::qualifies`]), goes by [`gather_reduce`]: on a team with
+/// a shared-memory channel (whose gathers move through shared memory),
+/// elements larger than a slot (user types, which no shared-memory
+/// reduction takes), or on the primordial team of a one-neighbourhood
+/// job a user-defined operator (which its chunked reduction does not
+/// take; gathered through the chunks, it ran 1.7 to 2.7 times as fast
+/// as in 1 KiB pieces of the slots, 4 KiB to 1 MiB on 2 and 4 ranks:
+/// PERFORMANCE.md, "Collectives").
+fn gathers(t: &TeamInfo, nbytes: usize, dt_sz: usize, op: &ReduceOp) -> bool {
+    t.size() > 1
+        && t.shm_team().is_some()
+        && (dt_sz > crate::shm::SMALL_MAX
+            || (nbytes > crate::shm::SMALL_MAX
+                && !matches!(op, ReduceOp::Builtin(_))
+                && shmdata::eligible(t)))
+}
+
+/// A reduction over `t` (to `root`, or to all for `None`) as a gather
+/// (gather-all) of the members' raw inputs through shared memory
+/// ([`gather_on`], [`gather_all_on`]: 1 KiB pieces on sub-teams, the
+/// 16 KiB chunks on the primordial team of a one-neighbourhood job) into a
+/// library-owned buffer of `n * nbytes`, combined there in rank order
+/// (`acc = acc (+) c_m`, so `GEX_OP_USER_NC` gets the rank-order result)
+/// by the thread that observes the gather's completion, which then
+/// writes `dst`. The gather carries the reduction's signature (folded
+/// into its own), so members that disagree on the reduction's
+/// single-valued arguments end the job as on the other paths; its stages
+/// run without `OUT_ALLSYNC`'s barrier, which this handle adds.
+#[allow(clippy::too_many_arguments)]
+fn gather_reduce<'a>(
+    a: &ReduceArgs,
+    root: Option<Rank>,
+    dst: Option<&'a mut [u8]>,
+    src: Option<&'a [u8]>,
+    dt: Dt,
+    dt_sz: usize,
+    op: &ReduceOp,
+    call: &'static str,
+) -> CollHandle<'a> {
+    let t = &a.t;
+    let (n, nb) = (t.size() as usize, a.nbytes);
+    let inner_mode = SyncMode {
+        out_all: false,
+        ..a.mode
+    };
+    let gathered = dst.as_ref().map(|_| Staging::new(n * nb));
+    let extra = hash_id(&[sig_extra(), u64::from(a.sig)]);
+    let inner = with_sig_extra(extra, || {
+        // The input is read in this call (also in place: `dst` is
+        // written only once the gather completed).
+        let input: &[u8] = match (src, &dst) {
+            (Some(s), _) => s,
+            (None, Some(d)) => d,
+            (None, None) => unreachable!("checked by the callers"),
+        };
+        // SAFETY: a fresh library-owned buffer of `n * nb` bytes, which
+        // nothing else accesses until the gather completes; it lives as
+        // long as the gather's handle: below, either that handle is
+        // complete at once, or both go into the `combine` handle, which
+        // drops the gather's handle first.
+        let g: Option<&'static mut [u8]> = gathered
+            .as_ref()
+            .map(|b| unsafe { std::slice::from_raw_parts_mut(b.ptr(), b.len()) });
+        match root {
+            Some(r) => gather_on(t, inner_mode, r, g, input, call),
+            None => gather_all_on(t, inner_mode, g.expect("every member reads"), input, call),
+        }
+    });
+    let out = out_key(t, a.mode);
+    let (Some(d), Some(buf)) = (dst, gathered) else {
+        // A member that only writes (to one, not the root).
+        return fin(inner, out);
+    };
+    let op = op.clone();
+    let finish: Finish = Box::new(move |g, d| combine_gathered(dt, dt_sz, &op, g, d));
+    if inner.is_invalid() {
+        // SAFETY: the gather is complete (its handle is INVALID), so its
+        // writers are done with `buf`, and nothing else holds it.
+        let g = unsafe { std::slice::from_raw_parts_mut(buf.ptr(), buf.len()) };
+        finish(g, d);
+        return fin(CollHandle::INVALID, out);
+    }
+    fin(CollHandle::combine(inner, buf, d, finish), out)
+}
+
+/// Combines the `n` gathered inputs in `g` (blocks of `dst.len()` bytes,
+/// in rank order) in rank order, `acc = acc (+) c_m`, in place (block
+/// `m` becomes the result of blocks `0..=m`), and copies the result into
+/// `dst`.
+pub(crate) fn combine_gathered(dt: Dt, dt_sz: usize, op: &ReduceOp, g: &mut [u8], dst: &mut [u8]) {
+    let nb = dst.len();
+    let n = g.len() / nb;
+    for m in 1..n {
+        let (done, rest) = g.split_at_mut(m * nb);
+        combine(dt, dt_sz, op, &done[(m - 1) * nb..], &mut rest[..nb]);
+    }
+    dst.copy_from_slice(&g[(n - 1) * nb..]);
 }
 
 /// [`reduce_to_one_nb`] over typed slices (`dt`, `dt_sz` and `dt_cnt` from

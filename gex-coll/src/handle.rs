@@ -45,6 +45,10 @@ use crate::team::TeamInfo;
 /// What a completed operation reports: `Some` error if it failed.
 pub(crate) type Verdict = Arc<dyn Fn() -> Option<gex_types::Error> + Send + Sync>;
 
+/// What finishes a [`CollHandle::combine`] handle: `f(buf, dst)`, run
+/// once by the thread that observes the inner operation's completion.
+pub(crate) type Finish = Box<dyn FnOnce(&mut [u8], &mut [u8]) + Send>;
+
 /// Output staged by the library, copied into the caller's buffer at
 /// completion.
 struct CopyOut {
@@ -80,6 +84,21 @@ enum State {
     OutBarrier {
         op: Arc<Op>,
     },
+    /// A collective whose data moves as another (`inner`, writing into
+    /// the library-owned `buf`), finished by `finish(buf, dst)` once
+    /// that completes (a reduction of elements larger than a slot,
+    /// gathered and combined: `crate::coll`); then, with `then`, the
+    /// `OUT_ALLSYNC` barrier as for `Pending`.
+    Combine {
+        /// Declared before `buf`: dropped first (its drop may wait for
+        /// writes into `buf`).
+        inner: Box<CollHandle<'static>>,
+        buf: Arc<Staging>,
+        finish: Option<Finish>,
+        /// The caller's output (borrowed for the handle's `'a`).
+        dst: (*mut u8, usize),
+        then: Option<(Arc<TeamInfo>, Key)>,
+    },
     /// A shared-memory barrier: complete once every member's counter has
     /// reached episode `k` (those before `from` have, already).
     ShmBarrier {
@@ -100,8 +119,9 @@ pub struct CollHandle<'a> {
     _borrow: PhantomData<&'a mut [u8]>,
 }
 
-// SAFETY: the only field that is not `Send` by itself is `CopyOut::parts`,
-// the starts of the caller's output buffers, which the handle borrows
+// SAFETY: the only fields that are not `Send` by themselves are
+// `CopyOut::parts` and `State::Combine::dst`, the starts of the caller's
+// output buffers, which the handle borrows
 // exclusively for `'a` (`PhantomData<&'a mut [u8]>`, itself `Send`).
 // Moving the handle to another thread moves that exclusive borrow with it,
 // as moving a `&'a mut [u8]` would; the copy into it is made only by the
@@ -235,6 +255,30 @@ impl<'a> CollHandle<'a> {
         }
     }
 
+    /// The handle of a collective whose data moves as `inner`, which
+    /// writes into `buf` (library-owned; `inner` borrows it as
+    /// `'static`, and this handle keeps it alive for as long as `inner`
+    /// lives); once `inner` completes, the thread that observes it runs
+    /// `finish(buf, dst)`. `inner` carries no `OUT_ALLSYNC` barrier (add
+    /// one to this handle).
+    pub(crate) fn combine(
+        inner: CollHandle<'static>,
+        buf: Arc<Staging>,
+        dst: &'a mut [u8],
+        finish: Finish,
+    ) -> Self {
+        CollHandle {
+            state: State::Combine {
+                inner: Box::new(inner),
+                buf,
+                finish: Some(finish),
+                dst: (dst.as_mut_ptr(), dst.len()),
+                then: None,
+            },
+            _borrow: PhantomData,
+        }
+    }
+
     /// Finishes the handle if complete, without polling (the stages of
     /// the hierarchical collectives, looked at from the progress hook);
     /// whether it is. An error is fatal: a stage has no caller to
@@ -298,7 +342,7 @@ impl<'a> CollHandle<'a> {
     /// once if the part is done already.
     pub(crate) fn then_out_barrier(mut self, t: Arc<TeamInfo>, key: Key) -> Self {
         match &mut self.state {
-            State::Pending { then, .. } => *then = Some((t, key)),
+            State::Pending { then, .. } | State::Combine { then, .. } => *then = Some((t, key)),
             State::Invalid => {
                 self.state = State::OutBarrier {
                     op: start_out_barrier(&t, key),
@@ -328,6 +372,50 @@ impl<'a> CollHandle<'a> {
                 if !done {
                     return false;
                 }
+            }
+            State::Combine {
+                inner,
+                buf,
+                finish,
+                dst,
+                then,
+            } => {
+                if !inner.try_finish() {
+                    return false;
+                }
+                let then = then.take();
+                if let Err(e) = inner.take_error() {
+                    if let Some((t, key)) = then {
+                        let _ = start_out_barrier(&t, key);
+                    }
+                    self.state = State::Failed(e);
+                    return true;
+                }
+                if let Some(f) = finish.take() {
+                    // SAFETY: `inner` completed (its writers into `buf`
+                    // are done, its staged output copied with the
+                    // completion's acquire), so nothing else accesses
+                    // `buf`, which this state keeps alive; `dst` is the
+                    // caller's buffer of that length, exclusively
+                    // borrowed for 'a, which this handle carries, and
+                    // distinct from `buf` (library-owned).
+                    let (b, d) = unsafe {
+                        (
+                            std::slice::from_raw_parts_mut(buf.ptr(), buf.len()),
+                            std::slice::from_raw_parts_mut(dst.0, dst.1),
+                        )
+                    };
+                    f(b, d);
+                }
+                self.state = State::Invalid;
+                if let Some((t, key)) = then {
+                    let op = start_out_barrier(&t, key);
+                    if !op.is_complete() {
+                        self.state = State::OutBarrier { op };
+                        return false;
+                    }
+                }
+                return true;
             }
             State::ShmBarrier { team, k, from } => {
                 if !team.arrived_spin(*k, from) {
@@ -432,7 +520,11 @@ impl<'a> CollHandle<'a> {
 
     /// Whether this is a shared-memory data collective's handle (`poke`).
     fn poked(&self) -> bool {
-        matches!(self.state, State::Pending { poke: true, .. })
+        match &self.state {
+            State::Pending { poke, .. } => *poke,
+            State::Combine { inner, .. } => inner.poked(),
+            _ => false,
+        }
     }
 
     /// Completes handles in order until one completes (returns true) or
@@ -550,15 +642,30 @@ impl Drop for CollHandle<'_> {
         // Otherwise nothing borrowed is written after initiation, and an
         // entered barrier advances in the handlers: the operation
         // finishes in the background.
-        if matches!(self.state, State::Pending { .. }) {
+        if matches!(self.state, State::Pending { .. } | State::Combine { .. }) {
             self.drop_pending();
         }
     }
 }
 
 impl CollHandle<'_> {
-    /// [`Drop`] of a pending handle.
+    /// [`Drop`] of a pending or combining handle.
     fn drop_pending(&mut self) {
+        if matches!(self.state, State::Combine { .. }) {
+            // As below: the output must reach `dst` before the borrow
+            // ends, and an `OUT_ALLSYNC` member must enter its barrier.
+            // In restricted context nothing is waited for: `dst` is not
+            // written after this (the inner handle's drop decides about
+            // `buf`).
+            if context::may_communicate() {
+                if let Some(rt) = Runtime::get() {
+                    rt.spin_until(|| {
+                        self.try_finish() || matches!(self.state, State::OutBarrier { .. })
+                    });
+                }
+            }
+            return;
+        }
         let State::Pending { c, copy, then, .. } = &self.state else {
             return;
         };

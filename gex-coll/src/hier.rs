@@ -35,7 +35,10 @@
 //!   other representative receives, then broadcasts in its group as the
 //!   local root; the others read from their representative.
 //! - Reduce to one: every group reduces to its representative; the
-//!   representatives reduce to the root (which is one).
+//!   representatives reduce to the root (which is one). A group's
+//!   reduction of elements larger than an inline slot is a gather of the
+//!   operands to the representative through the slots, which combines
+//!   them in rank order ([`LStage::finish`]), as on a flat team.
 //! - Reduce to all: every group reduces to its lowest member, those
 //!   reduce-to-all among themselves, then broadcast in their groups.
 //!   Operands are combined by groups (in rank order within a group, then
@@ -114,7 +117,9 @@ use crate::algos::{
     am_bcast, write_staging, AllReduceRd, Collect, CollectSink, Reduce, ReduceKind,
 };
 use crate::coll::{fin, out_key, reduce_args, ReduceArgs, RECURSIVE_DOUBLING_MAX};
-use crate::engine::{hash_id, lock, send_now, signature, Key, Logic, Op};
+use crate::engine::{
+    hash_id, lock, send_now, sig_extra, signature, with_sig_extra, Key, Logic, Op,
+};
 use crate::handle::CollHandle;
 use crate::reduce::ReduceOp;
 use crate::shm;
@@ -484,7 +489,17 @@ pub(crate) fn group_result(
     match local {
         Some(mut l) => {
             let g = group.clone();
-            steps.push(start_then_wait(move || l.start(Some(&input), Some(&g))));
+            let mut c: Option<Arc<Completion>> = None;
+            steps.push(Box::new(move || {
+                if c.is_none() {
+                    c = l.start(Some(&input), Some(&g));
+                }
+                if !c.as_ref().is_some_and(|c| c.is_complete()) {
+                    return false;
+                }
+                l.finish(Some(&g));
+                true
+            }));
         }
         None => {
             // SAFETY: a new buffer of `nbytes`, not shared yet; `input`
@@ -639,6 +654,7 @@ fn am_reduce(
     red: &Red,
 ) -> Arc<Completion> {
     let Red { dt, dt_sz, op } = red.clone();
+    crate::coll::count_am_reduction();
     let logic: Box<dyn Logic> = match (kind, out) {
         (ReduceKind::ToAll, Some(s)) if acc.len() <= RECURSIVE_DOUBLING_MAX => Box::new(
             AllReduceRd::new(dt, dt_sz, op, t.members.clone(), t.me, acc, s),
@@ -678,6 +694,13 @@ enum Kind {
     Scatter {
         nb: usize,
     },
+    /// A reduction of elements larger than an inline slot: the members'
+    /// operands (`nb` bytes) gathered to the root through the slots, and
+    /// combined there in rank order ([`LStage::finish`]).
+    GatherReduce {
+        red: Red,
+        nb: usize,
+    },
 }
 
 /// One stage over the local team, its number(s) reserved at initiation
@@ -691,6 +714,8 @@ pub(crate) struct LStage {
     /// A reader's completion over the inline slots, one part per piece
     /// (kept across partial starts).
     c: Option<Arc<Completion>>,
+    /// `Kind::GatherReduce`'s root: the gathered operands (`n * nb`).
+    gathered: Option<Arc<Staging>>,
 }
 
 impl LStage {
@@ -718,6 +743,7 @@ impl LStage {
             how,
             kind,
             c: None,
+            gathered: None,
         }
     }
 
@@ -767,6 +793,39 @@ impl LStage {
 
     /// A reduction of `nbytes` to local rank `root`.
     fn reduce(l: &Arc<TeamInfo>, root: u32, nbytes: usize, red: &Red) -> LStage {
+        if red.dt_sz > shm::SMALL_MAX && shmsmall::qualifies(l, &MY, nbytes, 1) {
+            // Elements larger than a slot: gathered through the slots
+            // (as `crate::coll::gather_reduce` does), the reduction's
+            // signature folded into the gather's.
+            let r = root as usize;
+            let extra = hash_id(&[
+                sig_extra(),
+                u64::from(red.sig(l, "reduce_to_one", root, nbytes)),
+            ]);
+            let res = with_sig_extra(extra, || {
+                shmsmall::reserve(
+                    l,
+                    &MY,
+                    Pat::Gather {
+                        root: r,
+                        nb: nbytes,
+                    },
+                    nbytes,
+                )
+            });
+            let kind = Kind::GatherReduce {
+                red: red.clone(),
+                nb: nbytes,
+            };
+            return LStage {
+                t: l.clone(),
+                root,
+                how: How::Small(res),
+                kind,
+                c: None,
+                gathered: None,
+            };
+        }
         let pat = || Pat::Reduce {
             root: Some(root as usize),
             dt: red.dt,
@@ -802,6 +861,15 @@ impl LStage {
                     .c
                     .get_or_insert_with(|| Completion::new(n, None))
                     .clone();
+                let out = match &self.kind {
+                    // The root reads everyone's operand, to combine later.
+                    Kind::GatherReduce { nb, .. } if reads => Some(
+                        &*self
+                            .gathered
+                            .get_or_insert_with(|| Staging::new(nb * self.t.size() as usize)),
+                    ),
+                    _ => out,
+                };
                 let o = reads.then(|| (&c, out.expect("a reader has an output")));
                 r.try_start(input, o).then_some(c)
             }
@@ -820,8 +888,33 @@ impl LStage {
                     out.cloned(),
                     red,
                 ),
+                Kind::GatherReduce { .. } => unreachable!("a gathered reduction takes the slots"),
             }),
         }
+    }
+
+    /// Once this member's part is complete (the completion [`start`]
+    /// returned), finishes it: the root of a `Kind::GatherReduce`
+    /// combines the gathered operands in rank order into `out` (its
+    /// output); nothing otherwise. Called once.
+    ///
+    /// [`start`]: LStage::start
+    pub(crate) fn finish(&mut self, out: Option<&Arc<Staging>>) {
+        let (Kind::GatherReduce { red, .. }, Some(g)) = (&self.kind, self.gathered.take()) else {
+            return;
+        };
+        let out = out.expect("a reader has an output");
+        // SAFETY: the gather into `g` is complete (the caller's promise:
+        // every piece consumed), and `g` is this stage's own; `out` is
+        // the stage's output, which nothing else accesses before the
+        // step after this one; the two are distinct buffers.
+        let (g, o) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(g.ptr(), g.len()),
+                std::slice::from_raw_parts_mut(out.ptr(), out.len()),
+            )
+        };
+        crate::coll::combine_gathered(red.dt, red.dt_sz, &red.op, g, o);
     }
 }
 

@@ -26,8 +26,12 @@
 //! - Small data collectives (a writer's input up to 1 KiB, any operator)
 //!   go through inline slots in shared memory on every team whose
 //!   members share the neighbourhood, with no lock and no allocation per
-//!   operation, and larger ones on sub-teams in pieces of a slot (module
-//!   `shmsmall`). Larger ones on the primordial team of
+//!   operation, and larger ones on sub-teams in pieces of a slot
+//!   (module `shmsmall`); reductions of elements larger than a slot, and
+//!   above a slot with user-defined operators on the primordial team of
+//!   a one-neighbourhood job, are gathered through shared memory and
+//!   combined locally in rank order (`coll::reductions_over_am` counts
+//!   those that use AMs). Larger ones on the primordial team of
 //!   a job that is one neighbourhood (smp; reductions with built-in
 //!   operators) go through shared memory too: eight 16 KiB chunk slots per rank
 //!   in the collectives' area, chunks pipelined, counters in shared memory
@@ -91,7 +95,7 @@ pub use coll::{
     barrier, barrier_nb, barrier_uses_shared_memory, broadcast, broadcast_nb, exchange,
     exchange_nb, gather, gather_all, gather_all_nb, gather_nb, reduce_to_all, reduce_to_all_nb,
     reduce_to_all_nb_typed, reduce_to_all_typed, reduce_to_one, reduce_to_one_nb,
-    reduce_to_one_nb_typed, reduce_to_one_typed, scatter, scatter_nb,
+    reduce_to_one_nb_typed, reduce_to_one_typed, reductions_over_am, scatter, scatter_nb,
 };
 pub use g1::{
     barrier_notify, barrier_try, barrier_wait, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,

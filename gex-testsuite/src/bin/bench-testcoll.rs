@@ -9,7 +9,8 @@
 //! results are checked, so a figure never comes from a broken collective.
 //! `BENCH_SIZES=8,1024` restricts the sizes, `BENCH_ONLY=broadcast` (or
 //! `reduce`, `exchange`, a comma-separated list) the operations (the
-//! others print as 0).
+//! others print as 0). `BENCH_REDUCE_OP=user` makes the reduction's
+//! operator a user-defined one (`ReduceOp::User`, the same wrapping sum).
 
 use std::time::Instant;
 
@@ -64,7 +65,17 @@ fn main() {
         only.as_deref()
             .is_none_or(|o| o.split(',').any(|x| x.trim() == op))
     };
-    let sum: ReduceOp = Op::Add.into();
+    let sum: ReduceOp = if std::env::var("BENCH_REDUCE_OP").is_ok_and(|v| v == "user") {
+        ReduceOp::user(|x, y, _count| {
+            for (a, b) in x.chunks_exact(8).zip(y.chunks_exact_mut(8)) {
+                let s = u64::from_ne_bytes(a.try_into().expect("8 bytes"))
+                    .wrapping_add(u64::from_ne_bytes((&*b).try_into().expect("8 bytes")));
+                b.copy_from_slice(&s.to_ne_bytes());
+            }
+        })
+    } else {
+        Op::Add.into()
+    };
     for &size in &sizes {
         let size = size.max(8);
         let it = ((u64::from(iters) * 1024 / size.max(1024) as u64).max(20)) as u32;

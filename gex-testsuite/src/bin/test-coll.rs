@@ -11,7 +11,9 @@
 //! large ones (16 KiB to 1 MiB: reduce-scatter on smp) of `f64` sums of
 //! mixed magnitudes bit for bit against the rank-order model, in flight,
 //! in every sync mode, user operators (commutative, non-commutative, user types of 3 bytes to
-//! 70 KB per element), scatter, gather, gather-all and exchange; over the
+//! 70 KB per element; 1 KiB + 8 B to 200 KiB per member and elements of
+//! 1500 and 3000 bytes in flight, through shared memory where the team's
+//! members share the neighbourhood: no reduction over Active Messages), scatter, gather, gather-all and exchange; over the
 //! primordial team and teams from splits (grid rows and columns, reversed
 //! keys, ranks left out, splits of splits) and from `tm_create` (every
 //! scratch kind, jobranks and parent ranks); several collectives in flight
@@ -1174,6 +1176,272 @@ fn reductions(t: &T, tm: &Tm, label: u64, counts: &[usize]) {
     );
     if me == root {
         assert_eq!(max[0], -(n as i32 - 1));
+    }
+}
+
+// ------------------------------------------- user operators, large
+
+/// Big-integer addition of whole elements (little-endian, wrapping at the
+/// element's `dt_sz` bytes): commutative, and every carry crosses the
+/// element, so an element split between two pieces would come out wrong.
+fn big_add(x: &[u8], y: &mut [u8], count: usize, dt_sz: usize) {
+    assert_eq!(x.len(), count * dt_sz, "user function: x of count elements");
+    assert_eq!(y.len(), count * dt_sz, "user function: y of count elements");
+    for (xe, ye) in x.chunks_exact(dt_sz).zip(y.chunks_exact_mut(dt_sz)) {
+        let mut carry = 0u16;
+        for (a, b) in xe.iter().zip(ye.iter_mut()) {
+            let s = u16::from(*a) + u16::from(*b) + carry;
+            *b = s as u8;
+            carry = s >> 8;
+        }
+    }
+}
+
+/// Maps `v -> a*v + b` of `u16` (4 bytes each, `dt_sz` a multiple of 4);
+/// `L (+) R` is "L then R": associative, not commutative.
+fn affine16(x: &[u8], y: &mut [u8], count: usize, dt_sz: usize) {
+    assert_eq!(x.len(), count * dt_sz, "user function: x of count elements");
+    assert_eq!(y.len(), count * dt_sz, "user function: y of count elements");
+    let rd = |s: &[u8], j: usize| u16::from_ne_bytes([s[j], s[j + 1]]);
+    for i in (0..x.len()).step_by(4) {
+        let (al, bl, ar, br) = (rd(x, i), rd(x, i + 2), rd(y, i), rd(y, i + 2));
+        y[i..i + 2].copy_from_slice(&ar.wrapping_mul(al).to_ne_bytes());
+        y[i + 2..i + 4].copy_from_slice(&ar.wrapping_mul(bl).wrapping_add(br).to_ne_bytes());
+    }
+}
+
+/// Reductions with user-defined operators larger than an inline slot of
+/// the shared-memory path: 1 KiB + 8 B to 200 KiB per member of small
+/// elements (4 and 8 bytes: 1 KiB pieces on sub-teams; on the primordial
+/// team of a one-neighbourhood job, whose chunked reduction takes
+/// built-in operators only, gathered through the chunks and combined in
+/// rank order), and elements of 1500 and 3000 bytes (gathered and
+/// combined in rank order everywhere); a
+/// non-commutative operator (`GEX_OP_USER_NC`) and a commutative one
+/// (`GEX_OP_USER`), over the primordial team, an odd-sized sub-team and,
+/// across hosts, this host's members; to one from every root and to all,
+/// in place and not, non-blocking (all in flight, synced in reverse
+/// order) and blocking, in MYSYNC and IN/OUT_ALLSYNC. Every byte against
+/// the sequential rank-order model. Where every member shares this
+/// neighbourhood and the team has a shared-memory channel, no reduction
+/// goes over Active Messages (`reductions_over_am` does not move); with
+/// `GEX_COLL_FORCE_AM=1` they all do.
+fn user_reductions(t: &T, label: u64) {
+    let tm = &t.job.tm;
+    let (me, n) = (tm.rank(), tm.size());
+    // An odd number of members: all, or all but the last.
+    let odd_n = if n % 2 == 1 { n } else { n - 1 };
+    let odd = tm_split(tm, (me < odd_n).then_some(0), 0, None, Flags::TM_NO_SCRATCH).unwrap();
+    // This host's members, where the job spans several.
+    let nbrhd = gex::system::query_nbrhd_info().unwrap();
+    let local = if (nbrhd.members.len() as u32) < n {
+        let color = nbrhd.members.iter().map(|m| m.jobrank).min().unwrap();
+        tm_split(tm, Some(color as i32), 0, None, Flags::TM_NO_SCRATCH).unwrap()
+    } else {
+        tm_split(tm, None, 0, None, Flags::TM_NO_SCRATCH).unwrap()
+    };
+    let forced = std::env::var("GEX_COLL_FORCE_AM").is_ok_and(|v| v == "1");
+    // (name, team, seed): a member of some of the teams only must use
+    // the same seed as the others.
+    let mut teams: Vec<(&str, &Tm, u64)> = vec![("primordial", tm, 0)];
+    if let Some(o) = &odd {
+        teams.push(("odd sub-team", o, 1));
+    }
+    if let Some(l) = &local {
+        teams.push(("host sub-team", l, 2));
+    }
+    for (name, team, ti) in teams {
+        let before = gex::coll::reductions_over_am();
+        user_reductions_on(t, team, name, mix(label, ti));
+        let moved = gex::coll::reductions_over_am() - before;
+        let shm = expect_shm(team) && barrier_uses_shared_memory(team).unwrap();
+        if shm {
+            assert_eq!(
+                moved,
+                0,
+                "{name} of {}: {moved} user-operator reductions went over Active Messages \
+                 although every member shares the neighbourhood",
+                team.size()
+            );
+        } else if forced && team.size() > 1 {
+            assert!(moved > 0, "{name}: GEX_COLL_FORCE_AM=1 but no AM reduction");
+        }
+    }
+    for tmx in [odd, local].into_iter().flatten() {
+        tm_destroy(tmx, Flags::empty()).unwrap();
+    }
+}
+
+fn user_reductions_on(t: &T, tm: &Tm, name: &str, label: u64) {
+    let (me, n) = (tm.rank(), tm.size());
+    // (element size, elements): the pieces of small elements, and
+    // elements larger than a slot.
+    let mut cases: Vec<(usize, usize)> = Vec::new();
+    for total in [1024 + 8, 4096, 64 << 10, 200 << 10] {
+        cases.push((4, total / 4));
+        cases.push((8, total / 8));
+    }
+    for dt_sz in [1500usize, 3000] {
+        for count in [1usize, 3, 45] {
+            cases.push((dt_sz, count));
+        }
+    }
+    let modes = [
+        Flags::empty(),
+        Flags::COLL_IN_ALLSYNC | Flags::COLL_OUT_ALLSYNC,
+    ];
+    for (ci, &(dt_sz, count)) in cases.iter().enumerate() {
+        // Non-commutative for 4-byte maps and 1500-byte elements,
+        // commutative for the others.
+        let nc = dt_sz % 8 != 0 || dt_sz == 1500;
+        let op = if nc {
+            ReduceOp::user_nc(move |x: &[u8], y: &mut [u8], c: usize| affine16(x, y, c, dt_sz))
+        } else {
+            ReduceOp::user(move |x: &[u8], y: &mut [u8], c: usize| big_add(x, y, c, dt_sz))
+        };
+        let model = |a: &[u8], b: &[u8]| -> Vec<u8> {
+            let mut y = b.to_vec();
+            if nc {
+                affine16(a, &mut y, a.len() / dt_sz, dt_sz);
+            } else {
+                big_add(a, &mut y, a.len() / dt_sz, dt_sz);
+            }
+            y
+        };
+        let nbytes = dt_sz * count;
+        for (mi, &flags) in modes.iter().enumerate() {
+            let seed = mix(label, (ci as u64) << 8 | mi as u64);
+            let input = |r: Rank| -> Vec<u8> {
+                let mut v = payload(mix(seed, u64::from(r)), nbytes);
+                if nc {
+                    // Odd multipliers: no map loses what came before it.
+                    for m in v.chunks_exact_mut(4) {
+                        let a = u16::from_ne_bytes([m[0], m[1]]) | 1;
+                        m[..2].copy_from_slice(&a.to_ne_bytes());
+                    }
+                }
+                v
+            };
+            let mine = input(me);
+            let expect = model_reduce(n, input, model);
+            let what = |c: &str, extra: &str| {
+                format!(
+                    "{name}: {} {c} of {count} x {dt_sz} B over {n} ({flags:?}{extra})",
+                    if nc { "GEX_OP_USER_NC" } else { "GEX_OP_USER" }
+                )
+            };
+            // Non-blocking: to one from every root, then two to all (in
+            // place and not), all in flight, synced in reverse order (the
+            // first to all dropped instead).
+            let mut outs: Vec<Vec<u8>> = (0..n + 2)
+                .map(|i| {
+                    let in_place = (i + ci as u32).is_multiple_of(2);
+                    if in_place {
+                        mine.clone()
+                    } else {
+                        vec![0xa5; nbytes]
+                    }
+                })
+                .collect();
+            let mut hs: Vec<CollHandle<'_>> = Vec::new();
+            for (i, out) in outs.iter_mut().enumerate() {
+                let i = i as u32;
+                let in_place = (i + ci as u32).is_multiple_of(2);
+                let src = (!in_place).then_some(&mine[..]);
+                let h = if i < n {
+                    let root = i;
+                    let (d, s) = if me == root {
+                        (Some(&mut out[..]), src)
+                    } else {
+                        (None, Some(&mine[..]))
+                    };
+                    reduce_to_one_nb(tm, root, d, s, Dt::User, dt_sz, count, &op, flags)
+                } else {
+                    reduce_to_all_nb(tm, out, src, Dt::User, dt_sz, count, &op, flags)
+                };
+                hs.push(h.unwrap_or_else(|e| panic!("{}: {e}", what("initiation", ""))));
+            }
+            while let Some(h) = hs.pop() {
+                if hs.len() == n as usize {
+                    // Dropped unsynced: the drop waits for the output.
+                    drop(h);
+                    continue;
+                }
+                t.wait(h, &what("non-blocking", &format!(", handle {}", hs.len())));
+            }
+            drop(hs);
+            for (i, out) in outs.iter().enumerate() {
+                let i = i as u32;
+                if i < n && me != i {
+                    continue;
+                }
+                if let Some(b) = (0..nbytes).find(|&b| out[b] != expect[b]) {
+                    let c = if i < n {
+                        format!("reduce_to_one to {i}")
+                    } else {
+                        "reduce_to_all".to_string()
+                    };
+                    panic!(
+                        "{}: byte {b} differs from the model",
+                        what(&c, ", non-blocking")
+                    );
+                }
+            }
+            // Blocking: to one root (rotating) and to all, in place or not.
+            let root = (ci as u32 + mi as u32) % n;
+            let in_place = (ci + mi) % 2 == 1;
+            let mut out = if in_place {
+                mine.clone()
+            } else {
+                vec![0x5a; nbytes]
+            };
+            let src = (!in_place).then_some(&mine[..]);
+            let r = if me == root {
+                reduce_to_one(
+                    tm,
+                    root,
+                    Some(&mut out),
+                    src,
+                    Dt::User,
+                    dt_sz,
+                    count,
+                    &op,
+                    flags,
+                )
+            } else {
+                reduce_to_one(
+                    tm,
+                    root,
+                    None,
+                    Some(&mine),
+                    Dt::User,
+                    dt_sz,
+                    count,
+                    &op,
+                    flags,
+                )
+            };
+            r.unwrap_or_else(|e| panic!("{}: {e}", what("blocking reduce_to_one", "")));
+            if me == root {
+                assert!(
+                    out == expect,
+                    "{}: differs from the model",
+                    what(&format!("blocking reduce_to_one to {root}"), "")
+                );
+            }
+            let mut out = if in_place {
+                mine.clone()
+            } else {
+                vec![0x5a; nbytes]
+            };
+            reduce_to_all(tm, &mut out, src, Dt::User, dt_sz, count, &op, flags)
+                .unwrap_or_else(|e| panic!("{}: {e}", what("blocking reduce_to_all", "")));
+            assert!(
+                out == expect,
+                "{}: differs from the model",
+                what("blocking reduce_to_all", "")
+            );
+        }
     }
 }
 
@@ -3001,6 +3269,7 @@ fn main() {
     many_outstanding(&t, &t.job.tm, 0x40);
     back_to_back(&t, &t.job.tm, 0x45);
     large_reductions(&t, &t.job.tm, 0x47);
+    user_reductions(&t, 0x48);
     small_in_flight(&t, &t.job.tm, 0x46);
     sync_mode_errors(&t.job.tm);
     sync_modes(&t, &t.job.tm, 0x50, &[0, 5, 70_001]);
