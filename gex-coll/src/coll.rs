@@ -413,7 +413,7 @@ pub fn reduce_to_one_nb<'a>(
     if a.mode.in_all {
         sync::enter_all(&a.t, None, CALL);
     }
-    if let Some(h) = a.t.hier().filter(|_| hier::reduces(op)) {
+    if let Some(h) = a.t.hier().filter(|h| hier::reduces(op, h)) {
         return hier::reduce_to_one(&a, h.clone(), root, dst, src, dt, dt_sz, op);
     }
     Ok(reduce_one_on(a, root, dst, src, dt, dt_sz, op, CALL))
@@ -536,7 +536,7 @@ pub fn reduce_to_all_nb<'a>(
     if a.mode.in_all {
         sync::enter_all(&a.t, None, CALL);
     }
-    if let Some(h) = a.t.hier().filter(|_| hier::reduces(op)) {
+    if let Some(h) = a.t.hier().filter(|h| hier::reduces(op, h)) {
         return hier::reduce_to_all(&a, h.clone(), dst, src, dt, dt_sz, op);
     }
     Ok(reduce_all_on(a, dst, src, dt, dt_sz, op, CALL))

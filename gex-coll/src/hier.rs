@@ -42,9 +42,11 @@
 //! - Reduce to all: every group reduces to its lowest member, those
 //!   reduce-to-all among themselves, then broadcast in their groups.
 //!   Operands are combined by groups (in rank order within a group, then
-//!   the groups' results in group order), so only commutative operators
-//!   go this way (`GEX_OP_USER_NC` keeps the flat rank-order tree); every
-//!   member still gets the same bits.
+//!   the groups' results in group order), so commutative operators go
+//!   this way, and `GEX_OP_USER_NC` where every group is a contiguous
+//!   range of team ranks (the groups' order is then the ranks' order);
+//!   otherwise it keeps the flat rank-order tree. Every member gets the
+//!   same bits.
 //! - Barrier: members other than the lowest of their group enter the
 //!   local team's shared-memory barrier and complete with it; the lowest
 //!   reserves its episode, and the progress hook waits for the others'
@@ -325,9 +327,13 @@ pub(crate) fn broadcast<'a>(
     Ok(fin(launch(steps, output, dst), out))
 }
 
-/// Whether a reduction with `op` may combine by groups: it commutes.
-pub(crate) fn reduces(op: &ReduceOp) -> bool {
-    op.is_commutative()
+/// Whether a reduction with `op` over a team grouped as `h` may combine
+/// by groups: it commutes, or every group is a contiguous range of team
+/// ranks (groups are numbered by their lowest member, so the groups'
+/// results combined in group order are then the operands in rank order:
+/// what `GEX_OP_USER_NC` needs). The same answer on every member.
+pub(crate) fn reduces(op: &ReduceOp, h: &Hier) -> bool {
+    op.is_commutative() || h.group.windows(2).all(|w| w[0] <= w[1])
 }
 
 /// Hierarchical reduce-to-one (`a`: the checked arguments over the

@@ -1240,6 +1240,18 @@ fn user_reductions(t: &T, label: u64) {
     } else {
         tm_split(tm, None, 0, None, Flags::TM_NO_SCRATCH).unwrap()
     };
+    // Where the job spans hosts (placed in blocks of consecutive ranks):
+    // the whole job in reverse order (each host still a contiguous range
+    // of team ranks: non-commutative operators combine by hosts) and
+    // with the hosts interleaved (they cannot: the flat tree).
+    let spans = (nbrhd.members.len() as u32) < n;
+    let split = |key: u32| {
+        tm_split(tm, Some(0), key as i32, None, Flags::TM_NO_SCRATCH)
+            .unwrap()
+            .unwrap()
+    };
+    let half = n.div_ceil(2);
+    let reordered = spans.then(|| (split(n - 1 - me), split((me % half) * 2 + me / half)));
     let forced = std::env::var("GEX_COLL_FORCE_AM").is_ok_and(|v| v == "1");
     // (name, team, seed): a member of some of the teams only must use
     // the same seed as the others.
@@ -1249,6 +1261,10 @@ fn user_reductions(t: &T, label: u64) {
     }
     if let Some(l) = &local {
         teams.push(("host sub-team", l, 2));
+    }
+    if let Some((rev, mixed)) = &reordered {
+        teams.push(("reversed team", rev, 3));
+        teams.push(("hosts interleaved", mixed, 4));
     }
     for (name, team, ti) in teams {
         let before = gex::coll::reductions_over_am();
@@ -1267,7 +1283,8 @@ fn user_reductions(t: &T, label: u64) {
             assert!(moved > 0, "{name}: GEX_COLL_FORCE_AM=1 but no AM reduction");
         }
     }
-    for tmx in [odd, local].into_iter().flatten() {
+    let (rev, mixed) = reordered.unzip();
+    for tmx in [odd, local, rev, mixed].into_iter().flatten() {
         tm_destroy(tmx, Flags::empty()).unwrap();
     }
 }
