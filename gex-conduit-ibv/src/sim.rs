@@ -319,22 +319,27 @@ impl Inner {
     /// `first` (the oldest) and flushed (the rest), receives posted on it
     /// as flushed (those of a shared receive queue stay, for the other
     /// queue pairs).
+    ///
+    /// The state changes, and the outstanding requests' completions are
+    /// queued, under the `pending` lock, which a post that finds the
+    /// queue pair in the error state takes before queueing its flushed
+    /// completion: as on a NIC, the error's completion comes before the
+    /// flushes that follow from it (a post racing with the error could
+    /// otherwise queue its flush first, and the conduit would report
+    /// that instead of the cause).
     fn qp_error(&self, qp: &SimQp, first: WcStatus) {
-        qp.error.store(true, Ordering::SeqCst);
-        let drained: Vec<Pending> = qp
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .drain(..)
-            .collect();
-        for (i, p) in drained.into_iter().enumerate() {
-            self.push(Wc {
-                wr_id: p.wr_id,
-                qp: qp.num,
-                status: if i == 0 { first } else { WcStatus::Flushed },
-                kind: WcKind::Send,
-                byte_len: 0,
-            });
+        {
+            let mut pending = qp.pending.lock().unwrap_or_else(|p| p.into_inner());
+            qp.error.store(true, Ordering::SeqCst);
+            for (i, p) in pending.drain(..).enumerate() {
+                self.push(Wc {
+                    wr_id: p.wr_id,
+                    qp: qp.num,
+                    status: if i == 0 { first } else { WcStatus::Flushed },
+                    kind: WcKind::Send,
+                    byte_len: 0,
+                });
+            }
         }
         let recvs: Vec<(u64, Sge)> = qp
             .recvs
@@ -812,6 +817,8 @@ impl Device for SimDevice {
             Ok(())
         };
         if q.error.load(Ordering::SeqCst) {
+            // After the error's own completions (`Inner::qp_error`).
+            let _order = q.pending.lock().unwrap_or_else(|p| p.into_inner());
             return flushed(WcStatus::Flushed);
         }
         if q.peer_gone.load(Ordering::SeqCst) {
@@ -886,15 +893,20 @@ impl Device for SimDevice {
                 "ibv sim device: queue pair {qp} is not connected"
             )));
         };
-        q.pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push_back(Pending {
+        {
+            let mut pending = q.pending.lock().unwrap_or_else(|p| p.into_inner());
+            if q.error.load(Ordering::SeqCst) {
+                // The queue pair failed since the check above: nothing
+                // would answer this request any more.
+                return flushed(WcStatus::Flushed);
+            }
+            pending.push_back(Pending {
                 wr_id,
                 kind,
                 sge,
                 posted: Instant::now(),
             });
+        }
         let body: &[u8] = if carries && sge.len > 0 {
             // SAFETY: the buffer lies in a registered region (checked above)
             // and is valid until completion (`Device::post_send`); the
