@@ -545,8 +545,9 @@ pub(crate) fn start<'a>(
 
 /// An operation of one piece over `team` (every writer's input at most a
 /// slot; a writer's input is `input`, or if `None` its `dst`; a reader's
-/// output is `dst`), without `OUT_ALLSYNC`: [`start`]'s most frequent
-/// case, without [`run`]'s loop and staging. Inlined where the pattern is
+/// output is `dst`; `OUT_ALLSYNC`'s closing barrier is the caller's to
+/// add, as [`start`] does): [`start`]'s most frequent case, without
+/// [`run`]'s loop and staging. Inlined where the pattern is
 /// known (the small broadcast), whose dispatch then folds away: each
 /// instruction counts at these operations' rate (PERFORMANCE.md,
 /// "Collectives").
