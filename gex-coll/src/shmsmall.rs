@@ -273,8 +273,8 @@ impl SmallTeam {
     /// Acknowledges operation `s` without reading (a member that reads
     /// nothing in it), once its own previous operation in the slot is
     /// consumed (it may be a registered read, which the progress hook
-    /// finishes). `false` if that previous one is not, and `wait` is
-    /// false.
+    /// finishes), waiting for that if `wait_for_it`; `false`, having
+    /// acknowledged nothing, if it is not consumed and `!wait_for_it`.
     #[inline(always)]
     fn pass(&self, s: u64, wait_for_it: bool) -> bool {
         let prev = s.saturating_sub(DEPTH);
