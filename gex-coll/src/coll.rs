@@ -234,13 +234,10 @@ pub(crate) fn bcast_on<'a>(
                 dst.copy_from_slice(s);
             }
         }
+        // The root's input is in `dst` now (written in place).
         if nbytes <= crate::shm::SMALL_MAX && !mode.out_all {
             let team = t.shm_team().expect("qualifies");
-            // The root's input is in `dst` now.
             return shmsmall::one(team, &mode, pat, nbytes, None, Some(dst));
-        }
-        if me == root {
-            return shmsmall::start(t, &mode, pat, nbytes, Some(dst), None);
         }
         return shmsmall::start(t, &mode, pat, nbytes, None, Some(dst));
     }

@@ -148,6 +148,8 @@ pub(crate) struct Hier {
     nbrhd: Rank,
     /// The local team, when the group has other members.
     local: Option<Arc<TeamInfo>>,
+    /// Every group is a contiguous range of team ranks ([`reduces`]).
+    contiguous: bool,
 }
 
 impl Hier {
@@ -187,6 +189,7 @@ impl Hier {
             .map(|&r| t.members[r as usize])
             .collect();
         Some(Hier {
+            contiguous: group.windows(2).all(|w| w[0] <= w[1]),
             group: group.into(),
             groups: groups.into_iter().map(Vec::into_boxed_slice).collect(),
             me_local: local_rank[t.me as usize],
@@ -333,7 +336,7 @@ pub(crate) fn broadcast<'a>(
 /// results combined in group order are then the operands in rank order:
 /// what `GEX_OP_USER_NC` needs). The same answer on every member.
 pub(crate) fn reduces(op: &ReduceOp, h: &Hier) -> bool {
-    op.is_commutative() || h.group.windows(2).all(|w| w[0] <= w[1])
+    op.is_commutative() || h.contiguous
 }
 
 /// Hierarchical reduce-to-one (`a`: the checked arguments over the

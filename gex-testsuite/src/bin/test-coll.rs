@@ -1002,6 +1002,33 @@ fn affine(x: &[u8], y: &mut [u8], count: usize, dt_sz: usize) {
     }
 }
 
+/// One built-in reduction of `count` elements over `tm`, to one and to
+/// all ([`reduce_pair`]), checked against the sequential model; `what`
+/// starts with `prefix`.
+#[allow(clippy::too_many_arguments)]
+fn builtin_reduction(
+    t: &T,
+    tm: &Tm,
+    rng: &mut Rng,
+    dt: Dt,
+    op: Op,
+    count: usize,
+    label: u64,
+    prefix: &str,
+) {
+    let (me, n) = (tm.rank(), tm.size());
+    let seed = mix(label, (dt as u64) << 32 ^ (op as u64) << 8 ^ count as u64);
+    let mine = input(dt, op, me, count, seed);
+    let expect = model_reduce(
+        n,
+        |r| input(dt, op, r, count, seed),
+        |a, b| model_op(dt, op, a, b),
+    );
+    let what = format!("{prefix}{} {} x{count} over {n}", dt.name(), op.name());
+    let dt_sz = dt.size().unwrap();
+    reduce_pair(t, tm, rng, dt, dt_sz, &op.into(), &mine, &expect, &what);
+}
+
 fn reductions(t: &T, tm: &Tm, label: u64, counts: &[usize]) {
     let n = tm.size();
     let me = tm.rank();
@@ -1013,25 +1040,7 @@ fn reductions(t: &T, tm: &Tm, label: u64, counts: &[usize]) {
                 continue;
             }
             for &count in counts {
-                let seed = mix(label, (dt as u64) << 32 ^ (op as u64) << 8 ^ count as u64);
-                let mine = input(dt, op, me, count, seed);
-                let expect = model_reduce(
-                    n,
-                    |r| input(dt, op, r, count, seed),
-                    |a, b| model_op(dt, op, a, b),
-                );
-                let what = format!("{} {} x{count} over {n}", dt.name(), op.name());
-                reduce_pair(
-                    t,
-                    tm,
-                    &mut rng,
-                    dt,
-                    dt.size().unwrap(),
-                    &op.into(),
-                    &mine,
-                    &expect,
-                    &what,
-                );
+                builtin_reduction(t, tm, &mut rng, dt, op, count, label, "");
             }
         }
     }
@@ -2168,25 +2177,7 @@ fn large_reductions(t: &T, tm: &Tm, label: u64) {
                 continue;
             }
             let count = (16 << 10) / dt_sz + 1 + rng.below(3) as usize;
-            let seed = mix(label, (dt as u64) << 32 ^ (op as u64) << 8 ^ count as u64);
-            let mine = input(dt, op, me, count, seed);
-            let expect = model_reduce(
-                n,
-                |r| input(dt, op, r, count, seed),
-                |a, b| model_op(dt, op, a, b),
-            );
-            let what = format!("large {} {} x{count} over {n}", dt.name(), op.name());
-            reduce_pair(
-                t,
-                tm,
-                &mut rng,
-                dt,
-                dt_sz,
-                &op.into(),
-                &mine,
-                &expect,
-                &what,
-            );
+            builtin_reduction(t, tm, &mut rng, dt, op, count, label, "large ");
         }
     }
     // Several in flight, roots rotating, sizes mixed, some in place; the
