@@ -38,7 +38,7 @@ pub mod mk;
 pub mod npam;
 pub mod ratomic;
 pub mod rma;
-pub mod tools;
+pub use gex_tools as tools;
 pub mod types;
 pub mod vis;
 

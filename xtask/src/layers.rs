@@ -175,8 +175,11 @@ pub const LAYER_TABLE: &[Rule] = &[
         krate: "gex",
         allowed: Allowed::AnyExcept(&["gex-run", "gex-testsuite", "xtask"]),
     },
+    // The GASNet tools library: no layer, usable by programs that do not
+    // communicate.
+    only("gex-tools", &[]),
     // The C interface: the facade's calls behind the spec's C names.
-    only("gex-capi", &["gex", "gex-types", "gex-core"]),
+    only("gex-capi", &["gex", "gex-types", "gex-core", "gex-tools"]),
     // Launcher: the control plane only, no conduit, no layer.
     only("gex-run", &["gex-types", "gex-bootstrap"]),
     // Multi-process test programs and benchmarks.

@@ -1,7 +1,9 @@
-//! The out-of-line part of `gasnet_tools.h`: timers, processor and host
+//! gex's GASNet tools library. The out-of-line part of `gasnet_tools.h`: timers, processor and host
 //! queries, sleeping, the environment and a checksum. (Atomics, fences,
 //! mutexes, condition variables and thread keys are inline in the header,
 //! over compiler builtins and pthreads.)
+
+#![allow(non_camel_case_types, clippy::missing_safety_doc)]
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::OnceLock;
@@ -205,8 +207,12 @@ pub unsafe extern "C" fn gasnett_unsetenv(name: *const c_char) {
 /// `gasnett_checksum`: a 64-bit FNV-1a hash of `nbytes` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn gasnett_checksum(p: *const c_void, nbytes: usize) -> u64 {
-    // SAFETY: `nbytes` readable bytes (caller's contract).
-    let b = unsafe { crate::types::bytes(p, nbytes) };
+    let b: &[u8] = if nbytes == 0 || p.is_null() {
+        &[]
+    } else {
+        // SAFETY: `nbytes` readable bytes at `p` (caller's contract).
+        unsafe { std::slice::from_raw_parts(p.cast(), nbytes) }
+    };
     b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
         (h ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })
