@@ -1,9 +1,10 @@
 //! Negotiated-payload Active Messages: `gex_AM_Prepare*`, the source
-//! descriptor queries and `gex_AM_Commit*` (the headers' `[M]` forms pass
+//! descriptor queries, `gex_AM_Commit*` (the headers' `[M]` forms pass
 //! their arguments as an array to `_gex_AM_CommitMedium` and
-//! `_gex_AM_CommitLong`).
+//! `_gex_AM_CommitLong`, the `_v2` forms to `_gex_AM_Commit_v2`) and
+//! `gex_AM_Cancel*`.
 
-use std::ffi::{c_uint, c_void};
+use std::ffi::{c_int, c_uint, c_void};
 
 use gex::am::{AmRequest, PrepareBuf, SrcDesc};
 use gex::{Event, Lc};
@@ -18,6 +19,31 @@ pub struct CSrcDesc {
     sd: Option<SrcDesc<'static>>,
     leaf: *mut Event<'static>,
     user_lc: *mut gex_Event_t,
+    /// What the Prepare was: [`KIND_REQUEST`] or [`KIND_REPLY`], with
+    /// [`KIND_MEDIUM`] or [`KIND_LONG`] (the header's `_GEX_AM_KIND_*`).
+    kind: u32,
+}
+
+/// The kinds of a descriptor (`_GEX_AM_KIND_*` of `gasnetex.h`).
+pub const KIND_REQUEST: u32 = 1;
+pub const KIND_REPLY: u32 = 2;
+pub const KIND_MEDIUM: u32 = 4;
+pub const KIND_LONG: u32 = 8;
+
+fn kind_name(kind: u32) -> String {
+    format!(
+        "{}{}",
+        if kind & KIND_REQUEST != 0 {
+            "Request"
+        } else {
+            "Reply"
+        },
+        if kind & KIND_LONG != 0 {
+            "Long"
+        } else {
+            "Medium"
+        }
+    )
 }
 
 pub type gex_AM_SrcDesc_t = *mut CSrcDesc;
@@ -58,6 +84,7 @@ fn finish(
     r: gex::Result<Option<SrcDesc<'static>>>,
     leaf: *mut Event<'static>,
     lc_opt: *mut gex_Event_t,
+    kind: u32,
 ) -> gex_AM_SrcDesc_t {
     match or_fatal(r) {
         Some(sd) => Box::into_raw(Box::new(CSrcDesc {
@@ -68,6 +95,7 @@ fn finish(
             } else {
                 lc_opt
             },
+            kind,
         })),
         None => {
             if !leaf.is_null() {
@@ -105,7 +133,7 @@ pub unsafe extern "C" fn gex_AM_PrepareRequestMedium(
         f,
         numargs
     ));
-    finish(r, leaf, lc_opt)
+    finish(r, leaf, lc_opt, KIND_REQUEST | KIND_MEDIUM)
 }
 
 /// `gex_AM_PrepareRequestLong`.
@@ -136,7 +164,7 @@ pub unsafe extern "C" fn gex_AM_PrepareRequestLong(
         f,
         numargs
     ));
-    finish(r, leaf, lc_opt)
+    finish(r, leaf, lc_opt, KIND_REQUEST | KIND_LONG)
 }
 
 /// `gex_AM_PrepareReplyMedium`: the token's one reply (an `IMMEDIATE`
@@ -163,7 +191,7 @@ pub unsafe extern "C" fn gex_AM_PrepareReplyMedium(
         )
     };
     let r = tok.prepare_reply_medium(b, least_payload, most_payload, f, numargs);
-    finish(r, leaf, lc_opt)
+    finish(r, leaf, lc_opt, KIND_REPLY | KIND_MEDIUM)
 }
 
 /// `gex_AM_PrepareReplyLong`.
@@ -190,7 +218,7 @@ pub unsafe extern "C" fn gex_AM_PrepareReplyLong(
     };
     let d = (!dest_addr.is_null()).then_some(dest_addr as usize);
     let r = tok.prepare_reply_long(b, least_payload, most_payload, d, f, numargs);
-    finish(r, leaf, lc_opt)
+    finish(r, leaf, lc_opt, KIND_REPLY | KIND_LONG)
 }
 
 /// The descriptor behind `sd`.
@@ -288,4 +316,123 @@ pub unsafe extern "C" fn _gex_AM_CommitLong(
             s.commit_long(handler, nbytes, dest_addr as usize, a)
         })
     }
+}
+
+/// The descriptor behind `sd`, checked to be of `kind` (the call's).
+///
+/// # Safety
+/// As [`desc`].
+unsafe fn desc_of<'a>(sd: gex_AM_SrcDesc_t, kind: u32, call: &str) -> &'a mut CSrcDesc {
+    // SAFETY: caller's contract.
+    let d = unsafe { desc(sd, call) };
+    if d.kind != kind {
+        gex::fatal(&format!(
+            "{call}: the descriptor comes from gex_AM_Prepare{}",
+            kind_name(d.kind)
+        ));
+    }
+    d
+}
+
+/// `gex_AM_Commit{Request,Reply}{Medium,Long}[M]_v2`: `kind` is the
+/// call's (checked against the Prepare's); `commit_flags` may hold
+/// `GEX_FLAG_IMMEDIATE`, which changes nothing here: a Commit never waits
+/// for resources in gex, so it always sends and returns 0.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn _gex_AM_Commit_v2(
+    sd: gex_AM_SrcDesc_t,
+    kind: c_uint,
+    handler: gex_AM_Index_t,
+    nbytes: usize,
+    dest_addr: *mut c_void,
+    commit_flags: gex_Flags_t,
+    nargs: c_uint,
+    argv: *const gex_AM_Arg_t,
+) -> c_int {
+    let call = format!("gex_AM_Commit{}_v2", kind_name(kind));
+    if commit_flags & !gex::Flags::IMMEDIATE.bits() != 0 {
+        gex::fatal(&format!(
+            "{call}: commit_flags {commit_flags:#x}: only GEX_FLAG_IMMEDIATE is accepted"
+        ));
+    }
+    // SAFETY: a prepared descriptor (checked for its kind); the header
+    // passes `nargs` arguments.
+    unsafe {
+        desc_of(sd, kind, &call);
+        let a = args(nargs, argv, &call);
+        if kind & KIND_LONG != 0 {
+            commit(sd, &call, |s| {
+                s.commit_long(handler, nbytes, dest_addr as usize, a)
+            })
+        } else {
+            commit(sd, &call, |s| s.commit_medium(handler, nbytes, a))
+        }
+    }
+    0
+}
+
+/// Cancels `sd` (of `kind`): frees it without sending; the Prepare's
+/// restriction on the thread ends. `flags` must be 0.
+///
+/// # Safety
+/// `sd` is a prepared, uncommitted descriptor of this library.
+unsafe fn cancel(sd: gex_AM_SrcDesc_t, kind: u32, flags: gex_Flags_t) -> c_int {
+    let call = format!("gex_AM_Cancel{}", kind_name(kind));
+    if flags != 0 {
+        gex::fatal(&format!("{call}: flags {flags:#x} must be 0"));
+    }
+    // SAFETY: caller's contract; checked for its kind, then freed here.
+    let mut d = unsafe {
+        desc_of(sd, kind, &call);
+        Box::from_raw(sd)
+    };
+    if d.sd.take().is_none() {
+        gex::fatal(&format!("{call}: a committed descriptor"));
+    }
+    // The Rust descriptor is dropped above without a commit: nothing was
+    // sent. The leaf box it borrowed goes after it; the client's event
+    // stays undefined, as the spec says.
+    if !d.leaf.is_null() {
+        // SAFETY: the leaf box of `buf`; its borrower is gone.
+        drop(unsafe { Box::from_raw(d.leaf) });
+    }
+    0
+}
+
+/// `gex_AM_CancelRequestMedium`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_AM_CancelRequestMedium(
+    sd: gex_AM_SrcDesc_t,
+    flags: gex_Flags_t,
+) -> c_int {
+    // SAFETY: a prepared descriptor (caller's contract).
+    unsafe { cancel(sd, KIND_REQUEST | KIND_MEDIUM, flags) }
+}
+
+/// `gex_AM_CancelReplyMedium`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_AM_CancelReplyMedium(
+    sd: gex_AM_SrcDesc_t,
+    flags: gex_Flags_t,
+) -> c_int {
+    // SAFETY: a prepared descriptor (caller's contract).
+    unsafe { cancel(sd, KIND_REPLY | KIND_MEDIUM, flags) }
+}
+
+/// `gex_AM_CancelRequestLong`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_AM_CancelRequestLong(
+    sd: gex_AM_SrcDesc_t,
+    flags: gex_Flags_t,
+) -> c_int {
+    // SAFETY: a prepared descriptor (caller's contract).
+    unsafe { cancel(sd, KIND_REQUEST | KIND_LONG, flags) }
+}
+
+/// `gex_AM_CancelReplyLong`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_AM_CancelReplyLong(sd: gex_AM_SrcDesc_t, flags: gex_Flags_t) -> c_int {
+    // SAFETY: a prepared descriptor (caller's contract).
+    unsafe { cancel(sd, KIND_REPLY | KIND_LONG, flags) }
 }

@@ -175,11 +175,11 @@ fn before_init() {
     assert_eq!(gex::poll().unwrap_err().kind(), ErrorKind::NotInit);
     assert!(gex_core::Runtime::get().is_none());
 
-    for bad in ["bad-name", "A", "1AB", "", "TEST core"] {
-        let e = gex::init(bad).expect_err("an invalid client name must fail");
-        assert_eq!(e.kind(), ErrorKind::BadArg, "init({bad:?}): {e}");
-        assert!(e.message().contains("client name"), "init({bad:?}): {e}");
-    }
+    // Names outside the spec's pattern are accepted, as by the reference
+    // (API.md, "Leniencies"); an empty one is refused.
+    let e = gex::init("").expect_err("an empty client name must fail");
+    assert_eq!(e.kind(), ErrorKind::BadArg, "init(\"\"): {e}");
+    assert!(e.message().contains("client name"), "init(\"\"): {e}");
     let e = gex::init_with_flags("OK", Flags::IMMEDIATE).expect_err("bad init flags");
     assert_eq!(e.kind(), ErrorKind::BadArg, "{e}");
     assert!(e.message().contains("IMMEDIATE"), "{e}");
