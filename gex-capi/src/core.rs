@@ -139,11 +139,15 @@ pub unsafe extern "C" fn gex_Segment_Attach(
             // recorded its segment table.)
             // SAFETY: a handle of this library.
             let client = unsafe { obj(obj(tm, CALL).ep, CALL) }.client;
+            let addr = seg.addr();
             let h = leak(CSegment {
                 seg,
                 client,
                 cdata: AtomicPtr::new(std::ptr::null_mut()),
             });
+            // The same handle from gex_EP_QuerySegment and
+            // gasnet_QueryGexObjects as from the attach.
+            remember_segment(addr, h);
             if !segment_p.is_null() {
                 // SAFETY: writable (caller's contract).
                 unsafe { *segment_p = h };

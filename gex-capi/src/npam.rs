@@ -9,7 +9,7 @@ use std::ffi::{c_int, c_uint, c_void};
 use gex::am::{AmRequest, PrepareBuf, SrcDesc};
 use gex::{Event, Lc};
 
-use crate::am::{args, gex_Token_t, take_req};
+use crate::am::{args, gex_Token_t, take_req, untake_req, CToken};
 use crate::types::*;
 
 /// What a `gex_AM_SrcDesc_t` points to: the Rust descriptor and, for a
@@ -22,6 +22,10 @@ pub struct CSrcDesc {
     /// What the Prepare was: [`KIND_REQUEST`] or [`KIND_REPLY`], with
     /// [`KIND_MEDIUM`] or [`KIND_LONG`] (the header's `_GEX_AM_KIND_*`).
     kind: u32,
+    /// A reply's token record (on the handler's stack, alive while the
+    /// descriptor may be used: a reply Prepare is consumed in its
+    /// handler), which a Cancel makes usable again; NULL for a request.
+    token: *mut CToken,
 }
 
 /// The kinds of a descriptor (`_GEX_AM_KIND_*` of `gasnetex.h`).
@@ -85,6 +89,7 @@ fn finish(
     leaf: *mut Event<'static>,
     lc_opt: *mut gex_Event_t,
     kind: u32,
+    token: *mut CToken,
 ) -> gex_AM_SrcDesc_t {
     match or_fatal(r) {
         Some(sd) => Box::into_raw(Box::new(CSrcDesc {
@@ -96,12 +101,19 @@ fn finish(
                 lc_opt
             },
             kind,
+            token,
         })),
         None => {
             if !leaf.is_null() {
                 // SAFETY: the box made by `buf`; the descriptor that
                 // borrowed it was never made.
                 drop(unsafe { Box::from_raw(leaf) });
+            }
+            if !token.is_null() {
+                // SAFETY: a reply Prepare that sent nothing (an IMMEDIATE
+                // no-op): the token it took was dropped unused; the
+                // record is the running handler's.
+                unsafe { untake_req(&mut *token) };
             }
             std::ptr::null_mut()
         }
@@ -133,7 +145,13 @@ pub unsafe extern "C" fn gex_AM_PrepareRequestMedium(
         f,
         numargs
     ));
-    finish(r, leaf, lc_opt, KIND_REQUEST | KIND_MEDIUM)
+    finish(
+        r,
+        leaf,
+        lc_opt,
+        KIND_REQUEST | KIND_MEDIUM,
+        std::ptr::null_mut(),
+    )
 }
 
 /// `gex_AM_PrepareRequestLong`.
@@ -164,7 +182,13 @@ pub unsafe extern "C" fn gex_AM_PrepareRequestLong(
         f,
         numargs
     ));
-    finish(r, leaf, lc_opt, KIND_REQUEST | KIND_LONG)
+    finish(
+        r,
+        leaf,
+        lc_opt,
+        KIND_REQUEST | KIND_LONG,
+        std::ptr::null_mut(),
+    )
 }
 
 /// `gex_AM_PrepareReplyMedium`: the token's one reply (an `IMMEDIATE`
@@ -184,14 +208,15 @@ pub unsafe extern "C" fn gex_AM_PrepareReplyMedium(
     let mut leaf = std::ptr::null_mut();
     // SAFETY: a running request handler's token; the buffer and lc_opt per
     // the spec.
-    let ((_, tok), b) = unsafe {
+    let ((ct, tok), b) = unsafe {
         (
             take_req(token, CALL),
             buf(client_buf, most_payload, lc_opt, &mut leaf, CALL),
         )
     };
+    let ct: *mut CToken = ct;
     let r = tok.prepare_reply_medium(b, least_payload, most_payload, f, numargs);
-    finish(r, leaf, lc_opt, KIND_REPLY | KIND_MEDIUM)
+    finish(r, leaf, lc_opt, KIND_REPLY | KIND_MEDIUM, ct)
 }
 
 /// `gex_AM_PrepareReplyLong`.
@@ -210,15 +235,16 @@ pub unsafe extern "C" fn gex_AM_PrepareReplyLong(
     let f = crate::types::flags(flags, CALL);
     let mut leaf = std::ptr::null_mut();
     // SAFETY: as for the Medium reply.
-    let ((_, tok), b) = unsafe {
+    let ((ct, tok), b) = unsafe {
         (
             take_req(token, CALL),
             buf(client_buf, most_payload, lc_opt, &mut leaf, CALL),
         )
     };
+    let ct: *mut CToken = ct;
     let d = (!dest_addr.is_null()).then_some(dest_addr as usize);
     let r = tok.prepare_reply_long(b, least_payload, most_payload, d, f, numargs);
-    finish(r, leaf, lc_opt, KIND_REPLY | KIND_LONG)
+    finish(r, leaf, lc_opt, KIND_REPLY | KIND_LONG, ct)
 }
 
 /// The descriptor behind `sd`.
@@ -389,6 +415,13 @@ unsafe fn cancel(sd: gex_AM_SrcDesc_t, kind: u32, flags: gex_Flags_t) -> c_int {
     };
     if d.sd.take().is_none() {
         gex::fatal(&format!("{call}: a committed descriptor"));
+    }
+    if !d.token.is_null() {
+        // SAFETY: a reply's descriptor, dropped unsent just above: the
+        // token it took is usable again (the handler may reply); the
+        // record is the running handler's (a reply descriptor is consumed
+        // in its handler).
+        unsafe { untake_req(&mut *d.token) };
     }
     // The Rust descriptor is dropped above without a commit: nothing was
     // sent. The leaf box it borrowed goes after it; the client's event
