@@ -83,6 +83,14 @@ static int backtrace_into_pipe(struct reader *r) {
     return rc;
 }
 
+/* Calls a backtrace function with a descriptor of /dev/null. */
+static int backtrace_hook_via(int (*fn)(int)) {
+    FILE *f = fopen("/dev/null", "w");
+    int rc = f ? fn(fileno(f)) : -1;
+    if (f) fclose(f);
+    return rc;
+}
+
 /* ---- Annotations ---- */
 static int evaluated;
 static int bump(void) { return ++evaluated; }
@@ -381,6 +389,12 @@ int main(int argc, char **argv) {
         gasnett_unsetenv("GASNET_BACKTRACE_TYPE");
         CHECK(backtrace_into_pipe(&r) == 0 && user_bt_calls == 2, "default order starts with USER");
         CHECK(gasnett_print_backtrace_ifenabled(1) == 0, "ifenabled off");
+        /* The hook is an assignable function pointer. */
+        int (*old)(int) = gasnett_print_backtrace_ifenabled;
+        gasnett_print_backtrace_ifenabled = &user_backtrace;
+        CHECK(backtrace_hook_via(gasnett_print_backtrace_ifenabled) == 0 && user_bt_calls == 3, "hook");
+        gasnett_print_backtrace_ifenabled = old;
+        CHECK(gasnett_print_backtrace_ifenabled == old, "hook restored");
     }
 
     /* GASNet-EX values as text. */
