@@ -187,7 +187,10 @@ pub(crate) fn fatal_at(pos: Option<String>, msg: &str) -> ! {
     // aborts at once.
     static IN_FATAL: AtomicBool = AtomicBool::new(false);
     if IN_FATAL.swap(true, Ordering::SeqCst) {
-        write_fd(2, format!("*** FATAL ERROR while reporting one: {msg}\n").as_bytes());
+        write_fd(
+            2,
+            format!("*** FATAL ERROR while reporting one: {msg}\n").as_bytes(),
+        );
         std::process::abort()
     }
     crate::sys::gasnett_flush_streams();
