@@ -739,6 +739,23 @@ fn test_coll1_smp_and_udp() {
     passes("udp", &exe, "test_coll1", &[2, 3, 4], UDP);
 }
 
+/// The GASNet-1 collectives (`gasnet_coll_*`): every call, blocking, nb
+/// and M forms, over the whole job, a reversed team and the parity
+/// halves; the team barrier; data checked on every rank.
+#[test]
+fn test_coll_g1_smp_and_udp() {
+    let exe = build_c("test_coll_g1", "test_coll_g1");
+    passes("smp", &exe, "test_coll_g1", &[1, 2, 3, 4], &[]);
+    passes(
+        "smp",
+        &exe,
+        "test_coll_g1",
+        &[3],
+        &[("GEX_COLL_FORCE_AM", "1")],
+    );
+    passes("udp", &exe, "test_coll_g1", &[2, 3, 4], UDP);
+}
+
 #[test]
 fn tools_header() {
     let exe = build_c("test_tools", "test_tools");
