@@ -723,6 +723,15 @@ fn test_mk_smp_am_and_udp() {
     passes("udp", &exe, "test_mk", &[2, 3, 4], UDP);
 }
 
+/// gex's internal diagnostics (gasnett_run_diagnostics): every section
+/// against the successor rank, on smp and udp, odd rank counts included.
+#[test]
+fn test_diag_smp_and_udp() {
+    let exe = build_c("test_diag", "test_diag");
+    passes("smp", &exe, "test_diag", &[1, 2, 3], &[]);
+    passes("udp", &exe, "test_diag", &[2, 3], UDP);
+}
+
 /// The design notes' collectives, every sync mode, both address modes, the
 /// segment hints.
 #[test]
