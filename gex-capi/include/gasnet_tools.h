@@ -746,16 +746,6 @@ extern char *gasnett_format_putsgets(char *buf, const void *pathdesc, struct gex
                                      void *srcaddr, const ptrdiff_t srcstrides[], size_t elemsz,
                                      const size_t count[], size_t stridelevels);
 
-/* ---- gex's internal diagnostics (libgex only, not the tools library) ------------ */
-/* gasnett_diagnostic_gethandlers(gex_AM_Entry_t **table, int *count): the
- * handler table to register on the primordial endpoint; then every rank
- * calls gasnett_run_diagnostics (sections: letters A-F, NULL for all),
- * which returns the errors found on this rank. */
-extern void gasnett_diagnostic_gethandlers(void *table_out, int *count_out);
-extern int gasnett_run_diagnostics(int iters, int threads, const char *sections,
-                                   struct gex_TM_opaque *tm, void *myseg, uint32_t peer,
-                                   void *peerseg, unsigned int seed);
-
 /* ---- Backtraces, debugger freeze, fatal errors ------------------------------------ */
 
 typedef struct {

@@ -595,11 +595,11 @@ pub unsafe extern "C" fn gasnett_run_diagnostics(
         std::thread::scope(|s| {
             for _ in 0..threads {
                 s.spawn(|| {
-                    let mut last = gex_tools::gasnett_ticks_now();
+                    let mut last = gex_tools::sys::gasnett_ticks_now();
                     for _ in 0..iters {
                         *lock.lock().unwrap_or_else(|p| p.into_inner()) += 1;
                         counter.fetch_add(1, Ordering::Relaxed);
-                        let now = gex_tools::gasnett_ticks_now();
+                        let now = gex_tools::sys::gasnett_ticks_now();
                         if now < last {
                             backwards.fetch_add(1, Ordering::Relaxed);
                         }
