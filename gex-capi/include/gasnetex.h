@@ -1991,4 +1991,7 @@ typedef void *gasnet_threadinfo_t;
 } /* extern "C" */
 #endif
 
+/* gex's internal diagnostics (gasnett_run_diagnostics). */
+#include <gasnet_diagnostic.h>
+
 #endif /* GEX_GASNETEX_H */
