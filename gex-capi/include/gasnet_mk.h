@@ -3,7 +3,9 @@
  * [PROPOSED] "Memory Kinds"): creating and destroying a kind. GEX_MK_HOST,
  * gex_Segment_Create and the endpoint calls are in gasnetex.h. Device
  * classes are refused (GASNET_ERR_RESOURCE, naming the runtime this build
- * of gex lacks). Written for gex from the spec.
+ * of gex lacks), so GASNET_HAVE_MK_CLASS_CUDA_UVA, _HIP, _ZE and _MULTIPLE
+ * stay undefined (the reference's convention for "not supported"). Written
+ * for gex from the spec.
  */
 #ifndef GEX_GASNET_MK_H
 #define GEX_GASNET_MK_H

@@ -197,7 +197,15 @@ pub unsafe extern "C" fn gex_EP_BindSegment(
     flags: gex_Flags_t,
 ) -> c_int {
     const CALL: &str = "gex_EP_BindSegment";
-    // SAFETY: handles of this library.
+    // GEX_EP_INVALID or GEX_SEGMENT_INVALID: GASNET_ERR_BAD_ARG, as the
+    // reference answers (its testsegment checks), rather than the fatal
+    // error other calls make of an invalid handle.
+    if ep.is_null() || segment.is_null() {
+        return code(Error::bad_arg(format!(
+            "{CALL}: GEX_EP_INVALID or GEX_SEGMENT_INVALID"
+        )));
+    }
+    // SAFETY: handles of this library (checked non-NULL).
     let (e, s) = unsafe { (obj(ep, CALL), obj(segment, CALL)) };
     let f = match flags_checked(flags, CALL) {
         Ok(f) => f,
