@@ -43,8 +43,8 @@ commands:
                                gasnet_tools-*.mak, .pc) and the launchers
                                gasnetrun_smp, gasnetrun_udp, amudprun
   gasnet-tests DIR [--only T,T...] [--configs C,C...] [--keep]
-               [--build-dir D] [--timeout-scale F] [--jobs N]
-               [--budget MIN] [--variants] [--allow-failures]
+               [--build-dir D] [--prefix P] [--timeout-scale F]
+               [--jobs N] [--budget MIN] [--variants] [--allow-failures]
                                build the reference GASNet-EX test suite in
                                DIR (a GASNet-EX source tree: DIR/tests,
                                DIR/other/amx; nothing is written there)
@@ -60,10 +60,12 @@ commands:
                                --allow-failures. --only: these tests;
                                --keep: keep the build directory (default:
                                kept only when something failed; D defaults
-                               to target/gasnet-tests); --timeout-scale:
+                               to target/gasnet-tests); --prefix: use gex
+                               as c-install installed it in P instead of
+                               installing afresh; --timeout-scale:
                                multiply every time limit; --jobs: compiles
                                at a time (2); --budget: minutes of runs
-                               before the rest are not run (20);
+                               before the rest are not run (12);
                                --variants: also harness.conf's variants
   fmt-check                    cargo fmt --all --check
   lint                         cargo clippy --workspace --all-targets -- -D warnings
@@ -164,6 +166,8 @@ where
                     opts.configs = suite::Config::parse_list(&v)?;
                 } else if let Some(v) = args.value_of(&arg, &["--build-dir"])? {
                     opts.build_dir = Some(v);
+                } else if let Some(v) = args.value_of(&arg, &["--prefix"])? {
+                    opts.prefix = Some(v);
                 } else if let Some(v) = args.value_of(&arg, &["--timeout-scale"])? {
                     opts.timeout_scale = positive("--timeout-scale", &v)?;
                 } else if let Some(v) = args.value_of(&arg, &["--jobs", "-j"])? {
@@ -426,6 +430,8 @@ mod tests {
             "--keep",
             "--build-dir",
             "/b",
+            "--prefix",
+            "/p",
             "--timeout-scale=2.5",
             "-j",
             "3",
@@ -441,6 +447,7 @@ mod tests {
         assert_eq!(o.configs, [suite::Config::parse("udp3").unwrap()]);
         assert!(o.keep && o.variants && o.allow_failures);
         assert_eq!(o.build_dir.as_deref(), Some("/b"));
+        assert_eq!(o.prefix.as_deref(), Some("/p"));
         assert_eq!(o.timeout_scale, 2.5);
         assert_eq!(o.jobs, 3);
         assert_eq!(o.budget, std::time::Duration::from_secs(30));

@@ -734,13 +734,34 @@ impl Ctx {
         let _ = std::fs::remove_dir_all(&build_abs);
         std::fs::create_dir_all(&build_abs)
             .map_err(|e| format!("gasnet-tests: {}: {e}", build_abs.display()))?;
-        let prefix = build_abs.join("install");
         println!(
             "xtask: gasnet-tests: the suite in {}, built in {}",
             dir.display(),
             build_abs.display()
         );
-        self.c_install(&prefix, false)?;
+        let prefix = match &opts.prefix {
+            Some(p) => {
+                let p = absolute(&self.cwd.join(p));
+                if !p.join("include/smp-conduit/smp-seq.mak").is_file() {
+                    return Err(format!(
+                        "gasnet-tests: {} is not a gex install (no include/smp-conduit/smp-seq.mak; \
+                         see cargo xtask c-install)",
+                        p.display()
+                    )
+                    .into());
+                }
+                println!(
+                    "xtask: gasnet-tests: using gex as installed in {}",
+                    p.display()
+                );
+                p
+            }
+            None => {
+                let p = build_abs.join("install");
+                self.c_install(&p, false)?;
+                p
+            }
+        };
         let harness = suite::Harness::new(opts, dir, build_abs.clone(), prefix);
         let summary = harness.run().map_err(|e| format!("gasnet-tests: {e}"))?;
         println!();

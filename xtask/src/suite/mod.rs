@@ -32,7 +32,7 @@ use params::{Ranks, RunSpec, Suite};
 
 /// The configurations run by default.
 pub const DEFAULT_CONFIGS: &str = "smp1,smp2,smp4,udp2";
-/// The programs also built through pkg-config (and run on smp).
+/// The programs also built through pkg-config (and run in one smp column).
 pub const PKG_CONFIG_TESTS: [&str; 4] = ["testhello", "testcore1", "testcxx", "testtools"];
 /// How long one compile or link may take (times `--timeout-scale`).
 pub const COMPILE_LIMIT: Duration = Duration::from_secs(300);
@@ -95,6 +95,9 @@ pub struct Options {
     pub configs: Vec<Config>,
     pub keep: bool,
     pub build_dir: Option<String>,
+    /// Use gex as installed there (by `c-install`) rather than a fresh
+    /// install in the build directory.
+    pub prefix: Option<String>,
     pub timeout_scale: f64,
     pub jobs: usize,
     pub budget: Duration,
@@ -110,9 +113,10 @@ impl Options {
             configs: Config::parse_list(DEFAULT_CONFIGS).unwrap_or_default(),
             keep: false,
             build_dir: None,
+            prefix: None,
             timeout_scale: 1.0,
             jobs: 2,
-            budget: Duration::from_secs(20 * 60),
+            budget: Duration::from_secs(12 * 60),
             variants: false,
             allow_failures: false,
         }
@@ -522,6 +526,17 @@ impl<'a> Harness<'a> {
         cols
     }
 
+    /// The one column the programs built through pkg-config run in: the
+    /// first smp configuration with more than one process, else the first
+    /// smp one.
+    fn pkg_config_column(&self) -> Option<Config> {
+        let smp = || self.opts.configs.iter().filter(|c| c.conduit == "smp");
+        smp()
+            .find(|c| c.ranks > 1)
+            .or_else(|| smp().next())
+            .cloned()
+    }
+
     /// The build set a row's program comes from in a column (None: the
     /// row has no cell there).
     fn set_for(&self, row: &Row, col: &Column) -> Option<SetKey> {
@@ -530,7 +545,7 @@ impl<'a> Harness<'a> {
                 Some(SetKey::Tools { mode, via: *via })
             }
             (RowKind::Client { mode, via }, Column::Config(c)) => {
-                if *via == Via::PkgConfig && c.conduit != "smp" {
+                if *via == Via::PkgConfig && self.pkg_config_column().as_ref() != Some(c) {
                     return None;
                 }
                 Some(SetKey::Conduit {
