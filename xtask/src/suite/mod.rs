@@ -419,6 +419,17 @@ impl<'a> Harness<'a> {
                 return;
             }
             for entry in s.variants(test, mode) {
+                // Variants for hardware or builds this is not (GPU memory
+                // kinds, MPI compatibility) get no row.
+                let possible = s.harness.entry(&entry).is_some_and(|e| {
+                    self.opts.configs.iter().any(|c| {
+                        e.all_true("RequireFeature", &self.features(Some(c.conduit), c.ranks))
+                            .is_ok_and(|r| r != Some(false))
+                    })
+                });
+                if !possible {
+                    continue;
+                }
                 let label = entry.rsplit_once('-').map_or(entry.as_str(), |(l, _)| l);
                 let label = if mode == "par" {
                     format!("{label} [par]")

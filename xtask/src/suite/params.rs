@@ -726,5 +726,26 @@ TEST_PARAMS=                    					\
         assert!(s
             .variants("testam", "seq")
             .contains(&"testam_async-seq".to_string()));
+        // Every condition and value of the keys used reads, on both conduits
+        // and any count.
+        for entry in &s.harness.entries {
+            for f in [&smp2, &udp2, &Features::new(["network_smp"], 9)] {
+                for key in ["AppArgs", "AppEnv", "DynamicThreads", "TimeLimit"] {
+                    entry.values(key, f).unwrap();
+                }
+                entry.all_true("RequireFeature", f).unwrap();
+                entry.all_true("ProhibitFeature", f).unwrap();
+                for v in entry.values("TimeLimit", f).unwrap() {
+                    time_limit(v, DEFAULT_TIME_LIMIT).unwrap();
+                }
+                for v in entry.values("DynamicThreads", f).unwrap() {
+                    dynamic_threads(v).unwrap();
+                }
+                if let Some((base, _, _)) = harness::split_name(&entry.name) {
+                    s.run_spec(base, &entry.name, f)
+                        .unwrap_or_else(|e| panic!("{}: {e}", entry.name));
+                }
+            }
+        }
     }
 }
