@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the [M] arity wrappers of the AM calls (0 to 16 arguments) as
-static inline functions, to stdout. gasnetex.h and gasnet.h include the
+static inline functions, to stdout (the Commit calls with their _v2 forms). gasnetex.h and gasnet.h include the
 output between their GENERATED markers: run
     python3 gen/arity.py ex   # gasnetex.h section
     python3 gen/arity.py g1   # gasnet.h section
@@ -50,6 +50,14 @@ def ex():
                 f"{arr(n, A)}    _gex_AM_CommitMedium(sd, handler, nbytes, {n}, {ptr(n)});\n}}\n"
                 f"static inline void gex_AM_Commit{kind}Long{n}(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr{args_decl(n, A)}) {{\n"
                 f"{arr(n, A)}    _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, {n}, {ptr(n)});\n}}\n"
+            )
+    for n in range(MAX + 1):
+        for kind, k in (("Request", "_GEX_AM_KIND_REQUEST"), ("Reply", "_GEX_AM_KIND_REPLY")):
+            out.append(
+                f"static inline int gex_AM_Commit{kind}Medium{n}_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags{args_decl(n, A)}) {{\n"
+                f"{arr(n, A)}    return _gex_AM_Commit_v2(sd, {k} | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, {n}, {ptr(n)});\n}}\n"
+                f"static inline int gex_AM_Commit{kind}Long{n}_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags{args_decl(n, A)}) {{\n"
+                f"{arr(n, A)}    return _gex_AM_Commit_v2(sd, {k} | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, {n}, {ptr(n)});\n}}\n"
             )
     return "".join(out)
 

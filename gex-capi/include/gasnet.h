@@ -21,6 +21,8 @@
  */
 #ifndef GEX_GASNET_H
 #define GEX_GASNET_H
+/* Defined once gasnet.h is in (clients test it). */
+#define _INCLUDED_GASNET_H 1
 
 #include <gasnetex.h>
 
@@ -30,7 +32,6 @@ extern "C" {
 
 #define GASNET_VERSION 1
 
-typedef uint32_t gasnet_node_t;
 typedef uint8_t gasnet_handler_t;
 typedef int32_t gasnet_handlerarg_t;
 typedef gex_Token_t gasnet_token_t;
@@ -45,11 +46,6 @@ typedef struct {
     gasnet_handler_t index; /* 0: don't care */
     void (*fnptr)();
 } gasnet_handlerentry_t;
-
-typedef struct {
-    void *addr;
-    uintptr_t size;
-} gasnet_seginfo_t;
 
 #define GASNET_SEGBASE_ANY ((void *)-1)
 #define GASNET_SEGSIZE_EVERYTHING ((uintptr_t)-1)
@@ -69,11 +65,13 @@ extern int gasnet_attach(gasnet_handlerentry_t *table, int numentries, uintptr_t
                          uintptr_t minheapoffset);
 extern gasnet_node_t gasnet_mynode(void);
 extern gasnet_node_t gasnet_nodes(void);
-extern int gasnet_getSegmentInfo(gasnet_seginfo_t *seginfo_table, int numentries);
-extern uintptr_t gasnet_getMaxLocalSegmentSize(void);
 extern uintptr_t gasnet_getMaxNativeSegmentSize(void);
-extern const char *gasnet_getenv(const char *name);
-/* gasnet_exit: gasnetex.h */
+/* gasnet_exit, gasnet_getSegmentInfo, gasnet_getNodeInfo, the maximum
+ * segment sizes, gasnet_getenv, gasnet_QueryGexObjects, the barrier, the
+ * wait mode, the error names: gasnetex.h */
+
+/* testlegacy's name for this rank (the reference's internal variable). */
+#define gasneti_mynode (gasnet_mynode())
 
 /* ---- Active Messages ------------------------------------------------------ */
 
@@ -585,10 +583,6 @@ typedef gex_HSL_t gasnet_hsl_t;
 #define gasnet_hsl_unlock(hsl) gex_HSL_Unlock(hsl)
 #define gasnet_hsl_trylock(hsl) gex_HSL_Trylock(hsl)
 
-#define GASNET_BEGIN_FUNCTION() ((void)0)
-#define GASNET_POST_THREADINFO(info) ((void)0)
-#define GASNET_GET_THREADINFO() ((void *)0)
-
 /* ---- Puts and gets over the primordial team -------------------------------- */
 
 extern gex_TM_t _gasnet_tm(void);
@@ -658,6 +652,9 @@ static inline gasnet_valget_handle_t gasnet_get_nb_val(gasnet_node_t node, void 
 static inline gasnet_register_value_t gasnet_wait_syncnb_valget(gasnet_valget_handle_t handle) { return handle; }
 extern void gasnet_memset(gasnet_node_t node, void *dest, int val, size_t nbytes);
 extern gasnet_handle_t gasnet_memset_nb(gasnet_node_t node, void *dest, int val, size_t nbytes);
+/* Completes before it returns (an NBI operation may): a later
+ * gasnet_wait_syncnbi_puts has nothing left to wait for. */
+extern void gasnet_memset_nbi(gasnet_node_t node, void *dest, int val, size_t nbytes);
 
 /* ---- Synchronisation --------------------------------------------------------- */
 
@@ -698,8 +695,8 @@ static inline int gasnet_try_syncnbi_all(void) {
 static inline void gasnet_begin_nbi_accessregion(void) { gex_NBI_BeginAccessRegion(0); }
 static inline gasnet_handle_t gasnet_end_nbi_accessregion(void) { return gex_NBI_EndAccessRegion(0); }
 
-/* The barrier (gasnet_barrier_notify/wait/try, GASNET_BARRIERFLAG_*):
- * gasnetex.h. */
+/* The barrier (gasnet_barrier_notify/wait/try, gasnet_barrier,
+ * gasnet_barrier_result, GASNET_BARRIERFLAG_*): gasnetex.h. */
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -17,11 +17,15 @@
  */
 #ifndef GEX_GASNETEX_H
 #define GEX_GASNETEX_H
+/* Defined once gasnetex.h is in (clients test it). */
+#define _INCLUDED_GASNETEX_H 1
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <pthread.h>
+/* The GASNet-EX interface brings the tools with it. */
+#include <gasnet_tools.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,28 +33,53 @@ extern "C" {
 
 /* ---- Versions and configuration --------------------------------------- */
 
+/* The GASNet-EX release whose interface gex provides (2025.8.0), the
+ * versions of the documents that release follows (GASNet-EX 0.19, the
+ * GASNet-1 specification 1.8), and gex's own version (the crate's). */
+#define GASNET_RELEASE_VERSION_MAJOR 2025
+#define GASNET_RELEASE_VERSION_MINOR 8
+#define GASNET_RELEASE_VERSION_PATCH 0
 #define GEX_SPEC_VERSION_MAJOR 0
-#define GEX_SPEC_VERSION_MINOR 17
+#define GEX_SPEC_VERSION_MINOR 19
 #define GASNET_SPEC_VERSION_MAJOR 1
 #define GASNET_SPEC_VERSION_MINOR 8
-#define GASNET_RELEASE_VERSION_MAJOR 0
-#define GASNET_RELEASE_VERSION_MINOR 1
-#define GASNET_RELEASE_VERSION_PATCH 0
 #define GEX_IMPLEMENTATION_GEX 1
+#define GEX_VERSION_MAJOR 0
+#define GEX_VERSION_MINOR 1
+#define GEX_VERSION_PATCH 0
+#define GEX_VERSION_STR "0.1.0"
+
+/* Features of the 2025.8.0 interface beyond spec v0.17, with the dates the
+ * release gives them. */
+#define GASNET_SUPPORTS_AM_CANCEL 20240418L
+#define GASNET_SUPPORTS_AM_COMMIT_V2 20240906L
+
+#define _GEX_STRINGIFY_(x) #x
+#define _GEX_STRINGIFY(x) _GEX_STRINGIFY_(x)
 
 /* The conduit: the pkg-config file of each conduit defines
  * GASNET_CONDUIT_<NAME>; the one a job runs on is the launcher's
- * (gex-run --conduit), since one libgex holds every conduit. */
+ * (gex-run --conduit), since one libgex holds every conduit. The core
+ * and extended "versions" are gex's. */
 #if defined(GASNET_CONDUIT_UDP)
 #define GASNET_CONDUIT_NAME udp
 #define GASNET_CONDUIT_NAME_STR "udp"
+#define GASNET_CORE_NAME UDP
 #else
 #ifndef GASNET_CONDUIT_SMP
 #define GASNET_CONDUIT_SMP 1
 #endif
 #define GASNET_CONDUIT_NAME smp
 #define GASNET_CONDUIT_NAME_STR "smp"
+#define GASNET_CORE_NAME SMP
 #endif
+#define GASNET_CORE_NAME_STR _GEX_STRINGIFY(GASNET_CORE_NAME)
+#define GASNET_CORE_VERSION 0.1
+#define GASNET_CORE_VERSION_STR _GEX_STRINGIFY(GASNET_CORE_VERSION)
+#define GASNET_EXTENDED_NAME GEX
+#define GASNET_EXTENDED_NAME_STR _GEX_STRINGIFY(GASNET_EXTENDED_NAME)
+#define GASNET_EXTENDED_VERSION 0.1
+#define GASNET_EXTENDED_VERSION_STR _GEX_STRINGIFY(GASNET_EXTENDED_VERSION)
 
 /* Threading: every gex call is thread-safe, so each model is supported; a
  * client that names none gets GASNET_PAR. */
@@ -60,12 +89,24 @@ extern "C" {
 #if (defined(GASNET_SEQ) + defined(GASNET_PARSYNC) + defined(GASNET_PAR)) != 1
 #error "define at most one of GASNET_SEQ, GASNET_PARSYNC, GASNET_PAR"
 #endif
+#if defined(GASNET_SEQ)
+#define _GEX_THREADMODEL_STR "SEQ"
+#elif defined(GASNET_PARSYNC)
+#define _GEX_THREADMODEL_STR "PARSYNC"
+#else
+#define _GEX_THREADMODEL_STR "PAR"
+#endif
 
 /* Segments: attached segments of a size chosen at attach (FAST); not
- * aligned across ranks; ranks of a neighbourhood map each other's (PSHM). */
+ * aligned across ranks; ranks of a neighbourhood map each other's (PSHM).
+ * The library is built without debugging checks, tracing or statistics
+ * (GASNET_NDEBUG; GASNET_DEBUG, _TRACE and _STATS stay undefined). */
 #define GASNET_SEGMENT_FAST 1
 #define GASNET_ALIGNED_SEGMENTS 0
 #define GASNET_PSHM 1
+#ifndef GASNET_NDEBUG
+#define GASNET_NDEBUG 1
+#endif
 #define GASNET_MAXEPS 32
 #define GASNET_MAXNODES 0x7fffffff
 #define GASNET_HIDDEN_AM_CONCURRENCY_LEVEL 0
@@ -75,15 +116,40 @@ extern "C" {
 #define GASNET_SUPPORTS_TI_IS_REQ 1
 #define GASNET_SUPPORTS_TI_IS_LONG 1
 
-/* ---- Error codes ------------------------------------------------------- */
+/* The granularity of segment sizes and addresses: a divisor of the
+ * system's page size (segments are page-aligned). */
+#define GASNET_PAGESIZE 4096
+
+/* The configuration as one string, in the reference's key=value form. */
+#if defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 4
+#define _GEX_PTR_STR "32bit"
+#else
+#define _GEX_PTR_STR "64bit"
+#endif
+#define GASNET_CONFIG_STRING                                                                      \
+    "RELEASE=" _GEX_STRINGIFY(GASNET_RELEASE_VERSION_MAJOR) "." _GEX_STRINGIFY(                  \
+        GASNET_RELEASE_VERSION_MINOR) "." _GEX_STRINGIFY(GASNET_RELEASE_VERSION_PATCH)           \
+        ",SPEC=" _GEX_STRINGIFY(GEX_SPEC_VERSION_MAJOR) "." _GEX_STRINGIFY(                      \
+            GEX_SPEC_VERSION_MINOR) ",CONDUIT=" GASNET_CORE_NAME_STR                             \
+        "(" GASNET_CORE_NAME_STR "-" GASNET_CORE_VERSION_STR "/" GASNET_EXTENDED_NAME_STR       \
+        "-" GEX_VERSION_STR "),THREADMODEL=" _GEX_THREADMODEL_STR                                \
+        ",SEGMENT=FAST,PTR=" _GEX_PTR_STR ",noalign,pshm,nodebug,notrace,nostats,"               \
+        "nodebugmalloc,nosrclines,timers_native,membars_native,atomics_native,"                  \
+        "atomic32_native,atomic64_native"
+
+/* ---- Error codes (the reference's values) ------------------------------ */
 
 #define GASNET_OK 0
 #define _GASNET_ERR_BASE 10000
-#define GASNET_ERR_RESOURCE 10001
-#define GASNET_ERR_BAD_ARG 10002
-#define GASNET_ERR_NOT_INIT 10003
-#define GASNET_ERR_BARRIER_MISMATCH 10004
-#define GASNET_ERR_NOT_READY 10005
+#define GASNET_ERR_NOT_INIT 10001
+#define GASNET_ERR_RESOURCE 10002
+#define GASNET_ERR_BAD_ARG 10003
+#define GASNET_ERR_NOT_READY 10004
+#define GASNET_ERR_BARRIER_MISMATCH 10005
+/* The name ("GASNET_ERR_BAD_ARG") and a description of an error code;
+ * "GASNET_ERR_UNKNOWN" and a description saying so for other values. */
+extern const char *gasnet_ErrorName(int errval);
+extern const char *gasnet_ErrorDesc(int errval);
 
 /* ---- Basic types ------------------------------------------------------- */
 
@@ -94,6 +160,7 @@ typedef uint64_t gex_Flags_t;
 typedef uint8_t gex_AM_Index_t;
 typedef int32_t gex_AM_Arg_t;
 typedef uint64_t gex_RMA_Value_t;
+#define SIZEOF_GEX_RMA_VALUE_T 8
 typedef void *gex_Addr_t;
 typedef uint32_t gex_EP_Index_t;
 typedef uint32_t gex_EC_t;
@@ -138,59 +205,63 @@ typedef const struct {
 
 /* ---- Flags (one bit each, as gex::Flags) -------------------------------- */
 
-#define GEX_FLAG_IMMEDIATE ((gex_Flags_t)1 << 0)
-#define GEX_FLAG_LC_COPY_YES ((gex_Flags_t)1 << 1)
-#define GEX_FLAG_LC_COPY_NO ((gex_Flags_t)1 << 2)
-#define GEX_FLAG_PEER_NEVER_SELF ((gex_Flags_t)1 << 3)
-#define GEX_FLAG_PEER_NEVER_NBRHD ((gex_Flags_t)1 << 4)
-#define GEX_FLAG_AD_MY_RANK ((gex_Flags_t)1 << 5)
-#define GEX_FLAG_AD_MY_NBRHD ((gex_Flags_t)1 << 6)
-#define GEX_FLAG_AD_FAVOR_MY_RANK ((gex_Flags_t)1 << 7)
-#define GEX_FLAG_AD_FAVOR_MY_NBRHD ((gex_Flags_t)1 << 8)
-#define GEX_FLAG_AD_FAVOR_REMOTE ((gex_Flags_t)1 << 9)
-#define GEX_FLAG_AD_ACQ ((gex_Flags_t)1 << 10)
-#define GEX_FLAG_AD_REL ((gex_Flags_t)1 << 11)
-#define GEX_FLAG_RANK_IS_JOBRANK ((gex_Flags_t)1 << 12)
-#define GEX_FLAG_AM_PREPARE_LEAST_CLIENT ((gex_Flags_t)1 << 13)
-#define GEX_FLAG_AM_PREPARE_LEAST_ALLOC ((gex_Flags_t)1 << 14)
-#define GEX_FLAG_SELF_SEG_UNKNOWN ((gex_Flags_t)1 << 15)
-#define GEX_FLAG_PEER_SEG_UNKNOWN ((gex_Flags_t)1 << 16)
-#define GEX_FLAG_SELF_SEG_SOME ((gex_Flags_t)1 << 17)
-#define GEX_FLAG_PEER_SEG_SOME ((gex_Flags_t)1 << 18)
-#define GEX_FLAG_SELF_SEG_BOUND ((gex_Flags_t)1 << 19)
-#define GEX_FLAG_PEER_SEG_BOUND ((gex_Flags_t)1 << 20)
-#define GEX_FLAG_SELF_SEG_OFFSET ((gex_Flags_t)1 << 21)
-#define GEX_FLAG_PEER_SEG_OFFSET ((gex_Flags_t)1 << 22)
-#define GEX_FLAG_TM_GLOBAL_SCRATCH ((gex_Flags_t)1 << 23)
-#define GEX_FLAG_TM_LOCAL_SCRATCH ((gex_Flags_t)1 << 24)
-#define GEX_FLAG_TM_SYMMETRIC_SCRATCH ((gex_Flags_t)1 << 25)
-#define GEX_FLAG_TM_NO_SCRATCH ((gex_Flags_t)1 << 26)
-#define GEX_FLAG_TM_SCRATCH_SIZE_RECOMMENDED ((gex_Flags_t)1 << 27)
-#define GEX_FLAG_TM_SCRATCH_SIZE_MIN ((gex_Flags_t)1 << 28)
-#define GEX_FLAG_SCRATCH_SEG_OFFSET ((gex_Flags_t)1 << 29)
-#define GEX_FLAG_GLOBALLY_QUIESCED ((gex_Flags_t)1 << 30)
-#define GEX_FLAG_USES_GASNET1 ((gex_Flags_t)1 << 31)
-#define GEX_FLAG_AM_SHORT ((gex_Flags_t)1 << 32)
-#define GEX_FLAG_AM_MEDIUM ((gex_Flags_t)1 << 33)
-#define GEX_FLAG_AM_LONG ((gex_Flags_t)1 << 34)
+#define GEX_FLAG_IMMEDIATE 0x1ULL
+#define GEX_FLAG_LC_COPY_YES 0x2ULL
+#define GEX_FLAG_LC_COPY_NO 0x4ULL
+#define GEX_FLAG_PEER_NEVER_SELF 0x8ULL
+#define GEX_FLAG_PEER_NEVER_NBRHD 0x10ULL
+#define GEX_FLAG_AD_MY_RANK 0x20ULL
+#define GEX_FLAG_AD_MY_NBRHD 0x40ULL
+#define GEX_FLAG_AD_FAVOR_MY_RANK 0x80ULL
+#define GEX_FLAG_AD_FAVOR_MY_NBRHD 0x100ULL
+#define GEX_FLAG_AD_FAVOR_REMOTE 0x200ULL
+#define GEX_FLAG_AD_ACQ 0x400ULL
+#define GEX_FLAG_AD_REL 0x800ULL
+#define GEX_FLAG_RANK_IS_JOBRANK 0x1000ULL
+#define GEX_FLAG_AM_PREPARE_LEAST_CLIENT 0x2000ULL
+#define GEX_FLAG_AM_PREPARE_LEAST_ALLOC 0x4000ULL
+#define GEX_FLAG_SELF_SEG_UNKNOWN 0x8000ULL
+#define GEX_FLAG_PEER_SEG_UNKNOWN 0x10000ULL
+#define GEX_FLAG_SELF_SEG_SOME 0x20000ULL
+#define GEX_FLAG_PEER_SEG_SOME 0x40000ULL
+#define GEX_FLAG_SELF_SEG_BOUND 0x80000ULL
+#define GEX_FLAG_PEER_SEG_BOUND 0x100000ULL
+#define GEX_FLAG_SELF_SEG_OFFSET 0x200000ULL
+#define GEX_FLAG_PEER_SEG_OFFSET 0x400000ULL
+#define GEX_FLAG_TM_GLOBAL_SCRATCH 0x800000ULL
+#define GEX_FLAG_TM_LOCAL_SCRATCH 0x1000000ULL
+#define GEX_FLAG_TM_SYMMETRIC_SCRATCH 0x2000000ULL
+#define GEX_FLAG_TM_NO_SCRATCH 0x4000000ULL
+#define GEX_FLAG_TM_SCRATCH_SIZE_RECOMMENDED 0x8000000ULL
+#define GEX_FLAG_TM_SCRATCH_SIZE_MIN 0x10000000ULL
+#define GEX_FLAG_SCRATCH_SEG_OFFSET 0x20000000ULL
+#define GEX_FLAG_GLOBALLY_QUIESCED 0x40000000ULL
+#define GEX_FLAG_USES_GASNET1 0x80000000ULL
+#define GEX_FLAG_AM_SHORT 0x100000000ULL
+#define GEX_FLAG_AM_MEDIUM 0x200000000ULL
+#define GEX_FLAG_AM_LONG 0x400000000ULL
 #define GEX_FLAG_AM_MEDLONG (GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_LONG)
-#define GEX_FLAG_AM_REQUEST ((gex_Flags_t)1 << 35)
-#define GEX_FLAG_AM_REPLY ((gex_Flags_t)1 << 36)
+#define GEX_FLAG_AM_REQUEST 0x800000000ULL
+#define GEX_FLAG_AM_REPLY 0x1000000000ULL
 #define GEX_FLAG_AM_REQREP (GEX_FLAG_AM_REQUEST | GEX_FLAG_AM_REPLY)
-#define GEX_FLAG_ENABLE_LEAF_LC ((gex_Flags_t)1 << 37)
-#define GEX_FLAG_HINT_ACCEL_AD ((gex_Flags_t)1 << 38)
-#define GEX_FLAG_HINT_ACCEL_COLL ((gex_Flags_t)1 << 39)
+#define GEX_FLAG_ENABLE_LEAF_LC 0x2000000000ULL
+#define GEX_FLAG_HINT_ACCEL_AD 0x4000000000ULL
+#define GEX_FLAG_HINT_ACCEL_COLL 0x8000000000ULL
 #define GEX_FLAG_HINT_ACCEL_ALL (GEX_FLAG_HINT_ACCEL_AD | GEX_FLAG_HINT_ACCEL_COLL)
+/* gex_Client_Init: the client starts the library's progress threads itself
+ * (gex_System_QueryProgressThreads); gex has none, so there is nothing to
+ * defer. */
+#define GEX_FLAG_DEFER_THREADS 0x10000000000ULL
 /* Collective synchronisation modes and segment hints (collectives design
  * notes), accepted in the flags of the data-movement collectives. */
-#define GEX_FLAG_COLL_IN_NOSYNC ((gex_Flags_t)1 << 48)
-#define GEX_FLAG_COLL_IN_MYSYNC ((gex_Flags_t)1 << 49)
-#define GEX_FLAG_COLL_IN_ALLSYNC ((gex_Flags_t)1 << 50)
-#define GEX_FLAG_COLL_OUT_NOSYNC ((gex_Flags_t)1 << 51)
-#define GEX_FLAG_COLL_OUT_MYSYNC ((gex_Flags_t)1 << 52)
-#define GEX_FLAG_COLL_OUT_ALLSYNC ((gex_Flags_t)1 << 53)
-#define GEX_FLAG_COLL_DST_IN_SEGMENT ((gex_Flags_t)1 << 54)
-#define GEX_FLAG_COLL_SRC_IN_SEGMENT ((gex_Flags_t)1 << 55)
+#define GEX_FLAG_COLL_IN_NOSYNC 0x1000000000000ULL
+#define GEX_FLAG_COLL_IN_MYSYNC 0x2000000000000ULL
+#define GEX_FLAG_COLL_IN_ALLSYNC 0x4000000000000ULL
+#define GEX_FLAG_COLL_OUT_NOSYNC 0x8000000000000ULL
+#define GEX_FLAG_COLL_OUT_MYSYNC 0x10000000000000ULL
+#define GEX_FLAG_COLL_OUT_ALLSYNC 0x20000000000000ULL
+#define GEX_FLAG_COLL_DST_IN_SEGMENT 0x40000000000000ULL
+#define GEX_FLAG_COLL_SRC_IN_SEGMENT 0x80000000000000ULL
 
 /* Event categories */
 #define GEX_EC_GET ((gex_EC_t)1 << 0)
@@ -254,6 +325,16 @@ typedef const struct {
 #define GEX_OP_CSWAP GEX_OP_FCAS
 #define GEX_OP_USER ((gex_OP_t)1 << 25)
 #define GEX_OP_USER_NC ((gex_OP_t)1 << 26)
+/* The fetching form of a non-fetching operation (GEX_OP_SET gives
+ * GEX_OP_SWAP, GEX_OP_CAS GEX_OP_FCAS) and back: the arithmetic operations'
+ * fetching bits are their non-fetching bits shifted by 10, SWAP and FCAS
+ * those of SET and CAS shifted by 3. */
+#define GEX_OP_TO_FETCHING(op)                                                                    \
+    ((gex_OP_t)((((gex_OP_t)(op) & (gex_OP_t)0x3FF) << 10) |                                      \
+                (((gex_OP_t)(op) & (GEX_OP_SET | GEX_OP_CAS)) << 3)))
+#define GEX_OP_TO_NONFETCHING(op)                                                                 \
+    ((gex_OP_t)((((gex_OP_t)(op) >> 10) & (gex_OP_t)0x3FF) |                                      \
+                (((gex_OP_t)(op) & (GEX_OP_SWAP | GEX_OP_FCAS)) >> 3)))
 
 /* ---- Client, endpoint, team, segment ----------------------------------- */
 
@@ -330,6 +411,23 @@ extern void gex_System_QueryHostInfo(gex_RankInfo_t **info_p, gex_Rank_t *info_c
 extern void gex_System_QueryMyPosition(gex_Rank_t *nbrhd_set_size_p, gex_Rank_t *nbrhd_set_rank_p,
                                        gex_Rank_t *host_set_size_p, gex_Rank_t *host_set_rank_p);
 
+/* Progress threads (spec v0.18): gex runs none (handlers run in the
+ * threads that poll), so a client that passed GEX_FLAG_DEFER_THREADS to
+ * gex_Client_Init is told of zero threads to start; without that flag
+ * the query returns GASNET_ERR_RESOURCE. GASNET_RCV_THREAD and
+ * GASNET_SND_THREAD stay undefined. */
+typedef struct {
+    const char *gex_device_list;
+    unsigned int gex_thread_roles;
+    void *(*gex_progress_fn)(void *);
+    void *gex_progress_arg;
+} gex_ProgressThreadInfo_t;
+#define GEX_THREAD_ROLE_RCV 1u
+#define GEX_THREAD_ROLE_SND 2u
+extern int gex_System_QueryProgressThreads(gex_Client_t client, unsigned int *count_p,
+                                           const gex_ProgressThreadInfo_t **info_p,
+                                           gex_Flags_t flags);
+
 #if defined(__GNUC__) || defined(__clang__)
 #define _GEX_NORETURN __attribute__((__noreturn__))
 #else
@@ -338,12 +436,25 @@ extern void gex_System_QueryMyPosition(gex_Rank_t *nbrhd_set_size_p, gex_Rank_t 
 extern void gasnet_exit(int exitcode) _GEX_NORETURN;
 extern int gasnet_AMPoll(void);
 extern void _gex_BlockUntilStep(uint32_t *spins);
-/* Polls until cond holds (yielding the processor after a while). */
+/* Polls until cond holds, pacing itself by the wait mode below. */
 #define GASNET_BLOCKUNTIL(cond)                                                                   \
     do {                                                                                          \
         uint32_t _gex_spins = 0;                                                                  \
         while (!(cond)) _gex_BlockUntilStep(&_gex_spins);                                        \
     } while (0)
+
+/* How every wait of the library (GASNET_BLOCKUNTIL, gex_Event_Wait*,
+ * gex_NBI_Wait, barriers and the other blocking calls) spends the time in
+ * which nothing arrives, for the whole process: SPIN polls without giving
+ * up the processor; BLOCK yields the processor (sched_yield) after every
+ * poll that found nothing; SPINBLOCK, the default, spins for a while, then
+ * yields after every idle poll (at once when the host has more ranks than
+ * cores). gasnet_set_waitmode returns GASNET_OK, or GASNET_ERR_BAD_ARG for
+ * another value. */
+#define GASNET_WAIT_SPIN 0
+#define GASNET_WAIT_BLOCK 1
+#define GASNET_WAIT_SPINBLOCK 2
+extern int gasnet_set_waitmode(int wait_mode);
 
 /* ---- Handler-safe locks ------------------------------------------------- */
 
@@ -445,6 +556,26 @@ extern void _gex_AM_CommitMedium(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, si
                                  const gex_AM_Arg_t *args);
 extern void _gex_AM_CommitLong(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr,
                                unsigned int nargs, const gex_AM_Arg_t *args);
+
+/* The entry point of the _v2 Commit forms below: the kind of the call
+ * (checked against the Prepare's), the commit flags (GEX_FLAG_IMMEDIATE
+ * or 0; gex's Commit never has to wait for resources, so it always sends
+ * and returns 0) and the arguments as an array. */
+#define _GEX_AM_KIND_REQUEST 1
+#define _GEX_AM_KIND_REPLY 2
+#define _GEX_AM_KIND_MEDIUM 4
+#define _GEX_AM_KIND_LONG 8
+extern int _gex_AM_Commit_v2(gex_AM_SrcDesc_t sd, unsigned int kind, gex_AM_Index_t handler,
+                             size_t nbytes, void *dest_addr, gex_Flags_t commit_flags,
+                             unsigned int nargs, const gex_AM_Arg_t *args);
+
+/* Cancels a prepared descriptor of the same kind without sending anything
+ * (flags must be 0): returns 0; a descriptor of another kind, or non-zero
+ * flags, end the job with a message naming the call. */
+extern int gex_AM_CancelRequestMedium(gex_AM_SrcDesc_t sd, gex_Flags_t flags);
+extern int gex_AM_CancelReplyMedium(gex_AM_SrcDesc_t sd, gex_Flags_t flags);
+extern int gex_AM_CancelRequestLong(gex_AM_SrcDesc_t sd, gex_Flags_t flags);
+extern int gex_AM_CancelReplyLong(gex_AM_SrcDesc_t sd, gex_Flags_t flags);
 
 /* GENERATED BEGIN (gen/arity.py ex) */
 static inline int gex_AM_RequestShort0(gex_TM_t tm, gex_Rank_t rank, gex_AM_Index_t handler, gex_Flags_t flags) {
@@ -1117,7 +1248,334 @@ static inline void gex_AM_CommitReplyLong16(gex_AM_SrcDesc_t sd, gex_AM_Index_t 
     gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
     _gex_AM_CommitLong(sd, handler, nbytes, dest_addr, 16, _a);
 }
+static inline int gex_AM_CommitRequestMedium0_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags) {
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 0, (const gex_AM_Arg_t *)0);
+}
+static inline int gex_AM_CommitRequestLong0_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags) {
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 0, (const gex_AM_Arg_t *)0);
+}
+static inline int gex_AM_CommitReplyMedium0_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags) {
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 0, (const gex_AM_Arg_t *)0);
+}
+static inline int gex_AM_CommitReplyLong0_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags) {
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 0, (const gex_AM_Arg_t *)0);
+}
+static inline int gex_AM_CommitRequestMedium1_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 1, _a);
+}
+static inline int gex_AM_CommitRequestLong1_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 1, _a);
+}
+static inline int gex_AM_CommitReplyMedium1_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 1, _a);
+}
+static inline int gex_AM_CommitReplyLong1_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0) {
+    gex_AM_Arg_t _a[1] = {a0};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 1, _a);
+}
+static inline int gex_AM_CommitRequestMedium2_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 2, _a);
+}
+static inline int gex_AM_CommitRequestLong2_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 2, _a);
+}
+static inline int gex_AM_CommitReplyMedium2_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 2, _a);
+}
+static inline int gex_AM_CommitReplyLong2_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
+    gex_AM_Arg_t _a[2] = {a0, a1};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 2, _a);
+}
+static inline int gex_AM_CommitRequestMedium3_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 3, _a);
+}
+static inline int gex_AM_CommitRequestLong3_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 3, _a);
+}
+static inline int gex_AM_CommitReplyMedium3_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 3, _a);
+}
+static inline int gex_AM_CommitReplyLong3_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
+    gex_AM_Arg_t _a[3] = {a0, a1, a2};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 3, _a);
+}
+static inline int gex_AM_CommitRequestMedium4_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 4, _a);
+}
+static inline int gex_AM_CommitRequestLong4_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 4, _a);
+}
+static inline int gex_AM_CommitReplyMedium4_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 4, _a);
+}
+static inline int gex_AM_CommitReplyLong4_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3) {
+    gex_AM_Arg_t _a[4] = {a0, a1, a2, a3};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 4, _a);
+}
+static inline int gex_AM_CommitRequestMedium5_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 5, _a);
+}
+static inline int gex_AM_CommitRequestLong5_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 5, _a);
+}
+static inline int gex_AM_CommitReplyMedium5_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 5, _a);
+}
+static inline int gex_AM_CommitReplyLong5_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4) {
+    gex_AM_Arg_t _a[5] = {a0, a1, a2, a3, a4};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 5, _a);
+}
+static inline int gex_AM_CommitRequestMedium6_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 6, _a);
+}
+static inline int gex_AM_CommitRequestLong6_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 6, _a);
+}
+static inline int gex_AM_CommitReplyMedium6_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 6, _a);
+}
+static inline int gex_AM_CommitReplyLong6_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5) {
+    gex_AM_Arg_t _a[6] = {a0, a1, a2, a3, a4, a5};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 6, _a);
+}
+static inline int gex_AM_CommitRequestMedium7_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 7, _a);
+}
+static inline int gex_AM_CommitRequestLong7_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 7, _a);
+}
+static inline int gex_AM_CommitReplyMedium7_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 7, _a);
+}
+static inline int gex_AM_CommitReplyLong7_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6) {
+    gex_AM_Arg_t _a[7] = {a0, a1, a2, a3, a4, a5, a6};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 7, _a);
+}
+static inline int gex_AM_CommitRequestMedium8_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 8, _a);
+}
+static inline int gex_AM_CommitRequestLong8_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 8, _a);
+}
+static inline int gex_AM_CommitReplyMedium8_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 8, _a);
+}
+static inline int gex_AM_CommitReplyLong8_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7) {
+    gex_AM_Arg_t _a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 8, _a);
+}
+static inline int gex_AM_CommitRequestMedium9_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 9, _a);
+}
+static inline int gex_AM_CommitRequestLong9_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 9, _a);
+}
+static inline int gex_AM_CommitReplyMedium9_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 9, _a);
+}
+static inline int gex_AM_CommitReplyLong9_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8) {
+    gex_AM_Arg_t _a[9] = {a0, a1, a2, a3, a4, a5, a6, a7, a8};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 9, _a);
+}
+static inline int gex_AM_CommitRequestMedium10_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 10, _a);
+}
+static inline int gex_AM_CommitRequestLong10_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 10, _a);
+}
+static inline int gex_AM_CommitReplyMedium10_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 10, _a);
+}
+static inline int gex_AM_CommitReplyLong10_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9) {
+    gex_AM_Arg_t _a[10] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 10, _a);
+}
+static inline int gex_AM_CommitRequestMedium11_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 11, _a);
+}
+static inline int gex_AM_CommitRequestLong11_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 11, _a);
+}
+static inline int gex_AM_CommitReplyMedium11_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 11, _a);
+}
+static inline int gex_AM_CommitReplyLong11_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10) {
+    gex_AM_Arg_t _a[11] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 11, _a);
+}
+static inline int gex_AM_CommitRequestMedium12_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 12, _a);
+}
+static inline int gex_AM_CommitRequestLong12_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 12, _a);
+}
+static inline int gex_AM_CommitReplyMedium12_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 12, _a);
+}
+static inline int gex_AM_CommitReplyLong12_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11) {
+    gex_AM_Arg_t _a[12] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 12, _a);
+}
+static inline int gex_AM_CommitRequestMedium13_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 13, _a);
+}
+static inline int gex_AM_CommitRequestLong13_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 13, _a);
+}
+static inline int gex_AM_CommitReplyMedium13_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 13, _a);
+}
+static inline int gex_AM_CommitReplyLong13_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12) {
+    gex_AM_Arg_t _a[13] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 13, _a);
+}
+static inline int gex_AM_CommitRequestMedium14_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 14, _a);
+}
+static inline int gex_AM_CommitRequestLong14_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 14, _a);
+}
+static inline int gex_AM_CommitReplyMedium14_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 14, _a);
+}
+static inline int gex_AM_CommitReplyLong14_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13) {
+    gex_AM_Arg_t _a[14] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 14, _a);
+}
+static inline int gex_AM_CommitRequestMedium15_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 15, _a);
+}
+static inline int gex_AM_CommitRequestLong15_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 15, _a);
+}
+static inline int gex_AM_CommitReplyMedium15_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 15, _a);
+}
+static inline int gex_AM_CommitReplyLong15_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14) {
+    gex_AM_Arg_t _a[15] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 15, _a);
+}
+static inline int gex_AM_CommitRequestMedium16_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 16, _a);
+}
+static inline int gex_AM_CommitRequestLong16_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REQUEST | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 16, _a);
+}
+static inline int gex_AM_CommitReplyMedium16_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_MEDIUM, handler, nbytes, (void *)0, commit_flags, 16, _a);
+}
+static inline int gex_AM_CommitReplyLong16_v2(gex_AM_SrcDesc_t sd, gex_AM_Index_t handler, size_t nbytes, void *dest_addr, gex_Flags_t commit_flags, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5, gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9, gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13, gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_AM_Arg_t _a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    return _gex_AM_Commit_v2(sd, _GEX_AM_KIND_REPLY | _GEX_AM_KIND_LONG, handler, nbytes, dest_addr, commit_flags, 16, _a);
+}
 /* GENERATED END */
+
+/* The forms without [M]: the argument count after the fixed arguments
+ * chooses the [M] function, e.g. gex_AM_RequestShort(tm, rank, h, 0, a, b)
+ * is gex_AM_RequestShort2(tm, rank, h, 0, a, b). _GEX_AM_NARGS_F(...) is
+ * the number of arguments beyond the first F (F from 3 to 8, M at most 16:
+ * more picks a name that does not exist). */
+#define _GEX_AM_PICK(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17,  \
+                     a18, a19, a20, a21, a22, a23, a24, n, ...)                                  \
+    n
+#define _GEX_AM_NARGS_3(...)                                                                      \
+    _GEX_AM_PICK(__VA_ARGS__, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, \
+                 2, 1, 0, _, _, _)
+#define _GEX_AM_NARGS_4(...)                                                                      \
+    _GEX_AM_PICK(__VA_ARGS__, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2,  \
+                 1, 0, _, _, _, _)
+#define _GEX_AM_NARGS_5(...)                                                                      \
+    _GEX_AM_PICK(__VA_ARGS__, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1,   \
+                 0, _, _, _, _, _)
+#define _GEX_AM_NARGS_6(...)                                                                      \
+    _GEX_AM_PICK(__VA_ARGS__, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0,    \
+                 _, _, _, _, _, _)
+#define _GEX_AM_NARGS_7(...)                                                                      \
+    _GEX_AM_PICK(__VA_ARGS__, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, _, _,  \
+                 _, _, _, _, _)
+#define _GEX_AM_NARGS_8(...)                                                                      \
+    _GEX_AM_PICK(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, _, _, _,   \
+                 _, _, _, _, _)
+#define _GEX_AM_CAT_(a, b) a##b
+#define _GEX_AM_CAT(a, b) _GEX_AM_CAT_(a, b)
+#define _GEX_AM_CAT3_(a, b, c) a##b##c
+#define _GEX_AM_CAT3(a, b, c) _GEX_AM_CAT3_(a, b, c)
+#define gex_AM_RequestShort(...)                                                                  \
+    _GEX_AM_CAT(gex_AM_RequestShort, _GEX_AM_NARGS_4(__VA_ARGS__))(__VA_ARGS__)
+#define gex_AM_RequestMedium(...)                                                                 \
+    _GEX_AM_CAT(gex_AM_RequestMedium, _GEX_AM_NARGS_7(__VA_ARGS__))(__VA_ARGS__)
+#define gex_AM_RequestLong(...)                                                                   \
+    _GEX_AM_CAT(gex_AM_RequestLong, _GEX_AM_NARGS_8(__VA_ARGS__))(__VA_ARGS__)
+#define gex_AM_ReplyShort(...)                                                                    \
+    _GEX_AM_CAT(gex_AM_ReplyShort, _GEX_AM_NARGS_3(__VA_ARGS__))(__VA_ARGS__)
+#define gex_AM_ReplyMedium(...)                                                                   \
+    _GEX_AM_CAT(gex_AM_ReplyMedium, _GEX_AM_NARGS_6(__VA_ARGS__))(__VA_ARGS__)
+#define gex_AM_ReplyLong(...)                                                                     \
+    _GEX_AM_CAT(gex_AM_ReplyLong, _GEX_AM_NARGS_7(__VA_ARGS__))(__VA_ARGS__)
+#define gex_AM_CommitRequestMedium(...)                                                           \
+    _GEX_AM_CAT(gex_AM_CommitRequestMedium, _GEX_AM_NARGS_3(__VA_ARGS__))(__VA_ARGS__)
+#define gex_AM_CommitReplyMedium(...)                                                             \
+    _GEX_AM_CAT(gex_AM_CommitReplyMedium, _GEX_AM_NARGS_3(__VA_ARGS__))(__VA_ARGS__)
+#define gex_AM_CommitRequestLong(...)                                                             \
+    _GEX_AM_CAT(gex_AM_CommitRequestLong, _GEX_AM_NARGS_4(__VA_ARGS__))(__VA_ARGS__)
+#define gex_AM_CommitReplyLong(...)                                                               \
+    _GEX_AM_CAT(gex_AM_CommitReplyLong, _GEX_AM_NARGS_4(__VA_ARGS__))(__VA_ARGS__)
+#define gex_AM_CommitRequestMedium_v2(...)                                                        \
+    _GEX_AM_CAT3(gex_AM_CommitRequestMedium, _GEX_AM_NARGS_4(__VA_ARGS__), _v2)(__VA_ARGS__)
+#define gex_AM_CommitReplyMedium_v2(...)                                                          \
+    _GEX_AM_CAT3(gex_AM_CommitReplyMedium, _GEX_AM_NARGS_4(__VA_ARGS__), _v2)(__VA_ARGS__)
+#define gex_AM_CommitRequestLong_v2(...)                                                          \
+    _GEX_AM_CAT3(gex_AM_CommitRequestLong, _GEX_AM_NARGS_5(__VA_ARGS__), _v2)(__VA_ARGS__)
+#define gex_AM_CommitReplyLong_v2(...)                                                            \
+    _GEX_AM_CAT3(gex_AM_CommitReplyLong, _GEX_AM_NARGS_5(__VA_ARGS__), _v2)(__VA_ARGS__)
 
 /* ---- RMA ------------------------------------------------------------------ */
 
@@ -1450,13 +1908,84 @@ extern gex_Event_t gex_Coll_ReduceToAllNB(gex_TM_t tm, void *dst, const void *sr
                                           gex_Coll_ReduceFn_t user_op, void *user_cdata,
                                           gex_Flags_t flags);
 
-/* The GASNet-1 split-phase barrier over the primordial team, which EX
- * clients keep using. */
+/* gex_Coll_BarrierNB and a wait for it (an undocumented call of the
+ * reference's that its tests use). */
+static inline void gex_Coll_BarrierBlocking(gex_TM_t tm, gex_Flags_t flags) {
+    gex_Event_Wait(gex_Coll_BarrierNB(tm, flags));
+}
+
+/* ---- GASNet-1 names gasnetex.h provides ---------------------------------
+ * The reference's gasnetex.h carries these GASNet-1 names, which EX clients
+ * use (its tests include no gasnet.h); gasnet.h has the rest. They work
+ * after gex_Client_Init as after gasnet_init, over the primordial team. */
+
+/* The split-phase barrier over the whole job. The ids of a barrier agree
+ * when the named ones among every rank's notify are equal; a wait (or a
+ * successful try) returns GASNET_ERR_BARRIER_MISMATCH when they do not,
+ * when some rank passed GASNET_BARRIERFLAG_MISMATCH, or when it is named
+ * and its id differs from the agreed name (flags may differ between notify
+ * and wait). UNNAMED: anonymous, and no rank names the barrier.
+ * gasnet_barrier is a notify and a wait; gasnet_barrier_result reports the
+ * last completed barrier: 0 with its name in *id, or non-zero if every
+ * rank was anonymous. */
 #define GASNET_BARRIERFLAG_ANONYMOUS 1
 #define GASNET_BARRIERFLAG_MISMATCH 2
+#define GASNET_BARRIERFLAG_UNNAMED 9
 extern void gasnet_barrier_notify(int id, int flags);
 extern int gasnet_barrier_wait(int id, int flags);
 extern int gasnet_barrier_try(int id, int flags);
+extern int gasnet_barrier(int id, int flags);
+extern int gasnet_barrier_result(int *id);
+
+typedef uint32_t gasnet_node_t;
+
+/* The segment each rank attached: gasnet_getSegmentInfo fills entries
+ * 0 .. min(numentries, job size) - 1 (zeros before attach). */
+typedef struct {
+    void *addr;
+    uintptr_t size;
+} gasnet_seginfo_t;
+extern int gasnet_getSegmentInfo(gasnet_seginfo_t *seginfo_table, int numentries);
+
+/* Where each rank runs: host and supernode (neighbourhood) numbers, as
+ * gex_System_QueryMyPosition gives them, and offset, the difference between
+ * the address at which this process maps that rank's segment and the
+ * rank's own address of it (0 for a rank whose segment this process does
+ * not map, or before attach). */
+typedef struct {
+    gasnet_node_t host;
+    gasnet_node_t supernode;
+    intptr_t offset;
+} gasnet_nodeinfo_t;
+extern int gasnet_getNodeInfo(gasnet_nodeinfo_t *nodeinfo_table, int numentries);
+
+/* The largest segment this process may attach, and the smallest of those
+ * over the job. */
+extern uintptr_t gasnet_getMaxLocalSegmentSize(void);
+extern uintptr_t gasnet_getMaxGlobalSegmentSize(void);
+
+/* The environment the job was started with (as gasnett_getenv). */
+extern const char *gasnet_getenv(const char *name);
+
+/* The EX objects behind the GASNet-1 calls (any pointer may be NULL):
+ * the client, endpoint and primordial team of gex_Client_Init or
+ * gasnet_init, and the segment attached to it (GEX_SEGMENT_INVALID
+ * before). */
+extern void gasnet_QueryGexObjects(gex_Client_t *client_p, gex_EP_t *endpoint_p, gex_TM_t *tm_p,
+                                   gex_Segment_t *segment_p);
+
+/* A vector element of the GASNet-1 VIS calls (laid out as gex_Memvec_t). */
+typedef struct {
+    void *addr;
+    size_t len;
+} gasnet_memvec_t;
+
+/* Thread information: gex keeps no per-thread handle for clients to pass,
+ * so the handle is NULL on every thread and the macros cost nothing. */
+typedef void *gasnet_threadinfo_t;
+#define GASNET_BEGIN_FUNCTION() ((void)0)
+#define GASNET_POST_THREADINFO(info) ((void)(info))
+#define GASNET_GET_THREADINFO() ((gasnet_threadinfo_t)0)
 
 #ifdef __cplusplus
 } /* extern "C" */

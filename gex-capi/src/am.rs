@@ -426,6 +426,24 @@ pub(crate) unsafe fn take_req<'a>(
     (ct, tok)
 }
 
+/// A request token has no drop glue (gex-am's `RequestToken` holds
+/// borrowed and plain data only), so dropping a copy taken by [`take_req`]
+/// leaves the slot's value an equivalent token; [`untake_req`] relies on it.
+const _: () = assert!(!std::mem::needs_drop::<RequestToken<'static>>());
+
+/// Makes the token of `ct` usable again after a negotiated-payload reply
+/// that sent nothing: a Prepare that was an `IMMEDIATE` no-op, or a
+/// Cancel (the reference lets the handler reply after either).
+///
+/// # Safety
+/// `ct`'s token was taken by [`take_req`], and the value taken has been
+/// dropped without a reply being sent.
+pub(crate) unsafe fn untake_req(ct: &mut CToken) {
+    // `take_req` only read the slot, and the copy it handed out is gone
+    // without effect (no drop glue): the slot still holds the token.
+    ct.live = true;
+}
+
 /// The end of the job for a reply without a request token: a NULL token
 /// (`is_req` None), a second reply (`Some(true)`), or a reply handler's
 /// (`Some(false)`).

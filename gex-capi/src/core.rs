@@ -1,11 +1,11 @@
 //! Core: `gex_Client_Init`, object queries, segments, TM-pairs, the
 //! `gex_System_*` queries, polling and exit.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::sync::atomic::AtomicPtr;
 use std::sync::OnceLock;
 
-use gex::{Error, Flags, Segment, TmRef, MAX_EPS};
+use gex::{Error, ErrorKind, Flags, Rank, Segment, TmRef, MAX_EPS};
 
 use crate::types::*;
 
@@ -70,6 +70,9 @@ pub unsafe extern "C" fn gex_Client_Init(
     let _ = CLIENT.set(cclient as usize);
     let _ = PRIMORDIAL.set(ctm as usize);
     crate::fast::publish(ctm);
+    if let Err(e) = exchange_nodes() {
+        return code_reported(e);
+    }
     // SAFETY: checked non-NULL above; writable (caller's contract).
     unsafe {
         *client_p = cclient;
@@ -136,11 +139,15 @@ pub unsafe extern "C" fn gex_Segment_Attach(
             // recorded its segment table.)
             // SAFETY: a handle of this library.
             let client = unsafe { obj(obj(tm, CALL).ep, CALL) }.client;
+            let addr = seg.addr();
             let h = leak(CSegment {
                 seg,
                 client,
                 cdata: AtomicPtr::new(std::ptr::null_mut()),
             });
+            // The same handle from gex_EP_QuerySegment and
+            // gasnet_QueryGexObjects as from the attach.
+            remember_segment(addr, h);
             if !segment_p.is_null() {
                 // SAFETY: writable (caller's contract).
                 unsafe { *segment_p = h };
@@ -588,4 +595,244 @@ fn wait_refused() -> ! {
     or_fatal(gex_core::Runtime::require(CALL));
     or_fatal(gex_core::context::check_may_communicate(CALL));
     gex::fatal(&format!("{CALL}: refused"))
+}
+
+/// What `gasnet_getNodeInfo` and `gasnet_getMaxGlobalSegmentSize` need to
+/// know of every rank: its host and neighbourhood (supernode) numbers, as
+/// `gex_System_QueryMyPosition` gives them there, and its largest segment.
+#[derive(Clone, Copy, Debug)]
+struct NodeRec {
+    host: Rank,
+    nbrhd: Rank,
+    max_local: u64,
+}
+
+/// [`NodeRec`] of every rank, by jobrank, gathered at `gex_Client_Init`.
+static NODES: OnceLock<Vec<NodeRec>> = OnceLock::new();
+
+/// Gathers every rank's [`NodeRec`] through the control plane: part of
+/// `gex_Client_Init` (collective), since the queries that need it are
+/// local and may come before any attach.
+fn exchange_nodes() -> gex::Result<()> {
+    const CALL: &str = "gex_Client_Init";
+    let rt = gex_core::Runtime::require(CALL)?;
+    let p = gex::system::query_my_position()?;
+    let max_local = gex::system::max_local_segment_size()? as u64;
+    let mut mine = Vec::with_capacity(16);
+    mine.extend_from_slice(&p.host_set_rank.to_le_bytes());
+    mine.extend_from_slice(&p.nbrhd_set_rank.to_le_bytes());
+    mine.extend_from_slice(&max_local.to_le_bytes());
+    let all = rt.bootstrap_exchange(&mine)?;
+    let mut v = Vec::with_capacity(all.len());
+    for (r, b) in all.iter().enumerate() {
+        if b.len() != 16 {
+            return Err(Error::resource(format!(
+                "{CALL}: rank {r} sent {} bytes of node information instead of 16",
+                b.len()
+            )));
+        }
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        v.push(NodeRec {
+            host: u32_at(0),
+            nbrhd: u32_at(4),
+            max_local: u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
+        });
+    }
+    let _ = NODES.set(v);
+    Ok(())
+}
+
+fn nodes(call: &str) -> &'static [NodeRec] {
+    NODES.get().unwrap_or_else(|| {
+        gex::fatal(&format!(
+            "{call}: called before gex_Client_Init or gasnet_init"
+        ))
+    })
+}
+
+/// The GASNet-1 `gasnet_nodeinfo_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct gasnet_nodeinfo_t {
+    pub host: u32,
+    pub supernode: u32,
+    pub offset: isize,
+}
+
+/// `gasnet_getNodeInfo`: entries 0 .. min(numentries, job size) - 1; the
+/// offset of a rank whose segment this process maps is the local address
+/// less the owner's (0 otherwise, and before attach).
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_getNodeInfo(
+    table: *mut gasnet_nodeinfo_t,
+    numentries: c_int,
+) -> c_int {
+    const CALL: &str = "gasnet_getNodeInfo";
+    let all = nodes(CALL);
+    if numentries < 0 || (table.is_null() && numentries > 0) {
+        return code(Error::bad_arg(format!(
+            "{CALL}: a NULL table or a negative count ({numentries})"
+        )));
+    }
+    let tm = primordial_tm().expect("set with the node table");
+    // SAFETY: the primordial team's handle.
+    let t = unsafe { team(tm, CALL) };
+    for (r, n) in all.iter().enumerate().take(numentries as usize) {
+        let offset = match t.query_bound_segment(r as Rank, Flags::IMMEDIATE) {
+            Ok(Some(b)) => b
+                .local_addr
+                .map_or(0, |l| l.wrapping_sub(b.owner_addr) as isize),
+            _ => 0,
+        };
+        // SAFETY: `numentries` writable entries (caller's contract).
+        unsafe {
+            *table.add(r) = gasnet_nodeinfo_t {
+                host: n.host,
+                supernode: n.nbrhd,
+                offset,
+            }
+        };
+    }
+    GASNET_OK
+}
+
+/// `gasnet_getMaxGlobalSegmentSize`: the smallest of every rank's
+/// `gasnet_getMaxLocalSegmentSize`.
+#[no_mangle]
+pub extern "C" fn gasnet_getMaxGlobalSegmentSize() -> usize {
+    nodes("gasnet_getMaxGlobalSegmentSize")
+        .iter()
+        .map(|n| n.max_local)
+        .min()
+        .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX))
+}
+
+/// `gasnet_QueryGexObjects`: the client, endpoint, primordial team and
+/// (once attached) segment behind the GASNet-1 calls; NULL pointers are
+/// skipped.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_QueryGexObjects(
+    client_p: *mut gex_Client_t,
+    ep_p: *mut gex_EP_t,
+    tm_p: *mut gex_TM_t,
+    segment_p: *mut gex_Segment_t,
+) {
+    const CALL: &str = "gasnet_QueryGexObjects";
+    let (Some(c), Some(tm)) = (client_handle(), primordial_tm()) else {
+        gex::fatal(&format!(
+            "{CALL}: called before gex_Client_Init or gasnet_init"
+        ));
+    };
+    // SAFETY: handles of this library.
+    let ep = unsafe { obj(c, CALL) }.ep;
+    // SAFETY: as above.
+    let seg = segment_handle_of(unsafe { obj(ep, CALL) });
+    // SAFETY: each pointer is NULL or writable (caller's contract).
+    unsafe {
+        if !client_p.is_null() {
+            *client_p = c;
+        }
+        if !ep_p.is_null() {
+            *ep_p = ep;
+        }
+        if !tm_p.is_null() {
+            *tm_p = tm;
+        }
+        if !segment_p.is_null() {
+            *segment_p = seg;
+        }
+    }
+}
+
+/// The names and descriptions of the error codes, as C strings, from
+/// `gex::ErrorKind` (GASNET_OK first).
+fn error_strings() -> &'static [(c_int, CString, CString)] {
+    static T: OnceLock<Vec<(c_int, CString, CString)>> = OnceLock::new();
+    T.get_or_init(|| {
+        let c = |s: &str| CString::new(s).expect("no NUL in the error strings");
+        let mut v = vec![(GASNET_OK, c("GASNET_OK"), c("no error"))];
+        v.extend(
+            ErrorKind::ALL
+                .iter()
+                .map(|k| (k.code(), c(k.name()), c(k.description()))),
+        );
+        v
+    })
+}
+
+/// `gasnet_ErrorName`: the macro name of a code (`"GASNET_ERR_BAD_ARG"`),
+/// `"GASNET_ERR_UNKNOWN"` for a value that is none.
+#[no_mangle]
+pub extern "C" fn gasnet_ErrorName(errval: c_int) -> *const c_char {
+    error_strings()
+        .iter()
+        .find(|e| e.0 == errval)
+        .map_or(c"GASNET_ERR_UNKNOWN".as_ptr(), |e| e.1.as_ptr())
+}
+
+/// `gasnet_ErrorDesc`: what a code means, in a sentence.
+#[no_mangle]
+pub extern "C" fn gasnet_ErrorDesc(errval: c_int) -> *const c_char {
+    error_strings()
+        .iter()
+        .find(|e| e.0 == errval)
+        .map_or(c"not a GASNet error code".as_ptr(), |e| e.2.as_ptr())
+}
+
+/// `gasnet_set_waitmode`: how every wait of the process spends idle polls
+/// (`gex::system::set_wait_mode`); `GASNET_ERR_BAD_ARG` for a value that
+/// is not a `GASNET_WAIT_*`.
+#[no_mangle]
+pub extern "C" fn gasnet_set_waitmode(wait_mode: c_int) -> c_int {
+    match gex::system::WaitMode::from_code(wait_mode) {
+        Some(m) => {
+            gex::system::set_wait_mode(m);
+            GASNET_OK
+        }
+        None => code(Error::bad_arg(format!(
+            "gasnet_set_waitmode: {wait_mode} is not GASNET_WAIT_SPIN, _BLOCK or _SPINBLOCK"
+        ))),
+    }
+}
+
+/// `gex_ProgressThreadInfo_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct gex_ProgressThreadInfo_t {
+    pub gex_device_list: *const c_char,
+    pub gex_thread_roles: c_uint,
+    pub gex_progress_fn: Option<unsafe extern "C" fn(*mut c_void) -> *mut c_void>,
+    pub gex_progress_arg: *mut c_void,
+}
+
+/// `gex_System_QueryProgressThreads`: gex runs no progress threads, so a
+/// client initialised with `GEX_FLAG_DEFER_THREADS` has none to start
+/// (`*count_p` 0, `*info_p` NULL); without the flag the call is erroneous
+/// (`GASNET_ERR_RESOURCE`, as the spec says).
+#[no_mangle]
+pub unsafe extern "C" fn gex_System_QueryProgressThreads(
+    client: gex_Client_t,
+    count_p: *mut c_uint,
+    info_p: *mut *const gex_ProgressThreadInfo_t,
+    flags: gex_Flags_t,
+) -> c_int {
+    const CALL: &str = "gex_System_QueryProgressThreads";
+    // SAFETY: a handle of this library.
+    let c = unsafe { obj(client, CALL) };
+    if count_p.is_null() || info_p.is_null() || flags != 0 {
+        return code(Error::bad_arg(format!(
+            "{CALL}: count_p and info_p must not be NULL, and flags must be 0 (got {flags:#x})"
+        )));
+    }
+    if !c.client.flags().contains(Flags::DEFER_THREADS) {
+        return code(Error::resource(format!(
+            "{CALL}: the client was not initialised with GEX_FLAG_DEFER_THREADS"
+        )));
+    }
+    // SAFETY: checked non-NULL; writable (caller's contract).
+    unsafe {
+        *count_p = 0;
+        *info_p = std::ptr::null();
+    }
+    GASNET_OK
 }

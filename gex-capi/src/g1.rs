@@ -87,10 +87,16 @@ fn own_segment_has(dest: usize, len: usize) -> bool {
 /// The client, endpoint and primordial team once GASNet-1 is initialised.
 static G1: OnceLock<(usize, usize, usize)> = OnceLock::new();
 
+/// The primordial team of `gasnet_init`, or of `gex_Client_Init` (the
+/// GASNet-1 names of `gasnetex.h` serve EX clients too).
 fn tm_handle(call: &str) -> gex_TM_t {
     match G1.get() {
         Some(&(_, _, tm)) => tm as gex_TM_t,
-        None => gex::fatal(&format!("{call}: called before gasnet_init")),
+        None => crate::core::primordial_tm().unwrap_or_else(|| {
+            gex::fatal(&format!(
+                "{call}: called before gasnet_init or gex_Client_Init"
+            ))
+        }),
     }
 }
 
@@ -659,10 +665,48 @@ pub extern "C" fn gasnet_barrier_try(id: c_int, flags: c_int) -> c_int {
     rc(gex::coll::barrier_try(id, flags))
 }
 
+/// `gasnet_barrier`: a notify and a wait; `GASNET_OK` or
+/// `GASNET_ERR_BARRIER_MISMATCH`.
+#[no_mangle]
+pub extern "C" fn gasnet_barrier(id: c_int, flags: c_int) -> c_int {
+    rc(gex::coll::barrier_blocking(id, flags))
+}
+
+/// `gasnet_barrier_result`: 0 with the last completed barrier's name in
+/// `*id` if some rank named it, non-zero (and `*id` untouched) if every
+/// rank was anonymous.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_barrier_result(id: *mut c_int) -> c_int {
+    match gex::coll::barrier_result() {
+        Some(v) => {
+            if id.is_null() {
+                gex::fatal("gasnet_barrier_result: id is NULL");
+            }
+            // SAFETY: checked non-NULL; writable (caller's contract).
+            unsafe { *id = v };
+            0
+        }
+        None => 1,
+    }
+}
+
 /// `gasnet_memset`.
 #[no_mangle]
 pub extern "C" fn gasnet_memset(node: gasnet_node_t, dest: *mut c_void, val: c_int, nbytes: usize) {
     const CALL: &str = "gasnet_memset";
+    or_fatal(team(CALL).memset_blocking(node, dest as usize, val as u8, nbytes, Flags::empty()));
+}
+
+/// `gasnet_memset_nbi`: complete before it returns (an NBI operation
+/// may be), so the NBI syncs have nothing of it to wait for.
+#[no_mangle]
+pub extern "C" fn gasnet_memset_nbi(
+    node: gasnet_node_t,
+    dest: *mut c_void,
+    val: c_int,
+    nbytes: usize,
+) {
+    const CALL: &str = "gasnet_memset_nbi";
     or_fatal(team(CALL).memset_blocking(node, dest as usize, val as u8, nbytes, Flags::empty()));
 }
 

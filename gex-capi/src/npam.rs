@@ -1,14 +1,15 @@
 //! Negotiated-payload Active Messages: `gex_AM_Prepare*`, the source
-//! descriptor queries and `gex_AM_Commit*` (the headers' `[M]` forms pass
+//! descriptor queries, `gex_AM_Commit*` (the headers' `[M]` forms pass
 //! their arguments as an array to `_gex_AM_CommitMedium` and
-//! `_gex_AM_CommitLong`).
+//! `_gex_AM_CommitLong`, the `_v2` forms to `_gex_AM_Commit_v2`) and
+//! `gex_AM_Cancel*`.
 
-use std::ffi::{c_uint, c_void};
+use std::ffi::{c_int, c_uint, c_void};
 
 use gex::am::{AmRequest, PrepareBuf, SrcDesc};
 use gex::{Event, Lc};
 
-use crate::am::{args, gex_Token_t, take_req};
+use crate::am::{args, gex_Token_t, take_req, untake_req, CToken};
 use crate::types::*;
 
 /// What a `gex_AM_SrcDesc_t` points to: the Rust descriptor and, for a
@@ -18,6 +19,35 @@ pub struct CSrcDesc {
     sd: Option<SrcDesc<'static>>,
     leaf: *mut Event<'static>,
     user_lc: *mut gex_Event_t,
+    /// What the Prepare was: [`KIND_REQUEST`] or [`KIND_REPLY`], with
+    /// [`KIND_MEDIUM`] or [`KIND_LONG`] (the header's `_GEX_AM_KIND_*`).
+    kind: u32,
+    /// A reply's token record (on the handler's stack, alive while the
+    /// descriptor may be used: a reply Prepare is consumed in its
+    /// handler), which a Cancel makes usable again; NULL for a request.
+    token: *mut CToken,
+}
+
+/// The kinds of a descriptor (`_GEX_AM_KIND_*` of `gasnetex.h`).
+pub const KIND_REQUEST: u32 = 1;
+pub const KIND_REPLY: u32 = 2;
+pub const KIND_MEDIUM: u32 = 4;
+pub const KIND_LONG: u32 = 8;
+
+fn kind_name(kind: u32) -> String {
+    format!(
+        "{}{}",
+        if kind & KIND_REQUEST != 0 {
+            "Request"
+        } else {
+            "Reply"
+        },
+        if kind & KIND_LONG != 0 {
+            "Long"
+        } else {
+            "Medium"
+        }
+    )
 }
 
 pub type gex_AM_SrcDesc_t = *mut CSrcDesc;
@@ -58,6 +88,8 @@ fn finish(
     r: gex::Result<Option<SrcDesc<'static>>>,
     leaf: *mut Event<'static>,
     lc_opt: *mut gex_Event_t,
+    kind: u32,
+    token: *mut CToken,
 ) -> gex_AM_SrcDesc_t {
     match or_fatal(r) {
         Some(sd) => Box::into_raw(Box::new(CSrcDesc {
@@ -68,12 +100,20 @@ fn finish(
             } else {
                 lc_opt
             },
+            kind,
+            token,
         })),
         None => {
             if !leaf.is_null() {
                 // SAFETY: the box made by `buf`; the descriptor that
                 // borrowed it was never made.
                 drop(unsafe { Box::from_raw(leaf) });
+            }
+            if !token.is_null() {
+                // SAFETY: a reply Prepare that sent nothing (an IMMEDIATE
+                // no-op): the token it took was dropped unused; the
+                // record is the running handler's.
+                unsafe { untake_req(&mut *token) };
             }
             std::ptr::null_mut()
         }
@@ -105,7 +145,13 @@ pub unsafe extern "C" fn gex_AM_PrepareRequestMedium(
         f,
         numargs
     ));
-    finish(r, leaf, lc_opt)
+    finish(
+        r,
+        leaf,
+        lc_opt,
+        KIND_REQUEST | KIND_MEDIUM,
+        std::ptr::null_mut(),
+    )
 }
 
 /// `gex_AM_PrepareRequestLong`.
@@ -136,7 +182,13 @@ pub unsafe extern "C" fn gex_AM_PrepareRequestLong(
         f,
         numargs
     ));
-    finish(r, leaf, lc_opt)
+    finish(
+        r,
+        leaf,
+        lc_opt,
+        KIND_REQUEST | KIND_LONG,
+        std::ptr::null_mut(),
+    )
 }
 
 /// `gex_AM_PrepareReplyMedium`: the token's one reply (an `IMMEDIATE`
@@ -156,14 +208,15 @@ pub unsafe extern "C" fn gex_AM_PrepareReplyMedium(
     let mut leaf = std::ptr::null_mut();
     // SAFETY: a running request handler's token; the buffer and lc_opt per
     // the spec.
-    let ((_, tok), b) = unsafe {
+    let ((ct, tok), b) = unsafe {
         (
             take_req(token, CALL),
             buf(client_buf, most_payload, lc_opt, &mut leaf, CALL),
         )
     };
+    let ct: *mut CToken = ct;
     let r = tok.prepare_reply_medium(b, least_payload, most_payload, f, numargs);
-    finish(r, leaf, lc_opt)
+    finish(r, leaf, lc_opt, KIND_REPLY | KIND_MEDIUM, ct)
 }
 
 /// `gex_AM_PrepareReplyLong`.
@@ -182,15 +235,16 @@ pub unsafe extern "C" fn gex_AM_PrepareReplyLong(
     let f = crate::types::flags(flags, CALL);
     let mut leaf = std::ptr::null_mut();
     // SAFETY: as for the Medium reply.
-    let ((_, tok), b) = unsafe {
+    let ((ct, tok), b) = unsafe {
         (
             take_req(token, CALL),
             buf(client_buf, most_payload, lc_opt, &mut leaf, CALL),
         )
     };
+    let ct: *mut CToken = ct;
     let d = (!dest_addr.is_null()).then_some(dest_addr as usize);
     let r = tok.prepare_reply_long(b, least_payload, most_payload, d, f, numargs);
-    finish(r, leaf, lc_opt)
+    finish(r, leaf, lc_opt, KIND_REPLY | KIND_LONG, ct)
 }
 
 /// The descriptor behind `sd`.
@@ -288,4 +342,130 @@ pub unsafe extern "C" fn _gex_AM_CommitLong(
             s.commit_long(handler, nbytes, dest_addr as usize, a)
         })
     }
+}
+
+/// The descriptor behind `sd`, checked to be of `kind` (the call's).
+///
+/// # Safety
+/// As [`desc`].
+unsafe fn desc_of<'a>(sd: gex_AM_SrcDesc_t, kind: u32, call: &str) -> &'a mut CSrcDesc {
+    // SAFETY: caller's contract.
+    let d = unsafe { desc(sd, call) };
+    if d.kind != kind {
+        gex::fatal(&format!(
+            "{call}: the descriptor comes from gex_AM_Prepare{}",
+            kind_name(d.kind)
+        ));
+    }
+    d
+}
+
+/// `gex_AM_Commit{Request,Reply}{Medium,Long}[M]_v2`: `kind` is the
+/// call's (checked against the Prepare's); `commit_flags` may hold
+/// `GEX_FLAG_IMMEDIATE`, which changes nothing here: a Commit never waits
+/// for resources in gex, so it always sends and returns 0.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn _gex_AM_Commit_v2(
+    sd: gex_AM_SrcDesc_t,
+    kind: c_uint,
+    handler: gex_AM_Index_t,
+    nbytes: usize,
+    dest_addr: *mut c_void,
+    commit_flags: gex_Flags_t,
+    nargs: c_uint,
+    argv: *const gex_AM_Arg_t,
+) -> c_int {
+    let call = format!("gex_AM_Commit{}_v2", kind_name(kind));
+    if commit_flags & !gex::Flags::IMMEDIATE.bits() != 0 {
+        gex::fatal(&format!(
+            "{call}: commit_flags {commit_flags:#x}: only GEX_FLAG_IMMEDIATE is accepted"
+        ));
+    }
+    // SAFETY: a prepared descriptor (checked for its kind); the header
+    // passes `nargs` arguments.
+    unsafe {
+        desc_of(sd, kind, &call);
+        let a = args(nargs, argv, &call);
+        if kind & KIND_LONG != 0 {
+            commit(sd, &call, |s| {
+                s.commit_long(handler, nbytes, dest_addr as usize, a)
+            })
+        } else {
+            commit(sd, &call, |s| s.commit_medium(handler, nbytes, a))
+        }
+    }
+    0
+}
+
+/// Cancels `sd` (of `kind`): frees it without sending; the Prepare's
+/// restriction on the thread ends. `flags` must be 0.
+///
+/// # Safety
+/// `sd` is a prepared, uncommitted descriptor of this library.
+unsafe fn cancel(sd: gex_AM_SrcDesc_t, kind: u32, flags: gex_Flags_t) -> c_int {
+    let call = format!("gex_AM_Cancel{}", kind_name(kind));
+    if flags != 0 {
+        gex::fatal(&format!("{call}: flags {flags:#x} must be 0"));
+    }
+    // SAFETY: caller's contract; checked for its kind, then freed here.
+    let mut d = unsafe {
+        desc_of(sd, kind, &call);
+        Box::from_raw(sd)
+    };
+    if d.sd.take().is_none() {
+        gex::fatal(&format!("{call}: a committed descriptor"));
+    }
+    if !d.token.is_null() {
+        // SAFETY: a reply's descriptor, dropped unsent just above: the
+        // token it took is usable again (the handler may reply); the
+        // record is the running handler's (a reply descriptor is consumed
+        // in its handler).
+        unsafe { untake_req(&mut *d.token) };
+    }
+    // The Rust descriptor is dropped above without a commit: nothing was
+    // sent. The leaf box it borrowed goes after it; the client's event
+    // stays undefined, as the spec says.
+    if !d.leaf.is_null() {
+        // SAFETY: the leaf box of `buf`; its borrower is gone.
+        drop(unsafe { Box::from_raw(d.leaf) });
+    }
+    0
+}
+
+/// `gex_AM_CancelRequestMedium`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_AM_CancelRequestMedium(
+    sd: gex_AM_SrcDesc_t,
+    flags: gex_Flags_t,
+) -> c_int {
+    // SAFETY: a prepared descriptor (caller's contract).
+    unsafe { cancel(sd, KIND_REQUEST | KIND_MEDIUM, flags) }
+}
+
+/// `gex_AM_CancelReplyMedium`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_AM_CancelReplyMedium(
+    sd: gex_AM_SrcDesc_t,
+    flags: gex_Flags_t,
+) -> c_int {
+    // SAFETY: a prepared descriptor (caller's contract).
+    unsafe { cancel(sd, KIND_REPLY | KIND_MEDIUM, flags) }
+}
+
+/// `gex_AM_CancelRequestLong`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_AM_CancelRequestLong(
+    sd: gex_AM_SrcDesc_t,
+    flags: gex_Flags_t,
+) -> c_int {
+    // SAFETY: a prepared descriptor (caller's contract).
+    unsafe { cancel(sd, KIND_REQUEST | KIND_LONG, flags) }
+}
+
+/// `gex_AM_CancelReplyLong`.
+#[no_mangle]
+pub unsafe extern "C" fn gex_AM_CancelReplyLong(sd: gex_AM_SrcDesc_t, flags: gex_Flags_t) -> c_int {
+    // SAFETY: a prepared descriptor (caller's contract).
+    unsafe { cancel(sd, KIND_REPLY | KIND_LONG, flags) }
 }

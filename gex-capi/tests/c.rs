@@ -193,6 +193,24 @@ fn test_ex_udp_2_to_4_ranks() {
     passes("udp", &exe, "test_ex", &[2, 3, 4], UDP);
 }
 
+/// The names of the 2025.8.0 release's interface beyond spec v0.17 and
+/// the GASNet-1 names `gasnetex.h` carries (`tests/c/test_compat.c`):
+/// versions, error names, AMs without `[M]`, Cancel and `_v2` Commits,
+/// the progress-thread query, `gasnet_barrier` and `_result`, segment and
+/// node queries, `gasnet_memset_nbi`, and the wait mode's effect on the
+/// count of `sched_yield` calls.
+#[test]
+fn test_compat_smp_1_to_4_ranks() {
+    let exe = build_c("test_compat", "test_compat-smp");
+    passes("smp", &exe, "test_compat", &[1, 2, 3, 4], &[]);
+}
+
+#[test]
+fn test_compat_udp_2_to_4_ranks() {
+    let exe = build_c("test_compat", "test_compat-udp");
+    passes("udp", &exe, "test_compat", &[2, 3, 4], UDP);
+}
+
 /// Erroneous puts and gets (blocking, NBI, NB), which the header's inline
 /// direct route hands to the library: each case ends the job with the
 /// library's message naming the call, after valid puts and gets of every
@@ -623,6 +641,70 @@ fn abi_layout_matches_the_headers() {
         (
             "(size_t)(GASNET_BARRIERFLAG_MISMATCH)",
             gex::coll::BARRIERFLAG_MISMATCH as usize,
+        ),
+        (
+            "(size_t)(GASNET_BARRIERFLAG_UNNAMED)",
+            gex::coll::BARRIERFLAG_UNNAMED as usize,
+        ),
+        (
+            "(size_t)(GEX_FLAG_DEFER_THREADS)",
+            gex::Flags::DEFER_THREADS.bits() as usize,
+        ),
+        (
+            "(size_t)(GEX_FLAG_USES_GASNET1)",
+            gex::Flags::USES_GASNET1.bits() as usize,
+        ),
+        (
+            "(size_t)(GASNET_WAIT_SPIN)",
+            gex::system::WaitMode::Spin as usize,
+        ),
+        (
+            "(size_t)(GASNET_WAIT_BLOCK)",
+            gex::system::WaitMode::Block as usize,
+        ),
+        (
+            "(size_t)(GASNET_WAIT_SPINBLOCK)",
+            gex::system::WaitMode::SpinBlock as usize,
+        ),
+        // gex's own version is the crate's.
+        (
+            "(size_t)(GEX_VERSION_MAJOR)",
+            env!("CARGO_PKG_VERSION_MAJOR").parse().expect("major"),
+        ),
+        (
+            "(size_t)(GEX_VERSION_MINOR)",
+            env!("CARGO_PKG_VERSION_MINOR").parse().expect("minor"),
+        ),
+        (
+            "(size_t)(GEX_VERSION_PATCH)",
+            env!("CARGO_PKG_VERSION_PATCH").parse().expect("patch"),
+        ),
+        (
+            "(size_t)(sizeof(GEX_VERSION_STR) - 1)",
+            env!("CARGO_PKG_VERSION").len(),
+        ),
+        (
+            "(size_t)(sizeof(gasnet_nodeinfo_t))",
+            size_of::<gex_capi::core::gasnet_nodeinfo_t>(),
+        ),
+        (
+            "(size_t)(offsetof(gasnet_nodeinfo_t, offset))",
+            offset_of!(gex_capi::core::gasnet_nodeinfo_t, offset),
+        ),
+        (
+            "(size_t)(sizeof(gex_ProgressThreadInfo_t))",
+            size_of::<gex_capi::core::gex_ProgressThreadInfo_t>(),
+        ),
+        (
+            "(size_t)(offsetof(gex_ProgressThreadInfo_t, gex_progress_arg))",
+            offset_of!(gex_capi::core::gex_ProgressThreadInfo_t, gex_progress_arg),
+        ),
+        (
+            "(size_t)(_GEX_AM_KIND_REQUEST | _GEX_AM_KIND_REPLY << 8 | _GEX_AM_KIND_MEDIUM << 16 | _GEX_AM_KIND_LONG << 24)",
+            (gex_capi::npam::KIND_REQUEST
+                | gex_capi::npam::KIND_REPLY << 8
+                | gex_capi::npam::KIND_MEDIUM << 16
+                | gex_capi::npam::KIND_LONG << 24) as usize,
         ),
     ];
     let mut src = String::from(

@@ -6,10 +6,13 @@
 //! "mismatch" (the `MISMATCH` flag). The values of all ranks are merged:
 //! anonymous ones match anything, two named ones match if their ids are
 //! equal, and anything else is a mismatch. The wait (or a successful try)
-//! then reports `GASNET_ERR_BARRIER_MISMATCH` exactly when the spec says:
-//! its flags differ from the notify's; it is named and its id differs
-//! from the notify's; some rank passed `MISMATCH`; or two ranks passed
-//! different named ids.
+//! then reports `GASNET_ERR_BARRIER_MISMATCH` when some rank passed
+//! `MISMATCH`, when two ranks passed different named ids, or when the wait
+//! is named and its id differs from the merged name. As in the reference
+//! (since GASNet 1.20), the wait's flags may differ from the notify's: an
+//! anonymous notify may be followed by a named wait and the other way
+//! round. [`barrier_result`] reports the merged value of the last completed
+//! barrier.
 //!
 //! Two implementations, chosen once at init for the whole job:
 //!
@@ -26,7 +29,7 @@
 //! The wait spins on the barrier while polling, yielding the core when the
 //! host is oversubscribed (`Runtime::spin_until`).
 
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use gex_core::{context, Runtime};
@@ -42,6 +45,10 @@ pub const BARRIERFLAG_ANONYMOUS: i32 = 1;
 /// `GASNET_BARRIERFLAGS_MISMATCH`: force `GASNET_ERR_BARRIER_MISMATCH` on
 /// every rank's wait (a mismatch detected locally).
 pub const BARRIERFLAG_MISMATCH: i32 = 2;
+/// `GASNET_BARRIERFLAG_UNNAMED`: anonymous, with the promise that no rank
+/// names this barrier (the reference's value, `ANONYMOUS` plus bit 8; gex
+/// runs it as an anonymous one).
+pub const BARRIERFLAG_UNNAMED: i32 = BARRIERFLAG_ANONYMOUS | 8;
 
 const KIND_ANON: u64 = 0;
 const KIND_NAMED: u64 = 1;
@@ -100,16 +107,12 @@ fn kind_of(rt: &Runtime) -> Kind {
 /// undefined behaviour.
 struct Phase {
     notified: AtomicBool,
-    id: AtomicI32,
-    flags: AtomicI32,
     /// The last episode notified on the shared-memory path.
     shm_seq: AtomicU64,
 }
 
 static PHASE: Phase = Phase {
     notified: AtomicBool::new(false),
-    id: AtomicI32::new(0),
-    flags: AtomicI32::new(0),
     shm_seq: AtomicU64::new(0),
 };
 
@@ -129,16 +132,24 @@ static EVERYONE: LazyLock<Arc<[Rank]>> = LazyLock::new(|| {
 });
 
 fn check_flags(call: &str, flags: i32) -> Result<()> {
-    if flags & !(BARRIERFLAG_ANONYMOUS | BARRIERFLAG_MISMATCH) != 0 {
+    if flags & !(BARRIERFLAG_UNNAMED | BARRIERFLAG_MISMATCH) != 0
+        || (flags & (BARRIERFLAG_UNNAMED & !BARRIERFLAG_ANONYMOUS) != 0
+            && flags & BARRIERFLAG_ANONYMOUS == 0)
+    {
         return Err(Error::bad_arg(format!(
-            "{call}: flags {flags:#x} are not a combination of GASNET_BARRIERFLAGS_ANONYMOUS and _MISMATCH"
+            "{call}: flags {flags:#x} are not a combination of GASNET_BARRIERFLAG_ANONYMOUS (or _UNNAMED) and _MISMATCH"
         )));
     }
     Ok(())
 }
 
+/// The merged value of the last completed barrier (a wait, or a try that
+/// succeeded), for [`barrier_result`]; anonymous before the first.
+static LAST: AtomicU64 = AtomicU64::new(KIND_ANON << 32);
+
 /// Notifies the barrier (`gasnet_barrier_notify`): non-blocking. `flags`:
-/// 0 (named `id`), [`BARRIERFLAG_ANONYMOUS`], or [`BARRIERFLAG_MISMATCH`].
+/// 0 (named `id`), [`BARRIERFLAG_ANONYMOUS`] or [`BARRIERFLAG_UNNAMED`], or
+/// [`BARRIERFLAG_MISMATCH`].
 /// A second notify before the wait is a fatal error, as the spec says: the
 /// job ends (`gex::fatal`) with a message naming the call.
 /// Collective over the job; one thread at a time, per the spec.
@@ -153,8 +164,6 @@ pub fn barrier_notify(id: i32, flags: i32) -> Result<()> {
         ));
     }
     let v = value(id, flags);
-    PHASE.id.store(id, Ordering::Relaxed);
-    PHASE.flags.store(flags, Ordering::Relaxed);
     match kind_of(rt) {
         Kind::Single => lock(&SLOW).value = v,
         Kind::Shm => {
@@ -242,45 +251,50 @@ fn mismatch(msg: String) -> Error {
     Error::new(ErrorKind::BarrierMismatch, msg)
 }
 
-/// The notify's (id, flags).
-struct Notified {
-    id: i32,
-    flags: i32,
-}
-
-fn outcome(call: &str, n: &Notified, id: i32, flags: i32, merged: u64) -> Result<()> {
-    if flags != n.flags {
+/// The wait's verdict on the merged value (the notify's own value is part
+/// of it): the wait's flags may differ from the notify's.
+fn outcome(call: &str, id: i32, flags: i32, merged: u64) -> Result<()> {
+    LAST.store(merged, Ordering::Relaxed);
+    if merged >> 32 == KIND_MISMATCH || flags & BARRIERFLAG_MISMATCH != 0 {
         return Err(mismatch(format!(
-            "{call}: flags {flags:#x} differ from the notify's {:#x}",
-            n.flags
+            "{call}: ranks notified with different ids, or some rank passed GASNET_BARRIERFLAG_MISMATCH"
         )));
     }
-    if flags == 0 && id != n.id {
+    if flags & BARRIERFLAG_ANONYMOUS == 0
+        && merged >> 32 == KIND_NAMED
+        && merged as u32 != id as u32
+    {
         return Err(mismatch(format!(
-            "{call}: id {id} differs from the notify's {}",
-            n.id
-        )));
-    }
-    if merged >> 32 == KIND_MISMATCH {
-        return Err(mismatch(format!(
-            "{call}: ranks notified with different ids, or some rank passed GASNET_BARRIERFLAGS_MISMATCH"
+            "{call}: id {id} differs from the barrier's name {}",
+            merged as u32 as i32
         )));
     }
     Ok(())
 }
 
-/// The notify's arguments. A wait or try with no notify pending (none
-/// since the program began, or the last one already ended by a wait or a
+/// The last completed barrier's name (`gasnet_barrier_result`): `Some(id)`
+/// if some rank named it (every named rank with `id`), `None` if every rank
+/// was anonymous (or the barrier mismatched). Local.
+pub fn barrier_result() -> Option<i32> {
+    let v = LAST.load(Ordering::Relaxed);
+    (v >> 32 == KIND_NAMED).then_some(v as u32 as i32)
+}
+
+/// A blocking barrier (`gasnet_barrier`): [`barrier_notify`] then
+/// [`barrier_wait`] with the same id and flags.
+pub fn barrier_blocking(id: i32, flags: i32) -> Result<()> {
+    barrier_notify(id, flags)?;
+    barrier_wait(id, flags)
+}
+
+/// Checks that a notify is pending: a wait or try with none (none since
+/// the program began, or the last one already ended by a wait or a
 /// successful try) is a fatal error in the spec: the job ends.
-fn notified(call: &str) -> Notified {
+fn notified(call: &str) {
     if !PHASE.notified.load(Ordering::Relaxed) {
         gex_core::fatal(&format!(
             "{call}: no gasnet_barrier_notify precedes it (since the start or the last wait or successful try)"
         ));
-    }
-    Notified {
-        id: PHASE.id.load(Ordering::Relaxed),
-        flags: PHASE.flags.load(Ordering::Relaxed),
     }
 }
 
@@ -298,7 +312,7 @@ pub fn barrier_wait(id: i32, flags: i32) -> Result<()> {
     context::check_may_communicate(CALL)?;
     check_flags(CALL, flags)?;
     let rt = Runtime::require(CALL)?;
-    let n = notified(CALL);
+    notified(CALL);
     let kind = kind_of(rt);
     let mut from = 0;
     let merged = match complete(kind, &mut from) {
@@ -318,7 +332,7 @@ pub fn barrier_wait(id: i32, flags: i32) -> Result<()> {
     } else {
         reset();
     }
-    outcome(CALL, &n, id, flags, merged)
+    outcome(CALL, id, flags, merged)
 }
 
 /// Tries the barrier (`gasnet_barrier_try`): polls once; if every rank has
@@ -329,7 +343,7 @@ pub fn barrier_try(id: i32, flags: i32) -> Result<()> {
     context::check_may_communicate(CALL)?;
     check_flags(CALL, flags)?;
     let rt = Runtime::require(CALL)?;
-    let n = notified(CALL);
+    notified(CALL);
     let kind = kind_of(rt);
     rt.progress();
     let Some(merged) = complete(kind, &mut 0) else {
@@ -338,7 +352,7 @@ pub fn barrier_try(id: i32, flags: i32) -> Result<()> {
         )));
     };
     reset();
-    outcome(CALL, &n, id, flags, merged)
+    outcome(CALL, id, flags, merged)
 }
 
 #[cfg(test)]
@@ -374,26 +388,52 @@ mod tests {
 
     #[test]
     fn outcomes() {
-        let n = Notified { id: 3, flags: 0 };
-        assert!(outcome("w", &n, 3, 0, value(3, 0)).is_ok());
         let k = |r: Result<()>| r.unwrap_err().kind();
+        // A named wait matches the merged name, whatever the notify was.
+        assert!(outcome("w", 3, 0, value(3, 0)).is_ok());
+        assert_eq!(barrier_result(), Some(3));
         assert_eq!(
-            k(outcome("w", &n, 4, 0, value(3, 0))),
+            k(outcome("w", 4, 0, value(3, 0))),
             ErrorKind::BarrierMismatch
         );
+        // An anonymous wait ignores the id, and may follow a named notify.
+        assert!(outcome("w", 99, BARRIERFLAG_ANONYMOUS, value(3, 0)).is_ok());
+        assert!(outcome("w", 99, BARRIERFLAG_UNNAMED, value(3, 0)).is_ok());
+        // A named wait after anonymous notifies everywhere: nothing to
+        // differ from.
+        assert!(outcome("w", 5, 0, value(0, BARRIERFLAG_ANONYMOUS)).is_ok());
+        assert_eq!(barrier_result(), None);
         assert_eq!(
-            k(outcome("w", &n, 3, BARRIERFLAG_ANONYMOUS, value(3, 0))),
+            k(outcome("w", 3, 0, KIND_MISMATCH << 32)),
             ErrorKind::BarrierMismatch
         );
+        assert_eq!(barrier_result(), None);
         assert_eq!(
-            k(outcome("w", &n, 3, 0, KIND_MISMATCH << 32)),
+            k(outcome("w", 3, BARRIERFLAG_MISMATCH, value(3, 0))),
             ErrorKind::BarrierMismatch
         );
-        let anon = Notified {
-            id: 0,
-            flags: BARRIERFLAG_ANONYMOUS,
-        };
-        // An anonymous wait ignores the id.
-        assert!(outcome("w", &anon, 99, BARRIERFLAG_ANONYMOUS, value(3, 0)).is_ok());
+        // Negative ids round-trip.
+        assert!(outcome("w", -7, 0, value(-7, 0)).is_ok());
+        assert_eq!(barrier_result(), Some(-7));
+    }
+
+    #[test]
+    fn flags_accepted() {
+        for f in [
+            0,
+            BARRIERFLAG_ANONYMOUS,
+            BARRIERFLAG_UNNAMED,
+            BARRIERFLAG_MISMATCH,
+            BARRIERFLAG_ANONYMOUS | BARRIERFLAG_MISMATCH,
+        ] {
+            assert!(check_flags("n", f).is_ok(), "{f:#x}");
+        }
+        for f in [4, 8, 0x10, BARRIERFLAG_UNNAMED | 4, -1] {
+            assert!(check_flags("n", f).is_err(), "{f:#x}");
+        }
+        assert_eq!(
+            value(1, BARRIERFLAG_UNNAMED),
+            value(2, BARRIERFLAG_ANONYMOUS)
+        );
     }
 }

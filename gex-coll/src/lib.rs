@@ -98,7 +98,8 @@ pub use coll::{
     reduce_to_one_nb_typed, reduce_to_one_typed, reductions_over_am, scatter, scatter_nb,
 };
 pub use g1::{
-    barrier_notify, barrier_try, barrier_wait, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
+    barrier_blocking, barrier_notify, barrier_result, barrier_try, barrier_wait,
+    BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH, BARRIERFLAG_UNNAMED,
 };
 pub use handle::CollHandle;
 pub use multi::{

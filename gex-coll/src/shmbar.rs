@@ -199,7 +199,9 @@ const LOOKS: u32 = 32;
 /// change is seen sooner) and, once it has waited [`SPIN_FOR`], yields
 /// after every idle poll (the member waited for has probably lost its
 /// core); when ranks share cores it looks once and yields after every
-/// idle poll (the member waited for may need this core).
+/// idle poll (the member waited for may need this core). Those yields are
+/// the `SpinBlock` wait mode's; `Spin` never yields, `Block` after every
+/// idle poll (`gex_core::Runtime::idle_pause`).
 pub(crate) fn wait_until(rt: &gex_core::Runtime, mut cond: impl FnMut() -> bool) {
     if cond() {
         return;
@@ -221,9 +223,9 @@ pub(crate) fn wait_until(rt: &gex_core::Runtime, mut cond: impl FnMut() -> bool)
         if patient && t0.elapsed() >= SPIN_FOR {
             patient = false;
         }
-        if !patient {
-            std::thread::yield_now();
-        }
+        // The wait mode decides (`gasnet_set_waitmode`): by default a
+        // yield once the spin time is over.
+        gex_core::Runtime::idle_pause(!patient);
     }
 }
 

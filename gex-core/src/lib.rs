@@ -71,7 +71,7 @@ pub use gex_types as types;
 pub use hsl::{Hsl, HslGuard};
 pub use runtime::{
     direct_access, fast_segments, mirror_fast_segments, report, segment_table, set_direct_access,
-    FastMirror, FastSeg, ProgressHook, Runtime,
+    set_wait_mode, wait_mode, wait_yields, FastMirror, FastSeg, ProgressHook, Runtime, WaitMode,
 };
 pub use stats::stats;
 

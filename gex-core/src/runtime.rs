@@ -1,7 +1,7 @@
 //! The process-wide runtime behind the client: the conduit, the segment
 //! table, progress and waiting.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use gex_types::{Error, Rank, RankInfo, Result};
@@ -248,6 +248,60 @@ fn hooks() -> usize {
 /// Whether non-fatal errors are also printed (`gex_System_SetVerboseErrors`).
 static VERBOSE: AtomicBool = AtomicBool::new(true);
 
+/// How the library's waits spend polls that find nothing to do
+/// (`gasnet_set_waitmode`), for the whole process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum WaitMode {
+    /// Poll without giving up the core (`GASNET_WAIT_SPIN`).
+    Spin = 0,
+    /// Yield the core after every poll that found nothing
+    /// (`GASNET_WAIT_BLOCK`).
+    Block = 1,
+    /// Spin for a while, then yield after every idle poll
+    /// (`GASNET_WAIT_SPINBLOCK`, the default): the spin lasts
+    /// [`Runtime::wait_step`]'s limit of idle polls in a row (one when the
+    /// host has more ranks than cores), or a wait's own spin time.
+    SpinBlock = 2,
+}
+
+impl WaitMode {
+    /// The mode of a `GASNET_WAIT_*` value.
+    pub fn from_code(code: i32) -> Option<WaitMode> {
+        match code {
+            0 => Some(WaitMode::Spin),
+            1 => Some(WaitMode::Block),
+            2 => Some(WaitMode::SpinBlock),
+            _ => None,
+        }
+    }
+}
+
+static WAIT_MODE: AtomicU8 = AtomicU8::new(WaitMode::SpinBlock as u8);
+/// The times a wait yielded the core (the `wait_yields` counter).
+static WAIT_YIELDS: AtomicU64 = AtomicU64::new(0);
+
+/// Sets how every wait of the library spends its idle polls, from now on
+/// and in every thread (`gasnet_set_waitmode`).
+pub fn set_wait_mode(mode: WaitMode) {
+    WAIT_MODE.store(mode as u8, Ordering::Relaxed);
+}
+
+/// The wait mode in force ([`set_wait_mode`]).
+pub fn wait_mode() -> WaitMode {
+    match WAIT_MODE.load(Ordering::Relaxed) {
+        0 => WaitMode::Spin,
+        1 => WaitMode::Block,
+        _ => WaitMode::SpinBlock,
+    }
+}
+
+/// How many times the library's waits have yielded the core in this
+/// process (also `gex::stats()`'s `wait_yields`).
+pub fn wait_yields() -> u64 {
+    WAIT_YIELDS.load(Ordering::Relaxed)
+}
+
 /// Process-wide state shared by every object of the client.
 ///
 /// # For layer and conduit authors
@@ -435,9 +489,10 @@ impl Runtime {
         Ok(())
     }
 
-    /// Polls until `cond` holds (`GASNET_BLOCKUNTIL`). Spins first, then
-    /// yields the core between polls so that oversubscribed ranks do not
-    /// starve each other. Illegal in handler context or under an HSL.
+    /// Polls until `cond` holds (`GASNET_BLOCKUNTIL`), pacing idle polls
+    /// by the wait mode: by default it spins first, then yields the core
+    /// between polls so that oversubscribed ranks do not starve each other.
+    /// Illegal in handler context or under an HSL.
     pub fn wait_until(&self, cond: impl FnMut() -> bool) -> Result<()> {
         context::check_may_communicate("GASNET_BLOCKUNTIL")?;
         self.spin_until(cond);
@@ -454,8 +509,9 @@ impl Runtime {
     }
 
     /// One step of [`Runtime::spin_until`]: polls; when nothing
-    /// progressed, counts the idle step in `idle` and spins, or yields the
-    /// core once `idle` reaches the spin limit; progress resets `idle`. (No
+    /// progressed, counts the idle step in `idle` and pauses by the wait
+    /// mode ([`Runtime::idle_pause`]: by default spins, or yields the core
+    /// once `idle` reaches the spin limit); progress resets `idle`. (No
     /// context check: the caller's.) For the C interface's
     /// `GASNET_BLOCKUNTIL`, whose condition is C code, so that a C wait
     /// paces itself as a Rust one does.
@@ -468,7 +524,19 @@ impl Runtime {
             return;
         }
         *idle = idle.saturating_add(1);
-        if *idle >= self.spin_limit {
+        Self::idle_pause(*idle >= self.spin_limit);
+    }
+
+    /// What a wait does after a poll that found nothing, by the wait mode
+    /// ([`set_wait_mode`]): under `Spin` a spin-loop hint; under `Block` a
+    /// yield of the core; under `SpinBlock` a yield once `spun_out` (the
+    /// caller's spin phase is over), a hint before. For layers with waits
+    /// of their own.
+    #[inline]
+    pub fn idle_pause(spun_out: bool) {
+        let mode = WAIT_MODE.load(Ordering::Relaxed);
+        if mode == WaitMode::Block as u8 || (spun_out && mode == WaitMode::SpinBlock as u8) {
+            WAIT_YIELDS.fetch_add(1, Ordering::Relaxed);
             std::thread::yield_now();
         } else {
             std::hint::spin_loop();

@@ -8,9 +8,13 @@ pub use gex_conduit::stats::{ConduitStats, Counter, PeerCounters};
 
 use crate::Runtime;
 
-/// The conduit's counters on this rank (`gex::stats()`).
+/// The conduit's counters on this rank (`gex::stats()`), and gex-core's
+/// `wait_yields` (the times a wait yielded the core: [`crate::wait_yields`]).
 pub fn stats() -> Result<ConduitStats> {
-    Ok(Runtime::require("gex::stats")?.conduit().stats())
+    let mut st = Runtime::require("gex::stats")?.conduit().stats();
+    st.counters
+        .push(Counter::new("wait_yields", crate::wait_yields()));
+    Ok(st)
 }
 
 /// With `GEX_STATS=1` (`ClientSettings::stats_at_exit`), prints this
@@ -32,8 +36,8 @@ pub(crate) fn print_at_exit_if_asked(asked: bool) {
 
 extern "C" fn print_stats_at_exit() {
     let _ = std::panic::catch_unwind(|| {
-        if let Some(rt) = Runtime::get() {
-            eprintln!("{}", rt.conduit().stats().summary(rt.jobrank()));
+        if let (Some(rt), Ok(st)) = (Runtime::get(), stats()) {
+            eprintln!("{}", st.summary(rt.jobrank()));
         }
     });
 }

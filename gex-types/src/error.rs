@@ -5,41 +5,70 @@ use std::fmt;
 /// The GASNet error classes (`GASNET_ERR_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
+    /// The library was not initialised (`GASNET_ERR_NOT_INIT`).
+    NotInit,
     /// A generic failure of the communication system or a lack of resources
     /// (`GASNET_ERR_RESOURCE`).
     Resource,
     /// An illegal argument, flag combination or calling context
     /// (`GASNET_ERR_BAD_ARG`).
     BadArg,
-    /// The library was not initialised (`GASNET_ERR_NOT_INIT`).
-    NotInit,
-    /// Named barrier values did not match (`GASNET_ERR_BARRIER_MISMATCH`).
-    BarrierMismatch,
     /// A non-blocking attempt found the operation not ready
     /// (`GASNET_ERR_NOT_READY`).
     NotReady,
+    /// Named barrier values did not match (`GASNET_ERR_BARRIER_MISMATCH`).
+    BarrierMismatch,
 }
 
 impl ErrorKind {
-    /// The numeric code the C reference uses for this class.
+    /// Every class, in the order of their codes.
+    pub const ALL: [ErrorKind; 5] = [
+        ErrorKind::NotInit,
+        ErrorKind::Resource,
+        ErrorKind::BadArg,
+        ErrorKind::NotReady,
+        ErrorKind::BarrierMismatch,
+    ];
+
+    /// The numeric code the reference implementation gives this class
+    /// (`_GASNET_ERR_BASE` 10000 plus 1 to 5, in the order of
+    /// [`ErrorKind::ALL`]).
     pub fn code(self) -> i32 {
         match self {
-            ErrorKind::Resource => 10001,
-            ErrorKind::BadArg => 10002,
-            ErrorKind::NotInit => 10003,
-            ErrorKind::BarrierMismatch => 10004,
-            ErrorKind::NotReady => 10005,
+            ErrorKind::NotInit => 10001,
+            ErrorKind::Resource => 10002,
+            ErrorKind::BadArg => 10003,
+            ErrorKind::NotReady => 10004,
+            ErrorKind::BarrierMismatch => 10005,
         }
+    }
+
+    /// The class of a numeric code, if it is one of them.
+    pub fn from_code(code: i32) -> Option<ErrorKind> {
+        Self::ALL.into_iter().find(|k| k.code() == code)
     }
 
     /// The C name of the code, e.g. `GASNET_ERR_BAD_ARG`.
     pub fn name(self) -> &'static str {
         match self {
+            ErrorKind::NotInit => "GASNET_ERR_NOT_INIT",
             ErrorKind::Resource => "GASNET_ERR_RESOURCE",
             ErrorKind::BadArg => "GASNET_ERR_BAD_ARG",
-            ErrorKind::NotInit => "GASNET_ERR_NOT_INIT",
-            ErrorKind::BarrierMismatch => "GASNET_ERR_BARRIER_MISMATCH",
             ErrorKind::NotReady => "GASNET_ERR_NOT_READY",
+            ErrorKind::BarrierMismatch => "GASNET_ERR_BARRIER_MISMATCH",
+        }
+    }
+
+    /// What the class means, in a sentence (`gasnet_ErrorDesc`).
+    pub fn description(self) -> &'static str {
+        match self {
+            ErrorKind::NotInit => "the library was not initialised when the call was made",
+            ErrorKind::Resource => "a failure of the communication system or a lack of resources",
+            ErrorKind::BadArg => "an invalid argument, flag or calling context",
+            ErrorKind::NotReady => "the operation is not complete yet (a non-blocking attempt)",
+            ErrorKind::BarrierMismatch => {
+                "the barrier's ids did not match, or a rank signalled a mismatch"
+            }
         }
     }
 }
@@ -121,22 +150,24 @@ mod tests {
             e.to_string(),
             "GASNET_ERR_BAD_ARG: rank 7 out of range 0..4"
         );
-        assert_eq!(e.kind().code(), 10002);
+        assert_eq!(e.kind().code(), 10003);
     }
 
     #[test]
-    fn codes_are_distinct() {
-        let kinds = [
-            ErrorKind::Resource,
-            ErrorKind::BadArg,
-            ErrorKind::NotInit,
-            ErrorKind::BarrierMismatch,
-            ErrorKind::NotReady,
-        ];
-        for (i, a) in kinds.iter().enumerate() {
-            for b in &kinds[i + 1..] {
-                assert_ne!(a.code(), b.code());
-            }
+    fn codes_are_the_references() {
+        let codes: Vec<i32> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
+        assert_eq!(codes, [10001, 10002, 10003, 10004, 10005]);
+        assert_eq!(ErrorKind::NotInit.code(), 10001);
+        assert_eq!(ErrorKind::Resource.code(), 10002);
+        assert_eq!(ErrorKind::BadArg.code(), 10003);
+        assert_eq!(ErrorKind::NotReady.code(), 10004);
+        assert_eq!(ErrorKind::BarrierMismatch.code(), 10005);
+        for k in ErrorKind::ALL {
+            assert_eq!(ErrorKind::from_code(k.code()), Some(k));
+            assert!(k.name().starts_with("GASNET_ERR_"));
+            assert!(!k.description().is_empty());
         }
+        assert_eq!(ErrorKind::from_code(0), None);
+        assert_eq!(ErrorKind::from_code(10006), None);
     }
 }

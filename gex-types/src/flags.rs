@@ -102,6 +102,10 @@ bitflags! {
         const HINT_ACCEL_COLL = 1 << 39;
         /// Both hints (`GEX_FLAG_HINT_ACCEL_ALL`).
         const HINT_ACCEL_ALL = Self::HINT_ACCEL_AD.bits() | Self::HINT_ACCEL_COLL.bits();
+        /// `gex_Client_Init`: the client starts the library's progress
+        /// threads itself (`GEX_FLAG_DEFER_THREADS`, spec v0.18); gex has
+        /// none, so nothing is deferred.
+        const DEFER_THREADS = 1 << 40;
 
         // Collective synchronisation modes (collectives design notes,
         // "Synchronization modes"): at most one IN_* and one OUT_* per

@@ -300,17 +300,18 @@ pub mod vis {
 pub mod coll {
     pub use gex_coll::{
         all_get, all_get_nb, all_geti, all_geti_nb, all_put, all_put_nb, all_puti, all_puti_nb,
-        barrier, barrier_nb, barrier_notify, barrier_try, barrier_uses_shared_memory, barrier_wait,
-        broadcast, broadcast_nb, broadcast_nb_with, broadcast_with, broadcasti, broadcasti_nb,
-        exchange, exchange_nb, exchange_nb_with, exchange_with, exchangei, exchangei_nb, gather,
-        gather_all, gather_all_nb, gather_all_nb_with, gather_all_with, gather_alli,
-        gather_alli_nb, gather_nb, gather_nb_with, gather_with, gatheri, gatheri_nb,
-        recommended_scratch_size, reduce_sequential, reduce_to_all, reduce_to_all_nb,
-        reduce_to_all_nb_typed, reduce_to_all_typed, reduce_to_one, reduce_to_one_nb,
-        reduce_to_one_nb_typed, reduce_to_one_typed, reductions_over_am, scatter, scatter_nb,
-        scatter_nb_with, scatter_with, scatteri, scatteri_nb, tm_create, tm_create_scratch_size,
-        tm_destroy, tm_split, tm_split_scratch_size, Addrs, CollHandle, Elem, Images, Partners,
-        ReduceOp, UserReduceFn, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
+        barrier, barrier_blocking, barrier_nb, barrier_notify, barrier_result, barrier_try,
+        barrier_uses_shared_memory, barrier_wait, broadcast, broadcast_nb, broadcast_nb_with,
+        broadcast_with, broadcasti, broadcasti_nb, exchange, exchange_nb, exchange_nb_with,
+        exchange_with, exchangei, exchangei_nb, gather, gather_all, gather_all_nb,
+        gather_all_nb_with, gather_all_with, gather_alli, gather_alli_nb, gather_nb,
+        gather_nb_with, gather_with, gatheri, gatheri_nb, recommended_scratch_size,
+        reduce_sequential, reduce_to_all, reduce_to_all_nb, reduce_to_all_nb_typed,
+        reduce_to_all_typed, reduce_to_one, reduce_to_one_nb, reduce_to_one_nb_typed,
+        reduce_to_one_typed, reductions_over_am, scatter, scatter_nb, scatter_nb_with,
+        scatter_with, scatteri, scatteri_nb, tm_create, tm_create_scratch_size, tm_destroy,
+        tm_split, tm_split_scratch_size, Addrs, CollHandle, Elem, Images, Partners, ReduceOp,
+        UserReduceFn, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH, BARRIERFLAG_UNNAMED,
     };
 }
 

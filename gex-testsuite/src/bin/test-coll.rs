@@ -34,12 +34,13 @@ use std::time::Instant;
 use gex::am::{register_handlers, AmRequest, HandlerEntry};
 use gex::coll::CollHandle;
 use gex::coll::{
-    barrier_nb, barrier_notify, barrier_try, barrier_uses_shared_memory, barrier_wait, broadcast,
-    broadcast_nb, exchange, exchange_nb, gather, gather_all, gather_all_nb, gather_nb,
-    reduce_to_all, reduce_to_all_nb, reduce_to_all_nb_typed, reduce_to_all_typed, reduce_to_one,
-    reduce_to_one_nb, reduce_to_one_nb_typed, reduce_to_one_typed, scatter, scatter_nb, tm_create,
+    barrier_blocking, barrier_nb, barrier_notify, barrier_result, barrier_try,
+    barrier_uses_shared_memory, barrier_wait, broadcast, broadcast_nb, exchange, exchange_nb,
+    gather, gather_all, gather_all_nb, gather_nb, reduce_to_all, reduce_to_all_nb,
+    reduce_to_all_nb_typed, reduce_to_all_typed, reduce_to_one, reduce_to_one_nb,
+    reduce_to_one_nb_typed, reduce_to_one_typed, scatter, scatter_nb, tm_create,
     tm_create_scratch_size, tm_destroy, tm_split, tm_split_scratch_size, ReduceOp,
-    BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
+    BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH, BARRIERFLAG_UNNAMED,
 };
 use gex::rma::Rma;
 use gex::{Dt, EpLocation, ErrorKind, Flags, Memvec, Op, Rank, Tm, TmRef};
@@ -366,15 +367,29 @@ fn g1_barrier(t: &T) {
     let f = if me == n - 1 { BARRIERFLAG_MISMATCH } else { 0 };
     barrier_notify(3, f).unwrap();
     assert_eq!(w(3, f), mm, "MISMATCH flag on rank {}", n - 1);
-    // Local mismatches: wait flags or id differ from the notify's (only
-    // that rank sees it).
+    // The wait's flags may differ from the notify's (the reference's rule,
+    // API.md "Leniencies"): a named notify, an anonymous wait on rank 0.
     barrier_notify(4, 0).unwrap();
     let got = if me == 0 {
         w(4, BARRIERFLAG_ANONYMOUS)
     } else {
         w(4, 0)
     };
-    assert_eq!(got, if me == 0 { mm } else { None }, "wait flags differ");
+    assert_eq!(got, None, "wait flags differ");
+    assert_eq!(barrier_result(), Some(4), "the barrier's name");
+    // An anonymous notify on rank 0, a named wait there: checked against
+    // the others' name; UNNAMED everywhere: no name.
+    let f = if me == 0 { BARRIERFLAG_ANONYMOUS } else { 0 };
+    barrier_notify(6, f).unwrap();
+    assert_eq!(w(6, 0), None, "anonymous notify, named wait");
+    assert_eq!(barrier_result(), (n > 1).then_some(6));
+    barrier_notify(0, BARRIERFLAG_UNNAMED).unwrap();
+    assert_eq!(w(0, BARRIERFLAG_UNNAMED), None, "unnamed");
+    assert_eq!(barrier_result(), None);
+    assert_eq!(barrier_blocking(12, 0).err().map(|e| e.kind()), None);
+    assert_eq!(barrier_result(), Some(12));
+    // A local mismatch: the wait's id differs from the barrier's name
+    // (only that rank sees it).
     barrier_notify(4, 0).unwrap();
     let got = if me == 0 { w(5, 0) } else { w(4, 0) };
     assert_eq!(got, if me == 0 { mm } else { None }, "wait id differs");
