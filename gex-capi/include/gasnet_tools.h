@@ -27,6 +27,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -722,6 +723,28 @@ extern void gasnett_setenv(const char *key, const char *value);
 extern void gasnett_unsetenv(const char *key);
 extern char *gasnett_format_number(int64_t val, char *buf, size_t bufsz, int is_mem_size);
 extern int64_t gasnett_parse_int(const char *str, uint64_t mem_size_multiplier);
+
+/* ---- Formatting GASNet-EX values ---------------------------------------------- */
+/* The parameter types are gasnetex.h's written out (gex_TI_t and gex_DT_t
+ * are uint32_t, gex_OP_t uint64_t, gex_Rank_t uint32_t, gex_TM_t a struct
+ * gex_TM_opaque pointer, a gex_Memvec_t list a pointer), so that this
+ * header stands alone and may come before gasnetex.h's types. */
+struct gex_TM_opaque;
+/* The names of the bits set (GEX_TI_EP|GEX_TI_ENTRY, "0" for none); with a
+ * NULL buf only the size needed, NUL included, which is also the result. */
+extern size_t gasnett_format_ti(char *buf, uint32_t ti);
+extern size_t gasnett_format_dt(char *buf, uint32_t dt);
+extern size_t gasnett_format_op(char *buf, uint64_t op);
+/* Lists and strided transfers as text, into a buffer of the _bufsz size. */
+extern size_t gasnett_format_memveclist_bufsz(size_t count);
+extern char *gasnett_format_memveclist(char *buf, size_t count, const void *list);
+extern size_t gasnett_format_addrlist_bufsz(size_t count);
+extern char *gasnett_format_addrlist(char *buf, size_t count, void *const *list, size_t len);
+extern size_t gasnett_format_putsgets_bufsz(size_t stridelevels);
+extern char *gasnett_format_putsgets(char *buf, const void *pathdesc, struct gex_TM_opaque *tm,
+                                     uint32_t rank, void *dstaddr, const ptrdiff_t dststrides[],
+                                     void *srcaddr, const ptrdiff_t srcstrides[], size_t elemsz,
+                                     const size_t count[], size_t stridelevels);
 
 /* ---- Backtraces, debugger freeze, fatal errors ------------------------------------ */
 

@@ -723,6 +723,15 @@ fn test_mk_smp_am_and_udp() {
     passes("udp", &exe, "test_mk", &[2, 3, 4], UDP);
 }
 
+/// gex's internal diagnostics (gasnett_run_diagnostics): every section
+/// against the successor rank, on smp and udp, odd rank counts included.
+#[test]
+fn test_diag_smp_and_udp() {
+    let exe = build_c("test_diag", "test_diag");
+    passes("smp", &exe, "test_diag", &[1, 2, 3], &[]);
+    passes("udp", &exe, "test_diag", &[2, 3], UDP);
+}
+
 /// The design notes' collectives, every sync mode, both address modes, the
 /// segment hints.
 #[test]
@@ -810,6 +819,154 @@ fn tools_header() {
     let exe = build_c("test_tools", "test_tools");
     let out = checked(&mut Command::new(&exe));
     assert!(out.contains("test_tools: all checks passed"), "{out}");
+}
+
+/// The tools library as this test build made it: the newest
+/// `libgex_tools-*.a` beside the test (cargo builds gex-tools' static
+/// library as a dependency of gex-capi).
+fn tools_lib() -> PathBuf {
+    let newest = std::fs::read_dir(lib_dir())
+        .expect("deps")
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with("libgex_tools-") && n.ends_with(".a")
+        })
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok());
+    newest
+        .expect("cargo builds libgex_tools-*.a with gex-capi's dependencies")
+        .path()
+}
+
+/// Runs `exe ARG` without a launcher, in an environment without the tools'
+/// own settings plus `env`.
+fn run_tools(exe: &Path, arg: Option<&str>, env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = Command::new(exe);
+    cmd.args(arg);
+    for k in [
+        "GASNET_VERBOSEENV",
+        "GEX_RANK",
+        "GASNET_BACKTRACE",
+        "GASNET_BACKTRACE_TYPE",
+        "GASNET_FREEZE_ON_ERROR",
+    ] {
+        cmd.env_remove(k);
+    }
+    cmd.envs(env.iter().copied());
+    cmd.output().expect("run the tools-only program")
+}
+
+/// A tools-only program (gasnet_tools.h without gasnetex.h) links against
+/// libgex_tools.a alone and passes its end-to-end checks in both thread
+/// models; its failures (fatal errors with and without a position and
+/// with the user backtrace hook, unparsable numbers and settings) end it
+/// with the messages the tools document; verbose environment reporting
+/// prints each setting once, only on rank 0.
+#[test]
+fn tools_only_program_links_the_tools_library_alone() {
+    let mut seq = None;
+    for (tag, def) in [
+        ("seq", "-DGASNETT_THREAD_SINGLE"),
+        ("par", "-DGASNETT_THREAD_SAFE=1"),
+    ] {
+        let exe = out_dir().join(format!("tools_only_{tag}"));
+        checked(
+            Command::new("cc")
+                .args(["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", def, "-I"])
+                .arg(include_dir())
+                .arg(crate_dir().join("tests/c/tools_only.c"))
+                .arg(tools_lib())
+                .args(NATIVE_LIBS)
+                .arg("-o")
+                .arg(&exe),
+        );
+        let out = run_tools(&exe, None, &[]);
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{tag}: {text}");
+        assert!(
+            text.contains(&format!("tools_only: all checks passed ({tag})")),
+            "{tag}: {text}"
+        );
+        seq.get_or_insert(exe);
+    }
+    let exe = seq.expect("built");
+    use std::os::unix::process::ExitStatusExt;
+    let fails = |arg: &str, env: &[(&str, &str)], want: &[&str], not: &[&str]| {
+        let out = run_tools(&exe, Some(arg), env);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{arg}: {err}");
+        for w in want {
+            assert!(err.contains(w), "{arg}: no {w:?} in {err}");
+        }
+        for n in not {
+            assert!(!err.contains(n), "{arg}: {n:?} in {err}");
+        }
+    };
+    fails(
+        "fatal",
+        &[],
+        &["FATAL ERROR", "in main() at ", "tools_only.c:", "boom 42"],
+        &["user backtrace hook ran"],
+    );
+    fails(
+        "fatal",
+        &[
+            ("GASNET_BACKTRACE", "1"),
+            ("GASNET_BACKTRACE_TYPE", "MYAPP"),
+        ],
+        &["boom 42", "user backtrace hook ran"],
+        &[],
+    );
+    fails(
+        "nopos",
+        &[],
+        &["FATAL ERROR", "quiet boom x"],
+        &["tools_only.c"],
+    );
+    fails("badint", &[], &["gasnett_parse_int(\"12 apples\", 1)"], &[]);
+    fails(
+        "badenv",
+        &[("GEX_TT_BADINT", "12q")],
+        &["GEX_TT_BADINT=\"12q\" is not an integer"],
+        &[],
+    );
+    let verbose = |env: &[(&str, &str)]| {
+        let out = run_tools(&exe, Some("verbose"), env);
+        assert!(out.status.success(), "{out:?}");
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (o, e) = verbose(&[("GASNET_VERBOSEENV", "1"), ("GEX_TT_SIZE", "2M")]);
+    assert!(o.contains("verboseenv=1"), "{o}");
+    assert_eq!(
+        e.matches("ENV parameter: GEX_TT_SIZE = 2 MB\n").count(),
+        1,
+        "{e}"
+    );
+    assert!(
+        e.contains("ENV parameter: GEX_TT_NAME = 'dflt'   (default)"),
+        "{e}"
+    );
+    assert!(
+        e.contains("ENV parameter: GEX_TT_FLAG = YES   (default)"),
+        "{e}"
+    );
+    let (o, e) = verbose(&[("GASNET_VERBOSEENV", "1"), ("GEX_RANK", "1")]);
+    assert!(
+        o.contains("verboseenv=0") && !e.contains("ENV parameter"),
+        "{o}{e}"
+    );
+    let (o, e) = verbose(&[]);
+    assert!(
+        o.contains("verboseenv=0") && !e.contains("ENV parameter"),
+        "{o}{e}"
+    );
 }
 
 /// A C++17 program including every header runs on 1 to 3 ranks.

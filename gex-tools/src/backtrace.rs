@@ -9,8 +9,7 @@
 //! freeze for a debugger first when `GASNET_FREEZE_ON_ERROR` is yes.
 
 use std::ffi::{c_char, c_int};
-use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 
 use crate::env::{var, yesno};
 use crate::write_fd;
@@ -63,8 +62,6 @@ fn native(fd: c_int) -> bool {
 /// `fd`; 0 when a mechanism succeeded, 1 otherwise.
 #[no_mangle]
 pub extern "C" fn gasnett_print_backtrace(fd: c_int) -> c_int {
-    static ONE: Mutex<()> = Mutex::new(());
-    let _g = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let user = user();
     let list = var("GASNET_BACKTRACE_TYPE")
         .filter(|l| !l.is_empty())
@@ -186,6 +183,16 @@ pub unsafe extern "C" fn _gex_tools_current_loc(
 /// Ends the process as `gasnett_fatalerror` does: the message on stderr,
 /// a freeze when asked for, the backtrace hook, then `abort`.
 pub(crate) fn fatal_at(pos: Option<String>, msg: &str) -> ! {
+    // A fatal error raised while handling one (from a backtrace hook, say)
+    // aborts at once.
+    static IN_FATAL: AtomicBool = AtomicBool::new(false);
+    if IN_FATAL.swap(true, Ordering::SeqCst) {
+        write_fd(
+            2,
+            format!("*** FATAL ERROR while reporting one: {msg}\n").as_bytes(),
+        );
+        std::process::abort()
+    }
     crate::sys::gasnett_flush_streams();
     let text = match pos {
         Some(p) => format!(

@@ -23,7 +23,11 @@ pub mod env;
 pub mod format;
 pub mod sys;
 
-pub use sys::gasnett_tick_t;
+// Every C entry point is also reachable at the crate root.
+pub use backtrace::*;
+pub use env::*;
+pub use format::*;
+pub use sys::*;
 
 use std::ffi::{c_char, CStr};
 

@@ -259,18 +259,17 @@ pub extern "C" fn gasnett_reghandler(sig: c_int, fp: libc::sighandler_t) -> libc
     unsafe { libc::signal(sig, fp) }
 }
 
-fn rlimit_name(res: c_int) -> Option<&'static str> {
-    #[allow(clippy::useless_conversion)]
-    let r = res as u32;
-    Some(match r {
-        x if x == libc::RLIMIT_CPU as u32 => "RLIMIT_CPU",
-        x if x == libc::RLIMIT_DATA as u32 => "RLIMIT_DATA",
-        x if x == libc::RLIMIT_RSS as u32 => "RLIMIT_RSS",
-        x if x == libc::RLIMIT_STACK as u32 => "RLIMIT_STACK",
-        x if x == libc::RLIMIT_AS as u32 => "RLIMIT_AS",
-        x if x == libc::RLIMIT_MEMLOCK as u32 => "RLIMIT_MEMLOCK",
-        _ => return None,
-    })
+/// The limits `gasnett_maximize_rlimits` raises, with their names.
+#[allow(clippy::unnecessary_cast)] // c_uint on glibc, c_int elsewhere
+fn limits() -> [(c_int, &'static str); 6] {
+    [
+        (libc::RLIMIT_CPU as c_int, "RLIMIT_CPU"),
+        (libc::RLIMIT_DATA as c_int, "RLIMIT_DATA"),
+        (libc::RLIMIT_RSS as c_int, "RLIMIT_RSS"),
+        (libc::RLIMIT_STACK as c_int, "RLIMIT_STACK"),
+        (libc::RLIMIT_AS as c_int, "RLIMIT_AS"),
+        (libc::RLIMIT_MEMLOCK as c_int, "RLIMIT_MEMLOCK"),
+    ]
 }
 
 fn maximize(res: c_int, desc: &str) -> bool {
@@ -301,10 +300,10 @@ pub unsafe extern "C" fn gasnett_maximize_rlimit(res: c_int, lim_desc: *const c_
     // SAFETY: null or a C string (caller's contract).
     let desc = match unsafe { crate::cstr(lim_desc) } {
         Some(d) => d.to_string_lossy().into_owned(),
-        None => match rlimit_name(res) {
-            Some(n) => n.to_owned(),
-            None => format!("RLIMIT_{res}"),
-        },
+        None => limits()
+            .iter()
+            .find(|l| l.0 == res)
+            .map_or(format!("RLIMIT_{res}"), |l| l.1.to_owned()),
     };
     maximize(res, &desc) as c_int
 }
@@ -314,18 +313,9 @@ pub unsafe extern "C" fn gasnett_maximize_rlimit(res: c_int, lim_desc: *const c_
 /// locked memory); non-zero when all succeed.
 #[no_mangle]
 pub extern "C" fn gasnett_maximize_rlimits() -> c_int {
-    let all = [
-        libc::RLIMIT_CPU,
-        libc::RLIMIT_DATA,
-        libc::RLIMIT_RSS,
-        libc::RLIMIT_STACK,
-        libc::RLIMIT_AS,
-        libc::RLIMIT_MEMLOCK,
-    ];
     let mut ok = true;
-    for r in all {
-        let r = r as c_int;
-        ok &= maximize(r, rlimit_name(r).unwrap_or("RLIMIT"));
+    for (r, name) in limits() {
+        ok &= maximize(r, name);
     }
     ok as c_int
 }
