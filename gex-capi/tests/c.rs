@@ -847,6 +847,55 @@ fn test_coll_g1_smp_and_udp() {
     passes("udp", &exe, "test_coll_g1", &[2, 3, 4], UDP);
 }
 
+/// Erroneous `gasnet_coll_*` calls (every rank makes the same one): each
+/// ends the job with the library's message naming the call, on 2 ranks of
+/// smp.
+#[test]
+fn coll_g1_errors_end_the_job() {
+    let exe = build_c("test_coll_g1", "test_coll_g1-errors");
+    let cases = [
+        (
+            "root",
+            "gasnet_coll_broadcast_nb: srcimage 2 is not an image of the team",
+        ),
+        ("nulldst", "gasnet_coll_gather_all_nb: dst is NULL"),
+        ("overlap", "gasnet_coll_exchange_nb: src and dst overlap"),
+        ("flags", "gasnet_coll_scatter_nb: unknown flags 0x100000"),
+        ("mlist", "gasnet_coll_broadcastM_nb: dstlist is NULL"),
+        ("team", "gasnet_coll_gather_all_nb: the team is NULL"),
+        (
+            "wait",
+            "gasnet_coll_barrier_wait: no gasnet_coll_barrier_notify on this team precedes it",
+        ),
+        (
+            "notify2",
+            "gasnet_coll_barrier_notify: called twice on a team",
+        ),
+        (
+            "init",
+            "gasnet_coll_init: gex has no GASNet-1 reduce or scan",
+        ),
+    ];
+    for (case, msg) in cases {
+        let _lock = job_lock();
+        let mut spec = JobSpec::new(2, &exe);
+        spec.conduit = "smp".to_string();
+        spec.args = vec![case.into()];
+        spec.timeout = Some(TIMEOUT);
+        spec.output = Output::Capture;
+        let out = run(&spec).expect("start test_coll_g1");
+        let report = format!(
+            "{case}: code {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            out.code,
+            tail(&out.stdout),
+            tail(&out.stderr)
+        );
+        assert!(!out.timed_out && out.code != 0, "{report}");
+        assert!(!out.stdout.contains("was not refused"), "{report}");
+        assert!(out.stderr.contains(msg), "no {msg:?}: {report}");
+    }
+}
+
 #[test]
 fn tools_header() {
     let exe = build_c("test_tools", "test_tools");
