@@ -1,14 +1,40 @@
 /*
- * gasnet_coll.h: the collectives of the GASNet collectives design notes, as
- * gex provides them over the primordial team: broadcast, scatter, gather,
- * gather_all and exchange, non-blocking (a handle to sync) and blocking,
- * with the notes' sync modes (at most one IN_* and one OUT_*; none means
- * MYSYNC), address modes and segment hints. The EX collectives
- * (gex_Coll_*) are in gasnetex.h. Written for gex from the design notes.
+ * gasnet_coll.h: the data-movement collectives of gex's C interface in two
+ * spellings over one implementation:
  *
- * GASNET_COLL_SINGLE: every node passes the same, correct addresses. With
- * unaligned segments (GASNET_ALIGNED_SEGMENTS 0) each node's addresses are
- * its own, so the call proceeds as with GASNET_COLL_LOCAL.
+ * - gasnet_coll_*: the GASNet-1 collectives as GASNet clients call them
+ *   (gasnet_coll_broadcast(team, dst, srcimage, src, nbytes, flags) and
+ *   the like), over any team, with their M (multi-address) forms, the
+ *   team barrier and the sync calls;
+ * - gasnet_all_*: the names of the collectives design notes, over the
+ *   primordial team, with their "i" forms and the generalised all_put /
+ *   all_get.
+ *
+ * A gasnet_coll_X call and the gasnet_all_X call run the same code in the
+ * library; the handles of both are gex events (gex_Event_t), so they may
+ * be synced by either family's calls or by gex_Event_*. The EX collectives
+ * (gex_Coll_*) are declared in gasnetex.h, which this header includes.
+ * Written for gex from the collectives design notes, GASNet-EX.txt and the
+ * GASNet tests that call these functions.
+ *
+ * Teams and images: gasnet_team_handle_t is a gex_TM_t (the primordial
+ * team, or one made by gex_TM_Split / gex_TM_Create); GASNET_TEAM_ALL is
+ * the primordial team (NULL before initialisation). gex runs one image
+ * per process: image i of a team is its rank i, so srcimage / dstimage are
+ * team ranks. The M forms take a list of image addresses: under
+ * GASNET_COLL_LOCAL one entry (this process's image), under
+ * GASNET_COLL_SINGLE one per image of the team (entry i for rank i; only
+ * this process's entry is read).
+ *
+ * Flags: at most one GASNET_COLL_IN_* and one GASNET_COLL_OUT_* (none
+ * means MYSYNC); GASNET_COLL_SINGLE or GASNET_COLL_LOCAL (none means
+ * LOCAL). Segments are not aligned (GASNET_ALIGNED_SEGMENTS 0), so a
+ * SINGLE call proceeds as LOCAL: each process uses its own addresses and
+ * ignores those it passes for others (for instance a broadcast's src away
+ * from the root). GASNET_COLL_{DST,SRC}_IN_SEGMENT are hints, checked; the
+ * buffers may be anywhere without them. An operation flagged
+ * GASNET_COLL_AGGREGATE completes before its initiation call returns and
+ * returns GASNET_COLL_INVALID_HANDLE. Data buffers need no alignment.
  */
 #ifndef GEX_GASNET_COLL_H
 #define GEX_GASNET_COLL_H
@@ -19,8 +45,19 @@
 extern "C" {
 #endif
 
-typedef gex_Event_t gasnet_all_handle_t;
-#define GASNET_COLL_INVALID_HANDLE ((gasnet_all_handle_t)0)
+/* ---- Types ---------------------------------------------------------------- */
+
+typedef uint32_t gasnet_image_t;
+typedef gex_TM_t gasnet_team_handle_t;
+extern gasnet_team_handle_t _gex_coll_team_all(void);
+#define GASNET_TEAM_ALL (_gex_coll_team_all())
+
+typedef gex_Event_t gasnet_coll_handle_t;
+typedef gasnet_coll_handle_t gasnet_all_handle_t;
+#define GASNET_COLL_INVALID_HANDLE ((gasnet_coll_handle_t)0)
+#define GASNET_ALL_INVALID_HANDLE GASNET_COLL_INVALID_HANDLE
+
+/* ---- Flags ---------------------------------------------------------------- */
 
 #define GASNET_COLL_IN_NOSYNC (1 << 0)
 #define GASNET_COLL_IN_MYSYNC (1 << 1)
@@ -28,10 +65,14 @@ typedef gex_Event_t gasnet_all_handle_t;
 #define GASNET_COLL_OUT_NOSYNC (1 << 3)
 #define GASNET_COLL_OUT_MYSYNC (1 << 4)
 #define GASNET_COLL_OUT_ALLSYNC (1 << 5)
+#define GASNET_COLL_SYNC_FLAG_MASK 0x3F
 #define GASNET_COLL_SINGLE (1 << 6)
 #define GASNET_COLL_LOCAL (1 << 7)
 #define GASNET_COLL_DST_IN_SEGMENT (1 << 8)
 #define GASNET_COLL_SRC_IN_SEGMENT (1 << 9)
+#define GASNET_COLL_AGGREGATE (1 << 10)
+
+/* ---- The design notes' names, over the primordial team ---------------------- */
 
 extern gasnet_all_handle_t gasnet_all_broadcast_nb(void *dst, uint32_t srcnode, void *src, size_t nbytes, int flags);
 extern gasnet_all_handle_t gasnet_all_scatter_nb(void *dst, uint32_t srcnode, void *src, size_t nbytes, int flags);
@@ -83,6 +124,12 @@ extern gasnet_all_handle_t gasnet_all_geti_nb(void *const dstlist[], const uint3
                                               void *const srclist[], size_t listlen, const uint32_t partnerlist[],
                                               size_t partnercount, size_t nbytes, int flags);
 
+/* ---- Syncing a handle (both families) --------------------------------------
+ * try: GASNET_OK once complete (the handle is then dead), otherwise
+ * GASNET_ERR_NOT_READY after one poll. The list forms set each completed
+ * entry to the invalid handle; _all completes when every entry has, _some
+ * when at least one has (or none was pending). */
+
 static inline void gasnet_all_wait_sync(gasnet_all_handle_t handle) { gex_Event_Wait(handle); }
 static inline int gasnet_all_try_sync(gasnet_all_handle_t handle) {
     gasnet_AMPoll();
@@ -102,6 +149,23 @@ static inline int gasnet_all_try_sync_some(gasnet_all_handle_t *handles, size_t 
     gasnet_AMPoll();
     return gex_Event_TestSome(handles, n, 0);
 }
+
+static inline void gasnet_coll_wait_sync(gasnet_coll_handle_t handle) { gasnet_all_wait_sync(handle); }
+static inline int gasnet_coll_try_sync(gasnet_coll_handle_t handle) { return gasnet_all_try_sync(handle); }
+static inline void gasnet_coll_wait_sync_all(gasnet_coll_handle_t *handles, size_t n) {
+    gasnet_all_wait_sync_all(handles, n);
+}
+static inline int gasnet_coll_try_sync_all(gasnet_coll_handle_t *handles, size_t n) {
+    return gasnet_all_try_sync_all(handles, n);
+}
+static inline void gasnet_coll_wait_sync_some(gasnet_coll_handle_t *handles, size_t n) {
+    gasnet_all_wait_sync_some(handles, n);
+}
+static inline int gasnet_coll_try_sync_some(gasnet_coll_handle_t *handles, size_t n) {
+    return gasnet_all_try_sync_some(handles, n);
+}
+
+/* ---- Blocking forms of the notes' calls ------------------------------------ */
 
 static inline void gasnet_all_broadcast(void *dst, uint32_t srcnode, void *src, size_t nbytes, int flags) {
     gasnet_all_wait_sync(gasnet_all_broadcast_nb(dst, srcnode, src, nbytes, flags));
@@ -137,6 +201,134 @@ static inline void gasnet_all_geti(void *const dstlist[], const uint32_t nodelis
                                    size_t nbytes, int flags) {
     gasnet_all_wait_sync(
         gasnet_all_geti_nb(dstlist, nodelist, srclist, listlen, partnerlist, partnercount, nbytes, flags));
+}
+
+/* ---- The GASNet-1 collectives, over a team -----------------------------------
+ * broadcast: nbytes from src on srcimage to dst on every image.
+ * scatter: block i (nbytes each) of src on srcimage to dst on image i.
+ * gather: src (nbytes) of image i to block i of dst on dstimage.
+ * gather_all: src of image i to block i of dst on every image.
+ * exchange: block j of src on image i to block i of dst on image j.
+ * src on other images than srcimage, and dst on other images than
+ * dstimage, are not read (NULL is fine). */
+
+extern gasnet_coll_handle_t gasnet_coll_broadcast_nb(gasnet_team_handle_t team, void *dst, gasnet_image_t srcimage,
+                                                     void *src, size_t nbytes, int flags);
+extern gasnet_coll_handle_t gasnet_coll_scatter_nb(gasnet_team_handle_t team, void *dst, gasnet_image_t srcimage,
+                                                   void *src, size_t nbytes, int flags);
+extern gasnet_coll_handle_t gasnet_coll_gather_nb(gasnet_team_handle_t team, gasnet_image_t dstimage, void *dst,
+                                                  void *src, size_t nbytes, int flags);
+extern gasnet_coll_handle_t gasnet_coll_gather_all_nb(gasnet_team_handle_t team, void *dst, void *src,
+                                                      size_t nbytes, int flags);
+extern gasnet_coll_handle_t gasnet_coll_exchange_nb(gasnet_team_handle_t team, void *dst, void *src, size_t nbytes,
+                                                    int flags);
+
+extern gasnet_coll_handle_t gasnet_coll_broadcastM_nb(gasnet_team_handle_t team, void *const dstlist[],
+                                                      gasnet_image_t srcimage, void *src, size_t nbytes, int flags);
+extern gasnet_coll_handle_t gasnet_coll_scatterM_nb(gasnet_team_handle_t team, void *const dstlist[],
+                                                    gasnet_image_t srcimage, void *src, size_t nbytes, int flags);
+extern gasnet_coll_handle_t gasnet_coll_gatherM_nb(gasnet_team_handle_t team, gasnet_image_t dstimage, void *dst,
+                                                   void *const srclist[], size_t nbytes, int flags);
+extern gasnet_coll_handle_t gasnet_coll_gather_allM_nb(gasnet_team_handle_t team, void *const dstlist[],
+                                                       void *const srclist[], size_t nbytes, int flags);
+extern gasnet_coll_handle_t gasnet_coll_exchangeM_nb(gasnet_team_handle_t team, void *const dstlist[],
+                                                     void *const srclist[], size_t nbytes, int flags);
+
+static inline void gasnet_coll_broadcast(gasnet_team_handle_t team, void *dst, gasnet_image_t srcimage, void *src,
+                                         size_t nbytes, int flags) {
+    gasnet_coll_wait_sync(gasnet_coll_broadcast_nb(team, dst, srcimage, src, nbytes, flags));
+}
+static inline void gasnet_coll_scatter(gasnet_team_handle_t team, void *dst, gasnet_image_t srcimage, void *src,
+                                       size_t nbytes, int flags) {
+    gasnet_coll_wait_sync(gasnet_coll_scatter_nb(team, dst, srcimage, src, nbytes, flags));
+}
+static inline void gasnet_coll_gather(gasnet_team_handle_t team, gasnet_image_t dstimage, void *dst, void *src,
+                                      size_t nbytes, int flags) {
+    gasnet_coll_wait_sync(gasnet_coll_gather_nb(team, dstimage, dst, src, nbytes, flags));
+}
+static inline void gasnet_coll_gather_all(gasnet_team_handle_t team, void *dst, void *src, size_t nbytes,
+                                          int flags) {
+    gasnet_coll_wait_sync(gasnet_coll_gather_all_nb(team, dst, src, nbytes, flags));
+}
+static inline void gasnet_coll_exchange(gasnet_team_handle_t team, void *dst, void *src, size_t nbytes, int flags) {
+    gasnet_coll_wait_sync(gasnet_coll_exchange_nb(team, dst, src, nbytes, flags));
+}
+static inline void gasnet_coll_broadcastM(gasnet_team_handle_t team, void *const dstlist[], gasnet_image_t srcimage,
+                                          void *src, size_t nbytes, int flags) {
+    gasnet_coll_wait_sync(gasnet_coll_broadcastM_nb(team, dstlist, srcimage, src, nbytes, flags));
+}
+static inline void gasnet_coll_scatterM(gasnet_team_handle_t team, void *const dstlist[], gasnet_image_t srcimage,
+                                        void *src, size_t nbytes, int flags) {
+    gasnet_coll_wait_sync(gasnet_coll_scatterM_nb(team, dstlist, srcimage, src, nbytes, flags));
+}
+static inline void gasnet_coll_gatherM(gasnet_team_handle_t team, gasnet_image_t dstimage, void *dst,
+                                       void *const srclist[], size_t nbytes, int flags) {
+    gasnet_coll_wait_sync(gasnet_coll_gatherM_nb(team, dstimage, dst, srclist, nbytes, flags));
+}
+static inline void gasnet_coll_gather_allM(gasnet_team_handle_t team, void *const dstlist[], void *const srclist[],
+                                           size_t nbytes, int flags) {
+    gasnet_coll_wait_sync(gasnet_coll_gather_allM_nb(team, dstlist, srclist, nbytes, flags));
+}
+static inline void gasnet_coll_exchangeM(gasnet_team_handle_t team, void *const dstlist[], void *const srclist[],
+                                         size_t nbytes, int flags) {
+    gasnet_coll_wait_sync(gasnet_coll_exchangeM_nb(team, dstlist, srclist, nbytes, flags));
+}
+
+/* ---- Team barrier -------------------------------------------------------------
+ * The split-phase named barrier of gasnet_barrier_* over a team, with the
+ * same flags (GASNET_BARRIERFLAG_ANONYMOUS, _MISMATCH) and results
+ * (GASNET_OK, GASNET_ERR_BARRIER_MISMATCH, and GASNET_ERR_NOT_READY from
+ * try). Over GASNET_TEAM_ALL it is the gasnet_barrier_* barrier itself.
+ * One barrier per team may be notified at a time. */
+
+extern void gasnet_coll_barrier_notify(gasnet_team_handle_t team, int id, int flags);
+extern int gasnet_coll_barrier_wait(gasnet_team_handle_t team, int id, int flags);
+extern int gasnet_coll_barrier_try(gasnet_team_handle_t team, int id, int flags);
+static inline int gasnet_coll_barrier(gasnet_team_handle_t team, int id, int flags) {
+    gasnet_coll_barrier_notify(team, id, flags);
+    return gasnet_coll_barrier_wait(team, id, flags);
+}
+
+/* ---- Teams, set-up, tuning ------------------------------------------------------ */
+
+static inline gex_Rank_t gasnet_coll_team_size(gasnet_team_handle_t team) { return gex_TM_QuerySize(team); }
+static inline gex_Rank_t gasnet_coll_team_rank2node(gasnet_team_handle_t team, int rank) {
+    return gex_TM_TranslateRankToJobrank(team, (gex_Rank_t)rank);
+}
+static inline gex_Rank_t gasnet_coll_team_node2rank(gasnet_team_handle_t team, gex_Rank_t node) {
+    return gex_TM_TranslateJobrankToRank(team, node);
+}
+
+/* The GASNet-1 reduction function table of gasnet_coll_init. gex has no
+ * GASNet-1 reduce or scan (use gex_Coll_ReduceToOneNB / ReduceToAllNB), so
+ * the table must be empty. */
+typedef void (*gasnet_coll_reduce_fn_t)(void *results, size_t result_count, const void *left_operands,
+                                        size_t left_count, const void *right_operands, size_t elem_size, int flags,
+                                        int arg);
+typedef struct {
+    gasnet_coll_reduce_fn_t fnptr;
+    unsigned int flags;
+} gasnet_coll_fn_entry_t;
+
+/* Optional (the collectives are ready after initialisation). images: NULL,
+ * or one entry per job rank, each 1 (one image per process, my_image then
+ * being this rank); fn_count must be 0 and init_flags 0. Anything else
+ * ends the job naming the call. */
+extern void gasnet_coll_init(const gasnet_image_t images[], gasnet_image_t my_image, gasnet_coll_fn_entry_t fn_tbl[],
+                             size_t fn_count, int init_flags);
+
+/* Autotuning does not exist in gex: these do nothing. */
+static inline void gasnet_coll_dumpTuningState(char *filename, gasnet_team_handle_t team) {
+    (void)filename;
+    (void)team;
+}
+static inline void gasnet_coll_dumpProfile(char *filename, gasnet_team_handle_t team) {
+    (void)filename;
+    (void)team;
+}
+static inline void gasnet_coll_loadTuningState(char *filename, gasnet_team_handle_t team) {
+    (void)filename;
+    (void)team;
 }
 
 #ifdef __cplusplus

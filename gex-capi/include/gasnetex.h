@@ -1462,4 +1462,7 @@ extern int gasnet_barrier_try(int id, int flags);
 } /* extern "C" */
 #endif
 
+/* gex's internal diagnostics (gasnett_run_diagnostics). */
+#include <gasnet_diagnostic.h>
+
 #endif /* GEX_GASNETEX_H */

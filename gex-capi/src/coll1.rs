@@ -1,11 +1,22 @@
-//! The collectives of the collectives design notes (`gasnet_coll.h`):
-//! `gasnet_all_{broadcast,scatter,gather,gather_all,exchange}[_nb]` over
-//! the primordial team, their sync modes, address modes and segment hints,
-//! and the `gasnet_all_{wait,try}_sync*` calls.
+//! The data-movement collectives of `gasnet_coll.h` in both spellings:
+//! the collectives design notes' `gasnet_all_*` over the primordial team
+//! (with their "i" forms and the generalised `all_put` / `all_get`), and
+//! the GASNet-1 `gasnet_coll_*` over any team (with their M forms; the
+//! team barrier and `gasnet_coll_init` are in [`team`]). Each
+//! `gasnet_all_X_nb` and `gasnet_coll_X_nb` / `gasnet_coll_XM_nb` checks
+//! its arguments in one function here ([`broadcast`], [`scatter`],
+//! [`gather`], [`gather_all`], [`exchange`]) over `gex::coll`; the sync
+//! calls are `gasnetex.h`'s event calls, inline in the header.
+//!
+//! Images: one per process, image `i` of a team being its rank `i`; an M
+//! form reads this process's entry of its address lists (entry 0 under
+//! `LOCAL`, entry `rank` under `SINGLE`).
 //!
 //! `GASNET_COLL_SINGLE` says every node passes the same, correct addresses;
 //! segments are not aligned here (`GASNET_ALIGNED_SEGMENTS` 0), so each
 //! node's addresses are its own and the call proceeds as `LOCAL` would.
+
+pub mod team;
 
 use std::ffi::{c_int, c_void};
 
@@ -28,9 +39,12 @@ pub const GASNET_COLL_SINGLE: c_int = 1 << 6;
 pub const GASNET_COLL_LOCAL: c_int = 1 << 7;
 pub const GASNET_COLL_DST_IN_SEGMENT: c_int = 1 << 8;
 pub const GASNET_COLL_SRC_IN_SEGMENT: c_int = 1 << 9;
+/// The operation is part of an aggregate: here, completed at initiation.
+pub const GASNET_COLL_AGGREGATE: c_int = 1 << 10;
 
-/// The design notes' flags as `gex::Flags`; unknown bits, or both address
-/// modes, end the job naming `call`.
+/// The flags as `gex::Flags`; unknown bits, or both address modes, end
+/// the job naming `call`. `GASNET_COLL_AGGREGATE` is accepted here and
+/// acted on by [`ev`].
 fn flags_of(f: c_int, call: &str) -> Flags {
     let table = [
         (GASNET_COLL_IN_NOSYNC, Flags::COLL_IN_NOSYNC),
@@ -42,9 +56,10 @@ fn flags_of(f: c_int, call: &str) -> Flags {
         (GASNET_COLL_DST_IN_SEGMENT, Flags::COLL_DST_IN_SEGMENT),
         (GASNET_COLL_SRC_IN_SEGMENT, Flags::COLL_SRC_IN_SEGMENT),
     ];
-    let known = table
-        .iter()
-        .fold(GASNET_COLL_SINGLE | GASNET_COLL_LOCAL, |a, (b, _)| a | b);
+    let known = table.iter().fold(
+        GASNET_COLL_SINGLE | GASNET_COLL_LOCAL | GASNET_COLL_AGGREGATE,
+        |a, (b, _)| a | b,
+    );
     if f & !known != 0 {
         gex::fatal(&format!("{call}: unknown flags {:#x}", f & !known));
     }
@@ -59,7 +74,8 @@ fn flags_of(f: c_int, call: &str) -> Flags {
         .fold(Flags::empty(), |a, (_, r)| a | *r)
 }
 
-fn team(call: &str) -> &'static Tm {
+/// The primordial team (the notes' calls, `GASNET_TEAM_ALL`).
+fn team_all(call: &str) -> &'static Tm {
     match crate::core::primordial_tm() {
         // SAFETY: the primordial team's handle, made by gex_Client_Init.
         Some(t) => unsafe { crate::types::team(t, call) },
@@ -67,12 +83,224 @@ fn team(call: &str) -> &'static Tm {
     }
 }
 
-fn ev(r: gex::Result<CollHandle<'static>>) -> gasnet_all_handle_t {
-    c_coll_event(or_fatal(r))
+/// The C handle of a started collective; under `GASNET_COLL_AGGREGATE`
+/// (in the call's `flags`) the operation is completed here and the handle
+/// is the invalid one.
+fn ev(r: gex::Result<CollHandle<'static>>, flags: c_int) -> gasnet_all_handle_t {
+    let h = or_fatal(r);
+    if flags & GASNET_COLL_AGGREGATE != 0 {
+        or_fatal(h.wait());
+        return std::ptr::null_mut();
+    }
+    c_coll_event(h)
 }
 
 fn n_of(t: &Tm) -> usize {
     t.size() as usize
+}
+
+/// The team of a `gasnet_coll_*` call: `GASNET_TEAM_ALL` or any team
+/// handle of this library.
+fn coll_team(team: gex_TM_t, call: &str) -> &'static Tm {
+    if team.is_null() {
+        gex::fatal(&format!(
+            "{call}: the team is NULL (GASNET_TEAM_ALL before initialisation?)"
+        ));
+    }
+    // SAFETY: a non-NULL team handle of this library (caller's contract).
+    unsafe { crate::types::team(team, call) }
+}
+
+/// `img` as a rank of `t` (one image per process), or the end of the job.
+fn image(t: &Tm, img: u32, what: &str, call: &str) -> u32 {
+    if img >= t.size() {
+        gex::fatal(&format!(
+            "{call}: {what} {img} is not an image of the team ({} images, one per process)",
+            t.size()
+        ));
+    }
+    img
+}
+
+/// Ends the job if `p` is NULL while `nbytes` are to go through it.
+fn need(p: *const c_void, nbytes: usize, what: &str, call: &str) {
+    if p.is_null() && nbytes > 0 {
+        gex::fatal(&format!("{call}: {what} is NULL"));
+    }
+}
+
+/// Ends the job if the `a` and `b` ranges overlap (the collectives move
+/// data between distinct buffers; the broadcast root's `src == dst` is
+/// handled before).
+fn disjoint(a: *const c_void, alen: usize, b: *const c_void, blen: usize, call: &str) {
+    let (a, b) = (a as usize, b as usize);
+    if alen > 0 && blen > 0 && a < b.saturating_add(blen) && b < a.saturating_add(alen) {
+        gex::fatal(&format!(
+            "{call}: src and dst overlap ({alen} bytes at {a:#x}, {blen} bytes at {b:#x})"
+        ));
+    }
+}
+
+/// This process's entry of an M form's address list: entry 0 under LOCAL
+/// (the one image of this process), entry `rank` under SINGLE (one entry
+/// per image of the team).
+///
+/// # Safety
+/// A non-NULL `list` has the entries the address mode says.
+unsafe fn my_entry(
+    t: &Tm,
+    list: *const *mut c_void,
+    flags: c_int,
+    what: &str,
+    call: &str,
+) -> *mut c_void {
+    if list.is_null() {
+        gex::fatal(&format!("{call}: {what} is NULL"));
+    }
+    let i = if flags & GASNET_COLL_SINGLE != 0 {
+        t.rank() as usize
+    } else {
+        0
+    };
+    // SAFETY: caller's contract.
+    unsafe { *list.add(i) }
+}
+
+/// The broadcast behind `gasnet_all_broadcast_nb`, `gasnet_coll_broadcast_nb`
+/// and `gasnet_coll_broadcastM_nb`: `nbytes` from `src` on `root` to `dst`
+/// on every member of `t`.
+///
+/// # Safety
+/// The buffers are valid for `nbytes` until the handle is synced (`src` on
+/// the root only).
+unsafe fn broadcast(
+    t: &Tm,
+    dst: *mut c_void,
+    root: u32,
+    src: *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+    call: &str,
+) -> gasnet_all_handle_t {
+    let f = flags_of(flags, call);
+    let root = image(t, root, "srcimage", call);
+    need(dst, nbytes, "dst", call);
+    let s = if t.rank() == root && src != dst {
+        need(src, nbytes, "src", call);
+        disjoint(src, nbytes, dst, nbytes, call);
+        // SAFETY: caller's contract (read on the root only).
+        Some(unsafe { bytes(src, nbytes) })
+    } else {
+        None
+    };
+    // SAFETY: caller's contract.
+    let d = unsafe { bytes_mut(dst, nbytes) };
+    ev(gex::coll::broadcast_nb(t, root, d, s, f), flags)
+}
+
+/// The scatter behind the `gasnet_all_` / `gasnet_coll_` scatters: block
+/// `i` of `src` on `root` (`nbytes` each) to `dst` on member `i`.
+///
+/// # Safety
+/// As for [`broadcast`]; `src` holds one block per member.
+unsafe fn scatter(
+    t: &Tm,
+    dst: *mut c_void,
+    root: u32,
+    src: *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+    call: &str,
+) -> gasnet_all_handle_t {
+    let f = flags_of(flags, call);
+    let root = image(t, root, "srcimage", call);
+    let all = nbytes.saturating_mul(n_of(t));
+    need(dst, nbytes, "dst", call);
+    let s = (t.rank() == root).then(|| {
+        need(src, all, "src", call);
+        disjoint(src, all, dst, nbytes, call);
+        // SAFETY: caller's contract (read on the root only).
+        unsafe { bytes(src, all) }
+    });
+    // SAFETY: caller's contract.
+    let d = unsafe { bytes_mut(dst, nbytes) };
+    ev(gex::coll::scatter_nb(t, root, d, s, f), flags)
+}
+
+/// The gather behind the `gasnet_all_` / `gasnet_coll_` gathers: `src`
+/// (`nbytes`) of member `i` to block `i` of `dst` on `root`.
+///
+/// # Safety
+/// As for [`broadcast`]; `dst` (on the root only) holds one block per
+/// member.
+unsafe fn gather(
+    t: &Tm,
+    root: u32,
+    dst: *mut c_void,
+    src: *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+    call: &str,
+) -> gasnet_all_handle_t {
+    let f = flags_of(flags, call);
+    let root = image(t, root, "dstimage", call);
+    let all = nbytes.saturating_mul(n_of(t));
+    need(src, nbytes, "src", call);
+    let d = (t.rank() == root).then(|| {
+        need(dst, all, "dst", call);
+        disjoint(src, nbytes, dst, all, call);
+        // SAFETY: caller's contract (written on the root only).
+        unsafe { bytes_mut(dst, all) }
+    });
+    // SAFETY: caller's contract.
+    let s = unsafe { bytes(src, nbytes) };
+    ev(gex::coll::gather_nb(t, root, d, s, f), flags)
+}
+
+/// The gather-all behind the `gasnet_all_` / `gasnet_coll_` calls: `src`
+/// of member `i` to block `i` of `dst` on every member.
+///
+/// # Safety
+/// As for [`broadcast`]; `dst` holds one block per member.
+unsafe fn gather_all(
+    t: &Tm,
+    dst: *mut c_void,
+    src: *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+    call: &str,
+) -> gasnet_all_handle_t {
+    let f = flags_of(flags, call);
+    let all = nbytes.saturating_mul(n_of(t));
+    need(dst, all, "dst", call);
+    need(src, nbytes, "src", call);
+    disjoint(src, nbytes, dst, all, call);
+    // SAFETY: caller's contract.
+    let (d, s) = unsafe { (bytes_mut(dst, all), bytes(src, nbytes)) };
+    ev(gex::coll::gather_all_nb(t, d, s, f), flags)
+}
+
+/// The exchange behind the `gasnet_all_` / `gasnet_coll_` calls: block `j`
+/// of `src` on member `i` to block `i` of `dst` on member `j`.
+///
+/// # Safety
+/// As for [`broadcast`]; `src` and `dst` hold one block per member.
+unsafe fn exchange(
+    t: &Tm,
+    dst: *mut c_void,
+    src: *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+    call: &str,
+) -> gasnet_all_handle_t {
+    let f = flags_of(flags, call);
+    let all = nbytes.saturating_mul(n_of(t));
+    need(dst, all, "dst", call);
+    need(src, all, "src", call);
+    disjoint(src, all, dst, all, call);
+    // SAFETY: caller's contract.
+    let (d, s) = unsafe { (bytes_mut(dst, all), bytes(src, all)) };
+    ev(gex::coll::exchange_nb(t, d, s, f), flags)
 }
 
 /// `gasnet_all_broadcast_nb`: `nbytes` from `src` on `srcnode` to `dst`
@@ -86,17 +314,8 @@ pub unsafe extern "C" fn gasnet_all_broadcast_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_broadcast_nb";
-    let t = team(CALL);
-    let f = flags_of(flags, CALL);
-    // SAFETY: the buffers stay valid until the handle is synced (the
-    // notes' contract); the source is read on the root only.
-    let (d, s) = unsafe {
-        (
-            bytes_mut(dst, nbytes),
-            (t.rank() == srcnode && src != dst).then(|| bytes(src, nbytes)),
-        )
-    };
-    ev(gex::coll::broadcast_nb(t, srcnode, d, s, f))
+    // SAFETY: the notes' contract (buffers valid until the handle is synced).
+    unsafe { broadcast(team_all(CALL), dst, srcnode, src, nbytes, flags, CALL) }
 }
 
 /// `gasnet_all_scatter_nb`: block `i` of `src` on `srcnode` (`nbytes`
@@ -110,17 +329,8 @@ pub unsafe extern "C" fn gasnet_all_scatter_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_scatter_nb";
-    let t = team(CALL);
-    let f = flags_of(flags, CALL);
-    let all = nbytes.saturating_mul(n_of(t));
-    // SAFETY: as for the broadcast.
-    let (d, s) = unsafe {
-        (
-            bytes_mut(dst, nbytes),
-            (t.rank() == srcnode).then(|| bytes(src, all)),
-        )
-    };
-    ev(gex::coll::scatter_nb(t, srcnode, d, s, f))
+    // SAFETY: the notes' contract.
+    unsafe { scatter(team_all(CALL), dst, srcnode, src, nbytes, flags, CALL) }
 }
 
 /// `gasnet_all_gather_nb`: `src` (`nbytes`) of node `i` to block `i` of
@@ -134,18 +344,8 @@ pub unsafe extern "C" fn gasnet_all_gather_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_gather_nb";
-    let t = team(CALL);
-    let f = flags_of(flags, CALL);
-    let all = nbytes.saturating_mul(n_of(t));
-    // SAFETY: as for the broadcast; the destination is written on the root
-    // only.
-    let (d, s) = unsafe {
-        (
-            (t.rank() == dstnode).then(|| bytes_mut(dst, all)),
-            bytes(src, nbytes),
-        )
-    };
-    ev(gex::coll::gather_nb(t, dstnode, d, s, f))
+    // SAFETY: the notes' contract.
+    unsafe { gather(team_all(CALL), dstnode, dst, src, nbytes, flags, CALL) }
 }
 
 /// `gasnet_all_gather_all_nb`.
@@ -157,12 +357,8 @@ pub unsafe extern "C" fn gasnet_all_gather_all_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_gather_all_nb";
-    let t = team(CALL);
-    let f = flags_of(flags, CALL);
-    let all = nbytes.saturating_mul(n_of(t));
-    // SAFETY: as for the broadcast.
-    let (d, s) = unsafe { (bytes_mut(dst, all), bytes(src, nbytes)) };
-    ev(gex::coll::gather_all_nb(t, d, s, f))
+    // SAFETY: the notes' contract.
+    unsafe { gather_all(team_all(CALL), dst, src, nbytes, flags, CALL) }
 }
 
 /// `gasnet_all_exchange_nb`: block `j` of `src` on node `i` to block `i`
@@ -175,12 +371,208 @@ pub unsafe extern "C" fn gasnet_all_exchange_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_exchange_nb";
-    let t = team(CALL);
-    let f = flags_of(flags, CALL);
-    let all = nbytes.saturating_mul(n_of(t));
+    // SAFETY: the notes' contract.
+    unsafe { exchange(team_all(CALL), dst, src, nbytes, flags, CALL) }
+}
+
+/// `gasnet_coll_broadcast_nb`: [`gasnet_all_broadcast_nb`] over `team`.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_coll_broadcast_nb(
+    team: gex_TM_t,
+    dst: *mut c_void,
+    srcimage: u32,
+    src: *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_coll_broadcast_nb";
+    // SAFETY: GASNet-1's contract (buffers valid until the handle is synced).
+    unsafe {
+        broadcast(
+            coll_team(team, CALL),
+            dst,
+            srcimage,
+            src,
+            nbytes,
+            flags,
+            CALL,
+        )
+    }
+}
+
+/// `gasnet_coll_scatter_nb`: [`gasnet_all_scatter_nb`] over `team`.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_coll_scatter_nb(
+    team: gex_TM_t,
+    dst: *mut c_void,
+    srcimage: u32,
+    src: *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_coll_scatter_nb";
+    // SAFETY: GASNet-1's contract.
+    unsafe {
+        scatter(
+            coll_team(team, CALL),
+            dst,
+            srcimage,
+            src,
+            nbytes,
+            flags,
+            CALL,
+        )
+    }
+}
+
+/// `gasnet_coll_gather_nb`: [`gasnet_all_gather_nb`] over `team`.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_coll_gather_nb(
+    team: gex_TM_t,
+    dstimage: u32,
+    dst: *mut c_void,
+    src: *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_coll_gather_nb";
+    // SAFETY: GASNet-1's contract.
+    unsafe {
+        gather(
+            coll_team(team, CALL),
+            dstimage,
+            dst,
+            src,
+            nbytes,
+            flags,
+            CALL,
+        )
+    }
+}
+
+/// `gasnet_coll_gather_all_nb`: [`gasnet_all_gather_all_nb`] over `team`.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_coll_gather_all_nb(
+    team: gex_TM_t,
+    dst: *mut c_void,
+    src: *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_coll_gather_all_nb";
+    // SAFETY: GASNet-1's contract.
+    unsafe { gather_all(coll_team(team, CALL), dst, src, nbytes, flags, CALL) }
+}
+
+/// `gasnet_coll_exchange_nb`: [`gasnet_all_exchange_nb`] over `team`.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_coll_exchange_nb(
+    team: gex_TM_t,
+    dst: *mut c_void,
+    src: *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_coll_exchange_nb";
+    // SAFETY: GASNet-1's contract.
+    unsafe { exchange(coll_team(team, CALL), dst, src, nbytes, flags, CALL) }
+}
+
+/// `gasnet_coll_broadcastM_nb`: the broadcast into this process's image
+/// (its entry of `dstlist`).
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_coll_broadcastM_nb(
+    team: gex_TM_t,
+    dstlist: *const *mut c_void,
+    srcimage: u32,
+    src: *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_coll_broadcastM_nb";
+    let t = coll_team(team, CALL);
+    // SAFETY: the list has the entries the address mode says; buffers as
+    // for the broadcast.
+    unsafe {
+        let dst = my_entry(t, dstlist, flags, "dstlist", CALL);
+        broadcast(t, dst, srcimage, src, nbytes, flags, CALL)
+    }
+}
+
+/// `gasnet_coll_scatterM_nb`: the scatter into this process's image.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_coll_scatterM_nb(
+    team: gex_TM_t,
+    dstlist: *const *mut c_void,
+    srcimage: u32,
+    src: *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_coll_scatterM_nb";
+    let t = coll_team(team, CALL);
     // SAFETY: as for the broadcast.
-    let (d, s) = unsafe { (bytes_mut(dst, all), bytes(src, all)) };
-    ev(gex::coll::exchange_nb(t, d, s, f))
+    unsafe {
+        let dst = my_entry(t, dstlist, flags, "dstlist", CALL);
+        scatter(t, dst, srcimage, src, nbytes, flags, CALL)
+    }
+}
+
+/// `gasnet_coll_gatherM_nb`: the gather from this process's image.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_coll_gatherM_nb(
+    team: gex_TM_t,
+    dstimage: u32,
+    dst: *mut c_void,
+    srclist: *const *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_coll_gatherM_nb";
+    let t = coll_team(team, CALL);
+    // SAFETY: as for the broadcast.
+    unsafe {
+        let src = my_entry(t, srclist, flags, "srclist", CALL);
+        gather(t, dstimage, dst, src, nbytes, flags, CALL)
+    }
+}
+
+/// `gasnet_coll_gather_allM_nb`: the gather-all of this process's image.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_coll_gather_allM_nb(
+    team: gex_TM_t,
+    dstlist: *const *mut c_void,
+    srclist: *const *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_coll_gather_allM_nb";
+    let t = coll_team(team, CALL);
+    // SAFETY: as for the broadcast.
+    unsafe {
+        let dst = my_entry(t, dstlist, flags, "dstlist", CALL);
+        let src = my_entry(t, srclist, flags, "srclist", CALL);
+        gather_all(t, dst, src, nbytes, flags, CALL)
+    }
+}
+
+/// `gasnet_coll_exchangeM_nb`: the exchange of this process's image.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_coll_exchangeM_nb(
+    team: gex_TM_t,
+    dstlist: *const *mut c_void,
+    srclist: *const *mut c_void,
+    nbytes: usize,
+    flags: c_int,
+) -> gasnet_all_handle_t {
+    const CALL: &str = "gasnet_coll_exchangeM_nb";
+    let t = coll_team(team, CALL);
+    // SAFETY: as for the broadcast.
+    unsafe {
+        let dst = my_entry(t, dstlist, flags, "dstlist", CALL);
+        let src = my_entry(t, srclist, flags, "srclist", CALL);
+        exchange(t, dst, src, nbytes, flags, CALL)
+    }
 }
 
 /// The images of an "i" call: `Single` (the node list, and this node's
@@ -245,7 +637,7 @@ pub unsafe extern "C" fn gasnet_all_broadcasti_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_broadcasti_nb";
-    let t = team(CALL);
+    let t = team_all(CALL);
     let f = flags_of(flags, CALL);
     // SAFETY: the lists have `listlen` entries; every buffer stays valid
     // until the handle is synced.
@@ -254,7 +646,10 @@ pub unsafe extern "C" fn gasnet_all_broadcasti_nb(
     let dsts = mine.into_iter().map(|p| unsafe { bytes_mut(p, nbytes) });
     // SAFETY: as above (read on the root only).
     let s = (t.rank() == srcnode).then(|| unsafe { bytes(src, nbytes) });
-    ev(gex::coll::broadcasti_nb(t, im, srcnode, dsts, s, nbytes, f))
+    ev(
+        gex::coll::broadcasti_nb(t, im, srcnode, dsts, s, nbytes, f),
+        flags,
+    )
 }
 
 /// `gasnet_all_scatteri_nb`.
@@ -271,7 +666,7 @@ pub unsafe extern "C" fn gasnet_all_scatteri_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_scatteri_nb";
-    let t = team(CALL);
+    let t = team_all(CALL);
     let f = flags_of(flags, CALL);
     // SAFETY: as for the broadcast.
     let (im, mine, total) = unsafe { images(t, flags, nodelist, dstlist, listlen, rank, nblocks) };
@@ -279,7 +674,10 @@ pub unsafe extern "C" fn gasnet_all_scatteri_nb(
     let dsts = mine.into_iter().map(|p| unsafe { bytes_mut(p, nbytes) });
     // SAFETY: as for the broadcast.
     let s = (t.rank() == srcnode).then(|| unsafe { bytes(src, total.saturating_mul(nbytes)) });
-    ev(gex::coll::scatteri_nb(t, im, srcnode, dsts, s, nbytes, f))
+    ev(
+        gex::coll::scatteri_nb(t, im, srcnode, dsts, s, nbytes, f),
+        flags,
+    )
 }
 
 /// `gasnet_all_gatheri_nb`.
@@ -296,7 +694,7 @@ pub unsafe extern "C" fn gasnet_all_gatheri_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_gatheri_nb";
-    let t = team(CALL);
+    let t = team_all(CALL);
     let f = flags_of(flags, CALL);
     // SAFETY: as for the broadcast.
     let (im, mine, total) = unsafe { images(t, flags, nodelist, srclist, listlen, rank, nblocks) };
@@ -307,7 +705,10 @@ pub unsafe extern "C" fn gasnet_all_gatheri_nb(
         .collect();
     // SAFETY: as for the broadcast (written on the root only).
     let d = (t.rank() == dstnode).then(|| unsafe { bytes_mut(dst, total.saturating_mul(nbytes)) });
-    ev(gex::coll::gatheri_nb(t, im, dstnode, d, &srcs, nbytes, f))
+    ev(
+        gex::coll::gatheri_nb(t, im, dstnode, d, &srcs, nbytes, f),
+        flags,
+    )
 }
 
 /// `gasnet_all_gather_alli_nb`.
@@ -323,7 +724,7 @@ pub unsafe extern "C" fn gasnet_all_gather_alli_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_gather_alli_nb";
-    let t = team(CALL);
+    let t = team_all(CALL);
     let f = flags_of(flags, CALL);
     // SAFETY: as for the broadcast.
     let (im, dm, total) = unsafe { images(t, flags, nodelist, dstlist, listlen, rank, nblocks) };
@@ -337,7 +738,10 @@ pub unsafe extern "C" fn gasnet_all_gather_alli_nb(
         .collect();
     // SAFETY: as for the broadcast.
     let dsts = dm.into_iter().map(|p| unsafe { bytes_mut(p, all) });
-    ev(gex::coll::gather_alli_nb(t, im, dsts, &srcs, nbytes, f))
+    ev(
+        gex::coll::gather_alli_nb(t, im, dsts, &srcs, nbytes, f),
+        flags,
+    )
 }
 
 /// `gasnet_all_exchangei_nb`.
@@ -353,7 +757,7 @@ pub unsafe extern "C" fn gasnet_all_exchangei_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_exchangei_nb";
-    let t = team(CALL);
+    let t = team_all(CALL);
     let f = flags_of(flags, CALL);
     // SAFETY: as for the broadcast.
     let (im, dm, total) = unsafe { images(t, flags, nodelist, dstlist, listlen, rank, nblocks) };
@@ -364,7 +768,10 @@ pub unsafe extern "C" fn gasnet_all_exchangei_nb(
     let srcs: Vec<&[u8]> = sm.into_iter().map(|p| unsafe { bytes(p, all) }).collect();
     // SAFETY: as for the broadcast.
     let dsts = dm.into_iter().map(|p| unsafe { bytes_mut(p, all) });
-    ev(gex::coll::exchangei_nb(t, im, dsts, &srcs, nbytes, f))
+    ev(
+        gex::coll::exchangei_nb(t, im, dsts, &srcs, nbytes, f),
+        flags,
+    )
 }
 
 /// The notes' `partnerlist` / `partnercount`: a list of `partnercount`
@@ -421,12 +828,15 @@ pub unsafe extern "C" fn gasnet_all_put_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_put_nb";
-    let t = team(CALL);
+    let t = team_all(CALL);
     let f = flags_local(flags, CALL);
     // SAFETY: the source stays valid until the handle is synced and the
     // partner list has `partnercount` entries (the notes' contract).
     let (s, p) = unsafe { (bytes(src, nbytes), partners(partnerlist, partnercount)) };
-    ev(gex::coll::all_put_nb(t, dstnode, dst as usize, s, p, f))
+    ev(
+        gex::coll::all_put_nb(t, dstnode, dst as usize, s, p, f),
+        flags,
+    )
 }
 
 /// `gasnet_all_get_nb`: `nbytes` from `src` (an address in node `srcnode`'s
@@ -443,12 +853,15 @@ pub unsafe extern "C" fn gasnet_all_get_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_get_nb";
-    let t = team(CALL);
+    let t = team_all(CALL);
     let f = flags_local(flags, CALL);
     // SAFETY: the destination stays valid and untouched until the handle
     // is synced; the partner list as for the put.
     let (d, p) = unsafe { (bytes_mut(dst, nbytes), partners(partnerlist, partnercount)) };
-    ev(gex::coll::all_get_nb(t, d, srcnode, src as usize, p, f))
+    ev(
+        gex::coll::all_get_nb(t, d, srcnode, src as usize, p, f),
+        flags,
+    )
 }
 
 /// A list of `len` node numbers (none when `len` is 0).
@@ -515,7 +928,7 @@ pub unsafe extern "C" fn gasnet_all_puti_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_puti_nb";
-    let t = team(CALL);
+    let t = team_all(CALL);
     let f = flags_local(flags, CALL);
     // SAFETY: the lists have `listlen` entries, the sources stay valid
     // until the handle is synced (the notes' contract).
@@ -532,7 +945,10 @@ pub unsafe extern "C" fn gasnet_all_puti_nb(
     };
     // SAFETY: as above.
     let srcs: Vec<&[u8]> = srcs.iter().map(|&s| unsafe { bytes(s, nbytes) }).collect();
-    ev(gex::coll::all_puti_nb(t, nodes, &dsts, &srcs, p, nbytes, f))
+    ev(
+        gex::coll::all_puti_nb(t, nodes, &dsts, &srcs, p, nbytes, f),
+        flags,
+    )
 }
 
 /// `gasnet_all_geti_nb`: `nbytes` from `srclist[i]` on node `nodelist[i]`
@@ -549,7 +965,7 @@ pub unsafe extern "C" fn gasnet_all_geti_nb(
     flags: c_int,
 ) -> gasnet_all_handle_t {
     const CALL: &str = "gasnet_all_geti_nb";
-    let t = team(CALL);
+    let t = team_all(CALL);
     let f = flags_local(flags, CALL);
     // SAFETY: as for the puti (the destinations stay valid and untouched
     // until the handle is synced).
@@ -566,5 +982,8 @@ pub unsafe extern "C" fn gasnet_all_geti_nb(
     };
     // SAFETY: as above.
     let dsts = dsts.iter().map(|&d| unsafe { bytes_mut(d, nbytes) });
-    ev(gex::coll::all_geti_nb(t, dsts, nodes, &srcs, p, nbytes, f))
+    ev(
+        gex::coll::all_geti_nb(t, dsts, nodes, &srcs, p, nbytes, f),
+        flags,
+    )
 }

@@ -32,6 +32,7 @@ pub mod am;
 pub mod coll;
 pub mod coll1;
 pub mod core;
+pub mod diag;
 pub mod fast;
 pub mod g1;
 pub mod mk;

@@ -799,6 +799,15 @@ fn test_mk_smp_am_and_udp() {
     passes("udp", &exe, "test_mk", &[2, 3, 4], UDP);
 }
 
+/// gex's internal diagnostics (gasnett_run_diagnostics): every section
+/// against the successor rank, on smp and udp, odd rank counts included.
+#[test]
+fn test_diag_smp_and_udp() {
+    let exe = build_c("test_diag", "test_diag");
+    passes("smp", &exe, "test_diag", &[1, 2, 3], &[]);
+    passes("udp", &exe, "test_diag", &[2, 3], UDP);
+}
+
 /// The design notes' collectives, every sync mode, both address modes, the
 /// segment hints.
 #[test]
@@ -813,6 +822,23 @@ fn test_coll1_smp_and_udp() {
         &[("GEX_COLL_FORCE_AM", "1")],
     );
     passes("udp", &exe, "test_coll1", &[2, 3, 4], UDP);
+}
+
+/// The GASNet-1 collectives (`gasnet_coll_*`): every call, blocking, nb
+/// and M forms, over the whole job, a reversed team and the parity
+/// halves; the team barrier; data checked on every rank.
+#[test]
+fn test_coll_g1_smp_and_udp() {
+    let exe = build_c("test_coll_g1", "test_coll_g1");
+    passes("smp", &exe, "test_coll_g1", &[1, 2, 3, 4], &[]);
+    passes(
+        "smp",
+        &exe,
+        "test_coll_g1",
+        &[3],
+        &[("GEX_COLL_FORCE_AM", "1")],
+    );
+    passes("udp", &exe, "test_coll_g1", &[2, 3, 4], UDP);
 }
 
 #[test]
