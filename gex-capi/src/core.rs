@@ -552,7 +552,11 @@ pub unsafe extern "C" fn gex_System_QueryMyPosition(
     }
 }
 
-/// `gasnet_exit`: ends the whole job with `code`.
+/// `gasnet_exit`: ends the whole job with `code` (`gex::exit`). Every C
+/// stdio stream is flushed first (`fflush(NULL)`, in `gex::exit`, which
+/// the fatal-error paths take too), so that a rank's last `printf` is not
+/// lost; the other ranks have the exit grace (`GEX_EXIT_TIMEOUT`) to call
+/// `gasnet_exit` as well and finish on their own.
 #[no_mangle]
 pub extern "C" fn gasnet_exit(code: c_int) -> ! {
     gex::exit(code)

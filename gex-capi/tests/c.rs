@@ -128,8 +128,20 @@ fn job_lock() -> JobLock {
 }
 
 fn launch(conduit: &str, program: &Path, ranks: u32, env: &[(&str, &str)]) -> JobOutcome {
+    launch_args(conduit, program, ranks, env, &[])
+}
+
+/// [`launch`] with arguments for the program.
+fn launch_args(
+    conduit: &str,
+    program: &Path,
+    ranks: u32,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> JobOutcome {
     let _lock = job_lock();
     let mut spec = JobSpec::new(ranks, program);
+    spec.args = args.iter().map(|a| a.to_string()).collect();
     spec.conduit = conduit.to_string();
     spec.env = env
         .iter()
@@ -209,6 +221,70 @@ fn test_compat_smp_1_to_4_ranks() {
 fn test_compat_udp_2_to_4_ranks() {
     let exe = build_c("test_compat", "test_compat-udp");
     passes("udp", &exe, "test_compat", &[2, 3, 4], UDP);
+}
+
+/// How `gasnet_exit` ends a job, as the reference's does (issue #29): the
+/// ranks other than 0 print their last words without a newline and exit
+/// right after a barrier, rank 0 20 ms later after printing a line: every
+/// rank's output arrives (ranks that exit too finish on their own, C stdio
+/// flushed) and the job's code is 0, with nothing reported. Then rank 1
+/// exits with 3 while the others wait in a barrier it never joins: they are
+/// ended within the exit grace, the code is 3, and the launcher names rank
+/// 1 and the code. On 2 and 4 ranks, smp and udp (without the bypass).
+#[test]
+fn gasnet_exit_keeps_every_ranks_output_and_names_a_failing_code() {
+    let exe = build_c("exit_flush", "exit_flush");
+    for (conduit, env) in [("smp", &[][..]), ("udp", UDP)] {
+        for n in [2, 4] {
+            let out = launch_args(conduit, &exe, n, env, &["late"]);
+            let report = format!(
+                "late on {conduit} -n {n}: code {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                out.code,
+                tail(&out.stdout),
+                tail(&out.stderr)
+            );
+            assert!(!out.timed_out && out.code == 0, "{report}");
+            let line =
+                format!("[0] exit_flush: rank 0 of {n}: the last line, after the others' exits");
+            assert!(
+                out.stdout.lines().any(|l| l == line),
+                "no {line:?}: {report}"
+            );
+            for r in 1..n {
+                let line =
+                    format!("[{r}] exit_flush: rank {r} of {n}: last words without a newline");
+                assert!(
+                    out.stdout.lines().any(|l| l == line),
+                    "no {line:?}: {report}"
+                );
+            }
+            assert!(!out.stderr.contains("gex-run:"), "{report}");
+            assert!(out.elapsed < TIMEOUT, "{report}");
+        }
+        let out = launch_args(conduit, &exe, 3, env, &["code"]);
+        let report = format!(
+            "code on {conduit}: code {}, {:.2?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            out.code,
+            out.elapsed,
+            tail(&out.stdout),
+            tail(&out.stderr)
+        );
+        assert!(!out.timed_out && out.code == 3, "{report}");
+        assert!(
+            out.stdout
+                .contains("[1] exit_flush: rank 1 of 3: calling gasnet_exit(3)"),
+            "{report}"
+        );
+        assert!(!out.stdout.contains("ERROR"), "{report}");
+        assert!(
+            out.stderr
+                .contains("gex-run: rank 1 called exit with code 3"),
+            "{report}"
+        );
+        // Ended by the exit grace (2 s, and a few seconds for start-up on a
+        // busy machine), not by the job's timeout.
+        assert!(out.elapsed < Duration::from_secs(25), "{report}");
+    }
 }
 
 /// Erroneous puts and gets (blocking, NBI, NB), which the header's inline
