@@ -15,7 +15,9 @@
 //! reference's rules, module `gex_coll::g1`): a mismatch when the ids
 //! disagree, some member passed `MISMATCH` (or the wait does), or the wait
 //! is named and the barrier has another name; the wait's flags may differ
-//! from the notify's.
+//! from the notify's. `gasnet_coll_barrier_result` reports the name of a
+//! team's last completed barrier, as `gasnet_barrier_result` does for the
+//! primordial team.
 
 use std::collections::HashMap;
 use std::ffi::c_int;
@@ -30,9 +32,8 @@ use crate::types::*;
 const ANONYMOUS: c_int = gex::coll::BARRIERFLAG_ANONYMOUS;
 const MISMATCH: c_int = gex::coll::BARRIERFLAG_MISMATCH;
 /// `GASNET_BARRIERFLAG_UNNAMED`: anonymous, with the promise that no member
-/// names the barrier (the reference's value: `ANONYMOUS` and bit 8); run
-/// as an anonymous one.
-const UNNAMED: c_int = ANONYMOUS | 8;
+/// names the barrier; run as an anonymous one.
+const UNNAMED: c_int = gex::coll::BARRIERFLAG_UNNAMED;
 
 /// `GASNET_TEAM_ALL`: the primordial team, NULL before initialisation.
 #[no_mangle]
@@ -97,6 +98,16 @@ fn pending() -> MutexGuard<'static, HashMap<usize, Pending>> {
     PENDING.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The merged value of each team's last completed barrier.
+static LAST: LazyLock<Mutex<HashMap<usize, u64>>> = LazyLock::new(Default::default);
+
+/// The name in a merged value: `Some` if some member named the barrier
+/// and the names agreed.
+fn name_of(v: u64) -> Option<c_int> {
+    let (low, high) = (v & 0xffff_ffff, v >> 32);
+    (low & high == 0 && low | high != 0).then_some(low as u32 as c_int)
+}
+
 fn contribution(id: c_int, flags: c_int) -> u64 {
     if flags & MISMATCH != 0 {
         u64::MAX
@@ -108,23 +119,25 @@ fn contribution(id: c_int, flags: c_int) -> u64 {
     }
 }
 
-fn outcome(p: &Pending, id: c_int, flags: c_int, call: &str) -> Result<(), Error> {
+/// The verdict of a completed barrier on `team` for a wait with `id` and
+/// `flags`; records its value for `gasnet_coll_barrier_result`.
+fn outcome(team: gex_TM_t, p: &Pending, id: c_int, flags: c_int, call: &str) -> Result<(), Error> {
     let mismatch = |m: String| Err(Error::new(ErrorKind::BarrierMismatch, m));
     let v = p.merged();
-    let (low, high) = (v & 0xffff_ffff, v >> 32);
-    if low & high != 0 || flags & MISMATCH != 0 {
+    LAST.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(team as usize, v);
+    if v & (v >> 32) & 0xffff_ffff != 0 || flags & MISMATCH != 0 {
         return mismatch(format!(
             "{call}: members notified with different ids, or one passed GASNET_BARRIERFLAG_MISMATCH"
         ));
     }
-    let named = low | high != 0;
-    if flags & ANONYMOUS == 0 && named && low != u64::from(id as u32) {
-        return mismatch(format!(
-            "{call}: id {id} differs from the barrier's name {}",
-            low as u32 as i32
-        ));
+    match name_of(v) {
+        Some(name) if flags & ANONYMOUS == 0 && name != id => mismatch(format!(
+            "{call}: id {id} differs from the barrier's name {name}"
+        )),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// The record of `team`'s notified barrier, or the end of the job.
@@ -186,7 +199,7 @@ pub unsafe extern "C" fn gasnet_coll_barrier_wait(
     if let Some(h) = p.h.take() {
         or_fatal(h.wait());
     }
-    rc(outcome(&p, id, flags, CALL))
+    rc(outcome(team, &p, id, flags, CALL))
 }
 
 /// `gasnet_coll_barrier_try`: as the wait once every member has notified,
@@ -212,7 +225,36 @@ pub unsafe extern "C" fn gasnet_coll_barrier_try(team: gex_TM_t, id: c_int, flag
         ))));
     }
     p.h = None;
-    rc(outcome(&p, id, flags, CALL))
+    rc(outcome(team, &p, id, flags, CALL))
+}
+
+/// `gasnet_coll_barrier_result`: 0 with the name of `team`'s last
+/// completed barrier in `*id` if some member named it, non-zero (and `*id`
+/// untouched) if every member was anonymous, it mismatched, or none
+/// completed yet.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_coll_barrier_result(team: gex_TM_t, id: *mut c_int) -> c_int {
+    const CALL: &str = "gasnet_coll_barrier_result";
+    if is_all(team, CALL) {
+        // SAFETY: caller's contract (a writable `id`).
+        return unsafe { crate::g1::gasnet_barrier_result(id) };
+    }
+    let last = LAST
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&(team as usize))
+        .copied();
+    match last.and_then(name_of) {
+        Some(name) => {
+            if id.is_null() {
+                gex::fatal(&format!("{CALL}: id is NULL"));
+            }
+            // SAFETY: checked non-NULL; writable (caller's contract).
+            unsafe { *id = name };
+            0
+        }
+        None => 1,
+    }
 }
 
 /// `gasnet_coll_init`: nothing to set up; checks that the arguments ask

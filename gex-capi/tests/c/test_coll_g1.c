@@ -311,26 +311,36 @@ static void barriers(gasnet_team_handle_t team) {
     CHECK(rc == GASNET_ERR_BARRIER_MISMATCH, "wait id differs: %d", rc);
     /* the blocking form */
     CHECK(gasnet_coll_barrier(team, 9, 0) == GASNET_OK, "gasnet_coll_barrier");
-    /* The wait's flags may differ from the notify's (the reference's rule;
-     * checked here on split teams): a named wait matches the barrier's name
-     * or a barrier nobody named, an anonymous one anything. */
-    if (team != GASNET_TEAM_ALL) {
-        gasnet_coll_barrier_notify(team, 0, GASNET_BARRIERFLAG_ANONYMOUS);
-        CHECK(gasnet_coll_barrier_wait(team, 12, 0) == GASNET_OK, "named wait, nobody named");
-        gasnet_coll_barrier_notify(team, 13, tr == 0 ? 0 : GASNET_BARRIERFLAG_ANONYMOUS);
-        CHECK(gasnet_coll_barrier_wait(team, 13, 0) == GASNET_OK, "named wait, same name");
-        gasnet_coll_barrier_notify(team, 13, tr == 0 ? 0 : GASNET_BARRIERFLAG_ANONYMOUS);
-        rc = gasnet_coll_barrier_wait(team, 14, 0);
-        CHECK(rc == GASNET_ERR_BARRIER_MISMATCH, "named wait, another name: %d", rc);
-        gasnet_coll_barrier_notify(team, 15, 0);
-        CHECK(gasnet_coll_barrier_wait(team, 99, GASNET_BARRIERFLAG_ANONYMOUS) == GASNET_OK, "anonymous wait");
-        gasnet_coll_barrier_notify(team, 0, 0); /* id 0 is a name too */
-        rc = gasnet_coll_barrier_wait(team, 1, 0);
-        CHECK(rc == GASNET_ERR_BARRIER_MISMATCH, "name 0: %d", rc);
-#ifdef GASNET_BARRIERFLAG_UNNAMED
-        gasnet_coll_barrier_notify(team, 0, GASNET_BARRIERFLAG_UNNAMED);
-        CHECK(gasnet_coll_barrier_wait(team, 0, GASNET_BARRIERFLAG_UNNAMED) == GASNET_OK, "unnamed");
-#endif
+    /* The wait's flags may differ from the notify's (the reference's
+     * rule): a named wait matches the barrier's name or a barrier nobody
+     * named, an anonymous one anything. gasnet_coll_barrier_result names
+     * the last barrier. */
+    int name = -1;
+    gasnet_coll_barrier_notify(team, 0, GASNET_BARRIERFLAG_ANONYMOUS);
+    CHECK(gasnet_coll_barrier_wait(team, 12, 0) == GASNET_OK, "named wait, nobody named");
+    CHECK(gasnet_coll_barrier_result(team, &name) != 0 && name == -1, "result: anonymous");
+    gasnet_coll_barrier_notify(team, 13, tr == 0 ? 0 : GASNET_BARRIERFLAG_ANONYMOUS);
+    CHECK(gasnet_coll_barrier_wait(team, 13, 0) == GASNET_OK, "named wait, same name");
+    CHECK(gasnet_coll_barrier_result(team, &name) == 0 && name == 13, "result: 13, got %d", name);
+    gasnet_coll_barrier_notify(team, 13, tr == 0 ? 0 : GASNET_BARRIERFLAG_ANONYMOUS);
+    rc = gasnet_coll_barrier_wait(team, 14, 0);
+    CHECK(rc == GASNET_ERR_BARRIER_MISMATCH, "named wait, another name: %d", rc);
+    gasnet_coll_barrier_notify(team, -15, 0);
+    CHECK(gasnet_coll_barrier_wait(team, 99, GASNET_BARRIERFLAG_ANONYMOUS) == GASNET_OK, "anonymous wait");
+    CHECK(gasnet_coll_barrier_result(team, &name) == 0 && name == -15, "result: -15, got %d", name);
+    gasnet_coll_barrier_notify(team, 0, 0); /* id 0 is a name too */
+    rc = gasnet_coll_barrier_wait(team, 1, 0);
+    CHECK(rc == GASNET_ERR_BARRIER_MISMATCH, "name 0: %d", rc);
+    gasnet_coll_barrier_notify(team, 0, GASNET_BARRIERFLAG_UNNAMED);
+    CHECK(gasnet_coll_barrier_wait(team, 0, GASNET_BARRIERFLAG_UNNAMED) == GASNET_OK, "unnamed");
+    name = -1;
+    CHECK(gasnet_coll_barrier_result(team, &name) != 0 && name == -1, "result: unnamed");
+    /* different ids: no name to report */
+    if (tn > 1) {
+        gasnet_coll_barrier_notify(team, (int)tr, 0);
+        rc = gasnet_coll_barrier_wait(team, (int)tr, 0);
+        CHECK(rc == GASNET_ERR_BARRIER_MISMATCH, "different ids again: %d", rc);
+        CHECK(gasnet_coll_barrier_result(team, &name) != 0, "result after a mismatch");
     }
 }
 
