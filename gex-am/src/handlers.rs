@@ -78,6 +78,9 @@ pub struct HandlerEntry {
     pub index: AmIndex,
     flags: Flags,
     nargs: u32,
+    /// A GASNet-1 handler ([`HandlerEntry::gasnet1`]): any category, any
+    /// argument count.
+    any_shape: bool,
     name: Option<String>,
     cdata: Option<CData>,
     func: HandlerFn,
@@ -100,6 +103,7 @@ impl HandlerEntry {
             index,
             flags: category | kind,
             nargs,
+            any_shape: false,
             name: None,
             cdata: None,
             func,
@@ -156,6 +160,33 @@ impl HandlerEntry {
         )
     }
 
+    /// A GASNet-1 handler (`gasnet_handlerentry_t`, which has neither a
+    /// category nor an argument count): called for a Short, Medium or Long
+    /// request or reply with whatever arguments the sender passed (the
+    /// GASNet-1 contract makes matching them the client's business); the
+    /// token says request or reply, [`AmMsg::category`] and
+    /// [`AmMsg::args`] the rest. For GASNet-1 compatibility layers.
+    pub fn gasnet1(
+        index: AmIndex,
+        f: impl Fn(Token<'_>, &AmMsg<'_>) + Send + Sync + 'static,
+    ) -> Self {
+        let mut e = Self::new(
+            index,
+            Flags::AM_SHORT | Flags::AM_MEDLONG,
+            AM_MAX_ARGS as u32,
+            Flags::AM_REQREP,
+            HandlerFn::ReqRep(Arc::new(f)),
+        );
+        e.any_shape = true;
+        e
+    }
+
+    /// Whether this is a GASNet-1 handler of any category and argument
+    /// count ([`HandlerEntry::gasnet1`]).
+    pub fn is_gasnet1(&self) -> bool {
+        self.any_shape
+    }
+
     /// Names the handler (used in error messages).
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
@@ -197,7 +228,8 @@ impl HandlerEntry {
         if !(cat == Flags::AM_SHORT
             || cat == Flags::AM_MEDIUM
             || cat == Flags::AM_LONG
-            || cat == Flags::AM_MEDLONG)
+            || cat == Flags::AM_MEDLONG
+            || (self.any_shape && cat == Flags::AM_SHORT | Flags::AM_MEDLONG))
         {
             return Err(Error::bad_arg(format!(
                 "{}: the category must be exactly one of AM_SHORT, AM_MEDIUM, AM_LONG, AM_MEDLONG (got {cat:?})",
@@ -392,9 +424,30 @@ impl AmSink for Dispatch {
             bad_endpoint(msg)
         }
         match EP_LAYERS[msg.dest_ep as usize].get() {
-            Some(layer) => layer.dispatch(msg),
-            None => bad_endpoint(msg),
+            Some(layer) if msg.dest_ep == 0 || layer.entry(msg.handler).is_some() => {
+                layer.dispatch(msg)
+            }
+            _ => shared_or_bad(msg),
         }
+    }
+}
+
+/// A message for a created endpoint that has no handler at its index:
+/// run by the primordial endpoint's handler there, if the endpoint exists
+/// here with the AM capability (the reference keeps one handler table per
+/// client, and its testtmpair sends to created endpoints with handlers
+/// registered on the primordial one only; see API.md, "Leniencies");
+/// otherwise the message cannot run ([`bad_endpoint`]).
+#[cold]
+#[inline(never)]
+fn shared_or_bad(msg: &IncomingAm<'_>) {
+    let am_capable = gex_core::local_ep_capabilities(msg.dest_ep as EpIndex)
+        .is_some_and(|c| c.contains(EpCapabilities::AM));
+    match EP_LAYERS[0].get() {
+        Some(primordial) if am_capable && primordial.entry(msg.handler).is_some() => {
+            primordial.dispatch(msg)
+        }
+        _ => bad_endpoint(msg),
     }
 }
 
@@ -451,7 +504,9 @@ impl AmLayer {
                 msg.src
             ))
         };
-        if !entry.accepts(msg.category, msg.is_request) || msg.args.len() != entry.nargs as usize {
+        if !entry.accepts(msg.category, msg.is_request)
+            || (msg.args.len() != entry.nargs as usize && !entry.any_shape)
+        {
             gex_core::fatal(&format!(
                 "an AM {} {} with {} args from rank {} violates the registration of handler {} ({:?}, {} args)",
                 msg.category.name(),

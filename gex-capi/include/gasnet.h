@@ -8,14 +8,11 @@
  *   gasnet_attach(table, n, segsize, minheapoffset), or spec v0.5's
  *   gasnet_init(&argc, &argv, table, n, segbase, segsize, allowFaults).
  * - Handler indices: 128 to 255 (0: "don't care", assigned from the top).
- *   GASNet-1 handlers have a table of their own; their messages travel to
- *   EX trampoline handlers which libgex registers at gasnet_attach (51 EX
- *   indices, assigned from 255 down), so an EX client mixing both APIs
- *   should register its EX handlers with fixed indices from 128 up, or with
- *   0, before gasnet_attach.
- * - A Long reply with 16 arguments is refused (at most 15); a Long request
- *   with 16 arguments is a put followed by a Medium, so it may not be sent
- *   from a handler.
+ *   gasnet_attach registers GASNet-1 handlers in the primordial endpoint's
+ *   EX table, each at its own index, accepting any category and argument
+ *   count (the client's to keep, as in GASNet-1); GASNet-1 messages are EX
+ *   messages to those indices, with the EX limits (gasnet_AMMaxMedium is
+ *   the smaller Medium LUB, gasnet_AMMaxLongReply the Long reply LUB).
  * - Handlers run only inside calls that poll (gasnet_AMPoll,
  *   GASNET_BLOCKUNTIL, the sync calls): no-interrupt sections are no-ops.
  */

@@ -403,6 +403,11 @@ extern gex_Rank_t gex_System_QueryJobSize(void);
 extern int gex_System_GetVerboseErrors(void);
 extern void gex_System_SetVerboseErrors(int enable);
 extern uint64_t gex_System_QueryMaxThreads(void);
+#if defined(GASNET_SEQ)
+/* A GASNET_SEQ client calls the library from one thread: 1, as the
+ * reference's SEQ build answers (the library's own answer is for PAR). */
+#define gex_System_QueryMaxThreads() ((uint64_t)1)
+#endif
 extern int gex_System_QueryHiddenAMConcurrencyLevel(void);
 extern void gex_System_QueryNbrhdInfo(gex_RankInfo_t **info_p, gex_Rank_t *info_count_p,
                                       gex_Rank_t *my_info_index_p);

@@ -2,7 +2,7 @@
 //! [`short`] and [`medlong`] pick, once at registration, a caller for the
 //! registered argument count (one function per count, 0 to 16, from the
 //! `arity!` table below); [`call_short`] and [`call_medlong`] take the
-//! count per call (the GASNet-1 trampolines, whose messages carry it).
+//! count per call (GASNet-1 handlers, whose messages carry it).
 
 use std::ffi::c_void;
 

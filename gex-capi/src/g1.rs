@@ -5,23 +5,15 @@
 //! synchronisation are inline in `gasnet.h` over the EX calls.)
 //!
 //! GASNet-1 handlers are registered without a category or an argument
-//! count, which the EX tables require; so GASNet-1 messages travel as EX
-//! messages to "trampoline" handlers, one per (category, argument count),
-//! whose first argument is the GASNet-1 handler index: a Short with 3
-//! arguments is an EX Short with 4 to the Short-4 trampoline, which calls
-//! the registered C function with the last 3. Messages with 16 arguments
-//! (no room for the index) travel as EX Mediums with 16 arguments to an
-//! escape trampoline, the index and what kind of message it stands for
-//! appended to the payload. A Long request with 16 arguments is a blocking
-//! put of its payload followed by that Medium; a Long reply with 16
-//! arguments (a handler may not put) carries its payload in the Medium,
-//! and the escape copies it to the destination after checking that the
-//! range lies in this rank's segment. So `gasnet_AMMaxLongReply` is at
-//! most `gasnet_AMMaxMedium` (at least 512 bytes either way, as the spec
-//! requires), and any Long reply it allows fits.
+//! count, which EX entries carry: `gasnet_attach` registers each one on
+//! the primordial endpoint at its own index as a GASNet-1 entry
+//! (`gex::am::HandlerEntry::gasnet1`: any category, request or reply, any
+//! argument count), so a GASNet-1 message is an EX message to that index
+//! with the client's arguments and payload, and the limits are the EX
+//! ones (`gasnet_AMMaxMedium` is the smaller of the Medium LUBs,
+//! `gasnet_AMMaxLongReply` the Long reply LUB).
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use gex::am::{AmMsg, AmRequest, HandlerEntry, Injected, Replied, RequestToken};
@@ -52,38 +44,6 @@ pub struct gasnet_seginfo_t {
     pub size: usize,
 }
 
-/// The GASNet-1 handler table: C function addresses by index.
-static G1_FNS: [AtomicUsize; 256] = [const { AtomicUsize::new(0) }; 256];
-
-/// The trampolines' EX indices: `[category][EX argument count]`, and the
-/// escape for 16 arguments.
-struct Tramps {
-    idx: [[u8; AM_MAX_ARGS + 1]; 3],
-    esc: u8,
-}
-static TRAMPS: OnceLock<Tramps> = OnceLock::new();
-
-/// The escape's trailer: destination and length (for a Long), kind, index.
-const TAIL: usize = 18;
-const ESC_SHORT: u8 = 0;
-const ESC_MEDIUM: u8 = 1;
-const ESC_LONG: u8 = 2;
-/// A Long whose payload travels in the escape Medium (a reply).
-const ESC_LONG_COPY: u8 = 3;
-
-/// Whether `[dest, dest + len)` lies in this rank's bound segment (where a
-/// Long's payload must land): checked before the escape trusts a wire
-/// address.
-fn own_segment_has(dest: usize, len: usize) -> bool {
-    let t = team("a GASNet-1 Long");
-    match t.query_bound_segment(t.rank(), Flags::IMMEDIATE) {
-        Ok(Some(b)) => dest
-            .checked_sub(b.owner_addr)
-            .is_some_and(|off| off <= b.size && len <= b.size - off),
-        _ => false,
-    }
-}
-
 /// The client, endpoint and primordial team once GASNet-1 is initialised.
 static G1: OnceLock<(usize, usize, usize)> = OnceLock::new();
 
@@ -111,34 +71,27 @@ pub extern "C" fn _gasnet_tm() -> gex_TM_t {
     tm_handle("gasnet.h")
 }
 
-fn g1_fn(idx: u8, src: u32) -> unsafe extern "C" fn() {
-    let f = G1_FNS[idx as usize].load(Ordering::Acquire);
-    if f == 0 {
-        gex::fatal(&format!(
-            "a GASNet-1 Active Message for handler {idx} arrived from rank {src}, but no handler is registered there"
-        ));
-    }
-    // SAFETY: a non-zero entry is a C function address stored by
-    // registration.
-    unsafe { std::mem::transmute::<usize, unsafe extern "C" fn()>(f) }
-}
-
-/// A trampoline: the GASNet-1 index in argument 0.
-fn trampoline(ep_h: usize) -> impl Fn(gex::am::Token<'_>, &AmMsg<'_>) + Send + Sync + 'static {
+/// The EX handler of a GASNet-1 entry: calls `f` as the message's
+/// category requires, with its arguments.
+fn g1_handler(
+    ep_h: usize,
+    f: unsafe extern "C" fn(),
+) -> impl Fn(gex::am::Token<'_>, &AmMsg<'_>) + Send + Sync + 'static {
     let reg = CReg::leak(ep_h as gex_EP_t);
     move |tok, msg| {
         let a = msg.args();
         let long = msg.category() == AmCategory::Long;
-        CToken::with(tok, long, reg, |ct, t| {
-            let f = g1_fn(a[0] as u8, ct.srcrank);
+        CToken::with(tok, long, reg, |_, t| {
             let p = msg.payload();
             // SAFETY: the client registered `f` for this index, with the
-            // argument list of the GASNet-1 message it sends to it.
+            // argument list of the GASNet-1 messages it sends to it (the
+            // GASNet-1 contract: a handler's category and count are the
+            // client's to keep).
             unsafe {
                 match msg.category() {
-                    AmCategory::Short => call::call_short(f, t, &a[1..]),
+                    AmCategory::Short => call::call_short(f, t, a),
                     AmCategory::Medium => {
-                        call::call_medlong(f, t, p.as_ptr() as *mut c_void, p.len(), &a[1..])
+                        call::call_medlong(f, t, p.as_ptr() as *mut c_void, p.len(), a)
                     }
                     AmCategory::Long => {
                         let buf = if p.is_empty() {
@@ -146,93 +99,12 @@ fn trampoline(ep_h: usize) -> impl Fn(gex::am::Token<'_>, &AmMsg<'_>) + Send + S
                         } else {
                             p.as_ptr() as usize
                         };
-                        call::call_medlong(f, t, buf as *mut c_void, p.len(), &a[1..])
+                        call::call_medlong(f, t, buf as *mut c_void, p.len(), a)
                     }
                 }
             }
         })
     }
-}
-
-/// The escape trampoline: 16 arguments, the rest in the payload's trailer.
-fn escape(ep_h: usize) -> impl Fn(gex::am::Token<'_>, &AmMsg<'_>) + Send + Sync + 'static {
-    let reg = CReg::leak(ep_h as gex_EP_t);
-    move |tok, msg| {
-        let p = msg.payload();
-        if p.len() < TAIL {
-            gex::fatal("a GASNet-1 16-argument message without its trailer");
-        }
-        let (data, tail) = p.split_at(p.len() - TAIL);
-        let dest = u64::from_ne_bytes(tail[0..8].try_into().unwrap_or_default()) as usize;
-        let len = u64::from_ne_bytes(tail[8..16].try_into().unwrap_or_default()) as usize;
-        let (kind, idx) = (tail[16], tail[17]);
-        let long = kind == ESC_LONG || kind == ESC_LONG_COPY;
-        if kind > ESC_LONG_COPY
-            || (long && !own_segment_has(dest, len))
-            || (kind == ESC_LONG_COPY && len != data.len())
-        {
-            gex::fatal(&format!(
-                "a GASNet-1 16-argument message of kind {kind} for {len} bytes at {dest:#x} ({} in the payload) does not fit this rank's segment",
-                data.len()
-            ));
-        }
-        if kind == ESC_LONG_COPY {
-            // SAFETY: `[dest, dest + len)` lies in this rank's segment
-            // (checked above), which the payload cannot overlap.
-            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dest as *mut u8, len) };
-        }
-        CToken::with(tok, long, reg, |ct, t| {
-            let f = g1_fn(idx, ct.srcrank);
-            let a = msg.args();
-            // SAFETY: as for the trampolines; a Long's payload is in this
-            // rank's segment at `dest` (put or copied there, range checked).
-            unsafe {
-                match kind {
-                    ESC_SHORT => call::call_short(f, t, a),
-                    ESC_MEDIUM => {
-                        call::call_medlong(f, t, data.as_ptr() as *mut c_void, data.len(), a)
-                    }
-                    _ => call::call_medlong(f, t, dest as *mut c_void, len, a),
-                }
-            }
-        })
-    }
-}
-
-/// Registers the trampolines on the primordial endpoint (once).
-fn register_trampolines(cep: &CEp, ep_h: usize) -> gex::Result<()> {
-    if TRAMPS.get().is_some() {
-        return Ok(());
-    }
-    let cats = [Flags::AM_SHORT, Flags::AM_MEDIUM, Flags::AM_LONG];
-    let mut table = Vec::new();
-    for cat in cats {
-        for n in 1..=AM_MAX_ARGS as u32 {
-            table.push(
-                HandlerEntry::req_rep(0, cat, n, trampoline(ep_h)).with_name("GASNet-1 trampoline"),
-            );
-        }
-    }
-    table.push(
-        HandlerEntry::req_rep(0, Flags::AM_MEDIUM, AM_MAX_ARGS as u32, escape(ep_h))
-            .with_name("GASNet-1 16-argument escape"),
-    );
-    gex::am::register_handlers(&cep.ep, &mut table)?;
-    let mut idx = [[0u8; AM_MAX_ARGS + 1]; 3];
-    for (c, row) in idx.iter_mut().enumerate() {
-        for n in 1..=AM_MAX_ARGS {
-            row[n] = table[c * AM_MAX_ARGS + n - 1].index;
-        }
-    }
-    let esc = table[3 * AM_MAX_ARGS].index;
-    let _ = TRAMPS.set(Tramps { idx, esc });
-    Ok(())
-}
-
-fn tramps() -> &'static Tramps {
-    TRAMPS
-        .get()
-        .unwrap_or_else(|| gex::fatal("GASNet-1 Active Messages before gasnet_attach"))
 }
 
 /// `gasnet_init(&argc, &argv)` (GASNet-1 releases): joins the job.
@@ -279,13 +151,10 @@ pub unsafe extern "C" fn gasnet_attach(
     };
     // SAFETY: a handle made by gasnet_init.
     let cep = unsafe { obj(ep as gex_EP_t, CALL) };
-    if let Err(e) = register_trampolines(cep, ep) {
-        return code(e);
-    }
     if numentries > 0 && !table.is_null() {
         // SAFETY: `numentries` entries (caller's contract).
         let t = unsafe { std::slice::from_raw_parts_mut(table, numentries as usize) };
-        if let Err(e) = register_g1(t) {
+        if let Err(e) = register_g1(cep, ep, t) {
             return code(e);
         }
     }
@@ -302,38 +171,27 @@ pub unsafe extern "C" fn gasnet_attach(
     unsafe { crate::core::gex_Segment_Attach(&mut seg, tm as gex_TM_t, size) }
 }
 
-/// Registers GASNet-1 handlers: fixed indices first (128 to 255, unused),
-/// then index 0 entries get the highest free index, in table order.
-fn register_g1(t: &mut [gasnet_handlerentry_t]) -> gex::Result<()> {
+/// Registers GASNet-1 handlers on the primordial endpoint as GASNet-1
+/// entries of the EX table (the AM layer's rules: fixed indices in 128 to
+/// 255 not taken yet; index 0 entries get the highest free index, in table
+/// order, written back to the client's table). Nothing is registered if an
+/// entry is refused.
+fn register_g1(cep: &CEp, ep_h: usize, t: &mut [gasnet_handlerentry_t]) -> gex::Result<()> {
     const CALL: &str = "gasnet_attach";
-    let mut used = [false; 256];
-    for (i, u) in used.iter_mut().enumerate() {
-        *u = G1_FNS[i].load(Ordering::Acquire) != 0;
-    }
+    let mut table = Vec::with_capacity(t.len());
     for (i, e) in t.iter().enumerate() {
-        if e.fnptr.is_none() {
+        let Some(f) = e.fnptr else {
             return Err(Error::bad_arg(format!("{CALL}: table[{i}].fnptr is NULL")));
-        }
-        if e.index != 0 {
-            if e.index < gex::AM_INDEX_BASE || used[e.index as usize] {
-                return Err(Error::bad_arg(format!(
-                    "{CALL}: table[{i}].index {} is below {} or already taken",
-                    e.index,
-                    gex::AM_INDEX_BASE
-                )));
-            }
-            used[e.index as usize] = true;
-        }
-    }
-    for e in t.iter_mut().filter(|e| e.index == 0) {
-        let Some(free) = (gex::AM_INDEX_BASE as usize..256).rev().find(|&i| !used[i]) else {
-            return Err(Error::resource(format!("{CALL}: no free handler index")));
         };
-        used[free] = true;
-        e.index = free as u8;
+        table.push(
+            HandlerEntry::gasnet1(e.index, g1_handler(ep_h, f))
+                .with_name(format!("GASNet-1 handler table[{i}]")),
+        );
     }
-    for e in t.iter() {
-        G1_FNS[e.index as usize].store(e.fnptr.map_or(0, |f| f as usize), Ordering::Release);
+    gex::am::register_handlers(&cep.ep, &mut table)
+        .map_err(|err| Error::new(err.kind(), format!("{CALL}: {}", err.message())))?;
+    for (e, r) in t.iter_mut().zip(&table) {
+        e.index = r.index;
     }
     Ok(())
 }
@@ -420,11 +278,10 @@ pub extern "C" fn gasnet_AMMaxArgs() -> usize {
     AM_MAX_ARGS
 }
 
-/// `gasnet_AMMaxMedium`: the smaller of the request and reply limits, less
-/// the 16-argument escape's trailer.
+/// `gasnet_AMMaxMedium`: the smaller of the request and reply limits.
 #[no_mangle]
 pub extern "C" fn gasnet_AMMaxMedium() -> usize {
-    or_fatal(gex::am::lub_request_medium()).min(or_fatal(gex::am::lub_reply_medium())) - TAIL
+    or_fatal(gex::am::lub_request_medium()).min(or_fatal(gex::am::lub_reply_medium()))
 }
 
 /// `gasnet_AMMaxLongRequest`.
@@ -433,31 +290,10 @@ pub extern "C" fn gasnet_AMMaxLongRequest() -> usize {
     or_fatal(gex::am::lub_request_long())
 }
 
-/// `gasnet_AMMaxLongReply`: at most `gasnet_AMMaxMedium`, since a Long
-/// reply with 16 arguments carries its payload in the escape Medium.
+/// `gasnet_AMMaxLongReply`.
 #[no_mangle]
 pub extern "C" fn gasnet_AMMaxLongReply() -> usize {
-    or_fatal(gex::am::lub_reply_long()).min(gasnet_AMMaxMedium())
-}
-
-/// The escape Medium's payload: what it carries (a Medium's or a Long
-/// reply's payload), then the trailer: a Long's destination and length,
-/// the kind of message, the GASNet-1 index.
-fn escaped(kind: u8, idx: u8, carried: &[u8], dest: usize, len: usize) -> Vec<u8> {
-    let mut v = Vec::with_capacity(carried.len() + TAIL);
-    v.extend_from_slice(carried);
-    v.extend_from_slice(&(dest as u64).to_ne_bytes());
-    v.extend_from_slice(&(len as u64).to_ne_bytes());
-    v.extend_from_slice(&[kind, idx]);
-    v
-}
-
-/// The EX arguments of a trampoline: the index, then the client's.
-fn with_index(handler: u8, a: &[gex_AM_Arg_t]) -> ([gex_AM_Arg_t; AM_MAX_ARGS], usize) {
-    let mut v = [0; AM_MAX_ARGS];
-    v[0] = handler as gex_AM_Arg_t;
-    v[1..=a.len()].copy_from_slice(a);
-    (v, a.len() + 1)
+    or_fatal(gex::am::lub_reply_long())
 }
 
 fn sent(r: gex::Result<Injected>) -> c_int {
@@ -476,14 +312,7 @@ pub unsafe extern "C" fn _gasnet_AMRequestShort(
     const CALL: &str = "gasnet_AMRequestShort";
     // SAFETY: the header passes `nargs` arguments.
     let a = unsafe { args(nargs, argv, CALL) };
-    let (t, tr) = (team(CALL), tramps());
-    if a.len() < AM_MAX_ARGS {
-        let (v, n) = with_index(handler, a);
-        sent(t.request_short(dest, tr.idx[0][n], Flags::empty(), &v[..n]))
-    } else {
-        let p = escaped(ESC_SHORT, handler, &[], 0, 0);
-        sent(t.request_medium(dest, tr.esc, &p, Lc::Now, Flags::empty(), a))
-    }
+    sent(team(CALL).request_short(dest, handler, Flags::empty(), a))
 }
 
 /// `gasnet_AMRequestMediumM`.
@@ -499,14 +328,7 @@ pub unsafe extern "C" fn _gasnet_AMRequestMedium(
     const CALL: &str = "gasnet_AMRequestMedium";
     // SAFETY: the header passes `nargs` arguments; the payload is readable.
     let (a, p) = unsafe { (args(nargs, argv, CALL), bytes(source_addr, nbytes)) };
-    let (t, tr) = (team(CALL), tramps());
-    if a.len() < AM_MAX_ARGS {
-        let (v, n) = with_index(handler, a);
-        sent(t.request_medium(dest, tr.idx[1][n], p, Lc::Now, Flags::empty(), &v[..n]))
-    } else {
-        let buf = escaped(ESC_MEDIUM, handler, p, 0, 0);
-        sent(t.request_medium(dest, tr.esc, &buf, Lc::Now, Flags::empty(), a))
-    }
+    sent(team(CALL).request_medium(dest, handler, p, Lc::Now, Flags::empty(), a))
 }
 
 /// `gasnet_AMRequestLongM` (and `gasnet_AMRequestLongAsyncM`: the payload is
@@ -524,16 +346,8 @@ pub unsafe extern "C" fn _gasnet_AMRequestLong(
     const CALL: &str = "gasnet_AMRequestLong";
     // SAFETY: the header passes `nargs` arguments; the payload is readable.
     let (a, p) = unsafe { (args(nargs, argv, CALL), bytes(source_addr, nbytes)) };
-    let (t, tr) = (team(CALL), tramps());
     let d = dest_addr as usize;
-    if a.len() < AM_MAX_ARGS {
-        let (v, n) = with_index(handler, a);
-        sent(t.request_long(dest, tr.idx[2][n], p, d, Lc::Now, Flags::empty(), &v[..n]))
-    } else {
-        or_fatal(t.put_blocking(dest, d, p, Flags::empty()));
-        let tl = escaped(ESC_LONG, handler, &[], d, p.len());
-        sent(t.request_medium(dest, tr.esc, &tl, Lc::Now, Flags::empty(), a))
-    }
+    sent(team(CALL).request_long(dest, handler, p, d, Lc::Now, Flags::empty(), a))
 }
 
 fn replied(ct: &mut CToken, r: gex::Result<Replied<'static>>) -> c_int {
@@ -559,14 +373,7 @@ pub unsafe extern "C" fn _gasnet_AMReplyShort(
     const CALL: &str = "gasnet_AMReplyShort";
     // SAFETY: the header passes `nargs` arguments; a running handler's token.
     let (a, (ct, tok)) = unsafe { (args(nargs, argv, CALL), req(token, CALL)) };
-    let tr = tramps();
-    let r = if a.len() < AM_MAX_ARGS {
-        let (v, n) = with_index(handler, a);
-        tok.reply_short(tr.idx[0][n], Flags::empty(), &v[..n])
-    } else {
-        let p = escaped(ESC_SHORT, handler, &[], 0, 0);
-        tok.reply_medium(tr.esc, &p, Lc::Now, Flags::empty(), a)
-    };
+    let r = tok.reply_short(handler, Flags::empty(), a);
     replied(ct, r)
 }
 
@@ -589,19 +396,11 @@ pub unsafe extern "C" fn _gasnet_AMReplyMedium(
             req(token, CALL),
         )
     };
-    let tr = tramps();
-    let r = if a.len() < AM_MAX_ARGS {
-        let (v, n) = with_index(handler, a);
-        tok.reply_medium(tr.idx[1][n], p, Lc::Now, Flags::empty(), &v[..n])
-    } else {
-        let buf = escaped(ESC_MEDIUM, handler, p, 0, 0);
-        tok.reply_medium(tr.esc, &buf, Lc::Now, Flags::empty(), a)
-    };
+    let r = tok.reply_medium(handler, p, Lc::Now, Flags::empty(), a);
     replied(ct, r)
 }
 
-/// `gasnet_AMReplyLongM` (with 16 arguments through the escape, the
-/// payload in the Medium: see the module docs).
+/// `gasnet_AMReplyLongM`.
 #[no_mangle]
 pub unsafe extern "C" fn _gasnet_AMReplyLong(
     token: gex_Token_t,
@@ -621,28 +420,7 @@ pub unsafe extern "C" fn _gasnet_AMReplyLong(
             req(token, CALL),
         )
     };
-    let tr = tramps();
-    let r = if a.len() < AM_MAX_ARGS {
-        let (v, n) = with_index(handler, a);
-        tok.reply_long(
-            tr.idx[2][n],
-            p,
-            dest_addr as usize,
-            Lc::Now,
-            Flags::empty(),
-            &v[..n],
-        )
-    } else {
-        if p.len() > gasnet_AMMaxLongReply() {
-            gex::fatal(&format!(
-                "{CALL}: {} bytes is more than gasnet_AMMaxLongReply() ({})",
-                p.len(),
-                gasnet_AMMaxLongReply()
-            ));
-        }
-        let buf = escaped(ESC_LONG_COPY, handler, p, dest_addr as usize, p.len());
-        tok.reply_medium(tr.esc, &buf, Lc::Now, Flags::empty(), a)
-    };
+    let r = tok.reply_long(handler, p, dest_addr as usize, Lc::Now, Flags::empty(), a);
     replied(ct, r)
 }
 

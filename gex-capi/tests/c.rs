@@ -346,8 +346,8 @@ fn inline_rma_hands_errors_to_the_library() {
 /// checks every `gex_Token_Info` field, the arguments and the payload,
 /// queries the reply limit and replies; the reply's token is checked the
 /// same way (on 1 and 3 ranks, smp and udp). Then each misuse of a token
-/// (a second reply, a reply from a reply handler, a reply-limit query
-/// after replying) ends the job with the library's message.
+/// (a second reply, a reply from a reply handler, a reply-limit query in a
+/// reply handler) ends the job with the library's message.
 #[test]
 fn c_tokens_valid_and_misused() {
     let exe = build_c("am_tokens", "am_tokens");
@@ -379,8 +379,8 @@ fn c_tokens_valid_and_misused() {
             "gex_AM_ReplyShort: called from a reply handler",
         ),
         (
-            "after",
-            "gex_Token_MaxReplyMedium: only in a request handler that has not replied yet",
+            "repmax",
+            "gex_Token_MaxReplyMedium: only in a request handler",
         ),
     ];
     for (case, msg) in cases {

@@ -5,15 +5,15 @@
  * which must end the job with the library's message:
  *   twice     - a request handler replies twice
  *   fromreply - a reply handler replies
- *   after     - a request handler asks gex_Token_MaxReplyMedium after
- *               replying
+ *   repmax    - a reply handler asks gex_Token_MaxReplyMedium
  * The valid part: a Short, a Medium (its source released through a leaf
  * event) and a Long (through the NBI group) request, each with 3
  * arguments, to a handler registered for requests and replies (so the
  * library hands it a request or a reply token by the message's kind)
  * that checks gex_Token_Info (source, endpoint, entry, kind, Long-ness),
- * queries gex_Token_MaxReplyMedium before replying, and replies with the
- * arguments and payload transformed; the reply runs the same handler,
+ * queries gex_Token_MaxReplyMedium before and after replying (the same
+ * answer: the reference allows the query after the reply), and replies with
+ * the arguments and payload transformed; the reply runs the same handler,
  * which checks the transformed values and the info of a reply token.
  */
 #include <gasnetex.h>
@@ -105,6 +105,7 @@ static void handler(gex_Token_t t, gex_AM_Index_t idx, int is_long, void *buf, s
         rc = gex_AM_ReplyLong3(t, idx, pay, PAYLOAD, (char *)prevseg + REP_OFF, GEX_EVENT_NOW, 0, b, b + 1, -b);
     }
     CHECK(rc == GASNET_OK, "reply rc %d", rc);
+    CHECK(gex_Token_MaxReplyMedium(t, GEX_EVENT_NOW, 0, 3) == lim, "max reply medium after replying");
 }
 
 static void h_short(gex_Token_t t, gex_AM_Arg_t a0, gex_AM_Arg_t a1, gex_AM_Arg_t a2) {
@@ -120,12 +121,12 @@ static void h_long(gex_Token_t t, void *buf, size_t nbytes, gex_AM_Arg_t a0, gex
 /* The misuses. */
 static void misuse_rep(gex_Token_t t) {
     if (strcmp(what, "fromreply") == 0) gex_AM_ReplyShort0(t, H_MISUSE_REP, 0);
+    if (strcmp(what, "repmax") == 0) gex_Token_MaxReplyMedium(t, GEX_EVENT_NOW, 0, 0);
     __atomic_fetch_add(&replies, 1, __ATOMIC_SEQ_CST);
 }
 static void misuse(gex_Token_t t) {
     gex_AM_ReplyShort0(t, H_MISUSE_REP, 0);
     if (strcmp(what, "twice") == 0) gex_AM_ReplyShort0(t, H_MISUSE_REP, 0);
-    if (strcmp(what, "after") == 0) gex_Token_MaxReplyMedium(t, GEX_EVENT_NOW, 0, 0);
 }
 
 int main(int argc, char **argv) {

@@ -6,9 +6,11 @@
  * (arguments and payloads checked at the target, replies at the sender,
  * exact counts), negotiated-payload Cancel and the _v2 Commits (cancelled
  * messages never arrive; a handler replies after cancelling a reply), the
- * progress-thread query under GEX_FLAG_DEFER_THREADS, the GASNet-1 barrier
+ * progress-thread query under GEX_FLAG_DEFER_THREADS, GASNet-1 AM calls with
+ * 16 arguments and the largest payloads to EX handlers, the GASNet-1 barrier
  * with gasnet_barrier and gasnet_barrier_result over matching and
- * mismatching ids, the segment and node queries, gasnet_memset_nbi, and
+ * mismatching ids, the segment and node queries, a created endpoint running
+ * the handlers registered on the primordial one, gasnet_memset_nbi, and
  * the wait mode's effect on how often a wait yields the processor
  * (sched_yield, interposed below, is counted). The client name is lower
  * case, as the release's own tests pass it. Written for gex.
@@ -33,7 +35,7 @@
     } while (0)
 
 #define MAXRANKS 16
-#define SEGSIZE (1u << 20)
+#define SEGSIZE (4u << 20)
 /* Segment layout: Long landing slots per source rank, then a memset area. */
 #define LSLOT 8192
 #define LONG_OFF(src) ((size_t)(src) * LSLOT)
@@ -41,6 +43,8 @@
 #define NPLONG_OFF(src) ((size_t)(2 * MAXRANKS + (src)) * LSLOT)
 #define MEMSET_OFF ((size_t)(3 * MAXRANKS) * LSLOT)
 #define MEMSET_LEN 1000
+#define G1REP_OFF(src) ((size_t)(512u << 10) + (size_t)(src) * (128u << 10))
+#define G1REP_LEN (100u << 10)
 
 static gex_Rank_t myrank, nranks;
 static gex_Client_t myclient;
@@ -75,6 +79,8 @@ enum {
     H_NPM,
     H_NPL,
     H_RNP,
+    H_G1M16,
+    H_G1RL16,
 };
 
 static gex_AM_Arg_t argv_of(gex_Rank_t src, gex_Rank_t dst, int which, int i) {
@@ -87,7 +93,7 @@ static unsigned char byte_of(gex_Rank_t src, gex_Rank_t dst, int which, size_t j
 static size_t len_of(int which) { return 100 + 37 * (size_t)which; }
 
 static volatile int got_s0, got_s3, got_s16, got_s2r, got_rs2, got_m2, got_rm2, got_l1, got_rl1;
-static volatile int got_npm, got_npl, got_rnp;
+static volatile int got_npm, got_npl, got_rnp, got_g1m16, got_g1rl16;
 
 static gex_Rank_t src_of(gex_Token_t t) {
     gex_Token_Info_t info;
@@ -208,6 +214,48 @@ static void h_npl(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0) {
     for (size_t j = 0; j < n; j++) CHECK(b[j] == byte_of(s, myrank, 10, j), "NP Long %zu", j);
     CHECK(a0 == argv_of(s, myrank, 10, 0), "NP Long arg");
     got_npl++;
+}
+
+/* GASNet-1 calls to EX handlers: a 16-argument Medium request of
+ * gasnet_AMMaxMedium() bytes, answered by a 16-argument Long reply of
+ * G1REP_LEN bytes (above the Medium limit). */
+#define A16(s, d) argv_of(s, d, 11, 0), argv_of(s, d, 11, 1), argv_of(s, d, 11, 2), argv_of(s, d, 11, 3), \
+    argv_of(s, d, 11, 4), argv_of(s, d, 11, 5), argv_of(s, d, 11, 6), argv_of(s, d, 11, 7),              \
+    argv_of(s, d, 11, 8), argv_of(s, d, 11, 9), argv_of(s, d, 11, 10), argv_of(s, d, 11, 11),            \
+    argv_of(s, d, 11, 12), argv_of(s, d, 11, 13), argv_of(s, d, 11, 14), argv_of(s, d, 11, 15)
+static unsigned char *g1_big;
+static void check16(gex_Rank_t s, gex_Rank_t d, const gex_AM_Arg_t *a) {
+    for (int i = 0; i < 16; i++) CHECK(a[i] == argv_of(s, d, 11, i), "GASNet-1 arg %d", i);
+}
+static void h_g1m16(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0, gex_AM_Arg_t a1,
+                    gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5,
+                    gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9,
+                    gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13,
+                    gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_Rank_t s = src_of(t);
+    gex_AM_Arg_t a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    check16(s, myrank, a);
+    const unsigned char *b = (const unsigned char *)buf;
+    CHECK(n == gasnet_AMMaxMedium(), "GASNet-1 Medium of %zu bytes", n);
+    for (size_t j = 0; j < n; j++) CHECK(b[j] == byte_of(s, myrank, 11, j), "G1 Medium byte %zu", j);
+    got_g1m16++;
+    for (size_t j = 0; j < G1REP_LEN; j++) g1_big[j] = byte_of(myrank, s, 12, j);
+    CHECK(gasnet_AMReplyLong16(t, H_G1RL16, g1_big, G1REP_LEN, peerseg[s] + G1REP_OFF(myrank),
+                               A16(myrank, s)) == GASNET_OK,
+          "gasnet_AMReplyLong16");
+}
+static void h_g1rl16(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0, gex_AM_Arg_t a1,
+                     gex_AM_Arg_t a2, gex_AM_Arg_t a3, gex_AM_Arg_t a4, gex_AM_Arg_t a5,
+                     gex_AM_Arg_t a6, gex_AM_Arg_t a7, gex_AM_Arg_t a8, gex_AM_Arg_t a9,
+                     gex_AM_Arg_t a10, gex_AM_Arg_t a11, gex_AM_Arg_t a12, gex_AM_Arg_t a13,
+                     gex_AM_Arg_t a14, gex_AM_Arg_t a15) {
+    gex_Rank_t s = src_of(t);
+    gex_AM_Arg_t a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    check16(s, myrank, a);
+    const unsigned char *b = (const unsigned char *)buf;
+    CHECK(buf == myseg + G1REP_OFF(s) && n == G1REP_LEN, "GASNet-1 Long reply %p %zu", buf, n);
+    for (size_t j = 0; j < n; j++) CHECK(b[j] == byte_of(s, myrank, 12, j), "G1 Long byte %zu", j);
+    got_g1rl16++;
 }
 
 static void barrier(void) { gex_Event_Wait(gex_Coll_BarrierNB(myteam, 0)); }
@@ -493,6 +541,48 @@ static void barriers(void) {
     CHECK(gasnet_barrier(1000, 0) == GASNET_OK, "named after the mismatches");
 }
 
+/* ---- GASNet-1 AMs of the largest payloads ------------------------------------ */
+
+static void g1_ams(void) {
+    size_t mm = gasnet_AMMaxMedium();
+    CHECK(mm == (gex_AM_LUBRequestMedium() < gex_AM_LUBReplyMedium() ? gex_AM_LUBRequestMedium()
+                                                                      : gex_AM_LUBReplyMedium()),
+          "gasnet_AMMaxMedium %zu", mm);
+    CHECK(gasnet_AMMaxLongReply() == gex_AM_LUBReplyLong() && G1REP_LEN <= gex_AM_LUBReplyLong() &&
+              G1REP_LEN > mm,
+          "gasnet_AMMaxLongReply");
+    unsigned char *p = (unsigned char *)malloc(mm);
+    CHECK(p != NULL, "malloc");
+    for (gex_Rank_t d = 0; d < nranks; d++) {
+        for (size_t j = 0; j < mm; j++) p[j] = byte_of(myrank, d, 11, j);
+        CHECK(gasnet_AMRequestMedium16(d, H_G1M16, p, mm, A16(myrank, d)) == GASNET_OK,
+              "gasnet_AMRequestMedium16");
+    }
+    free(p);
+    GASNET_BLOCKUNTIL(got_g1rl16 == (int)nranks);
+    barrier();
+    CHECK(got_g1m16 == (int)nranks && got_g1rl16 == (int)nranks, "GASNet-1 counts");
+}
+
+/* ---- A created endpoint runs the primordial endpoint's handlers ---------------- */
+
+static void created_endpoint(void) {
+    gex_EP_t ep1;
+    CHECK(gex_EP_Create(&ep1, myclient, GEX_EP_CAPABILITY_AM | GEX_EP_CAPABILITY_RMA, 0) == GASNET_OK,
+          "gex_EP_Create");
+    CHECK(gex_EP_QueryIndex(ep1) == 1, "index %u", gex_EP_QueryIndex(ep1));
+    barrier(); /* every rank has endpoint 1 */
+    int before = got_rs2;
+    gex_TM_t pair = gex_TM_Pair(ep1, 1);
+    gex_Rank_t d = (myrank + 1) % nranks;
+    CHECK(gex_AM_RequestShort(pair, d, H_S2R, 0, argv_of(myrank, d, 2, 0), argv_of(myrank, d, 2, 1)) ==
+              0,
+          "request to endpoint 1");
+    GASNET_BLOCKUNTIL(got_rs2 == before + 1);
+    barrier();
+    CHECK(got_s2r == (int)nranks + 1 && got_rs2 == (int)nranks + 1, "counts %d %d", got_s2r, got_rs2);
+}
+
 /* ---- gasnet_memset_nbi -------------------------------------------------------- */
 
 static void memsets(void) {
@@ -580,7 +670,12 @@ int main(int argc, char **argv) {
         {H_NPM, (gex_AM_Fn_t)h_npm, GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_REQUEST, 2, NULL, NULL},
         {H_NPL, (gex_AM_Fn_t)h_npl, GEX_FLAG_AM_LONG | GEX_FLAG_AM_REQUEST, 1, NULL, NULL},
         {H_RNP, (gex_AM_Fn_t)h_rnp, GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_REPLY, 1, NULL, NULL},
+        {H_G1M16, (gex_AM_Fn_t)h_g1m16, GEX_FLAG_AM_MEDIUM | GEX_FLAG_AM_REQUEST, 16, NULL, NULL},
+        {H_G1RL16, (gex_AM_Fn_t)h_g1rl16, GEX_FLAG_AM_LONG | GEX_FLAG_AM_REPLY, 16, NULL, NULL},
     };
+    /* Before anyone can send to this rank's handlers. */
+    g1_big = (unsigned char *)malloc(G1REP_LEN);
+    CHECK(g1_big != NULL, "malloc");
     CHECK(gex_EP_RegisterHandlers(myep, h, sizeof h / sizeof h[0]) == GASNET_OK, "handlers");
     gex_Segment_t none = (gex_Segment_t)1;
     gasnet_QueryGexObjects(NULL, NULL, NULL, &none);
@@ -600,6 +695,8 @@ int main(int argc, char **argv) {
     arityless_ams();
     npam();
     barriers();
+    g1_ams();
+    created_endpoint();
     memsets();
     waitmode();
 

@@ -251,7 +251,11 @@ int main(int argc, char **argv) {
     for (gasnet_node_t i = 0; i < n; i++) CHECK(seg[i].addr != NULL && seg[i].size == segsize, "segment %u", i);
     CHECK(gasnet_AMMaxArgs() == 16 && gasnet_AMMaxMedium() >= 480, "AM limits");
     CHECK(gasnet_AMMaxLongRequest() >= 512 && gasnet_AMMaxLongReply() >= 512, "Long limits");
-    CHECK(gasnet_AMMaxLongReply() <= gasnet_AMMaxMedium(), "a Long reply fits the 16-argument escape");
+    CHECK(gasnet_AMMaxMedium() == (gex_AM_LUBRequestMedium() < gex_AM_LUBReplyMedium() ? gex_AM_LUBRequestMedium()
+                                                                                    : gex_AM_LUBReplyMedium()) &&
+              gasnet_AMMaxLongRequest() == gex_AM_LUBRequestLong() &&
+              gasnet_AMMaxLongReply() == gex_AM_LUBReplyLong(),
+          "the GASNet-1 limits are the EX ones");
     CHECK(gasnet_getenv("PATH") != NULL, "getenv");
     CHECK(hint_before == GASNET_SEGSIZE_EVERYTHING, "segment size hint before init %lu", (unsigned long)hint_before);
     CHECK(gasnet_getMaxLocalSegmentSize() >= segsize && gasnet_getMaxLocalSegmentSize() < GASNET_SEGSIZE_EVERYTHING &&
