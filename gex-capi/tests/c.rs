@@ -881,6 +881,16 @@ fn test_mk_smp_am_and_udp() {
     passes("udp", &exe, "test_mk", &[2, 3, 4], UDP);
 }
 
+/// A thread that only puts and gets (the header's inline route) runs AM
+/// handlers: its loop ends when its own and its predecessor's requests
+/// have run (smp, where the route copies directly; and udp).
+#[test]
+fn blocking_rma_loops_run_handlers() {
+    let exe = build_c("rma_polls", "rma_polls");
+    passes("smp", &exe, "rma_polls", &[1, 2, 3], &[]);
+    passes("udp", &exe, "rma_polls", &[2], UDP);
+}
+
 /// gex's internal diagnostics (gasnett_run_diagnostics): every section
 /// against the successor rank, on smp and udp, odd rank counts included.
 #[test]
