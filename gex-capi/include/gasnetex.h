@@ -65,6 +65,11 @@ extern "C" {
 #define GASNET_CONDUIT_NAME udp
 #define GASNET_CONDUIT_NAME_STR "udp"
 #define GASNET_CORE_NAME UDP
+/* The reference's udp conduit lets a program started by mpirun ask for the
+ * MPI rank as its GASNet rank before init. Under mpirun gex's ranks are
+ * already the PMIx ranks, which are MPI's: gex records the request and
+ * checks it at init (a different rank ends the job, naming both). */
+extern void AMUDP_SPMDSetProc(int proc);
 #else
 #ifndef GASNET_CONDUIT_SMP
 #define GASNET_CONDUIT_SMP 1

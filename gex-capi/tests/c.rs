@@ -475,7 +475,7 @@ fn declared_functions() -> Vec<(String, String)> {
 }
 
 /// The shared library exports exactly API names (prefixes `gex_`, `_gex_`,
-/// `gasnet_`, `_gasnet_`, `gasnett_`), and every function a header
+/// `gasnet_`, `_gasnet_`, `gasnett_`, and `AMUDP_SPMDSetProc`), and every function a header
 /// declares.
 #[test]
 fn exported_symbols_are_the_apis() {
@@ -499,6 +499,9 @@ fn exported_symbols_are_the_apis() {
             !["gex_", "_gex_", "gasnet_", "_gasnet_", "gasnett_"]
                 .iter()
                 .any(|p| s.starts_with(p))
+                // The reference udp conduit's one call its clients use
+                // (testmpi), declared by gasnetex.h for udp builds.
+                && **s != "AMUDP_SPMDSetProc"
         })
         .collect();
     assert!(bad.is_empty(), "exported symbols outside the API: {bad:?}");
