@@ -424,30 +424,9 @@ impl AmSink for Dispatch {
             bad_endpoint(msg)
         }
         match EP_LAYERS[msg.dest_ep as usize].get() {
-            Some(layer) if msg.dest_ep == 0 || layer.entry(msg.handler).is_some() => {
-                layer.dispatch(msg)
-            }
-            _ => shared_or_bad(msg),
+            Some(layer) => layer.dispatch(msg),
+            None => bad_endpoint(msg),
         }
-    }
-}
-
-/// A message for a created endpoint that has no handler at its index:
-/// run by the primordial endpoint's handler there, if the endpoint exists
-/// here with the AM capability (the reference keeps one handler table per
-/// client, and its testtmpair sends to created endpoints with handlers
-/// registered on the primordial one only; see API.md, "Leniencies");
-/// otherwise the message cannot run ([`bad_endpoint`]).
-#[cold]
-#[inline(never)]
-fn shared_or_bad(msg: &IncomingAm<'_>) {
-    let am_capable = gex_core::local_ep_capabilities(msg.dest_ep as EpIndex)
-        .is_some_and(|c| c.contains(EpCapabilities::AM));
-    match EP_LAYERS[0].get() {
-        Some(primordial) if am_capable && primordial.entry(msg.handler).is_some() => {
-            primordial.dispatch(msg)
-        }
-        _ => bad_endpoint(msg),
     }
 }
 

@@ -23,12 +23,20 @@
 //! * **Exchange.** The k-th `Exchange` of every rank belongs to round k; a
 //!   round completes when every rank contributed, and its result (one
 //!   buffer, shared) goes to every rank: N frames in, N out.
-//! * **Ending.** `Exit` from any rank ends the job with its code; a rank
-//!   that ends non-zero or by a signal ends it with its code (128 + signal);
-//!   a rank that ends while others wait in a collective it never joined
-//!   ends it with code 1 (the waiters get `Abort`); a rank that ends with 0
-//!   while others still run ends it with 0 after the exit grace. Ranks
-//!   spared (the one that called exit, the aborted waiters) get the end
+//! * **Ending.** The first `Exit` from any rank decides the job's code, and
+//!   the job ends collectively, as GASNet's exit does: the other ranks get
+//!   the exit grace (`GEX_EXIT_TIMEOUT`) to call exit too, or end, on
+//!   their own, flushing their output; those still running after it are
+//!   ended (killed, or sent `End`). A rank waiting in a start-up collective
+//!   then (which can no longer complete), or starting one, is sent `End`
+//!   at once: it ends itself with the job's code. A non-zero code is
+//!   reported, naming the rank. A rank that ends non-zero or by a signal
+//!   ends the job with its code (128 + signal) at once; a rank that ends
+//!   while others wait in a collective it never joined ends it with code 1
+//!   (the waiters get `Abort`); a rank that ends with 0 while others still
+//!   run ends it with 0 after the exit grace. An `Exit` for a fatal error
+//!   ([`wire::EXIT_FATAL`]) ends the others at once, as an abort would.
+//!   Ranks spared (those that called exit, the aborted waiters) get the end
 //!   grace to finish on their own.
 //!
 //! [`Mode::Launcher`] and [`Mode::Rendezvous`] differ only where they must:
@@ -66,8 +74,11 @@ pub struct Config {
     pub mode: Mode,
     /// The job key: when set, every `Hello` must prove it.
     pub key: Option<String>,
-    /// How long others may run after a rank ended with 0
-    /// ([`wire::EXIT_GRACE`]).
+    /// How long the other ranks may still run after a rank's exit before
+    /// they are ended: after the first `Exit`, for the others to call exit
+    /// too (or end); after a rank ended with 0, for the others to end
+    /// ([`wire::EXIT_GRACE`]; `GEX_EXIT_TIMEOUT`, see
+    /// [`crate::exit_timeout`]).
     pub exit_grace: Duration,
     /// How long spared ranks may take to finish once the job is ending.
     pub end_grace: Duration,
@@ -184,6 +195,11 @@ struct RankState {
     closed: bool,
     /// Left to finish on its own while the job ends.
     spared: bool,
+    /// It sent `Exit`.
+    exiting: bool,
+    /// The job is ending by another rank's exit: it may still call exit,
+    /// or end, on its own until the exit grace is over.
+    awaited: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -235,6 +251,10 @@ pub struct Coordinator {
     deadline: Option<Instant>,
     /// When the spared ranks' grace ends.
     grace: Option<Instant>,
+    /// When the ranks awaited after an `Exit` are ended.
+    exit_wait: Option<Instant>,
+    /// The job is ending because a rank called exit.
+    by_exit: bool,
     /// The first rank that ended with 0 while others ran, and when.
     early_exit: Option<(usize, Instant)>,
     /// Set once the job is ending: when, and its outcome.
@@ -253,6 +273,8 @@ impl Coordinator {
             completed: 0,
             deadline: cfg.timeout.map(|t| now + t),
             grace: None,
+            exit_wait: None,
+            by_exit: false,
             early_exit: None,
             ending: None,
             actions: Vec::new(),
@@ -309,6 +331,7 @@ impl Coordinator {
         [
             self.deadline.filter(|_| live),
             self.early_exit.filter(|_| live).map(|e| e.1),
+            self.exit_wait,
             self.grace,
             handshake,
         ]
@@ -479,6 +502,11 @@ impl Coordinator {
             );
         };
         match kind {
+            Kind::Exchange if self.ending.is_some() && self.by_exit => {
+                // The job ends by exit: the rank ends itself with its code.
+                let body = self.end_body();
+                self.send(conn, Kind::End, body);
+            }
             Kind::Exchange if self.ending.is_some() => {
                 let why = format!("the job is ending: {}", self.reason());
                 self.send(conn, Kind::Abort, why.into_bytes());
@@ -558,15 +586,12 @@ impl Coordinator {
         self.send(conn, Kind::Welcome, welcome);
         if let Some((_, o)) = &self.ending {
             // Too late: the job is ending.
-            match self.cfg.mode {
-                Mode::Rendezvous => {
-                    let body = wire::code_body(o.code, &o.reason);
-                    self.send(conn, Kind::End, body);
-                }
-                Mode::Launcher => {
-                    let why = format!("the job is ending: {}", o.reason);
-                    self.send(conn, Kind::Abort, why.into_bytes());
-                }
+            if self.cfg.mode == Mode::Rendezvous || self.by_exit {
+                let body = wire::code_body(o.code, &o.reason);
+                self.send(conn, Kind::End, body);
+            } else {
+                let why = format!("the job is ending: {}", o.reason);
+                self.send(conn, Kind::Abort, why.into_bytes());
             }
         }
         let _ = now;
@@ -609,7 +634,7 @@ impl Coordinator {
     }
 
     fn on_exit(&mut self, conn: ConnId, rank: usize, body: &[u8], now: Instant) {
-        let Some((code, _)) = wire::parse_code_body(body) else {
+        let Some((code, why)) = wire::parse_code_body(body) else {
             return self.drop_rank_conn(
                 conn,
                 format!(
@@ -620,15 +645,119 @@ impl Coordinator {
             );
         };
         self.send(conn, Kind::ExitAck, Bytes::new());
+        self.ranks[rank].exiting = true;
         if self.cfg.mode == Mode::Rendezvous && self.ranks[rank].left.is_none() {
             self.ranks[rank].left = Some(Left::Exit);
         }
-        self.end(
-            code,
-            format!("rank {rank} called exit with code {code}"),
-            &[rank],
+        if self.ending.is_none() && why == wire::EXIT_FATAL {
+            // A fatal error ends the others at once, as an abort would.
+            let msg = format!("rank {rank} ended the job with a fatal error (code {code})");
+            self.fail_sparing(code, msg, rank, now);
+        } else if self.ending.is_none() {
+            let why = format!("rank {rank} called exit with code {code}");
+            if code != 0 {
+                self.message(why.clone());
+            }
+            self.end_by_exit(code, why, rank, now);
+        } else {
+            self.joined_exit(rank, now);
+        }
+    }
+
+    /// The first `Exit` (from `caller`) ends the job with `code`,
+    /// collectively: every other rank still running may call exit too, or
+    /// end, within the exit grace; the caller is spared for the end grace.
+    /// A rank waiting in a start-up collective, which can no longer
+    /// complete, is sent `End` at once.
+    fn end_by_exit(&mut self, code: i32, reason: String, caller: usize, now: Instant) {
+        self.ending = Some((
             now,
-        );
+            Outcome {
+                code,
+                reason,
+                timed_out: false,
+            },
+        ));
+        self.by_exit = true;
+        let end_body = self.end_body();
+        let mut awaited = false;
+        for r in 0..self.ranks.len() {
+            if self.ranks[r].left.is_some() {
+                continue;
+            }
+            if r == caller {
+                self.ranks[r].spared = true;
+                continue;
+            }
+            self.ranks[r].awaited = true;
+            awaited = true;
+            if self.ranks[r].contributed > self.completed {
+                self.send_rank(r, Kind::End, end_body.clone());
+            }
+        }
+        let bounded = |t: Instant, d: Option<Instant>| d.map_or(t, |d| d.min(t));
+        let wait = now + self.cfg.exit_grace;
+        self.exit_wait = awaited.then(|| match self.cfg.mode {
+            Mode::Launcher => bounded(wait, self.deadline),
+            Mode::Rendezvous => wait,
+        });
+        self.grace = match self.cfg.mode {
+            Mode::Launcher if self.ranks[caller].spared && self.ranks[caller].left.is_none() => {
+                Some(bounded(now + self.cfg.end_grace, self.deadline))
+            }
+            Mode::Launcher => None,
+            // Connections still open after the awaited ranks were told to
+            // end, and their end grace, are closed.
+            Mode::Rendezvous => Some(wait + self.cfg.end_grace),
+        };
+    }
+
+    /// Rank `rank` called exit once the job was already ending: if it was
+    /// awaited it has joined the exit, and is spared for the end grace.
+    fn joined_exit(&mut self, rank: usize, now: Instant) {
+        let st = &mut self.ranks[rank];
+        if !st.awaited {
+            return;
+        }
+        st.awaited = false;
+        if self.cfg.mode == Mode::Launcher && st.left.is_none() {
+            st.spared = true;
+            let until = now + self.cfg.end_grace;
+            let until = self.deadline.map_or(until, |d| d.min(until));
+            self.grace = Some(self.grace.map_or(until, |g| g.max(until)));
+        }
+        self.settle_exit_wait();
+    }
+
+    /// Forgets the exit wait once no awaited rank still runs.
+    fn settle_exit_wait(&mut self) {
+        if self.exit_wait.is_some() && !self.ranks.iter().any(|s| s.awaited && s.left.is_none()) {
+            self.exit_wait = None;
+        }
+    }
+
+    /// The exit grace is over: the awaited ranks still running, which did
+    /// not call exit, are ended (killed, or sent `End`).
+    fn end_awaited(&mut self) {
+        let body = self.end_body();
+        for r in 0..self.ranks.len() {
+            let st = &mut self.ranks[r];
+            if !st.awaited || st.left.is_some() {
+                continue;
+            }
+            st.awaited = false;
+            match self.cfg.mode {
+                Mode::Launcher => self.actions.push(Action::Kill { rank: r as u32 }),
+                Mode::Rendezvous => self.send_rank(r, Kind::End, body.clone()),
+            }
+        }
+    }
+
+    /// The body of the `End` frame of the job's outcome.
+    fn end_body(&self) -> Bytes {
+        self.ending.as_ref().map_or_else(Bytes::new, |(_, o)| {
+            Bytes::from(wire::code_body(o.code, &o.reason))
+        })
     }
 
     fn on_bye(&mut self, conn: ConnId, rank: usize, body: &[u8], now: Instant) {
@@ -705,10 +834,12 @@ impl Coordinator {
         self.ranks[r].left = Some(how);
         if self.ending.is_some() {
             // Whatever happens once the job's fate is decided does not
-            // count; the grace ends when no spared rank is left.
+            // count; the grace ends when no spared rank is left, the exit
+            // wait when no awaited one is.
             if self.grace.is_some() && !self.ranks.iter().any(|s| s.spared && s.left.is_none()) {
                 self.grace = None;
             }
+            self.settle_exit_wait();
             return;
         }
         match how {
@@ -741,6 +872,8 @@ impl Coordinator {
         if self.ending.is_some() {
             // Asked again while ranks finish on their own: stop waiting.
             self.grace = None;
+            self.exit_wait = None;
+            self.end_awaited();
             self.expire_spared(&format!("still running at {name}"));
             return;
         }
@@ -798,6 +931,10 @@ impl Coordinator {
             if now >= t {
                 self.on_early_exit(first, now);
             }
+        }
+        if self.exit_wait.is_some_and(|t| now >= t) {
+            self.exit_wait = None;
+            self.end_awaited();
         }
         if self.grace.is_some_and(|g| now >= g) {
             self.grace = None;
@@ -1241,7 +1378,13 @@ mod tests {
         co.frame(1, frame(Kind::Exit, &wire::code_body(5, "")), now);
         let acts = co.take_actions();
         assert_eq!(sends(&acts, Kind::ExitAck)[0].0, 1);
-        assert_eq!(kills(&acts), [0, 2]);
+        // Nobody is killed yet: the others may still exit on their own.
+        assert!(kills(&acts).is_empty(), "{acts:?}");
+        // A non-zero exit is reported, naming the rank.
+        assert!(
+            acts.contains(&Action::Message("rank 1 called exit with code 5".into())),
+            "{acts:?}"
+        );
         assert_eq!(co.outcome().unwrap().code, 5);
         assert_eq!(
             co.outcome().unwrap().reason,
@@ -1251,6 +1394,7 @@ mod tests {
         co.rank_ended(0, Ended::Signal(9), now);
         co.rank_ended(2, Ended::Code(3), now);
         assert_eq!(co.outcome().unwrap().code, 5);
+        assert!(co.take_actions().is_empty());
         // Rank 1 does not exit: after the grace it is killed.
         let g = co.next_deadline().unwrap();
         assert_eq!(g, now + END_GRACE);
@@ -1258,6 +1402,104 @@ mod tests {
         assert_eq!(kills(&co.take_actions()), [1]);
         co.rank_ended(1, Ended::Signal(9), g);
         assert!(co.all_left());
+    }
+
+    #[test]
+    fn ranks_that_exit_too_within_the_exit_grace_finish_on_their_own() {
+        // The reproduction of issue #29's lost line: ranks 1 and 2 exit
+        // right after a barrier, rank 0 a moment later.
+        let (mut co, now) = joined(3, Mode::Launcher);
+        co.frame(1, frame(Kind::Exit, &wire::code_body(0, "")), now);
+        co.frame(2, frame(Kind::Exit, &wire::code_body(0, "")), now);
+        let acts = co.take_actions();
+        assert_eq!(sends(&acts, Kind::ExitAck).len(), 2);
+        assert!(kills(&acts).is_empty(), "{acts:?}");
+        // A zero exit is not reported.
+        assert!(!acts.iter().any(|a| matches!(a, Action::Message(_))));
+        assert_eq!(co.next_deadline(), Some(now + wire::EXIT_GRACE));
+        co.rank_ended(1, Ended::Code(0), now);
+        co.rank_ended(2, Ended::Code(0), now);
+        let late = now + wire::EXIT_GRACE / 2;
+        co.frame(0, frame(Kind::Exit, &wire::code_body(0, "")), late);
+        let acts = co.take_actions();
+        assert_eq!(sends(&acts, Kind::ExitAck)[0].0, 0);
+        assert!(kills(&acts).is_empty(), "{acts:?}");
+        // Rank 0 joined the exit: it has the end grace from its own exit.
+        assert_eq!(co.next_deadline(), Some(late + END_GRACE));
+        co.rank_ended(0, Ended::Code(0), late);
+        assert!(co.all_left());
+        assert_eq!(co.next_deadline(), None);
+        co.tick(late + END_GRACE);
+        assert!(kills(&co.take_actions()).is_empty());
+        assert_eq!(co.outcome().unwrap().code, 0);
+    }
+
+    #[test]
+    fn ranks_that_do_not_exit_are_ended_after_the_exit_grace() {
+        let (mut co, now) = joined(4, Mode::Launcher);
+        // Rank 3 waits in a start-up collective: told to end at once (a
+        // launcher's rank reads frames only there).
+        co.frame(3, frame(Kind::Exchange, b""), now);
+        co.frame(0, frame(Kind::Exit, &wire::code_body(3, "")), now);
+        let acts = co.take_actions();
+        assert!(kills(&acts).is_empty(), "{acts:?}");
+        let ends = sends(&acts, Kind::End);
+        assert_eq!(ends.iter().map(|e| e.0).collect::<Vec<_>>(), [3]);
+        assert_eq!(
+            wire::parse_code_body(&ends[0].1).unwrap(),
+            (3, "rank 0 called exit with code 3".to_string())
+        );
+        // Rank 2 starts a collective during the grace: End too.
+        co.frame(2, frame(Kind::Exchange, b""), now);
+        let ends = sends(&co.take_actions(), Kind::End);
+        assert_eq!(ends.iter().map(|e| e.0).collect::<Vec<_>>(), [2]);
+        co.rank_ended(3, Ended::Code(3), now);
+        co.rank_ended(2, Ended::Code(3), now);
+        // Rank 1 computes on: ended when the exit grace is over, rank 0
+        // (which called exit and has not ended) after its end grace.
+        let t = co.next_deadline().unwrap();
+        assert_eq!(t, now + wire::EXIT_GRACE);
+        co.tick(t);
+        assert_eq!(kills(&co.take_actions()), [1]);
+        co.rank_ended(1, Ended::Signal(9), t);
+        co.tick(now + END_GRACE);
+        assert_eq!(kills(&co.take_actions()), [0]);
+        assert_eq!(co.outcome().unwrap().code, 3);
+        // An exit grace of 0 ends the others at once (the job's time limit
+        // bounds it too).
+        let mut cfg = Config::new(2, Mode::Launcher, Some(KEY.into()));
+        cfg.exit_grace = Duration::ZERO;
+        let mut co = Coordinator::new(cfg, now);
+        for r in 0..2 {
+            co.connected(r, Origin::Network { peer: "p".into() }, nonce(r), now);
+            co.frame(r, hello_for(r, r as u32, Some(KEY)), now);
+        }
+        co.frame(1, frame(Kind::Exit, &wire::code_body(0, "")), now);
+        co.tick(now);
+        assert_eq!(kills(&co.take_actions()), [0]);
+    }
+
+    #[test]
+    fn a_fatal_error_ends_the_others_at_once() {
+        for mode in [Mode::Launcher, Mode::Rendezvous] {
+            let (mut co, now) = joined(3, mode);
+            co.frame(
+                2,
+                frame(Kind::Exit, &wire::code_body(1, wire::EXIT_FATAL)),
+                now,
+            );
+            let acts = co.take_actions();
+            assert_eq!(sends(&acts, Kind::ExitAck)[0].0, 2);
+            let ended: Vec<u32> = match mode {
+                Mode::Launcher => kills(&acts),
+                Mode::Rendezvous => sends(&acts, Kind::End).iter().map(|e| e.0 as u32).collect(),
+            };
+            assert_eq!(ended, [0, 1], "{mode:?}: {acts:?}");
+            assert!(acts.contains(&Action::Message(
+                "rank 2 ended the job with a fatal error (code 1)".into()
+            )));
+            assert_eq!(co.outcome().unwrap().code, 1);
+        }
     }
 
     #[test]
@@ -1362,13 +1604,26 @@ mod tests {
         }
         assert!(co.outcome().is_none());
         assert!(co.others_gone());
-        // After the end grace the ranks that linger are disconnected, but
-        // not rank 0 (which hosts the coordinator).
+        // After an exit, the others have the exit grace to exit too, then
+        // get End; after the end grace the ranks that linger are
+        // disconnected, but not rank 0 (which hosts the coordinator).
         let (mut co, now) = joined(3, Mode::Rendezvous);
         co.frame(0, frame(Kind::Exit, &wire::code_body(2, "")), now);
-        co.take_actions();
-        co.tick(now + END_GRACE);
+        let acts = co.take_actions();
+        assert!(sends(&acts, Kind::End).is_empty(), "{acts:?}");
+        co.tick(now + wire::EXIT_GRACE);
+        let ends = sends(&co.take_actions(), Kind::End);
+        assert_eq!(ends.iter().map(|e| e.0).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(wire::parse_code_body(&ends[0].1).unwrap().0, 2);
+        co.tick(now + wire::EXIT_GRACE + END_GRACE);
         assert_eq!(closes(&co.take_actions()), [1, 2]);
+        // Ranks that exit too within the grace get no End.
+        let (mut co, now) = joined(3, Mode::Rendezvous);
+        co.frame(1, frame(Kind::Exit, &wire::code_body(0, "")), now);
+        co.frame(2, frame(Kind::Exit, &wire::code_body(0, "")), now);
+        co.frame(0, frame(Kind::Exit, &wire::code_body(0, "")), now);
+        co.tick(now + wire::EXIT_GRACE);
+        assert!(sends(&co.take_actions(), Kind::End).is_empty());
     }
 
     #[test]

@@ -340,9 +340,20 @@ impl Bootstrap {
     /// of a collective in progress are dropped: the job is ending.
     pub fn request_exit(&self, code: i32) {
         if let Some(shared) = &self.conn {
-            request_exit_on(shared, code);
+            request_exit_on(shared, code, "");
         }
     }
+}
+
+/// The exit grace ([`coord::Config::exit_grace`]) `vars` set:
+/// `GEX_EXIT_TIMEOUT` in seconds (0 or more: 0 ends the other ranks as
+/// soon as one exits), else [`wire::EXIT_GRACE`]. Read by the coordinator's
+/// owner: the `gex-run` binary, and rank 0 at a rendezvous.
+pub fn exit_timeout(vars: vars::Lookup<'_>) -> Result<Duration> {
+    let secs = vars.parse::<f64>(wire::ENV_EXIT_TIMEOUT, "seconds, 0 or more", |s: &f64| {
+        s.is_finite() && (0.0..1e9).contains(s)
+    })?;
+    Ok(secs.map_or(wire::EXIT_GRACE, Duration::from_secs_f64))
 }
 
 /// The rank and control connection of the first control plane this process
@@ -358,39 +369,66 @@ pub fn job_ending() -> bool {
     JOB_ENDING.load(Ordering::SeqCst)
 }
 
-/// Ends the whole job with `code` (`gasnet_exit`): every other rank is
-/// terminated by the launcher, and the job's exit code is `code`. May be
-/// called from any rank, any thread, at any time, even in handler context.
+/// Ends the whole job with `code` (`gasnet_exit`), as GASNet's exit does:
+/// the first rank's exit decides the job's code; the other ranks may call
+/// exit too within the exit grace (`GEX_EXIT_TIMEOUT`, see
+/// [`exit_timeout`]) and then finish on their own, with their output;
+/// those that do not are ended by the launcher after it. This process's
+/// buffered output (Rust's standard streams and every C stdio stream) is
+/// flushed first. May be called from any rank, any thread, at any time,
+/// even in handler context.
 pub fn exit(code: i32) -> ! {
+    exit_as(code, "")
+}
+
+/// [`exit`], telling the coordinator `why` ([`wire::EXIT_FATAL`] for a
+/// fatal error, which ends the other ranks at once).
+fn exit_as(code: i32, why: &str) -> ! {
     JOB_ENDING.store(true, Ordering::SeqCst);
-    let _ = io::stdout().flush();
-    let _ = io::stderr().flush();
+    flush_output();
     match JOINED.get() {
-        Some((_, Some(shared))) => request_exit_on(shared, code),
+        Some((_, Some(shared))) => request_exit_on(shared, code, why),
         Some((_, None)) => {}
         None => {
-            if let Ok(boot) = Bootstrap::from_env() {
-                boot.request_exit(code);
+            if let Ok(Bootstrap {
+                conn: Some(shared), ..
+            }) = Bootstrap::from_env()
+            {
+                request_exit_on(&shared, code, why);
             }
         }
     }
     std::process::exit(code)
 }
 
+/// Flushes what this process holds for its standard streams: Rust's stdout
+/// and stderr, and every C stdio output stream (`fflush(NULL)`), so that a
+/// C client's last `printf` (a pipe to the launcher is fully buffered) is
+/// written before the job ends, as the reference flushes at exit.
+pub fn flush_output() {
+    let _ = io::stdout().flush();
+    let _ = io::stderr().flush();
+    // SAFETY: fflush(NULL) flushes every open output stream of the C
+    // library under its own locks; it reads no memory of ours.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+}
+
 /// Reports a fatal error (a broken invariant of the job, such as an AM for
-/// an unregistered handler) and ends the job with exit code 1.
+/// an unregistered handler) and ends the job with exit code 1, the other
+/// ranks at once (as an abort ends the reference's job: they are not
+/// waited for, see [`exit`]).
 pub fn fatal(msg: &str) -> ! {
     let who = JOINED
         .get()
         .map(|(r, _)| format!(" on rank {r}"))
         .unwrap_or_default();
     eprintln!("gex: fatal error{who}: {msg}");
-    exit(1)
+    exit_as(1, wire::EXIT_FATAL)
 }
 
-/// [`Bootstrap::request_exit`] over `shared`.
-fn request_exit_on(shared: &Shared, code: i32) {
-    let Ok(_busy) = shared.begin(Kind::Exit, &code.to_le_bytes()) else {
+/// [`Bootstrap::request_exit`] over `shared`, with the reason `why`.
+fn request_exit_on(shared: &Shared, code: i32, why: &str) {
+    let Ok(_busy) = shared.begin(Kind::Exit, &wire::code_body(code, why)) else {
         return;
     };
     let deadline = Instant::now() + EXIT_ACK_TIMEOUT;
@@ -679,8 +717,7 @@ fn end_process(rank: Rank, code: i32, msg: Option<String>) -> ! {
         // and this must not panic.
         let _ = writeln!(std::io::stderr(), "gex: rank {rank}: {m}");
     }
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
+    flush_output();
     if EXITING.swap(true, Ordering::SeqCst) {
         loop {
             std::thread::park();
@@ -739,6 +776,25 @@ mod key_tests;
 #[cfg(test)]
 mod hosts_tests {
     use super::{hosts_from, vars::Lookup, Bootstrap};
+
+    #[test]
+    fn the_exit_timeout_comes_from_gex_exit_timeout() {
+        use super::{exit_timeout, wire::EXIT_GRACE};
+        use std::time::Duration;
+        assert_eq!(exit_timeout(Lookup::pairs(&[])).unwrap(), EXIT_GRACE);
+        let set = |v| exit_timeout(Lookup::pairs(&[("GEX_EXIT_TIMEOUT", v)]));
+        assert_eq!(set("0.5").unwrap(), Duration::from_millis(500));
+        assert_eq!(set("0").unwrap(), Duration::ZERO);
+        assert_eq!(set(" 30 ").unwrap(), Duration::from_secs(30));
+        for bad in ["-1", "soon", "inf", "1e10"] {
+            let e = set(bad).unwrap_err();
+            assert!(
+                e.message()
+                    .contains(&format!("GEX_EXIT_TIMEOUT={bad:?}: expected seconds")),
+                "{e}"
+            );
+        }
+    }
 
     #[test]
     fn the_host_count_comes_from_gex_hosts_or_is_one_for_a_singleton() {

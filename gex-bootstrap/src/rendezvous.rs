@@ -49,19 +49,24 @@
 //! rules and ends the other ranks with an `End` frame, on which a watcher
 //! thread in each rank exits its process:
 //!
-//! * `gex::exit(code)` on any rank: every rank exits with `code`;
+//! * `gex::exit(code)` on any rank: the others have the exit grace
+//!   (`GEX_EXIT_TIMEOUT`, default [`wire::EXIT_GRACE`], 2 s) to call exit
+//!   too, each finishing on its own with its output; those still running
+//!   after it exit with `code` (a rank waiting in a start-up collective at
+//!   once);
 //! * a rank that exits non-zero: the others exit with its code;
 //! * a rank whose connection closes without `Exit` or `Bye` (killed by a
 //!   signal): the others exit with code 1;
 //! * a rank that exits 0 while others wait in a start-up collective it did
 //!   not join: the waiters' collective fails, the rest exit with code 1;
 //! * a rank that exits 0 while others still run: if they still run after
-//!   [`wire::EXIT_GRACE`] (2 s), they exit with code 0 and rank 0 prints a
+//!   the exit grace, they exit with code 0 and rank 0 prints a
 //!   message naming the rank (as under `gex-run`: as in GASNet, a
 //!   process's exit ends the job with the first exit's code).
 //!
 //! Rank 0's process hosts the coordinator, so its exit hook waits until
-//! every other rank has gone (at most 10 s once the job is ending; without
+//! every other rank has gone (at most the exit grace and 10 s more once the
+//! job is ending; without
 //! a bound while the others still run normally). If rank 0 dies without
 //! running its exit hook (a signal), the others see the connection close
 //! and exit with code 1.
@@ -211,7 +216,8 @@ pub(super) fn join(ext: &ExternalLauncher) -> Result<Bootstrap> {
                 .map_err(|e| Error::resource(format!("rank 0 cannot listen at {rdv}: {e}")))?,
         };
         let local = listener.local_addr().map_err(super::io_err)?;
-        let status = start_coordinator(listener, size as usize, key_env.clone())?;
+        let exit_grace = super::exit_timeout(super::vars::Lookup::env())?;
+        let status = start_coordinator(listener, size as usize, key_env.clone(), exit_grace)?;
         let mut to = local;
         if to.ip().is_unspecified() {
             to.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
@@ -505,6 +511,8 @@ fn run_exit_hook(code: i32) {
 struct Status {
     inner: Mutex<StatusInner>,
     changed: Condvar,
+    /// The coordinator's exit grace (`GEX_EXIT_TIMEOUT`).
+    exit_grace: Duration,
 }
 
 #[derive(Default)]
@@ -522,8 +530,9 @@ impl Status {
         self.changed.notify_all();
     }
 
-    /// Waits until the other ranks are gone, or the grace after the job
-    /// started to end has passed (the coordinator disconnects them then).
+    /// Waits until the other ranks are gone, or the exit grace and the end
+    /// grace after the job started to end have passed (the coordinator
+    /// disconnects them then).
     fn linger(&self) {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         loop {
@@ -532,7 +541,7 @@ impl Status {
             }
             g = match g.ending_since {
                 Some(t) => {
-                    let left = (t + GRACE + Duration::from_secs(1))
+                    let left = (t + self.exit_grace + GRACE + Duration::from_secs(1))
                         .saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         return;
@@ -584,6 +593,7 @@ fn start_coordinator(
     listener: TcpListener,
     size: usize,
     key: Option<String>,
+    exit_grace: Duration,
 ) -> Result<Arc<Status>> {
     let err = |e: io::Error| Error::resource(format!("cannot start the rendezvous: {e}"));
     listener.set_nonblocking(true).map_err(err)?;
@@ -598,6 +608,7 @@ fn start_coordinator(
     let status = Arc::new(Status {
         inner: Mutex::new(StatusInner::default()),
         changed: Condvar::new(),
+        exit_grace,
     });
     let mut host = RendezvousHost {
         status: status.clone(),
@@ -606,7 +617,10 @@ fn start_coordinator(
     std::thread::Builder::new()
         .name("gex-rendezvous".into())
         .spawn(move || {
-            let mut co = Coordinator::new(Config::new(size, Mode::Rendezvous, key), Instant::now());
+            let mut cfg = Config::new(size, Mode::Rendezvous, key);
+            cfg.exit_grace = exit_grace;
+            cfg.end_grace = GRACE;
+            let mut co = Coordinator::new(cfg, Instant::now());
             // No inputs: ranks say themselves how they end.
             let (_, inputs) = tokio::sync::mpsc::unbounded_channel();
             rt.block_on(serve(

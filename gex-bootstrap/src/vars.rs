@@ -213,6 +213,11 @@ pub const VARS: &[Var] = &[
         "How long ranks wait for each other at a rendezvous.",
     ),
     user(
+        "GEX_EXIT_TIMEOUT",
+        "2 (seconds)",
+        "After a rank's exit (`gex::exit`, `gasnet_exit`, or returning from `main`), how long the other ranks may take to exit too before they are ended; read by `gex-run` (whose `--exit-grace` overrides it) and by rank 0 at a rendezvous.",
+    ),
+    user(
         "GEX_RUN_TIMEOUT",
         "none",
         "`gex-run`: end the job (exit code 124) after this many seconds.",

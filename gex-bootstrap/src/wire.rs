@@ -59,12 +59,19 @@ pub const ENV_RENDEZVOUS: &str = "GEX_RENDEZVOUS";
 /// rendezvous before it gives up (default 60).
 pub const ENV_RENDEZVOUS_TIMEOUT: &str = "GEX_RENDEZVOUS_TIMEOUT";
 
-/// How long the other ranks of a job may keep running after one rank has
-/// exited with code 0 (returned from `main`) before the job is ended with
-/// that code, as GASNet ends a job when any of its processes exits. Ranks
-/// that finish a job together exit well within it; a rank that leaves early
-/// while a peer waits for it (a reply it will never send) no longer hangs
-/// the job. `gex-run --exit-grace` changes it.
+/// Environment variable: seconds the other ranks may take to exit after a
+/// rank's exit (default [`EXIT_GRACE`]; see [`crate::exit_timeout`]).
+pub const ENV_EXIT_TIMEOUT: &str = "GEX_EXIT_TIMEOUT";
+
+/// How long the other ranks of a job may keep running after one rank's
+/// exit before they are ended, as GASNet's exit timeout: after a rank
+/// called exit, the others that call exit too (or end) within it finish on
+/// their own, with their output, and the job's code is the first exit's;
+/// after a rank exited with code 0 (returned from `main`), the job ends
+/// with that code if the others still run after it. Ranks that finish a
+/// job together exit well within it; a rank that leaves early while a peer
+/// waits for it (a reply it will never send) no longer hangs the job.
+/// `GEX_EXIT_TIMEOUT` and `gex-run --exit-grace` change it.
 pub const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Where a rank reaches the control plane: the value of [`ENV_CTRL`].
@@ -424,6 +431,11 @@ pub fn rank_handshake<S: Read + Write>(
     }
     Ok(())
 }
+
+/// The reason of an `Exit` from a fatal error ([`crate::fatal`]): the job
+/// ends at once, as an abort ends the reference's, instead of waiting for
+/// the other ranks to exit too.
+pub const EXIT_FATAL: &str = "fatal";
 
 /// Encodes an `Exit`, `Bye` or `End` body: the code, then an optional
 /// reason.

@@ -278,12 +278,17 @@ static inline void gasnet_coll_exchangeM(gasnet_team_handle_t team, void *const 
  * The split-phase named barrier of gasnet_barrier_* over a team, with the
  * same flags (GASNET_BARRIERFLAG_ANONYMOUS, _MISMATCH) and results
  * (GASNET_OK, GASNET_ERR_BARRIER_MISMATCH, and GASNET_ERR_NOT_READY from
- * try). Over GASNET_TEAM_ALL it is the gasnet_barrier_* barrier itself.
- * One barrier per team may be notified at a time. */
+ * try), and gasnetex.h's rules for them (the wait's flags may differ from
+ * the notify's). Over GASNET_TEAM_ALL it is the gasnet_barrier_* barrier
+ * itself. One barrier per team may be notified at a time. */
 
 extern void gasnet_coll_barrier_notify(gasnet_team_handle_t team, int id, int flags);
 extern int gasnet_coll_barrier_wait(gasnet_team_handle_t team, int id, int flags);
 extern int gasnet_coll_barrier_try(gasnet_team_handle_t team, int id, int flags);
+/* 0 with the name of the team's last completed barrier in *id if some
+ * member named it; non-zero if every member was anonymous (or none has
+ * completed). */
+extern int gasnet_coll_barrier_result(gasnet_team_handle_t team, int *id);
 static inline int gasnet_coll_barrier(gasnet_team_handle_t team, int id, int flags) {
     gasnet_coll_barrier_notify(team, id, flags);
     return gasnet_coll_barrier_wait(team, id, flags);

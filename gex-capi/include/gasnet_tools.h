@@ -170,6 +170,10 @@
 #define _CONCAT(a, b) _GEX_TOOLS_CONCAT1(a, b)
 #endif
 #define PLATFORM_COMPILER_VERSION_INT(maj, min, pat) (((maj) << 16) | ((min) << 8) | (pat))
+/* Other portable-platform headers (Open MPI's mpi.h brings one) spell the
+ * compiler version differently: gex's take their place. */
+#undef PLATFORM_COMPILER_VERSION
+#undef PLATFORM_COMPILER_VERSION_STR
 #if defined(__clang__)
 #define PLATFORM_COMPILER_CLANG 1
 #define PLATFORM_COMPILER_FAMILYNAME CLANG

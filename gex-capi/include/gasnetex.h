@@ -65,6 +65,11 @@ extern "C" {
 #define GASNET_CONDUIT_NAME udp
 #define GASNET_CONDUIT_NAME_STR "udp"
 #define GASNET_CORE_NAME UDP
+/* The reference's udp conduit lets a program started by mpirun ask for the
+ * MPI rank as its GASNet rank before init. Under mpirun gex's ranks are
+ * already the PMIx ranks, which are MPI's: gex records the request and
+ * checks it at init (a different rank ends the job, naming both). */
+extern void AMUDP_SPMDSetProc(int proc);
 #else
 #ifndef GASNET_CONDUIT_SMP
 #define GASNET_CONDUIT_SMP 1
@@ -1659,6 +1664,10 @@ static const unsigned char _gex_restricted_unknown __attribute__((unused)) = 1;
 static __thread const unsigned char *_gex_restricted_p
     __attribute__((unused)) = &_gex_restricted_unknown;
 
+/* Direct transfers left before this thread's next poll. */
+#define _GEX_RMA_POLL_EVERY 256u
+static __thread unsigned int _gex_rma_polls __attribute__((unused)) = _GEX_RMA_POLL_EVERY;
+
 /* Whether [addr, addr + nbytes) of rank lives in this process (then *p is
  * where), or the library call must do the transfer (0). */
 static inline int _gex_rma_direct(gex_TM_t tm, gex_Rank_t rank, const void *addr,
@@ -1677,6 +1686,13 @@ static inline int _gex_rma_direct(gex_TM_t tm, gex_Rank_t rank, const void *addr
                          0))
         return 0;
     if (__builtin_expect(*_gex_restricted_p != 0, 0)) return 0;
+    /* Every _GEX_RMA_POLL_EVERY-th direct transfer of a thread polls once,
+     * as a library call would: a thread that only puts or gets in a loop
+     * (waiting for a flag an AM handler sets) still runs the handlers. */
+    if (__builtin_expect(--_gex_rma_polls == 0, 0)) {
+        _gex_rma_polls = _GEX_RMA_POLL_EVERY;
+        gasnet_AMPoll();
+    }
     t = (const _gex_fastseg_t *)((const char *)__atomic_load_n(&_gex_rma_fast.table,
                                                                 __ATOMIC_ACQUIRE) +
                                  (uintptr_t)ix);

@@ -250,9 +250,13 @@ pub unsafe extern "C" fn gex_TM_Destroy(
 }
 
 /// `gex_TM_Create`: with a `GEX_FLAG_TM_SCRATCH_SIZE_*` flag, the scratch
-/// size query; otherwise the new teams (one per local endpoint named in
+/// size query (from `numargs` alone when `args` is NULL, as clients that
+/// ask before building the list call it; the size is one `gex_TM_Create`
+/// accepts); otherwise the new teams (one per local endpoint named in
 /// `args`: at most one, as every team is over primordial endpoints) go to
-/// `new_tms`, and the call returns 0.
+/// `new_tms`, and the call returns 0. `scratch_addrs` holds one address
+/// (SYMMETRIC), one per local member (LOCAL: `num_new_tms`) or one per
+/// member (GLOBAL: `numargs`).
 #[no_mangle]
 pub unsafe extern "C" fn gex_TM_Create(
     new_tms: *mut gex_TM_t,
@@ -268,7 +272,16 @@ pub unsafe extern "C" fn gex_TM_Create(
     // SAFETY: a handle of this library.
     let p = unsafe { team(parent_tm, CALL) };
     let f = crate::types::flags(flags, CALL);
-    let list: Vec<gex::EpLocation> = if numargs == 0 || args.is_null() {
+    let query = f.intersects(Flags::TM_SCRATCH_SIZE_RECOMMENDED | Flags::TM_SCRATCH_SIZE_MIN);
+    if query && args.is_null() {
+        return or_fatal(gex::coll::tm_create_scratch_size_for(p, numargs, f));
+    }
+    if args.is_null() && numargs != 0 {
+        gex::fatal(&format!(
+            "{CALL}: args is NULL but numargs is {numargs} (NULL is allowed only with numargs 0, or in a scratch size query)"
+        ));
+    }
+    let list: Vec<gex::EpLocation> = if numargs == 0 {
         Vec::new()
     } else {
         // SAFETY: `numargs` entries (caller's contract).
@@ -280,12 +293,14 @@ pub unsafe extern "C" fn gex_TM_Create(
             })
             .collect()
     };
-    if f.intersects(Flags::TM_SCRATCH_SIZE_RECOMMENDED | Flags::TM_SCRATCH_SIZE_MIN) {
+    if query {
         return or_fatal(gex::coll::tm_create_scratch_size(p, &list, f));
     }
     let naddrs = if f.contains(Flags::TM_NO_SCRATCH) || scratch_addrs.is_null() {
         0
-    } else if f.contains(Flags::TM_GLOBAL_SCRATCH) || f.contains(Flags::TM_SYMMETRIC_SCRATCH) {
+    } else if f.contains(Flags::TM_GLOBAL_SCRATCH) {
+        numargs
+    } else if f.contains(Flags::TM_SYMMETRIC_SCRATCH) {
         1
     } else {
         num_new_tms

@@ -67,6 +67,13 @@ pub unsafe extern "C" fn gex_Client_Init(
         ep: cep,
         cdata: AtomicPtr::new(std::ptr::null_mut()),
     });
+    let asked = SPMD_PROC.load(std::sync::atomic::Ordering::Relaxed);
+    let rank = gex_System_QueryJobRank();
+    if asked >= 0 && asked != i64::from(rank) {
+        gex::fatal(&format!(
+            "gex_Client_Init: AMUDP_SPMDSetProc({asked}) asked for rank {asked}, but the launcher made this process rank {rank}"
+        ));
+    }
     let _ = CLIENT.set(cclient as usize);
     let _ = PRIMORDIAL.set(ctm as usize);
     crate::fast::publish(ctm);
@@ -551,7 +558,11 @@ pub unsafe extern "C" fn gex_System_QueryMyPosition(
     }
 }
 
-/// `gasnet_exit`: ends the whole job with `code`.
+/// `gasnet_exit`: ends the whole job with `code` (`gex::exit`). Every C
+/// stdio stream is flushed first (`fflush(NULL)`, in `gex::exit`, which
+/// the fatal-error paths take too), so that a rank's last `printf` is not
+/// lost; the other ranks have the exit grace (`GEX_EXIT_TIMEOUT`) to call
+/// `gasnet_exit` as well and finish on their own.
 #[no_mangle]
 pub extern "C" fn gasnet_exit(code: c_int) -> ! {
     gex::exit(code)
@@ -834,4 +845,19 @@ pub unsafe extern "C" fn gex_System_QueryProgressThreads(
         *info_p = std::ptr::null();
     }
     GASNET_OK
+}
+
+/// The rank `AMUDP_SPMDSetProc` asked for (-1: none).
+static SPMD_PROC: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(-1);
+
+/// `AMUDP_SPMDSetProc` (the reference's udp conduit, declared by
+/// `gasnetex.h` for udp builds): the rank this process expects, checked at
+/// init. gex numbers a job started by mpirun by its PMIx ranks, which are
+/// its MPI ranks, so a program that passes its MPI rank gets it.
+#[no_mangle]
+pub extern "C" fn AMUDP_SPMDSetProc(proc_: c_int) {
+    if proc_ < 0 {
+        gex::fatal(&format!("AMUDP_SPMDSetProc: rank {proc_} is negative"));
+    }
+    SPMD_PROC.store(i64::from(proc_), std::sync::atomic::Ordering::Relaxed);
 }

@@ -128,8 +128,20 @@ fn job_lock() -> JobLock {
 }
 
 fn launch(conduit: &str, program: &Path, ranks: u32, env: &[(&str, &str)]) -> JobOutcome {
+    launch_args(conduit, program, ranks, env, &[])
+}
+
+/// [`launch`] with arguments for the program.
+fn launch_args(
+    conduit: &str,
+    program: &Path,
+    ranks: u32,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> JobOutcome {
     let _lock = job_lock();
     let mut spec = JobSpec::new(ranks, program);
+    spec.args = args.iter().map(|a| a.to_string()).collect();
     spec.conduit = conduit.to_string();
     spec.env = env
         .iter()
@@ -209,6 +221,70 @@ fn test_compat_smp_1_to_4_ranks() {
 fn test_compat_udp_2_to_4_ranks() {
     let exe = build_c("test_compat", "test_compat-udp");
     passes("udp", &exe, "test_compat", &[2, 3, 4], UDP);
+}
+
+/// How `gasnet_exit` ends a job, as the reference's does (issue #29): the
+/// ranks other than 0 print their last words without a newline and exit
+/// right after a barrier, rank 0 20 ms later after printing a line: every
+/// rank's output arrives (ranks that exit too finish on their own, C stdio
+/// flushed) and the job's code is 0, with nothing reported. Then rank 1
+/// exits with 3 while the others wait in a barrier it never joins: they are
+/// ended within the exit grace, the code is 3, and the launcher names rank
+/// 1 and the code. On 2 and 4 ranks, smp and udp (without the bypass).
+#[test]
+fn gasnet_exit_keeps_every_ranks_output_and_names_a_failing_code() {
+    let exe = build_c("exit_flush", "exit_flush");
+    for (conduit, env) in [("smp", &[][..]), ("udp", UDP)] {
+        for n in [2, 4] {
+            let out = launch_args(conduit, &exe, n, env, &["late"]);
+            let report = format!(
+                "late on {conduit} -n {n}: code {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                out.code,
+                tail(&out.stdout),
+                tail(&out.stderr)
+            );
+            assert!(!out.timed_out && out.code == 0, "{report}");
+            let line =
+                format!("[0] exit_flush: rank 0 of {n}: the last line, after the others' exits");
+            assert!(
+                out.stdout.lines().any(|l| l == line),
+                "no {line:?}: {report}"
+            );
+            for r in 1..n {
+                let line =
+                    format!("[{r}] exit_flush: rank {r} of {n}: last words without a newline");
+                assert!(
+                    out.stdout.lines().any(|l| l == line),
+                    "no {line:?}: {report}"
+                );
+            }
+            assert!(!out.stderr.contains("gex-run:"), "{report}");
+            assert!(out.elapsed < TIMEOUT, "{report}");
+        }
+        let out = launch_args(conduit, &exe, 3, env, &["code"]);
+        let report = format!(
+            "code on {conduit}: code {}, {:.2?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            out.code,
+            out.elapsed,
+            tail(&out.stdout),
+            tail(&out.stderr)
+        );
+        assert!(!out.timed_out && out.code == 3, "{report}");
+        assert!(
+            out.stdout
+                .contains("[1] exit_flush: rank 1 of 3: calling gasnet_exit(3)"),
+            "{report}"
+        );
+        assert!(!out.stdout.contains("ERROR"), "{report}");
+        assert!(
+            out.stderr
+                .contains("gex-run: rank 1 called exit with code 3"),
+            "{report}"
+        );
+        // Ended by the exit grace (2 s, and a few seconds for start-up on a
+        // busy machine), not by the job's timeout.
+        assert!(out.elapsed < Duration::from_secs(25), "{report}");
+    }
 }
 
 /// Erroneous puts and gets (blocking, NBI, NB), which the header's inline
@@ -399,7 +475,7 @@ fn declared_functions() -> Vec<(String, String)> {
 }
 
 /// The shared library exports exactly API names (prefixes `gex_`, `_gex_`,
-/// `gasnet_`, `_gasnet_`, `gasnett_`), and every function a header
+/// `gasnet_`, `_gasnet_`, `gasnett_`, and `AMUDP_SPMDSetProc`), and every function a header
 /// declares.
 #[test]
 fn exported_symbols_are_the_apis() {
@@ -423,6 +499,9 @@ fn exported_symbols_are_the_apis() {
             !["gex_", "_gex_", "gasnet_", "_gasnet_", "gasnett_"]
                 .iter()
                 .any(|p| s.starts_with(p))
+                // The reference udp conduit's one call its clients use
+                // (testmpi), declared by gasnetex.h for udp builds.
+                && **s != "AMUDP_SPMDSetProc"
         })
         .collect();
     assert!(bad.is_empty(), "exported symbols outside the API: {bad:?}");
@@ -805,6 +884,16 @@ fn test_mk_smp_am_and_udp() {
     passes("udp", &exe, "test_mk", &[2, 3, 4], UDP);
 }
 
+/// A thread that only puts and gets (the header's inline route) runs AM
+/// handlers: its loop ends when its own and its predecessor's requests
+/// have run (smp, where the route copies directly; and udp).
+#[test]
+fn blocking_rma_loops_run_handlers() {
+    let exe = build_c("rma_polls", "rma_polls");
+    passes("smp", &exe, "rma_polls", &[1, 2, 3], &[]);
+    passes("udp", &exe, "rma_polls", &[2], UDP);
+}
+
 /// gex's internal diagnostics (gasnett_run_diagnostics): every section
 /// against the successor rank, on smp and udp, odd rank counts included.
 #[test]
@@ -845,6 +934,55 @@ fn test_coll_g1_smp_and_udp() {
         &[("GEX_COLL_FORCE_AM", "1")],
     );
     passes("udp", &exe, "test_coll_g1", &[2, 3, 4], UDP);
+}
+
+/// Erroneous `gasnet_coll_*` calls (every rank makes the same one): each
+/// ends the job with the library's message naming the call, on 2 ranks of
+/// smp.
+#[test]
+fn coll_g1_errors_end_the_job() {
+    let exe = build_c("test_coll_g1", "test_coll_g1-errors");
+    let cases = [
+        (
+            "root",
+            "gasnet_coll_broadcast_nb: srcimage 2 is not an image of the team",
+        ),
+        ("nulldst", "gasnet_coll_gather_all_nb: dst is NULL"),
+        ("overlap", "gasnet_coll_exchange_nb: src and dst overlap"),
+        ("flags", "gasnet_coll_scatter_nb: unknown flags 0x100000"),
+        ("mlist", "gasnet_coll_broadcastM_nb: dstlist is NULL"),
+        ("team", "gasnet_coll_gather_all_nb: the team is NULL"),
+        (
+            "wait",
+            "gasnet_coll_barrier_wait: no gasnet_coll_barrier_notify on this team precedes it",
+        ),
+        (
+            "notify2",
+            "gasnet_coll_barrier_notify: called twice on a team",
+        ),
+        (
+            "init",
+            "gasnet_coll_init: gex has no GASNet-1 reduce or scan",
+        ),
+    ];
+    for (case, msg) in cases {
+        let _lock = job_lock();
+        let mut spec = JobSpec::new(2, &exe);
+        spec.conduit = "smp".to_string();
+        spec.args = vec![case.into()];
+        spec.timeout = Some(TIMEOUT);
+        spec.output = Output::Capture;
+        let out = run(&spec).expect("start test_coll_g1");
+        let report = format!(
+            "{case}: code {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            out.code,
+            tail(&out.stdout),
+            tail(&out.stderr)
+        );
+        assert!(!out.timed_out && out.code != 0, "{report}");
+        assert!(!out.stdout.contains("was not refused"), "{report}");
+        assert!(out.stderr.contains(msg), "no {msg:?}: {report}");
+    }
 }
 
 #[test]

@@ -112,8 +112,8 @@ pub use seg::{
     gather_all_with, gather_nb_with, gather_with, scatter_nb_with, scatter_with, Addrs,
 };
 pub use team::{
-    recommended_scratch_size, tm_create, tm_create_scratch_size, tm_destroy, tm_split,
-    tm_split_scratch_size,
+    recommended_scratch_size, tm_create, tm_create_scratch_size, tm_create_scratch_size_for,
+    tm_destroy, tm_split, tm_split_scratch_size,
 };
 
 use gex_am::{register_internal_handlers, HandlerEntry};

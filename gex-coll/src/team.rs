@@ -923,23 +923,60 @@ pub fn tm_create(
 /// The collective scratch-size query of `gex_TM_Create`: `flags` holds
 /// `TM_SCRATCH_SIZE_RECOMMENDED` (or the deprecated `_MIN`) and may hold
 /// `RANK_IS_JOBRANK`; returns the size for the team this caller's `args`
-/// would create (0 for an empty list). Collective over `parent`.
+/// would create (0 for an empty list), which [`tm_create`] accepts as its
+/// `scratch_size` for that list. The list is checked as [`tm_create`]
+/// checks it. Collective over `parent`.
 pub fn tm_create_scratch_size(parent: &Tm, args: &[EpLocation], flags: Flags) -> Result<usize> {
     const CALL: &str = "gex_TM_Create (scratch size query)";
     context::check_may_communicate(CALL)?;
     let p = team_of(parent, CALL)?;
     let min = query_kind(CALL, flags, CREATE_SINGLE)?;
     let local = create_members(CALL, &p, args, flags);
+    let n = local.as_ref().map_or(0, Vec::len);
+    create_scratch_query(&p, local.map(|m| (n, m)), min)
+}
+
+/// [`tm_create_scratch_size`] from the number of members alone: the size
+/// depends only on how many members the team would have (`numargs`; 0:
+/// the caller creates no team, and the answer is 0), so a caller need not
+/// build the list to ask (C callers pass a NULL `args` with the count, as
+/// the reference's tests do). The answer equals that of
+/// [`tm_create_scratch_size`] for any valid list of `numargs` members.
+/// Collective over `parent`, with either form on each caller.
+pub fn tm_create_scratch_size_for(parent: &Tm, numargs: usize, flags: Flags) -> Result<usize> {
+    const CALL: &str = "gex_TM_Create (scratch size query)";
+    context::check_may_communicate(CALL)?;
+    let p = team_of(parent, CALL)?;
+    let min = query_kind(CALL, flags, CREATE_SINGLE)?;
+    let local = if numargs > p.size() as usize {
+        Err(format!(
+            "{CALL}: {numargs} members asked for, but the parent team has {}",
+            p.size()
+        ))
+    } else {
+        Ok((numargs, Vec::new()))
+    };
+    create_scratch_query(&p, local, min)
+}
+
+/// The collective part of both scratch queries: every caller contributes
+/// (so that the query stays collective over the parent), and the answer
+/// for `n` members is 0 for none, else the minimum or recommended size.
+fn create_scratch_query(
+    p: &TeamInfo,
+    local: std::result::Result<(usize, Vec<Rank>), String>,
+    min: bool,
+) -> Result<usize> {
     let rec = CreateRec {
         err: local.is_err(),
         flags: 0,
         scratch_size: 0,
         free: 0,
-        members: local.clone().unwrap_or_default(),
+        members: local.as_ref().map(|(_, m)| m.clone()).unwrap_or_default(),
     };
-    let _ = allgather_v(&p, "gex_TM_Create query", rec.encode());
-    let members = local.map_err(Error::bad_arg)?;
-    Ok(match members.len() {
+    let _ = allgather_v(p, "gex_TM_Create query", rec.encode());
+    let (n, _) = local.map_err(Error::bad_arg)?;
+    Ok(match n {
         0 => 0,
         _ if min => MIN_SCRATCH,
         n => recommended_scratch_size(n as u32),

@@ -1195,15 +1195,20 @@ impl UdpConduit {
         Ok(conduit)
     }
 
-    fn limits() -> AmLimits {
-        let s = SmpTransport::limits();
-        AmLimits::new(
-            MAX_MEDIUM.min(s.max_request_medium),
-            MAX_MEDIUM.min(s.max_reply_medium),
-            MAX_LONG.min(s.max_request_long),
-            MAX_LONG.min(s.max_reply_long),
-        )
-        .with_max_long_carried(s.max_long_carried)
+    /// Limits to a peer reached over UDP. Every payload travels in
+    /// datagrams, so a Long to a created endpoint's segment (not mapped
+    /// here) is carried whole, up to [`MAX_LONG`] like any Long: the pair's
+    /// `gex_AM_Max*Long` is never below the LUB.
+    fn net_limits() -> AmLimits {
+        AmLimits::new(MAX_MEDIUM, MAX_MEDIUM, MAX_LONG, MAX_LONG)
+    }
+
+    /// Limits to a neighbour reached through the shared-memory bypass
+    /// (this rank itself included): the smp transport's within the UDP
+    /// ones; a Long to a neighbour's client memory is carried in a ring
+    /// record, within smp's `max_long_carried`.
+    fn smp_limits() -> AmLimits {
+        Self::net_limits().min(SmpTransport::limits())
     }
 
     /// Network progress for a poll: waits for a datagram first when polls
@@ -1641,12 +1646,18 @@ impl Conduit for UdpConduit {
         &self.layout
     }
 
-    fn am_limits(&self, _peer: Rank) -> AmLimits {
-        Self::limits()
+    fn am_limits(&self, peer: Rank) -> AmLimits {
+        if self.smp.contains(peer) {
+            Self::smp_limits()
+        } else {
+            Self::net_limits()
+        }
     }
 
     fn am_lub_limits(&self) -> AmLimits {
-        Self::limits()
+        // This rank is always reached through smp, so the least over all
+        // peers is smp's within UDP's.
+        Self::smp_limits()
     }
 
     fn am_send(

@@ -7,8 +7,8 @@
 //!   ends it. Host memory works everywhere. The device classes (CUDA UVA,
 //!   HIP, Level Zero) are recognised: a device crate implements
 //!   [`MemoryKind`] and registers its class with [`register_class`]; without
-//!   one, creating a kind of that class is an error naming the missing
-//!   runtime.
+//!   one, creating a kind of that class is a `BadArg` error naming the
+//!   missing runtime.
 //! - [`segment_create`] (`gex_Segment_Create` with memory the library
 //!   allocates) and [`segment_create_at`] (over client memory),
 //!   [`segment_destroy`] (`gex_Segment_Destroy`).
@@ -371,8 +371,8 @@ pub fn register_class(class: MkClass, factory: KindFactory) -> Result<()> {
 /// Creates a memory kind (`gex_MK_Create`). `flags` must be empty.
 /// [`MkArgs::Host`] gives a host kind (equivalent to `GEX_MK_HOST`). A
 /// device class is made by the factory a device crate registered
-/// ([`register_class`]); without one, the call is an error saying which
-/// runtime this build lacks.
+/// ([`register_class`]); without one, the call is a `BadArg` error
+/// (`GASNET_ERR_BAD_ARG`) saying which runtime this build lacks.
 pub fn mk_create(client: &Client, args: &MkArgs, flags: Flags) -> Result<Mk> {
     const CALL: &str = "gex_MK_Create";
     context::check_may_communicate(CALL)?;
@@ -391,7 +391,10 @@ pub fn mk_create(client: &Client, args: &MkArgs, flags: Flags) -> Result<Mk> {
             .get(&class)
             .copied();
         let Some(f) = f else {
-            return Err(report(Error::resource(format!(
+            // An unsupported class is a bad argument (GASNET_ERR_BAD_ARG),
+            // as the memory-kinds documents say and the reference's device
+            // tests expect; the message still names the missing runtime.
+            return Err(report(Error::bad_arg(format!(
                 "{CALL}: {} ({args:?}) needs {}, which this build of gex does not have (no device crate registered the class with gex_mk::register_class)",
                 class.spec_name(),
                 class.runtime_name()

@@ -7,14 +7,20 @@
 //! srun or mpirun), forwards their output line by line, and decides the
 //! job's exit code:
 //!
-//! * a rank's `Exit` frame ends the job with that code (the first one wins);
+//! * a rank's `Exit` frame (`gex::exit`, `gasnet_exit`) ends the job with
+//!   that code (the first one wins; a non-zero one is reported, naming the
+//!   rank): the other ranks have the exit grace ([`JobSpec::exit_grace`]) to
+//!   call exit too, or end, and finish on their own with their output, as
+//!   GASNet's exit waits for its peers; those still running after it are
+//!   killed (a rank waiting in a start-up exchange is told to end at once);
+//!   a fatal error's `Exit` ends the others at once;
 //! * a rank that exits non-zero or dies from a signal ends the job with that
 //!   code (128 + signal for signals);
 //! * a rank that exits 0 while others wait in a start-up exchange it never
 //!   joined makes the exchange impossible: the waiters get `Abort`, code 1;
 //! * a rank (one that said `Hello`: a gex program) that exits 0 while others
 //!   still run ends the job with code 0 if they are still running after the
-//!   exit grace ([`JobSpec::exit_grace`], 2 s), with a message naming it: as
+//!   exit grace, with a message naming it: as
 //!   in GASNet, a process's exit ends the job with the first exit's code.
 //!   Ranks that finish together exit within the grace; a rank that returns
 //!   from `main` while a peer waits for its reply no longer hangs the job;
@@ -80,7 +86,8 @@
 //! nothing has arrived for a few seconds after every rank has ended.
 //!
 //! The `gex-run` binary is a thin command-line front end over [`run`]; it
-//! also reads the `GEX_RUN_TIMEOUT` variable (the library does not).
+//! also reads the `GEX_RUN_TIMEOUT` and `GEX_EXIT_TIMEOUT` variables (the
+//! library does not).
 
 mod hosts;
 mod job;
@@ -141,9 +148,11 @@ pub struct JobSpec {
     pub args: Vec<String>,
     /// End the job with code [`TIMEOUT_CODE`] if it runs longer than this.
     pub timeout: Option<Duration>,
-    /// How long the other ranks may run after a rank exited with code 0
-    /// before the job ends with that code; `None`:
-    /// [`gex_bootstrap::wire::EXIT_GRACE`] (2 s).
+    /// How long the other ranks may still run after a rank's exit before
+    /// they are ended: after a rank called exit, for the others to call
+    /// exit too (or end); after a rank exited with code 0, before the job
+    /// ends with that code. `None`: [`gex_bootstrap::wire::EXIT_GRACE`]
+    /// (2 s; the binary takes `GEX_EXIT_TIMEOUT`).
     pub exit_grace: Option<Duration>,
     /// The conduit the ranks should use, passed as `GEX_CONDUIT`.
     pub conduit: String,

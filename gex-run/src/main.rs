@@ -44,9 +44,11 @@ struct Cli {
         value_name = "SECS"
     )]
     timeout: Option<String>,
-    /// after a rank exits 0, end the job (code 0)
-    /// if others still run SECS seconds later
-    /// (default: 2)
+    /// after a rank's exit, how long the others
+    /// may take to exit too before they are ended
+    /// (after exit(0) from main, the job then
+    /// ends with code 0); 0 or more (default: the
+    /// GEX_EXIT_TIMEOUT variable, else 2)
     #[arg(
         verbatim_doc_comment,
         allow_hyphen_values = true,
@@ -222,7 +224,21 @@ fn read_hostfile(path: &str) -> Result<Vec<String>, UsageError> {
         .collect())
 }
 
-fn parse(args: &[String], env_timeout: Option<String>) -> Result<Parsed, UsageError> {
+/// The exit grace: `0` or more seconds (0: the others are ended as soon as
+/// a rank exits).
+fn parse_grace(v: &str, origin: &str) -> Result<Duration, UsageError> {
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1e9)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| UsageError(format!("{origin}: expected 0 or more seconds, got '{v}'")))
+}
+
+/// Parses the command line; `env` gives the variables the binary reads
+/// (`GEX_RUN_TIMEOUT`, `GEX_EXIT_TIMEOUT`), the defaults of `--timeout`
+/// and `--exit-grace`.
+fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Parsed, UsageError> {
     let words = std::iter::once("gex-run".to_string()).chain(args.iter().cloned());
     let cli = match Cli::try_parse_from(words) {
         Ok(cli) => cli,
@@ -247,9 +263,9 @@ fn parse(args: &[String], env_timeout: Option<String>) -> Result<Parsed, UsageEr
         .timeout
         .map(|v| parse_timeout(&v, "--timeout"))
         .transpose()?;
-    let exit_grace = cli
+    let mut exit_grace = cli
         .exit_grace
-        .map(|v| parse_timeout(&v, "--exit-grace"))
+        .map(|v| parse_grace(&v, "--exit-grace"))
         .transpose()?;
     let hosts = match (cli.hosts, cli.hostfile) {
         (Some(v), _) => Some(("--hosts", v.clone(), host_list(&v))),
@@ -307,8 +323,13 @@ fn parse(args: &[String], env_timeout: Option<String>) -> Result<Parsed, UsageEr
         return Err(UsageError("no program to run".into()));
     };
     if timeout.is_none() {
-        if let Some(v) = env_timeout.filter(|v| !v.trim().is_empty()) {
+        if let Some(v) = env("GEX_RUN_TIMEOUT").filter(|v| !v.trim().is_empty()) {
             timeout = Some(parse_timeout(&v, "GEX_RUN_TIMEOUT")?);
+        }
+    }
+    if exit_grace.is_none() {
+        if let Some(v) = env("GEX_EXIT_TIMEOUT").filter(|v| !v.trim().is_empty()) {
+            exit_grace = Some(parse_grace(&v, "GEX_EXIT_TIMEOUT")?);
         }
     }
     let hosts = hosts.unwrap_or_default();
@@ -345,7 +366,7 @@ fn usage_error(msg: &str) -> ! {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let spec = match parse(&args, std::env::var("GEX_RUN_TIMEOUT").ok()) {
+    let spec = match parse(&args, &|name| std::env::var(name).ok()) {
         Ok(Parsed::Run(spec)) => *spec,
         Ok(Parsed::Help(text)) => {
             println!("{text}");
@@ -379,8 +400,13 @@ mod tests {
         s.split_whitespace().map(String::from).collect()
     }
 
+    /// `GEX_RUN_TIMEOUT` set to `v`, nothing else.
+    fn run_timeout(v: Option<&str>) -> impl Fn(&str) -> Option<String> + '_ {
+        move |name| v.filter(|_| name == "GEX_RUN_TIMEOUT").map(String::from)
+    }
+
     fn spec(s: &str, env: Option<&str>) -> JobSpec {
-        match parse(&words(s), env.map(String::from)) {
+        match parse(&words(s), &run_timeout(env)) {
             Ok(Parsed::Run(spec)) => *spec,
             Ok(Parsed::Help(_)) => panic!("help"),
             Err(UsageError(e)) => panic!("{e}"),
@@ -388,7 +414,7 @@ mod tests {
     }
 
     fn error(s: &str) -> String {
-        match parse(&words(s), None) {
+        match parse(&words(s), &run_timeout(None)) {
             Err(UsageError(e)) => e,
             _ => panic!("'{s}' should not parse"),
         }
@@ -417,7 +443,41 @@ mod tests {
         assert_eq!(s.conduit, "smp");
         assert!(!s.label);
         assert!(
-            matches!(parse(&words("--help"), None), Ok(Parsed::Help(h)) if h.starts_with(SYNOPSIS))
+            matches!(parse(&words("--help"), &run_timeout(None)), Ok(Parsed::Help(h)) if h.starts_with(SYNOPSIS))
+        );
+    }
+
+    #[test]
+    fn the_exit_grace_comes_from_the_option_else_gex_exit_timeout() {
+        let exit_timeout =
+            |v: &'static str| move |name: &str| (name == "GEX_EXIT_TIMEOUT").then(|| v.to_string());
+        let grace = |s: &str, env: &dyn Fn(&str) -> Option<String>| match parse(&words(s), env) {
+            Ok(Parsed::Run(spec)) => Ok(spec.exit_grace),
+            Ok(Parsed::Help(_)) => panic!("help"),
+            Err(UsageError(e)) => Err(e),
+        };
+        assert_eq!(grace("-n 2 prog", &run_timeout(None)), Ok(None));
+        assert_eq!(
+            grace("-n 2 prog", &exit_timeout("0.25")),
+            Ok(Some(Duration::from_millis(250)))
+        );
+        assert_eq!(
+            grace("-n 2 --exit-grace 0 prog", &exit_timeout("5")),
+            Ok(Some(Duration::ZERO))
+        );
+        assert_eq!(
+            grace("-n 2 --exit-grace 3 prog", &run_timeout(None)),
+            Ok(Some(Duration::from_secs(3)))
+        );
+        let e = grace("-n 2 prog", &exit_timeout("later")).unwrap_err();
+        assert!(
+            e.contains("GEX_EXIT_TIMEOUT: expected 0 or more seconds"),
+            "{e}"
+        );
+        let e = grace("-n 2 --exit-grace -1 prog", &run_timeout(None)).unwrap_err();
+        assert!(
+            e.contains("--exit-grace: expected 0 or more seconds"),
+            "{e}"
         );
     }
 
@@ -431,7 +491,7 @@ mod tests {
         assert!(error("-n 2 --timeout -1 prog").contains("positive"));
         assert!(error("-n 2 --bogus prog").contains("unknown option"));
         assert!(matches!(
-            parse(&words("-n 2 prog"), Some("soon".into())),
+            parse(&words("-n 2 prog"), &run_timeout(Some("soon"))),
             Err(UsageError(e)) if e.contains("GEX_RUN_TIMEOUT")
         ));
         assert!(error("-n 2 --hosts , prog").contains("no hosts"));
@@ -460,7 +520,7 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let Ok(Parsed::Run(s)) = parse(&args, None) else {
+        let Ok(Parsed::Run(s)) = parse(&args, &run_timeout(None)) else {
             panic!("should parse")
         };
         assert_eq!(s.hosts, ["a", "b"]);

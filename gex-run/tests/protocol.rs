@@ -104,12 +104,15 @@ impl Ctl {
         }
     }
 
-    /// All-gathers `data`; `Err` carries an `Abort` message.
+    /// All-gathers `data`; `Err` carries an `Abort` message. On `End` (the
+    /// job ends by another rank's exit) the process exits with the code it
+    /// carries, as a real rank does.
     fn exchange(&mut self, data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         write_frame(&mut self.stream, Kind::Exchange, data).unwrap();
         match read_frame(&mut self.stream).unwrap() {
             (Kind::ExchangeResult, body) => Ok(decode_exchange_result(&body).unwrap()),
             (Kind::Abort, body) => Err(String::from_utf8(body).unwrap()),
+            (Kind::End, body) => std::process::exit(wire::parse_code_body(&body).unwrap().0),
             (kind, _) => panic!("unexpected {kind:?}"),
         }
     }
@@ -550,11 +553,24 @@ fn exit_from_one_rank_ends_the_job_with_its_code() {
         let out = exit_job(ctrl, 5);
         assert_eq!(out.code, 5, "{out:?}");
         assert_eq!(out.reason, "rank 0 called exit with code 5");
+        // Rank 1, waiting in an exchange, was told to end; rank 2 was
+        // ended after the exit grace.
         assert_eq!(rank_lines(&out), ["rank 0 got ExitAck"], "{out:?}");
         assert!(out.elapsed < PROMPT, "{out:?}");
         assert!(out.pids.iter().all(|&p| gone(p)));
-        // Ranks the launcher killed are not reported as failures.
-        assert!(!out.stderr.contains("gex-run:"), "{}", out.stderr);
+        // The non-zero exit is named; ranks the launcher ended are not
+        // reported as failures.
+        let said: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("gex-run:"))
+            .collect();
+        assert_eq!(
+            said,
+            ["gex-run: rank 0 called exit with code 5"],
+            "{}",
+            out.stderr
+        );
     }
 }
 
@@ -565,6 +581,7 @@ fn exit_zero_is_the_job_code_whatever_the_rank_exits_with() {
         assert_eq!(out.code, 0, "{out:?}");
         assert_eq!(rank_lines(&out), ["rank 0 got ExitAck"], "{out:?}");
         assert!(out.elapsed < PROMPT, "{out:?}");
+        assert!(!out.stderr.contains("gex-run:"), "{}", out.stderr);
     }
 }
 

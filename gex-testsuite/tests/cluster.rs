@@ -528,6 +528,85 @@ fn fault_sigkill_ends_the_job_with_137() {
 fn fault_exit_from_one_rank_ends_the_job_with_its_code() {
     let out = fault("exit", 3, "calling gex::exit(7)");
     assert_eq!(out.code, 7, "{}", report(&out));
+    // The launcher names the rank and the non-zero code.
+    assert!(
+        out.stderr
+            .contains("gex-run: rank 0 called exit with code 7"),
+        "{}",
+        report(&out)
+    );
+}
+
+/// Issue #29: ranks that call exit too finish on their own, with their
+/// output. After a barrier the ranks other than 0 print their last words
+/// (no newline: Rust's buffered stdout) and exit at once; rank 0 exits
+/// 20 ms later after printing a line, which used to be lost: the first
+/// exit killed it. On smp and udp (without the bypass), 2 and 4 ranks.
+#[test]
+fn ranks_exiting_after_the_first_exit_keep_their_output() {
+    for (conduit, env) in [("smp", &[][..]), ("udp", &[("GEX_UDP_BYPASS", "0")][..])] {
+        for n in [2, 4] {
+            let out = launch_on(conduit, TEST_FAULTS, n, &["exit-late-print"], env);
+            let all = report(&out);
+            assert!(!out.timed_out && out.code == 0, "{conduit} -n {n}\n{all}");
+            let line = format!(
+                "[0] test-faults: rank 0 of {n}: mode exit-late-print: the last line, after the \
+                 others' exits"
+            );
+            assert!(
+                out.stdout.lines().any(|l| l == line),
+                "{conduit} -n {n}: no {line:?}\n{all}"
+            );
+            for r in 1..n {
+                let line = format!(
+                    "[{r}] test-faults: rank {r} of {n}: mode exit-late-print: last words without \
+                     a newline"
+                );
+                assert!(
+                    out.stdout.lines().any(|l| l == line),
+                    "{conduit} -n {n}: no {line:?}\n{all}"
+                );
+            }
+            assert!(!out.stderr.contains("gex-run:"), "{conduit} -n {n}\n{all}");
+            check_cleanup(&out);
+        }
+    }
+}
+
+/// An exit while the others wait in a barrier it never joins: they are
+/// ended once the exit grace is over (not at once, and not hung), and the
+/// job's code is the exit's; in a control-plane barrier they are told to
+/// end at once.
+#[test]
+fn ranks_blocked_in_a_barrier_are_ended_after_the_exit_grace() {
+    let grace = gex_core::bootstrap::wire::EXIT_GRACE;
+    let out = fault(
+        "exit-in-barrier",
+        3,
+        "calling gex::exit(5) while the others wait in a barrier",
+    );
+    assert_eq!(out.code, 5, "{}", report(&out));
+    assert!(out.elapsed >= grace, "{}", report(&out));
+    assert!(out.elapsed < grace + EXIT_SLACK, "{}", report(&out));
+    assert!(!out.stdout.contains("completed"), "{}", report(&out));
+    assert!(
+        out.stderr
+            .contains("gex-run: rank 0 called exit with code 5"),
+        "{}",
+        report(&out)
+    );
+    // In the control plane's barrier, they are told to end at once, and
+    // end with the exit's code, saying why.
+    let out = fault(
+        "exit-in-ctrl-barrier",
+        3,
+        "calling gex::exit(5) while the others wait in a barrier",
+    );
+    assert_eq!(out.code, 5, "{}", report(&out));
+    for r in [1, 2] {
+        let line = format!("gex: rank {r}: the job is ending: rank 0 called exit with code 5");
+        assert!(out.stderr.contains(&line), "no {line:?}\n{}", report(&out));
+    }
 }
 
 #[test]

@@ -309,9 +309,10 @@ pub mod coll {
         reduce_sequential, reduce_to_all, reduce_to_all_nb, reduce_to_all_nb_typed,
         reduce_to_all_typed, reduce_to_one, reduce_to_one_nb, reduce_to_one_nb_typed,
         reduce_to_one_typed, reductions_over_am, scatter, scatter_nb, scatter_nb_with,
-        scatter_with, scatteri, scatteri_nb, tm_create, tm_create_scratch_size, tm_destroy,
-        tm_split, tm_split_scratch_size, Addrs, CollHandle, Elem, Images, Partners, ReduceOp,
-        UserReduceFn, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH, BARRIERFLAG_UNNAMED,
+        scatter_with, scatteri, scatteri_nb, tm_create, tm_create_scratch_size,
+        tm_create_scratch_size_for, tm_destroy, tm_split, tm_split_scratch_size, Addrs, CollHandle,
+        Elem, Images, Partners, ReduceOp, UserReduceFn, BARRIERFLAG_ANONYMOUS,
+        BARRIERFLAG_MISMATCH, BARRIERFLAG_UNNAMED,
     };
 }
 

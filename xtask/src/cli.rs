@@ -1,6 +1,7 @@
 //! Hand-written argument parsing for `cargo xtask`.
 
 use crate::cluster::{Conduit, CONDUITS};
+use crate::suite;
 
 pub const USAGE: &str = "\
 usage: cargo xtask <command> [options]
@@ -31,10 +32,41 @@ commands:
                                2,8,32,128; median of R runs, default 3):
                                gex-run on smp and udp, and an empty MPI
                                program under mpirun when mpicc is installed
-  c-install PREFIX             build gex's C interface (release) and install
-                               PREFIX/include/*.h, PREFIX/lib/libgex.{a,so},
-                               PREFIX/lib/pkgconfig/gex-{smp,udp}.pc and
-                               PREFIX/bin/gex-run
+  c-install PREFIX             build gex's C interface and tools library
+                               (release) and install PREFIX/include/*.h,
+                               PREFIX/lib/libgex.{a,so}, gex-{smp,udp}.pc,
+                               PREFIX/bin/gex-run, and the layout GASNet
+                               clients build with: gasnet_config.h,
+                               include/{smp,udp}-conduit/*-{seq,par,parsync}.mak,
+                               lib/libgasnet-{smp,udp}-*.a, gasnet-*.pc, the
+                               tools library (libgasnet_tools-{seq,par}.a,
+                               gasnet_tools-*.mak, .pc) and the launchers
+                               gasnetrun_smp, gasnetrun_udp, amudprun
+  gasnet-tests DIR [--only T,T...] [--configs C,C...] [--keep]
+               [--build-dir D] [--prefix P] [--timeout-scale F]
+               [--jobs N] [--budget MIN] [--variants] [--allow-failures]
+                               build the reference GASNet-EX test suite in
+                               DIR (a GASNet-EX source tree: DIR/tests,
+                               DIR/other/amx; nothing is written there)
+                               against a fresh c-install, as its
+                               tests/Makefile.in does (the .mak fragments;
+                               a few through pkg-config), run each test with
+                               its nightly arguments (Makefile.in TEST_PARAMS,
+                               harness.conf) through the installed launchers
+                               in each configuration (default smp1,smp2,smp4,
+                               udp2; udp without the shared-memory bypass;
+                               PAR-only tests in a PAR build) and print one
+                               table; fails if any cell does, unless
+                               --allow-failures. --only: these tests;
+                               --keep: keep the build directory (default:
+                               kept only when something failed; D defaults
+                               to target/gasnet-tests); --prefix: use gex
+                               as c-install installed it in P instead of
+                               installing afresh; --timeout-scale:
+                               multiply every time limit; --jobs: compiles
+                               at a time (2); --budget: minutes of runs
+                               before the rest are not run (12);
+                               --variants: also harness.conf's variants
   fmt-check                    cargo fmt --all --check
   lint                         cargo clippy --workspace --all-targets -- -D warnings
   ci                           fmt-check, lint, test, test-cluster --max-ranks 4
@@ -62,7 +94,7 @@ impl ClusterOpts {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Help,
     CheckLayers,
@@ -85,6 +117,7 @@ pub enum Command {
     CInstall {
         prefix: String,
     },
+    GasnetTests(suite::Options),
     FmtCheck,
     Lint,
     Ci,
@@ -118,6 +151,49 @@ where
                 return Err(unexpected("c-install", &extra));
             }
             Command::CInstall { prefix }
+        }
+        "gasnet-tests" => {
+            let mut dir = None;
+            let mut opts = suite::Options::new(String::new());
+            while let Some(arg) = args.next() {
+                if let Some(v) = args.value_of(&arg, &["--only"])? {
+                    for name in v.split(',').filter(|s| !s.is_empty()) {
+                        if !opts.only.iter().any(|n| n == name) {
+                            opts.only.push(name.to_string());
+                        }
+                    }
+                } else if let Some(v) = args.value_of(&arg, &["--configs"])? {
+                    opts.configs = suite::Config::parse_list(&v)?;
+                } else if let Some(v) = args.value_of(&arg, &["--build-dir"])? {
+                    opts.build_dir = Some(v);
+                } else if let Some(v) = args.value_of(&arg, &["--prefix"])? {
+                    opts.prefix = Some(v);
+                } else if let Some(v) = args.value_of(&arg, &["--timeout-scale"])? {
+                    opts.timeout_scale = positive("--timeout-scale", &v)?;
+                } else if let Some(v) = args.value_of(&arg, &["--jobs", "-j"])? {
+                    opts.jobs = rank_count("--jobs", &v)? as usize;
+                } else if let Some(v) = args.value_of(&arg, &["--budget"])? {
+                    opts.budget =
+                        std::time::Duration::from_secs_f64(positive("--budget", &v)? * 60.0);
+                } else if arg == "--keep" {
+                    opts.keep = true;
+                } else if arg == "--variants" {
+                    opts.variants = true;
+                } else if arg == "--allow-failures" {
+                    opts.allow_failures = true;
+                } else if is_help(&arg) {
+                    return Ok(Command::Help);
+                } else if arg.starts_with('-') || dir.is_some() {
+                    return Err(unexpected("gasnet-tests", &arg));
+                } else {
+                    dir = Some(arg);
+                }
+            }
+            let Some(dir) = dir else {
+                return Err("gasnet-tests: missing DIR (a GASNet-EX source tree)".into());
+            };
+            opts.dir = dir;
+            Command::GasnetTests(opts)
         }
         "test-cluster" => {
             let mut max_ranks = DEFAULT_MAX_RANKS;
@@ -239,6 +315,13 @@ fn rank_count(flag: &str, value: &str) -> Result<u32, String> {
     }
 }
 
+fn positive(flag: &str, value: &str) -> Result<f64, String> {
+    match value.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!("{flag}: expected a positive number, got `{value}`")),
+    }
+}
+
 /// A cursor over the arguments that understands `--flag VALUE`,
 /// `--flag=VALUE` and, for short flags, `-nVALUE`.
 struct Args {
@@ -324,6 +407,56 @@ mod tests {
         );
         assert!(p(&["c-install"]).is_err());
         assert!(p(&["c-install", "/a", "/b"]).is_err());
+    }
+
+    #[test]
+    fn gasnet_tests_options() {
+        let Ok(Command::GasnetTests(o)) = p(&["gasnet-tests", "../ref"]) else {
+            panic!()
+        };
+        assert_eq!(o, suite::Options::new("../ref".into()));
+        assert_eq!(
+            o.configs.iter().map(|c| c.name()).collect::<Vec<_>>(),
+            ["smp1", "smp2", "smp4", "udp2"]
+        );
+        let Ok(Command::GasnetTests(o)) = p(&[
+            "gasnet-tests",
+            "--only",
+            "testam,testgasnet",
+            "/ref",
+            "--only=testam",
+            "--configs",
+            "udp3",
+            "--keep",
+            "--build-dir",
+            "/b",
+            "--prefix",
+            "/p",
+            "--timeout-scale=2.5",
+            "-j",
+            "3",
+            "--budget",
+            "0.5",
+            "--variants",
+            "--allow-failures",
+        ]) else {
+            panic!()
+        };
+        assert_eq!(o.dir, "/ref");
+        assert_eq!(o.only, ["testam", "testgasnet"]);
+        assert_eq!(o.configs, [suite::Config::parse("udp3").unwrap()]);
+        assert!(o.keep && o.variants && o.allow_failures);
+        assert_eq!(o.build_dir.as_deref(), Some("/b"));
+        assert_eq!(o.prefix.as_deref(), Some("/p"));
+        assert_eq!(o.timeout_scale, 2.5);
+        assert_eq!(o.jobs, 3);
+        assert_eq!(o.budget, std::time::Duration::from_secs(30));
+        assert!(p(&["gasnet-tests"]).is_err());
+        assert!(p(&["gasnet-tests", "a", "b"]).is_err());
+        assert!(p(&["gasnet-tests", "a", "--configs", "ibv2"]).is_err());
+        assert!(p(&["gasnet-tests", "a", "--timeout-scale", "0"]).is_err());
+        assert!(p(&["gasnet-tests", "a", "--frob"]).is_err());
+        assert_eq!(p(&["gasnet-tests", "--help"]), Ok(Command::Help));
     }
 
     #[test]

@@ -3,9 +3,11 @@
 
 mod cli;
 mod cluster;
+mod install;
 mod layers;
 mod meta;
 mod startup;
+mod suite;
 
 use std::cell::OnceCell;
 use std::env;
@@ -71,6 +73,27 @@ fn exit_code(status: ExitStatus) -> i32 {
     1
 }
 
+/// `path` made absolute and, where it exists, canonical (the part that
+/// does not exist yet appended).
+fn absolute(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent.to_path_buf();
+            }
+            _ => break,
+        }
+    }
+    let mut out = std::fs::canonicalize(&existing).unwrap_or(existing);
+    for name in rest.into_iter().rev() {
+        out.push(name);
+    }
+    out
+}
+
 fn format_duration(d: Duration) -> String {
     let secs = d.as_secs();
     if secs >= 60 {
@@ -114,7 +137,8 @@ impl Ctx {
                 names,
             } => self.bench(*ranks, conduit.as_deref(), names),
             C::BenchStartup { ranks, reps } => self.bench_startup(ranks, *reps),
-            C::CInstall { prefix } => self.c_install(Path::new(prefix)),
+            C::CInstall { prefix } => self.c_install(Path::new(prefix), true),
+            C::GasnetTests(opts) => self.gasnet_tests(opts),
             C::FmtCheck => self.fmt_check(),
             C::Lint => self.lint(),
             C::Ci => self.ci(),
@@ -511,11 +535,22 @@ impl Ctx {
         startup::run(&workspace, &release, ranks, reps.max(1)).map_err(Into::into)
     }
 
-    /// `c-install PREFIX`: the C interface (gex-capi) and the launcher,
-    /// built in release, installed under PREFIX with a pkg-config file per
-    /// conduit (from gex-capi/pkgconfig/gex.pc.in).
-    fn c_install(&self, prefix: &Path) -> Result {
-        self.run(&mut self.cargo(&["build", "--release", "-p", "gex-capi", "-p", "gex-run"]))?;
+    /// `c-install PREFIX`: the C interface (gex-capi), the tools library
+    /// (gex-tools) and the launcher, built in release, installed under
+    /// PREFIX with a pkg-config file per conduit (from
+    /// gex-capi/pkgconfig/gex.pc.in), and the layout GASNet clients build
+    /// with (see `install`). `verbose` lists every file.
+    fn c_install(&self, prefix: &Path, verbose: bool) -> Result {
+        self.run(&mut self.cargo(&[
+            "build",
+            "--release",
+            "-p",
+            "gex-capi",
+            "-p",
+            "gex-run",
+            "-p",
+            "gex-tools",
+        ]))?;
         let prefix = if prefix.is_absolute() {
             prefix.to_path_buf()
         } else {
@@ -536,6 +571,7 @@ impl Ctx {
         for d in [&inc, &lib, &bin, &pc] {
             std::fs::create_dir_all(d).map_err(|e| io(&d.display().to_string(), e))?;
         }
+        let mut installed: Vec<PathBuf> = Vec::new();
         let mut copied = Vec::new();
         let headers =
             std::fs::read_dir(capi.join("include")).map_err(|e| io("gex-capi/include", e))?;
@@ -545,32 +581,214 @@ impl Ctx {
         }
         copied.push((release.join("libgex_capi.a"), lib.join("libgex.a")));
         copied.push((release.join("libgex_capi.so"), lib.join("libgex.so")));
+        copied.push((
+            release.join("libgex_tools.a"),
+            lib.join("libgasnet_tools-seq.a"),
+        ));
         copied.push((release.join("gex-run"), bin.join("gex-run")));
         for (from, to) in &copied {
             // Replace rather than overwrite: a running program may map the old file.
             let _ = std::fs::remove_file(to);
             std::fs::copy(from, to).map_err(|e| io(&from.display().to_string(), e))?;
-            println!("xtask: installed {}", to.display());
+            installed.push(to.clone());
         }
         let template = std::fs::read_to_string(capi.join("pkgconfig/gex.pc.in"))
             .map_err(|e| io("gex.pc.in", e))?;
         let version = env!("CARGO_PKG_VERSION");
-        for conduit in ["smp", "udp"] {
+        let mut written: Vec<(PathBuf, String, bool)> = Vec::new();
+        for conduit in install::CONDUITS {
             let text = template
                 .replace("@PREFIX@", &prefix.to_string_lossy())
                 .replace("@CONDUIT@", conduit)
                 .replace("@CONDUIT_UC@", &conduit.to_uppercase())
                 .replace("@VERSION@", version);
-            let to = pc.join(format!("gex-{conduit}.pc"));
-            std::fs::write(&to, text).map_err(|e| io(&to.display().to_string(), e))?;
-            println!("xtask: installed {}", to.display());
+            written.push((pc.join(format!("gex-{conduit}.pc")), text, false));
+        }
+
+        // The layout GASNet clients build with.
+        let gasnetex = std::fs::read_to_string(capi.join("include/gasnetex.h"))
+            .map_err(|e| io("gex-capi/include/gasnetex.h", e))?;
+        let layout = install::Layout {
+            prefix: prefix.to_string_lossy().into_owned(),
+            cc: env::var("CC").unwrap_or_else(|_| "cc".into()),
+            cxx: env::var("CXX").unwrap_or_else(|_| "c++".into()),
+            release: install::release_from_header(&gasnetex).unwrap_or(install::DEFAULT_RELEASE),
+            gex_version: version.to_string(),
+        };
+        if !capi.join("include/gasnet_config.h").exists() {
+            written.push((inc.join("gasnet_config.h"), layout.gasnet_config_h(), false));
+        }
+        for conduit in install::CONDUITS {
+            let dir = inc.join(format!("{conduit}-conduit"));
+            std::fs::create_dir_all(&dir).map_err(|e| io(&dir.display().to_string(), e))?;
+            written.push((
+                dir.join("gasnet_core_fwd.h"),
+                layout.conduit_header(conduit),
+                false,
+            ));
+            for mode in install::MODES {
+                written.push((
+                    dir.join(format!("{conduit}-{mode}.mak")),
+                    layout.conduit_mak(conduit, mode),
+                    false,
+                ));
+                written.push((
+                    pc.join(format!("gasnet-{conduit}-{mode}.pc")),
+                    layout.conduit_pc(conduit, mode),
+                    false,
+                ));
+            }
+        }
+        for mode in install::TOOLS_MODES {
+            written.push((
+                inc.join(format!("gasnet_tools-{mode}.mak")),
+                layout.tools_mak(mode),
+                false,
+            ));
+            written.push((
+                pc.join(format!("gasnet_tools-{mode}.pc")),
+                layout.tools_pc(mode),
+                false,
+            ));
+        }
+        for (name, conduit) in install::LAUNCHERS {
+            written.push((
+                bin.join(name),
+                install::launcher_script(name, conduit),
+                true,
+            ));
+        }
+        for (to, text, executable) in &written {
+            let _ = std::fs::remove_file(to);
+            std::fs::write(to, text).map_err(|e| io(&to.display().to_string(), e))?;
+            if *executable {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755))
+                    .map_err(|e| io(&to.display().to_string(), e))?;
+            }
+            installed.push(to.clone());
+        }
+        // One library serves every conduit and mode: links, not copies.
+        let mut links: Vec<(PathBuf, &str)> = Vec::new();
+        for conduit in install::CONDUITS {
+            for mode in install::MODES {
+                links.push((
+                    lib.join(format!("libgasnet-{conduit}-{mode}.a")),
+                    "libgex.a",
+                ));
+            }
+        }
+        links.push((lib.join("libgasnet_tools-par.a"), "libgasnet_tools-seq.a"));
+        for (link, target) in &links {
+            let _ = std::fs::remove_file(link);
+            std::os::unix::fs::symlink(target, link)
+                .map_err(|e| io(&link.display().to_string(), e))?;
+            installed.push(link.clone());
+        }
+        if verbose {
+            for path in &installed {
+                println!("xtask: installed {}", path.display());
+            }
         }
         println!(
-            "c-install: done; build with\n  PKG_CONFIG_PATH={} cc prog.c $(pkg-config --cflags --libs gex-smp)\nand run with\n  {} -n 4 ./a.out",
+            "c-install: {} files in {}; build with\n  \
+             PKG_CONFIG_PATH={} cc prog.c $(pkg-config --cflags --libs gex-smp)\n  \
+             (or include {}/smp-conduit/smp-seq.mak, or pkg-config gasnet-smp-seq)\n\
+             and run with\n  {} -n 4 ./a.out  (or {} -n 4 ./a.out)",
+            installed.len(),
+            prefix.display(),
             pc.display(),
-            bin.join("gex-run").display()
+            inc.display(),
+            bin.join("gex-run").display(),
+            bin.join("gasnetrun_smp").display()
         );
         Ok(())
+    }
+
+    /// `gasnet-tests DIR`: the reference's suite against a fresh install.
+    fn gasnet_tests(&self, opts: &suite::Options) -> Result {
+        let started = Instant::now();
+        let dir = std::fs::canonicalize(&opts.dir)
+            .map_err(|e| format!("gasnet-tests: {}: {e}", opts.dir))?;
+        if !dir.join("tests").is_dir() {
+            return Err(format!(
+                "gasnet-tests: {} has no tests/ directory (expected a GASNet-EX source tree)",
+                dir.display()
+            )
+            .into());
+        }
+        let build = match &opts.build_dir {
+            Some(b) => self.cwd.join(b),
+            None => meta::current_target_dir(self.metadata()?).join("gasnet-tests"),
+        };
+        // Never inside DIR: the suite's tree is read only.
+        let build_abs = absolute(&build);
+        if build_abs.starts_with(&dir) {
+            return Err(format!(
+                "gasnet-tests: the build directory {} is inside {}, which must stay untouched",
+                build_abs.display(),
+                dir.display()
+            )
+            .into());
+        }
+        let _ = std::fs::remove_dir_all(&build_abs);
+        std::fs::create_dir_all(&build_abs)
+            .map_err(|e| format!("gasnet-tests: {}: {e}", build_abs.display()))?;
+        println!(
+            "xtask: gasnet-tests: the suite in {}, built in {}",
+            dir.display(),
+            build_abs.display()
+        );
+        let prefix = match &opts.prefix {
+            Some(p) => {
+                let p = absolute(&self.cwd.join(p));
+                if !p.join("include/smp-conduit/smp-seq.mak").is_file() {
+                    return Err(format!(
+                        "gasnet-tests: {} is not a gex install (no include/smp-conduit/smp-seq.mak; \
+                         see cargo xtask c-install)",
+                        p.display()
+                    )
+                    .into());
+                }
+                println!(
+                    "xtask: gasnet-tests: using gex as installed in {}",
+                    p.display()
+                );
+                p
+            }
+            None => {
+                let p = build_abs.join("install");
+                self.c_install(&p, false)?;
+                p
+            }
+        };
+        let harness = suite::Harness::new(opts, dir, build_abs.clone(), prefix);
+        let summary = harness.run().map_err(|e| format!("gasnet-tests: {e}"))?;
+        println!();
+        print!("{}", summary.table);
+        println!(
+            "xtask: gasnet-tests took {}",
+            format_duration(started.elapsed())
+        );
+        if opts.keep || summary.failed > 0 {
+            println!(
+                "xtask: gasnet-tests: build directory kept: {}",
+                build_abs.display()
+            );
+        } else {
+            let _ = std::fs::remove_dir_all(&build_abs);
+        }
+        if summary.failed == 0 {
+            Ok(())
+        } else if opts.allow_failures {
+            println!(
+                "xtask: gasnet-tests: {} cell(s) failed; exit status 0 (--allow-failures)",
+                summary.failed
+            );
+            Ok(())
+        } else {
+            Err(format!("gasnet-tests: {} cell(s) failed", summary.failed).into())
+        }
     }
 
     fn fmt_check(&self) -> Result {

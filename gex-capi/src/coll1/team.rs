@@ -3,16 +3,21 @@
 //! and `gasnet_coll_init`.
 //!
 //! Over the primordial team the barrier is the GASNet-1 barrier: the calls
-//! are `gasnet_barrier_{notify,wait,try}` ([`crate::g1`]). Over
-//! any other team it is an all-reduce (bit-wise OR of one `u64` per
-//! member, `gex::coll::reduce_to_all_nb`) started by the notify: a named
-//! member contributes its id in the low half and the id's complement in
-//! the high half, an anonymous one 0, and one passing
-//! `GASNET_BARRIERFLAG_MISMATCH` all ones; the ids of the named members all
-//! agree exactly when no bit is set in both halves of the result. The wait
-//! or try then reports a mismatch in the GASNet-1 barrier's cases (module
-//! `gex_coll::g1`): its flags or (named) id differ from the notify's, or
-//! the merged value is a mismatch.
+//! are `gasnet_barrier_{notify,wait,try}` ([`crate::g1`]). Over any other
+//! team it is an all-reduce (bit-wise OR of one `u64` per member,
+//! `gex::coll::reduce_to_all_nb`) started by the notify: a named member
+//! contributes its id in the low half and the id's complement in the high
+//! half, an anonymous one 0, and one passing `GASNET_BARRIERFLAG_MISMATCH`
+//! all ones. In the result, the named ids all agree exactly when no bit is
+//! set in both halves; some member named the barrier exactly when the
+//! halves together are all ones, and the low half is then the name. The
+//! wait or a successful try decides as the GASNet-1 barrier does (the
+//! reference's rules, module `gex_coll::g1`): a mismatch when the ids
+//! disagree, some member passed `MISMATCH` (or the wait does), or the wait
+//! is named and the barrier has another name; the wait's flags may differ
+//! from the notify's. `gasnet_coll_barrier_result` reports the name of a
+//! team's last completed barrier, as `gasnet_barrier_result` does for the
+//! primordial team.
 
 use std::collections::HashMap;
 use std::ffi::c_int;
@@ -26,6 +31,9 @@ use crate::types::*;
 /// `GASNET_BARRIERFLAG_ANONYMOUS` and `GASNET_BARRIERFLAG_MISMATCH`.
 const ANONYMOUS: c_int = gex::coll::BARRIERFLAG_ANONYMOUS;
 const MISMATCH: c_int = gex::coll::BARRIERFLAG_MISMATCH;
+/// `GASNET_BARRIERFLAG_UNNAMED`: anonymous, with the promise that no member
+/// names the barrier; run as an anonymous one.
+const UNNAMED: c_int = gex::coll::BARRIERFLAG_UNNAMED;
 
 /// `GASNET_TEAM_ALL`: the primordial team, NULL before initialisation.
 #[no_mangle]
@@ -44,9 +52,11 @@ fn is_all(team: gex_TM_t, call: &str) -> bool {
 }
 
 fn check_flags(flags: c_int, call: &str) -> Result<(), Error> {
-    if flags & !(ANONYMOUS | MISMATCH) != 0 {
+    if flags & !(UNNAMED | MISMATCH) != 0
+        || (flags & (UNNAMED & !ANONYMOUS) != 0 && flags & ANONYMOUS == 0)
+    {
         return Err(Error::bad_arg(format!(
-            "{call}: flags {flags:#x} are not a combination of GASNET_BARRIERFLAG_ANONYMOUS and _MISMATCH"
+            "{call}: flags {flags:#x} are not a combination of GASNET_BARRIERFLAG_ANONYMOUS (or _UNNAMED) and _MISMATCH"
         )));
     }
     Ok(())
@@ -58,8 +68,6 @@ struct Pending {
     h: Option<CollHandle<'static>>,
     /// `[contribution, result]`, from `Box::into_raw`, borrowed by `h`.
     buf: *mut [u64; 2],
-    id: c_int,
-    flags: c_int,
 }
 
 // SAFETY: `buf` is owned by this record alone (the handle's borrow of it
@@ -90,6 +98,16 @@ fn pending() -> MutexGuard<'static, HashMap<usize, Pending>> {
     PENDING.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The merged value of each team's last completed barrier.
+static LAST: LazyLock<Mutex<HashMap<usize, u64>>> = LazyLock::new(Default::default);
+
+/// The name in a merged value: `Some` if some member named the barrier
+/// and the names agreed.
+fn name_of(v: u64) -> Option<c_int> {
+    let (low, high) = (v & 0xffff_ffff, v >> 32);
+    (low & high == 0 && low | high != 0).then_some(low as u32 as c_int)
+}
+
 fn contribution(id: c_int, flags: c_int) -> u64 {
     if flags & MISMATCH != 0 {
         u64::MAX
@@ -101,27 +119,25 @@ fn contribution(id: c_int, flags: c_int) -> u64 {
     }
 }
 
-fn outcome(p: &Pending, id: c_int, flags: c_int, call: &str) -> Result<(), Error> {
+/// The verdict of a completed barrier on `team` for a wait with `id` and
+/// `flags`; records its value for `gasnet_coll_barrier_result`.
+fn outcome(team: gex_TM_t, p: &Pending, id: c_int, flags: c_int, call: &str) -> Result<(), Error> {
     let mismatch = |m: String| Err(Error::new(ErrorKind::BarrierMismatch, m));
-    if flags != p.flags {
-        return mismatch(format!(
-            "{call}: flags {flags:#x} differ from the notify's {:#x}",
-            p.flags
-        ));
-    }
-    if flags == 0 && id != p.id {
-        return mismatch(format!(
-            "{call}: id {id} differs from the notify's {}",
-            p.id
-        ));
-    }
     let v = p.merged();
-    if (v & (v >> 32) & 0xffff_ffff) != 0 {
+    LAST.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(team as usize, v);
+    if v & (v >> 32) & 0xffff_ffff != 0 || flags & MISMATCH != 0 {
         return mismatch(format!(
             "{call}: members notified with different ids, or one passed GASNET_BARRIERFLAG_MISMATCH"
         ));
     }
-    Ok(())
+    match name_of(v) {
+        Some(name) if flags & ANONYMOUS == 0 && name != id => mismatch(format!(
+            "{call}: id {id} differs from the barrier's name {name}"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The record of `team`'s notified barrier, or the end of the job.
@@ -150,12 +166,7 @@ pub unsafe extern "C" fn gasnet_coll_barrier_notify(team: gex_TM_t, id: c_int, f
         ));
     }
     let buf = Box::into_raw(Box::new([contribution(id, flags), 0u64]));
-    let mut p = Pending {
-        h: None,
-        buf,
-        id,
-        flags,
-    };
+    let mut p = Pending { h: None, buf };
     // SAFETY: `buf` stays allocated until the record's drop, after the
     // handle that borrows it; nothing else touches it meanwhile.
     let (src, dst) = unsafe { (*buf).split_at_mut(1) };
@@ -188,7 +199,7 @@ pub unsafe extern "C" fn gasnet_coll_barrier_wait(
     if let Some(h) = p.h.take() {
         or_fatal(h.wait());
     }
-    rc(outcome(&p, id, flags, CALL))
+    rc(outcome(team, &p, id, flags, CALL))
 }
 
 /// `gasnet_coll_barrier_try`: as the wait once every member has notified,
@@ -214,7 +225,36 @@ pub unsafe extern "C" fn gasnet_coll_barrier_try(team: gex_TM_t, id: c_int, flag
         ))));
     }
     p.h = None;
-    rc(outcome(&p, id, flags, CALL))
+    rc(outcome(team, &p, id, flags, CALL))
+}
+
+/// `gasnet_coll_barrier_result`: 0 with the name of `team`'s last
+/// completed barrier in `*id` if some member named it, non-zero (and `*id`
+/// untouched) if every member was anonymous, it mismatched, or none
+/// completed yet.
+#[no_mangle]
+pub unsafe extern "C" fn gasnet_coll_barrier_result(team: gex_TM_t, id: *mut c_int) -> c_int {
+    const CALL: &str = "gasnet_coll_barrier_result";
+    if is_all(team, CALL) {
+        // SAFETY: caller's contract (a writable `id`).
+        return unsafe { crate::g1::gasnet_barrier_result(id) };
+    }
+    let last = LAST
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&(team as usize))
+        .copied();
+    match last.and_then(name_of) {
+        Some(name) => {
+            if id.is_null() {
+                gex::fatal(&format!("{CALL}: id is NULL"));
+            }
+            // SAFETY: checked non-NULL; writable (caller's contract).
+            unsafe { *id = name };
+            0
+        }
+        None => 1,
+    }
 }
 
 /// `gasnet_coll_init`: nothing to set up; checks that the arguments ask

@@ -8,7 +8,18 @@
  * the gasnet_all_* and gex_Event_* calls; AGGREGATE; OUT_ALLSYNC seen
  * from a peer through RMA; the team barrier's matches and mismatches;
  * gasnet_coll_init and the no-op tuning calls. Every byte checked on
- * every rank. Written for gex.
+ * every rank. With an argument, one erroneous call (every rank makes it),
+ * which must end the job with the library's message naming the call:
+ *   root     - a broadcast from image n (one past the last)
+ *   nulldst  - a gather_all into NULL
+ *   overlap  - an exchange whose source and destination overlap
+ *   flags    - an unknown flag bit
+ *   mlist    - a broadcastM with a NULL address list
+ *   team     - a NULL team
+ *   wait     - a team barrier wait with no notify (a split team)
+ *   notify2  - two team barrier notifies (a split team)
+ *   init     - gasnet_coll_init with reduction functions
+ * Written for gex.
  */
 #include <gasnet_coll.h>
 #include <stdio.h>
@@ -300,6 +311,37 @@ static void barriers(gasnet_team_handle_t team) {
     CHECK(rc == GASNET_ERR_BARRIER_MISMATCH, "wait id differs: %d", rc);
     /* the blocking form */
     CHECK(gasnet_coll_barrier(team, 9, 0) == GASNET_OK, "gasnet_coll_barrier");
+    /* The wait's flags may differ from the notify's (the reference's
+     * rule): a named wait matches the barrier's name or a barrier nobody
+     * named, an anonymous one anything. gasnet_coll_barrier_result names
+     * the last barrier. */
+    int name = -1;
+    gasnet_coll_barrier_notify(team, 0, GASNET_BARRIERFLAG_ANONYMOUS);
+    CHECK(gasnet_coll_barrier_wait(team, 12, 0) == GASNET_OK, "named wait, nobody named");
+    CHECK(gasnet_coll_barrier_result(team, &name) != 0 && name == -1, "result: anonymous");
+    gasnet_coll_barrier_notify(team, 13, tr == 0 ? 0 : GASNET_BARRIERFLAG_ANONYMOUS);
+    CHECK(gasnet_coll_barrier_wait(team, 13, 0) == GASNET_OK, "named wait, same name");
+    CHECK(gasnet_coll_barrier_result(team, &name) == 0 && name == 13, "result: 13, got %d", name);
+    gasnet_coll_barrier_notify(team, 13, tr == 0 ? 0 : GASNET_BARRIERFLAG_ANONYMOUS);
+    rc = gasnet_coll_barrier_wait(team, 14, 0);
+    CHECK(rc == GASNET_ERR_BARRIER_MISMATCH, "named wait, another name: %d", rc);
+    gasnet_coll_barrier_notify(team, -15, 0);
+    CHECK(gasnet_coll_barrier_wait(team, 99, GASNET_BARRIERFLAG_ANONYMOUS) == GASNET_OK, "anonymous wait");
+    CHECK(gasnet_coll_barrier_result(team, &name) == 0 && name == -15, "result: -15, got %d", name);
+    gasnet_coll_barrier_notify(team, 0, 0); /* id 0 is a name too */
+    rc = gasnet_coll_barrier_wait(team, 1, 0);
+    CHECK(rc == GASNET_ERR_BARRIER_MISMATCH, "name 0: %d", rc);
+    gasnet_coll_barrier_notify(team, 0, GASNET_BARRIERFLAG_UNNAMED);
+    CHECK(gasnet_coll_barrier_wait(team, 0, GASNET_BARRIERFLAG_UNNAMED) == GASNET_OK, "unnamed");
+    name = -1;
+    CHECK(gasnet_coll_barrier_result(team, &name) != 0 && name == -1, "result: unnamed");
+    /* different ids: no name to report */
+    if (tn > 1) {
+        gasnet_coll_barrier_notify(team, (int)tr, 0);
+        rc = gasnet_coll_barrier_wait(team, (int)tr, 0);
+        CHECK(rc == GASNET_ERR_BARRIER_MISMATCH, "different ids again: %d", rc);
+        CHECK(gasnet_coll_barrier_result(team, &name) != 0, "result after a mismatch");
+    }
 }
 
 int main(int argc, char **argv) {
@@ -332,6 +374,30 @@ int main(int argc, char **argv) {
     gex_TM_Split(&rev, tm, 0, (int)(n - 1 - me), NULL, 0, GEX_FLAG_TM_NO_SCRATCH);
     gex_TM_Split(&half, tm, (int)(me % 2), (int)me, NULL, 0, GEX_FLAG_TM_NO_SCRATCH);
     CHECK(gex_TM_QueryRank(rev) == n - 1 - me, "reversed rank");
+    if (argc > 1) {
+        const char *what = argv[1];
+        unsigned char *buf = inseg;
+        gasnet_coll_handle_t h = GASNET_COLL_INVALID_HANDLE;
+        if (!strcmp(what, "root")) h = gasnet_coll_broadcast_nb(GASNET_TEAM_ALL, buf, n, buf, 8, 0);
+        else if (!strcmp(what, "nulldst")) h = gasnet_coll_gather_all_nb(GASNET_TEAM_ALL, NULL, buf, 8, 0);
+        else if (!strcmp(what, "overlap")) h = gasnet_coll_exchange_nb(GASNET_TEAM_ALL, buf, buf + 4, 8, 0);
+        else if (!strcmp(what, "flags")) h = gasnet_coll_scatter_nb(GASNET_TEAM_ALL, buf, 0, buf + 64, 8, 1 << 20);
+        else if (!strcmp(what, "mlist")) h = gasnet_coll_broadcastM_nb(GASNET_TEAM_ALL, NULL, 0, buf, 8, 0);
+        else if (!strcmp(what, "team")) h = gasnet_coll_gather_all_nb(NULL, buf + 64, buf, 8, 0);
+        else if (!strcmp(what, "wait")) (void)gasnet_coll_barrier_wait(rev, 0, 0);
+        else if (!strcmp(what, "notify2")) {
+            gasnet_coll_barrier_notify(rev, 0, 0);
+            gasnet_coll_barrier_notify(rev, 0, 0);
+        } else if (!strcmp(what, "init")) {
+            gasnet_coll_fn_entry_t fns[1] = {{NULL, 0}};
+            gasnet_coll_init(NULL, 0, fns, 1, 0);
+        } else
+            CHECK(0, "unknown case %s", what);
+        gasnet_coll_wait_sync(h);
+        printf("test_coll_g1: %s was not refused\n", what);
+        fflush(stdout);
+        return 1;
+    }
     gasnet_team_handle_t teams[3] = {GASNET_TEAM_ALL, rev, half};
 
     static const int ins[3] = {GASNET_COLL_IN_NOSYNC, GASNET_COLL_IN_MYSYNC, GASNET_COLL_IN_ALLSYNC};

@@ -9,8 +9,7 @@
  * progress-thread query under GEX_FLAG_DEFER_THREADS, GASNet-1 AM calls with
  * 16 arguments and the largest payloads to EX handlers, the GASNet-1 barrier
  * with gasnet_barrier and gasnet_barrier_result over matching and
- * mismatching ids, the segment and node queries, a created endpoint running
- * the handlers registered on the primordial one, gasnet_memset_nbi, and
+ * mismatching ids, the segment and node queries, gasnet_memset_nbi, and
  * the wait mode's effect on how often a wait yields the processor
  * (sched_yield, interposed below, is counted). The client name is lower
  * case, as the release's own tests pass it. Written for gex.
@@ -564,25 +563,6 @@ static void g1_ams(void) {
     CHECK(got_g1m16 == (int)nranks && got_g1rl16 == (int)nranks, "GASNet-1 counts");
 }
 
-/* ---- A created endpoint runs the primordial endpoint's handlers ---------------- */
-
-static void created_endpoint(void) {
-    gex_EP_t ep1;
-    CHECK(gex_EP_Create(&ep1, myclient, GEX_EP_CAPABILITY_AM | GEX_EP_CAPABILITY_RMA, 0) == GASNET_OK,
-          "gex_EP_Create");
-    CHECK(gex_EP_QueryIndex(ep1) == 1, "index %u", gex_EP_QueryIndex(ep1));
-    barrier(); /* every rank has endpoint 1 */
-    int before = got_rs2;
-    gex_TM_t pair = gex_TM_Pair(ep1, 1);
-    gex_Rank_t d = (myrank + 1) % nranks;
-    CHECK(gex_AM_RequestShort(pair, d, H_S2R, 0, argv_of(myrank, d, 2, 0), argv_of(myrank, d, 2, 1)) ==
-              0,
-          "request to endpoint 1");
-    GASNET_BLOCKUNTIL(got_rs2 == before + 1);
-    barrier();
-    CHECK(got_s2r == (int)nranks + 1 && got_rs2 == (int)nranks + 1, "counts %d %d", got_s2r, got_rs2);
-}
-
 /* ---- gasnet_memset_nbi -------------------------------------------------------- */
 
 static void memsets(void) {
@@ -696,7 +676,6 @@ int main(int argc, char **argv) {
     npam();
     barriers();
     g1_ams();
-    created_endpoint();
     memsets();
     waitmode();
 

@@ -333,6 +333,9 @@ static void barrier(gex_TM_t tm) { gex_Event_Wait(gex_Coll_BarrierNB(tm, 0)); }
 static gex_AM_Index_t np_rep_idx;
 static volatile int np_replies, np_longs;
 #define NP_OFF(src) (RMA_OFF + (2u << 20) + (size_t)(src) * 256)
+/* Client scratch of the teams test_tm_create makes (one team at a time). */
+#define SCRATCH_OFF (RMA_OFF + (3u << 20))
+#define SCRATCH_LEN ((size_t)1 << 20)
 static void np_req(gex_Token_t t, void *buf, size_t nbytes, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
     gex_Token_Info_t info;
     gex_Token_Info(t, &info, GEX_TI_SRCRANK);
@@ -753,6 +756,43 @@ static void test_tm_create(void) {
     }
     barrier(myteam);
     if (member) gex_TM_Destroy(t[0], NULL, 0);
+
+    /* The scratch size query before the list exists (args NULL, the count
+       only: how the reference's testsplit asks), then a team created with
+       that much client scratch, first LOCAL, then GLOBAL (one address per
+       member), both given back by gex_TM_Destroy. */
+    size_t q = gex_TM_Create(NULL, 1, myteam, NULL, member ? na : 0, NULL, 0,
+                             GEX_FLAG_TM_SCRATCH_SIZE_RECOMMENDED);
+    CHECK(member ? q > 0 : q == 0, "scratch size query without args: %zu", q);
+    size_t ql = gex_TM_Create(NULL, 1, myteam, member ? args : NULL, member ? na : 0, NULL, 0,
+                              GEX_FLAG_TM_SCRATCH_SIZE_RECOMMENDED | GEX_FLAG_RANK_IS_JOBRANK);
+    CHECK(ql == q, "the query with args (%zu) agrees with the one without (%zu)", ql, q);
+    CHECK(q <= SCRATCH_LEN, "scratch size %zu fits the test's region", q);
+    for (int global = 0; global < 2; global++) {
+        void *mine = myseg + SCRATCH_OFF;
+        void *addrs[MAXRANKS];
+        for (size_t i = 0; i < na; i++) addrs[i] = peerseg[args[i].gex_rank] + SCRATCH_OFF;
+        gex_TM_t s[1] = {GEX_TM_INVALID};
+        gex_TM_Create(s, 1, myteam, member ? args : NULL, member ? na : 0,
+                      global ? addrs : &mine, q,
+                      (global ? GEX_FLAG_TM_GLOBAL_SCRATCH : GEX_FLAG_TM_LOCAL_SCRATCH) |
+                          GEX_FLAG_RANK_IS_JOBRANK);
+        if (member) {
+            CHECK(s[0] != GEX_TM_INVALID && gex_TM_QuerySize(s[0]) == na, "team with scratch (global %d)",
+                  global);
+            uint64_t v = 2 + myrank, sum = 0, want = 0;
+            for (size_t i = 0; i < na; i++) want += 2 + args[i].gex_rank;
+            gex_Event_Wait(gex_Coll_ReduceToAllNB(s[0], &sum, &v, GEX_DT_U64, 8, 1, GEX_OP_ADD, NULL, NULL, 0));
+            CHECK(sum == want, "reduction over the team with scratch: %llu, want %llu",
+                  (unsigned long long)sum, (unsigned long long)want);
+            gex_Memvec_t back = {NULL, 0};
+            CHECK(gex_TM_Destroy(s[0], &back, 0) != 0, "client scratch handed back");
+            CHECK(back.gex_addr == mine && back.gex_len == q, "the scratch handed back is ours");
+        } else {
+            CHECK(s[0] == GEX_TM_INVALID, "non-member got no team (global %d)", global);
+        }
+        barrier(myteam);
+    }
 }
 
 static void test_g1_barrier(void) {

@@ -60,7 +60,13 @@ int main(int argc, char **argv) {
     args.gex_args.gex_class_cuda_uva.gex_CUdevice = 0;
     gex_MK_t cuda;
     gex_System_SetVerboseErrors(0);
-    CHECK(gex_MK_Create(&cuda, client, &args, 0) == GASNET_ERR_RESOURCE, "no CUDA here");
+    CHECK(gex_MK_Create(&cuda, client, &args, 0) == GASNET_ERR_BAD_ARG, "no CUDA here: a bad argument");
+    memset(&args, 0, sizeof args);
+    args.gex_class = GEX_MK_CLASS_HIP;
+    CHECK(gex_MK_Create(&cuda, client, &args, 0) == GASNET_ERR_BAD_ARG, "no HIP here: a bad argument");
+    memset(&args, 0, sizeof args);
+    args.gex_class = GEX_MK_CLASS_ZE;
+    CHECK(gex_MK_Create(&cuda, client, &args, 0) == GASNET_ERR_BAD_ARG, "no Level Zero here: a bad argument");
     gex_System_SetVerboseErrors(1);
 
     size_t len = 1 << 16;

@@ -9,6 +9,9 @@
 //! | `sigkill` | the last rank SIGKILLs itself, the others wait forever | 137 |
 //! | `exit` | rank 0 calls `gex::exit(7)`, the others wait forever | 7 |
 //! | `exit0-all` | every rank calls `gex::exit(0)` | 0 |
+//! | `exit-late-print` | after a barrier the ranks other than 0 print their last words without a newline and call `gex::exit(0)`; rank 0 sleeps 20 ms, prints a line and calls `gex::exit(0)`: every rank's output arrives | 0 |
+//! | `exit-in-barrier` | rank 0 calls `gex::exit(5)` while the others wait in a barrier (`gex::coll::barrier`) it never joins: they are ended after the exit grace | 5 |
+//! | `exit-in-ctrl-barrier` | the same with the control plane's barrier (`gex::barrier`): the others are told to end at once | 5 |
 //! | `fatal-handler` | rank 0 sends the last rank an AM for a handler index it never registered | non-zero |
 //! | `handler-context` | rank 0 calls `gex::exit(3)` from inside an AM handler | 3 |
 //! | `silent-peer` | (udp) the last rank stops (SIGSTOP); rank 0 sends it AMs and waits; the protocol declares it dead after `GEX_UDP_PEER_TIMEOUT` | 1 |
@@ -59,6 +62,9 @@ const MODES: &[&str] = &[
     "sigkill",
     "exit",
     "exit0-all",
+    "exit-late-print",
+    "exit-in-barrier",
+    "exit-in-ctrl-barrier",
     "fatal-handler",
     "handler-context",
     "exit0-in-barrier",
@@ -192,6 +198,30 @@ fn main() {
         "exit0-all" => {
             say("calling gex::exit(0)");
             gex::exit(0)
+        }
+        "exit-late-print" => {
+            if me == 0 {
+                // So that the others' exits reach the launcher first (the
+                // race of issue #29), not a synchronisation.
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                say("the last line, after the others' exits");
+            } else {
+                print!("test-faults: rank {me} of {n}: mode {mode}: last words without a newline");
+            }
+            gex::exit(0)
+        }
+        "exit-in-barrier" | "exit-in-ctrl-barrier" => {
+            if me == 0 {
+                say("calling gex::exit(5) while the others wait in a barrier");
+                gex::exit(5)
+            }
+            say("waiting in a barrier rank 0 never joins");
+            if mode == "exit-in-barrier" {
+                gex::coll::barrier(&job.tm, Flags::empty()).expect("barrier");
+            } else {
+                job.barrier();
+            }
+            panic!("a barrier without rank 0 completed");
         }
         "fatal-handler" => {
             if me == 0 {

@@ -39,8 +39,9 @@ use gex::coll::{
     gather, gather_all, gather_all_nb, gather_nb, reduce_to_all, reduce_to_all_nb,
     reduce_to_all_nb_typed, reduce_to_all_typed, reduce_to_one, reduce_to_one_nb,
     reduce_to_one_nb_typed, reduce_to_one_typed, scatter, scatter_nb, tm_create,
-    tm_create_scratch_size, tm_destroy, tm_split, tm_split_scratch_size, ReduceOp,
-    BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH, BARRIERFLAG_UNNAMED,
+    tm_create_scratch_size, tm_create_scratch_size_for, tm_destroy, tm_split,
+    tm_split_scratch_size, ReduceOp, BARRIERFLAG_ANONYMOUS, BARRIERFLAG_MISMATCH,
+    BARRIERFLAG_UNNAMED,
 };
 use gex::rma::Rma;
 use gex::{Dt, EpLocation, ErrorKind, Flags, Memvec, Op, Rank, Tm, TmRef};
@@ -3096,7 +3097,17 @@ fn created_teams(t: &T) {
                 ep_index: 0,
             })
             .collect();
-        let len = 4096;
+        // The size the query recommends, asked with the list and with its
+        // length alone (what C callers passing a NULL args get), is what
+        // the team is created with.
+        let len = tm_create_scratch_size(tm, &args, Flags::TM_SCRATCH_SIZE_RECOMMENDED).unwrap();
+        let by_count =
+            tm_create_scratch_size_for(tm, args.len(), Flags::TM_SCRATCH_SIZE_RECOMMENDED).unwrap();
+        assert_eq!(
+            by_count, len,
+            "the scratch query by count agrees with the list's"
+        );
+        assert!(len > 0 && len <= 8192, "recommended scratch {len}");
         let off = base + i * 8192;
         let addrs: Vec<usize> = if kind.contains(Flags::TM_GLOBAL_SCRATCH) {
             if kind.contains(Flags::SCRATCH_SEG_OFFSET) {
@@ -3111,8 +3122,6 @@ fn created_teams(t: &T) {
         } else {
             Vec::new()
         };
-        let q = tm_create_scratch_size(tm, &args, Flags::TM_SCRATCH_SIZE_RECOMMENDED).unwrap();
-        assert!(q > 0);
         let mut new = tm_create(tm, &args, len, &addrs, kind)
             .unwrap_or_else(|e| panic!("tm_create {kind:?}: {e}"));
         assert_eq!(new.len(), 1, "one local member");
