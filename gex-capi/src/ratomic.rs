@@ -14,6 +14,8 @@ use crate::types::*;
 pub struct CAd {
     ad: ManuallyDrop<AtomicDomain>,
     tm: gex_TM_t,
+    /// The flags as the client passed them (`gex_AD_QueryFlags`).
+    flags: gex_Flags_t,
     cdata: AtomicPtr<c_void>,
 }
 
@@ -48,15 +50,23 @@ pub unsafe extern "C" fn gex_AD_Create(
     let t = unsafe { team(tm, CALL) };
     let ops = Ops::from_bits(ops)
         .unwrap_or_else(|| gex::fatal(&format!("{CALL}: unknown operations {ops:#x}")));
+    // The spec gives gex_AD_Create the AD_FAVOR_* hints only; the
+    // reference keeps any other (known) flag it is given and reports it
+    // back from gex_AD_QueryFlags, without effect (its testgasnet creates a
+    // domain with PEER_SEG_OFFSET, which its document marks unimplemented),
+    // and so does gex (API.md, Leniencies).
+    const FAVOR: gex_Flags_t = 0x80 | 0x100 | 0x200;
+    let known = crate::types::flags(flags, CALL).bits();
     let ad = or_fatal(AtomicDomain::create(
         t,
         dt_of(dt, CALL),
         ops,
-        crate::types::flags(flags, CALL),
+        crate::types::flags(known & FAVOR, CALL),
     ));
     let h = Box::into_raw(Box::new(CAd {
         ad: ManuallyDrop::new(ad),
         tm,
+        flags: known,
         cdata: AtomicPtr::new(std::ptr::null_mut()),
     }));
     if ad_p.is_null() {
@@ -94,7 +104,7 @@ unsafe fn dom<'a>(ad: gex_AD_t, call: &str) -> &'a CAd {
 #[no_mangle]
 pub unsafe extern "C" fn gex_AD_QueryFlags(ad: gex_AD_t) -> gex_Flags_t {
     // SAFETY: a live domain.
-    unsafe { dom(ad, "gex_AD_QueryFlags") }.ad.flags().bits()
+    unsafe { dom(ad, "gex_AD_QueryFlags") }.flags
 }
 
 /// `gex_AD_QueryTM`.

@@ -112,6 +112,17 @@ int main(int argc, char **argv) {
     gex_AD_Destroy(i32d);
     gex_AD_Destroy(dbld);
     gex_AD_Destroy(fltd);
+    /* A flag outside the AD_FAVOR_* hints is kept and reported back, as
+     * the reference does (API.md, Leniencies), and the domain works. */
+    {
+        gex_AD_t offd;
+        gex_AD_Create(&offd, tm, GEX_DT_U32, GEX_OP_FADD | GEX_OP_GET,
+                      GEX_FLAG_PEER_SEG_OFFSET | GEX_FLAG_AD_FAVOR_REMOTE);
+        CHECK(gex_AD_QueryFlags(offd) == (GEX_FLAG_PEER_SEG_OFFSET | GEX_FLAG_AD_FAVOR_REMOTE),
+              "flags kept");
+        gex_Event_Wait(gex_Coll_BarrierNB(tm, 0));
+        gex_AD_Destroy(offd);
+    }
     printf("test_ratomic: rank %u of %u: all checks passed\n", me, n);
     fflush(stdout);
     barrier(tm);
