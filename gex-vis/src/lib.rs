@@ -947,7 +947,15 @@ fn strided_put<T: TmRef + ?Sized>(
 ) -> Result<Started> {
     if strided_noop(elemsz, count) {
         context::check_may_communicate(call)?;
-        return Ok(Started::Done);
+        if !armed() {
+            return Ok(Started::Done);
+        }
+        // A put that moves nothing is still the next put this thread
+        // initiates: an armed peer completion goes to the peer it names
+        // (whose rank is then checked), as for an empty vector put, and is
+        // not left for a later put.
+        let p = peer(call, tm, rank, flags, Dir::Put)?;
+        return run_put(call, &p, Plan::Pieces(Pieces::default()), flags, mode);
     }
     let p = peer(call, tm, rank, flags, Dir::Put)?;
     let plan = strided_plan(
