@@ -304,8 +304,8 @@ pub fn wait_yields() -> u64 {
 
 /// Polls in a row that find nothing between two looks, by a waiting
 /// thread, at whether a spinning rank of the host shares its core
-/// ([`Runtime::poll`], [`Runtime::wait_step`]): a look costs about as much
-/// as a poll.
+/// ([`Runtime::poll`]; [`Runtime::wait_step`] records its core only): a
+/// look costs about as much as a poll.
 pub const IDLE_LOOK: u32 = 64;
 
 thread_local! {
@@ -501,7 +501,7 @@ impl Runtime {
     /// library cannot tell from a busy program's occasional poll. So, unless
     /// the wait mode is `Spin`, every [`IDLE_LOOK`] polls in a row that find
     /// nothing this thread asks the conduit whether another rank of the
-    /// host polling in vain shares its core
+    /// host polling in vain (here, or in a library wait) shares its core
     /// (`Conduit::core_shared_with_spinner`), and if so yields it: ranks that
     /// the scheduler put on one core then hand a value over in a few
     /// microseconds rather than once per time slice, and ranks with a core
@@ -517,26 +517,26 @@ impl Runtime {
             let k = n.get().wrapping_add(1);
             n.set(k);
             if k.is_multiple_of(IDLE_LOOK) {
-                self.yield_if_core_shared();
+                self.idle_look(true);
             }
         });
         Ok(())
     }
 
-    /// Yields the core if another rank of the host that polls in vain
-    /// shares it (`Conduit::core_shared_with_spinner`) and the wait mode is
-    /// not `Spin`; says whether it did.
+    /// Unless the wait mode is `Spin`: records that this thread polls in
+    /// vain on its core (`Conduit::core_shared_with_spinner`) and, if
+    /// `may_yield` and another rank of the host polling in vain shares the
+    /// core, yields it.
     #[cold]
     #[inline(never)]
-    fn yield_if_core_shared(&self) -> bool {
-        if WAIT_MODE.load(Ordering::Relaxed) == WaitMode::Spin as u8
-            || !self.conduit.core_shared_with_spinner()
-        {
-            return false;
+    fn idle_look(&self, may_yield: bool) {
+        if WAIT_MODE.load(Ordering::Relaxed) == WaitMode::Spin as u8 {
+            return;
         }
-        WAIT_YIELDS.fetch_add(1, Ordering::Relaxed);
-        std::thread::yield_now();
-        true
+        if self.conduit.core_shared_with_spinner() && may_yield {
+            WAIT_YIELDS.fetch_add(1, Ordering::Relaxed);
+            std::thread::yield_now();
+        }
     }
 
     /// Polls until `cond` holds (`GASNET_BLOCKUNTIL`), pacing idle polls
@@ -574,11 +574,11 @@ impl Runtime {
             return;
         }
         *idle = idle.saturating_add(1);
-        // A rank of the host polling in vain on this core gets it at once
-        // (see `Runtime::poll`), before the spin limit.
-        if idle.is_multiple_of(IDLE_LOOK) && *idle < self.spin_limit && self.yield_if_core_shared()
-        {
-            return;
+        // Recorded for the client polls of a rank that shares this core
+        // (see `Runtime::poll`), which yield it to this wait; the wait
+        // itself keeps the wait mode's pace.
+        if idle.is_multiple_of(IDLE_LOOK) && *idle < self.spin_limit {
+            self.idle_look(false);
         }
         Self::idle_pause(*idle >= self.spin_limit);
     }
