@@ -2164,6 +2164,10 @@ impl Conduit for IbvConduit {
             .then_some(self as &dyn AtomicCapability)
     }
 
+    fn core_shared_with_spinner(&self) -> bool {
+        self.smp.core_shared_with_spinner()
+    }
+
     fn stats(&self) -> ConduitStats {
         let c = &self.counts;
         let mut st = ConduitStats::new("ibv");

@@ -129,6 +129,10 @@ impl Conduit for SmpConduit {
         self.t.poll(sink, scope)
     }
 
+    fn core_shared_with_spinner(&self) -> bool {
+        self.t.core_shared_with_spinner()
+    }
+
     fn max_segment_size(&self) -> usize {
         self.t.max_segment_size()
     }

@@ -99,7 +99,51 @@ pub struct SmpTransport {
     in_req: Vec<InRing>,
     in_rep: Vec<InRing>,
     segments: OnceLock<Segments>,
+    /// Every member's core word (see [`SmpTransport::core_shared_with_spinner`]),
+    /// by local index: the last word of its queue object.
+    cores: Vec<CoreWord>,
+    /// This process's local index.
+    me_local: usize,
     _queues: Vec<shm::Mapping>,
+}
+
+/// A member's core word in shared memory: 0 (never written), or the core
+/// its last idle poll ran on plus one (high 32 bits) and when, in
+/// milliseconds of the host's monotonic clock (low 32 bits, wrapping).
+struct CoreWord(*const AtomicU64);
+
+// SAFETY: the word lies in a mapping the transport keeps for its whole
+// life, and is only accessed atomically.
+unsafe impl Send for CoreWord {}
+// SAFETY: as above.
+unsafe impl Sync for CoreWord {}
+
+impl CoreWord {
+    fn get(&self) -> &AtomicU64 {
+        // SAFETY: a live, aligned word of a mapping the transport owns
+        // (see the `Send` impl).
+        unsafe { &*self.0 }
+    }
+}
+
+/// How recent another member's record of this core must be for
+/// [`SmpTransport::core_shared_with_spinner`] to count it: longer than a
+/// runnable process waits for its turn on a busy core, short enough that a
+/// member gone elsewhere stops counting soon.
+const CORE_RECENT_MS: u32 = 50;
+
+/// The host's monotonic clock in milliseconds (wrapping at 32 bits), the
+/// same in every process.
+fn monotonic_ms() -> u32 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is writable; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .wrapping_mul(1000)
+        .wrapping_add(ts.tv_nsec as u64 / 1_000_000) as u32
 }
 
 impl std::fmt::Debug for SmpTransport {
@@ -119,9 +163,17 @@ fn segment_name(job: &str, rank: Rank) -> String {
     shm::object_name(job, &format!("s{rank}"))
 }
 
-/// Offset of ring `i` (0..2m) in a rank's queue object.
+/// Offset of ring `i` (0..2m) in a rank's queue object; `ring_offset(2m)`
+/// is where its core word lies, in a cache line of its own.
 fn ring_offset(i: usize) -> usize {
     i * ring_bytes(RING_CAPACITY)
+}
+
+const _: () = assert!(ring_bytes(RING_CAPACITY).is_multiple_of(64));
+
+/// Bytes of a queue object for `m` members: the rings and the core word.
+fn queue_bytes(m: usize) -> usize {
+    ring_offset(2 * m) + 64
 }
 
 /// This host's name, as ranks compare it to find their neighbours (`?` if
@@ -178,7 +230,7 @@ impl SmpTransport {
                 i as u32;
         }
 
-        let qbytes = ring_offset(2 * m);
+        let qbytes = queue_bytes(m);
         // Create, publish the handle, map the members', agree, close: a
         // crash at any step leaves nothing (see gex_conduit::shm).
         let mine = shm::create(&queue_name(&job, me), qbytes);
@@ -251,6 +303,12 @@ impl SmpTransport {
                 in_rep.push(InRing::new(mine.ptr().add(ring_offset(m + i))));
             }
         }
+        // Each member's core word: the line after its rings, zero-filled
+        // at creation, aligned (ring bytes are whole cache lines).
+        let cores = members
+            .iter()
+            .map(|&r| CoreWord(base_of(r).wrapping_add(ring_offset(2 * m)) as *const AtomicU64))
+            .collect();
         let mut maps: Vec<shm::Mapping> = queues.into_iter().map(|(_, q)| q).collect();
         maps.push(mine);
         Ok(SmpTransport {
@@ -262,6 +320,8 @@ impl SmpTransport {
             in_req,
             in_rep,
             segments: OnceLock::new(),
+            cores,
+            me_local,
             _queues: maps,
         })
     }
@@ -277,6 +337,31 @@ impl SmpTransport {
         self.local_of
             .get(jobrank as usize)
             .is_some_and(|&i| i != u32::MAX)
+    }
+
+    /// `Conduit::core_shared_with_spinner` for the members: records the
+    /// core this thread runs on, now, in this process's core word, and says
+    /// whether another member recorded the same core in the last
+    /// [`CORE_RECENT_MS`]. Costs a `getcpu` (no system call where the
+    /// kernel offers it in the vDSO), a clock read and a line per member.
+    pub fn core_shared_with_spinner(&self) -> bool {
+        if self.members.len() < 2 {
+            return false;
+        }
+        // SAFETY: no preconditions.
+        let cpu = unsafe { libc::sched_getcpu() };
+        if cpu < 0 {
+            return false;
+        }
+        let cpu = cpu as u64 + 1;
+        let now = monotonic_ms();
+        self.cores[self.me_local]
+            .get()
+            .store(cpu << 32 | u64::from(now), Ordering::Relaxed);
+        self.cores.iter().enumerate().any(|(i, w)| {
+            let v = w.get().load(Ordering::Relaxed);
+            i != self.me_local && v >> 32 == cpu && now.wrapping_sub(v as u32) < CORE_RECENT_MS
+        })
     }
 
     /// Payload limits between members.

@@ -1771,6 +1771,10 @@ impl Conduit for UdpConduit {
         Some(self)
     }
 
+    fn core_shared_with_spinner(&self) -> bool {
+        self.smp.core_shared_with_spinner()
+    }
+
     fn stats(&self) -> ConduitStats {
         let p = UdpConduit::stats(self);
         let (max_datagram, window) = {

@@ -833,6 +833,22 @@ pub trait Conduit: Send + Sync + 'static {
     fn stats(&self) -> ConduitStats {
         ConduitStats::new(self.name())
     }
+
+    /// Called by a thread of this rank whose polls keep finding nothing (a
+    /// library wait, or a client's own loop around `gasnet_AMPoll`):
+    /// records the core it runs on where the other ranks of this host see
+    /// it, and says whether another rank of the host recorded the same core
+    /// recently while polling in vain too. Such a rank is still runnable
+    /// (a spinning rank never blocks) and can only run when this thread
+    /// gives the core up: the caller then yields. Without it, two ranks
+    /// that the scheduler put on one core while both spin (more busy
+    /// processes than cores, which the ranks cannot see) hand each value
+    /// back and forth once per time slice: milliseconds, for microseconds
+    /// of work. The default, for a conduit without memory shared among the
+    /// ranks of a host, says no.
+    fn core_shared_with_spinner(&self) -> bool {
+        false
+    }
 }
 
 /// Creates a conduit for a job: what a program chooses at start-up.

@@ -302,6 +302,18 @@ pub fn wait_yields() -> u64 {
     WAIT_YIELDS.load(Ordering::Relaxed)
 }
 
+/// Polls in a row that find nothing between two looks, by a waiting
+/// thread, at whether a spinning rank of the host shares its core
+/// ([`Runtime::poll`]; [`Runtime::wait_step`] records its core only): a
+/// look costs about as much as a poll.
+pub const IDLE_LOOK: u32 = 64;
+
+thread_local! {
+    /// This thread's client polls in a row that found nothing
+    /// ([`Runtime::poll`]).
+    static IDLE_POLLS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
 /// Process-wide state shared by every object of the client.
 ///
 /// # For layer and conduit authors
@@ -483,10 +495,48 @@ impl Runtime {
     }
 
     /// Polls (`gasnet_AMPoll`): illegal in handler context or under an HSL.
+    ///
+    /// A client may wait by calling this in a loop (testratomic's ring
+    /// consumers spin on an atomic GET and `gasnet_AMPoll`), which the
+    /// library cannot tell from a busy program's occasional poll. So, unless
+    /// the wait mode is `Spin`, every [`IDLE_LOOK`] polls in a row that find
+    /// nothing this thread asks the conduit whether another rank of the
+    /// host polling in vain (here, or in a library wait) shares its core
+    /// (`Conduit::core_shared_with_spinner`), and if so yields it: ranks that
+    /// the scheduler put on one core then hand a value over in a few
+    /// microseconds rather than once per time slice, and ranks with a core
+    /// each never yield here.
     pub fn poll(&self) -> Result<()> {
         context::check_may_communicate("gex_AM_Poll")?;
-        self.progress();
+        let ran = self.progress();
+        let _ = IDLE_POLLS.try_with(|n| {
+            if ran > 0 {
+                n.set(0);
+                return;
+            }
+            let k = n.get().wrapping_add(1);
+            n.set(k);
+            if k.is_multiple_of(IDLE_LOOK) {
+                self.idle_look(true);
+            }
+        });
         Ok(())
+    }
+
+    /// Unless the wait mode is `Spin`: records that this thread polls in
+    /// vain on its core (`Conduit::core_shared_with_spinner`) and, if
+    /// `may_yield` and another rank of the host polling in vain shares the
+    /// core, yields it.
+    #[cold]
+    #[inline(never)]
+    fn idle_look(&self, may_yield: bool) {
+        if WAIT_MODE.load(Ordering::Relaxed) == WaitMode::Spin as u8 {
+            return;
+        }
+        if self.conduit.core_shared_with_spinner() && may_yield {
+            WAIT_YIELDS.fetch_add(1, Ordering::Relaxed);
+            std::thread::yield_now();
+        }
     }
 
     /// Polls until `cond` holds (`GASNET_BLOCKUNTIL`), pacing idle polls
@@ -524,6 +574,12 @@ impl Runtime {
             return;
         }
         *idle = idle.saturating_add(1);
+        // Recorded for the client polls of a rank that shares this core
+        // (see `Runtime::poll`), which yield it to this wait; the wait
+        // itself keeps the wait mode's pace.
+        if idle.is_multiple_of(IDLE_LOOK) && *idle < self.spin_limit {
+            self.idle_look(false);
+        }
         Self::idle_pause(*idle >= self.spin_limit);
     }
 

@@ -358,6 +358,10 @@ impl Conduit for SimNic {
         Some(self)
     }
 
+    fn core_shared_with_spinner(&self) -> bool {
+        self.inner.core_shared_with_spinner()
+    }
+
     fn stats(&self) -> ConduitStats {
         let mut st = self.inner.stats();
         for (name, v) in [

@@ -13,6 +13,10 @@
 //!   with FADD, FINC and CAS loops: the final value is exact.
 //! - ACQ/REL: data put, then a flag SET with REL; the reader that sees the
 //!   flag with an ACQ GET sees the data.
+//! - The reference testratomic's producer/consumer ring (consumers spin on
+//!   an ACQ GET and `gex::poll`) with every rank pinned to one core, in
+//!   bounded time: idle polls yield the core to a spinning rank that
+//!   shares it.
 //! - NBI: non-fetching operations counted under `Ec::RMW` (SET under
 //!   `Ec::PUT`), synchronised with `nbi::wait` and access regions.
 //! - Errors that name what is wrong and touch nothing: an operation not in
@@ -48,6 +52,15 @@ const DATA: usize = 304 << 10;
 const DATA_LEN: usize = 4096;
 /// Words for the NBI, error and sub-team tests.
 const SCRATCH: usize = 400 << 10;
+/// The shared-core ring: each rank's X and Y words, and rank 0's core.
+const RING: usize = 320 << 10;
+const RING_CPU: usize = RING + 64;
+/// Handoffs of the shared-core ring (rounds times ranks, about).
+const RING_HANDOFFS: u32 = 2000;
+/// What the shared-core ring may take: about 10 us per handoff when the
+/// ranks on one core yield it to each other, several milliseconds (a
+/// scheduler time slice) when each spins until it is preempted.
+const RING_LIMIT: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// Whether the job runs over the simulated NIC (`GEX_TEST_SIMNIC=1`).
 static NIC: AtomicBool = AtomicBool::new(false);
@@ -370,6 +383,173 @@ fn acq_rel(job: &Job) {
     nbi::wait(Ec::PUT, Flags::empty()).expect("nbi");
     job.barrier();
     ad.destroy().map_err(|(e, _)| e).expect("destroy");
+}
+
+/// This thread's CPU affinity.
+fn affinity() -> libc::cpu_set_t {
+    // SAFETY: an all-zero cpu_set_t is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is writable and of the size passed.
+    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+    assert_eq!(
+        rc,
+        0,
+        "sched_getaffinity: {}",
+        std::io::Error::last_os_error()
+    );
+    set
+}
+
+/// Sets this thread's CPU affinity.
+fn set_affinity(set: &libc::cpu_set_t) {
+    // SAFETY: `set` is a valid cpu_set_t of the size passed.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(set), set) };
+    assert_eq!(
+        rc,
+        0,
+        "sched_setaffinity: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// The reference testratomic's producer/consumer ring, with every rank
+/// pinned to one core: each consumer spins on an `AD_ACQ` GET of its own Y
+/// word and `gex::poll`; the producer SETs the next rank's X, then its Y
+/// with `AD_REL`. The scheduler runs one rank of the core at a time, so a
+/// value moves only when the spinning rank gives the core up: a client
+/// poll that finds nothing while another rank of the host spins on the
+/// same core must yield it (`Runtime::poll`), else each handoff costs a
+/// time slice and the ring takes far longer than [`RING_LIMIT`] (the
+/// reference suite's testratomic took minutes on a busy host, where the
+/// scheduler had put its two ranks on one core). Every wait is bounded.
+fn shared_core_ring(job: &Job) {
+    let (me, n) = (job.rank(), job.size());
+    if n < 2 {
+        return;
+    }
+    let off = Flags::PEER_SEG_OFFSET;
+    let ad = AtomicDomain::create(&job.tm, Dt::U64, Ops::SET | Ops::GET, Flags::empty())
+        .expect("create");
+    for w in [RING, RING + 8] {
+        ad.op_blocking::<u64>(me, w, Op::Set, 0, 0, off | Flags::AD_MY_RANK)
+            .expect("init");
+    }
+    // Every rank on the core rank 0 runs on now.
+    if me == 0 {
+        // SAFETY: no preconditions.
+        let cpu = unsafe { libc::sched_getcpu() };
+        assert!(
+            cpu >= 0,
+            "sched_getcpu: {}",
+            std::io::Error::last_os_error()
+        );
+        job.seg
+            .write(RING_CPU, &(cpu as u64).to_le_bytes())
+            .expect("write");
+    }
+    job.barrier();
+    let mut b = [0u8; 8];
+    job.tm
+        .get_blocking(&mut b[..], 0, RING_CPU, off)
+        .expect("get core");
+    let cpu = u64::from_le_bytes(b) as usize;
+    let saved = affinity();
+    // SAFETY: an all-zero cpu_set_t is the empty set.
+    let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` is below CPU_SETSIZE (a core number the kernel gave).
+    unsafe { libc::CPU_SET(cpu, &mut one) };
+    set_affinity(&one);
+    job.barrier();
+    let (next, prev) = ((me + 1) % n, (me + n - 1) % n);
+    // The ranks see where the others run through memory they share: the
+    // limit holds where every rank is in this one's neighbourhood (smp,
+    // udp with its bypass). Without it (udp with GEX_UDP_BYPASS=0, which
+    // models ranks on separate hosts, where they share no core) the
+    // conduit's own pacing applies: it blocks on its socket once polls
+    // find nothing for its spin time, which AMs a rank sends itself keep
+    // resetting (GEX_RMA_FORCE_AM); so only the bound on each wait holds,
+    // over a tenth of the handoffs.
+    let shared = gex::system::query_nbrhd_info()
+        .expect("nbrhd")
+        .members
+        .len()
+        == n as usize;
+    let handoffs = if shared {
+        RING_HANDOFFS
+    } else {
+        RING_HANDOFFS / 10
+    };
+    let rounds = u64::from(handoffs / n).max(1);
+    let t0 = Instant::now();
+    let deadline = t0 + wait_bound();
+    let consume = |value: u64| loop {
+        let y = ad
+            .op_blocking::<u64>(
+                me,
+                RING + 8,
+                Op::Get,
+                0,
+                0,
+                off | Flags::AD_MY_RANK | Flags::AD_ACQ,
+            )
+            .expect("get y");
+        if y == value {
+            let x = ad
+                .op_blocking::<u64>(me, RING, Op::Get, 0, 0, off | Flags::AD_MY_RANK)
+                .expect("get x");
+            assert_eq!(
+                x, value,
+                "rank {me}: Y {value} from rank {prev} arrived before its X"
+            );
+            return;
+        }
+        assert!(
+            y + 1 == value,
+            "rank {me}: Y is {y} waiting for {value} from rank {prev}"
+        );
+        gex::poll().expect("poll");
+        assert!(
+            Instant::now() < deadline,
+            "rank {me}: no value {value} from rank {prev} after {:?} (the ranks share core {cpu})",
+            wait_bound()
+        );
+    };
+    let produce = |value: u64| {
+        ad.op_blocking::<u64>(next, RING, Op::Set, value, 0, off)
+            .expect("set x");
+        ad.op_blocking::<u64>(next, RING + 8, Op::Set, value, 0, off | Flags::AD_REL)
+            .expect("set y");
+    };
+    // Round i carries value i + 1 from rank 0 around the ring and back.
+    for v in 1..=rounds {
+        if me == 0 {
+            if v > 1 {
+                consume(v - 1);
+            }
+        } else {
+            consume(v);
+        }
+        produce(v);
+    }
+    if me == 0 {
+        consume(rounds);
+    }
+    let took = t0.elapsed();
+    set_affinity(&saved);
+    job.barrier();
+    ad.destroy().map_err(|(e, _)| e).expect("destroy");
+    assert!(
+        !shared || took < RING_LIMIT,
+        "rank {me}: {} handoffs among {n} ranks on core {cpu} took {took:?} (limit {RING_LIMIT:?}): ranks spinning on one core do not yield it to each other",
+        rounds * u64::from(n)
+    );
+    if me == 0 {
+        println!(
+            "test-ratomic: shared-core ring: {} handoffs among {n} ranks on core {cpu} in {took:?}{}",
+            rounds * u64::from(n),
+            if shared { "" } else { " (no limit: the ranks share no memory)" }
+        );
+    }
 }
 
 /// NBI streams: counted under RMW (SET under PUT), in access regions too.
@@ -817,6 +997,7 @@ fn main() {
     hammer::<f64>(&job);
     hammer::<f32>(&job);
     acq_rel(&job);
+    shared_core_ring(&job);
     nbi_streams(&job);
     errors(&job);
     subteam(&job);

@@ -808,7 +808,36 @@ fn peer_completion(t: &mut T<'_>) {
                     .expect("empty pc put")
                     .wait()
                     .unwrap();
-                // (Counted as one more below.)
+                // So does a degenerate strided put (a zero count: the
+                // spec's no-op), and it disarms the handler: the put with
+                // IMMEDIATE after it is legal (testvis's pattern).
+                set_peer_completion_handler(H_PC, &payload, Flags::empty()).unwrap();
+                tm.strided_put_blocking(
+                    target,
+                    a,
+                    &[len as isize, len as isize],
+                    StridedLocal::new(&data[..], 0),
+                    &[len as isize, len as isize],
+                    len,
+                    &[1, 0],
+                    f,
+                )
+                .expect("degenerate strided pc put");
+                let mut sent = tm
+                    .vector_put_blocking(
+                        target,
+                        &[Memvec::new(a, len)],
+                        &[&data],
+                        f | Flags::IMMEDIATE,
+                    )
+                    .expect("an IMMEDIATE put after a degenerate strided put with a handler armed");
+                if sent == Injected::NoOp {
+                    sent = tm
+                        .vector_put_blocking(target, &[Memvec::new(a, len)], &[&data], f)
+                        .expect("put");
+                }
+                assert_eq!(sent, Injected::Sent);
+                // (Counted as two more below.)
             }
             _ => {
                 tm.strided_put_nb(
@@ -843,7 +872,7 @@ fn peer_completion(t: &mut T<'_>) {
 fn pc_expected(src: Rank, me: Rank, n: Rank) -> u32 {
     (0..PC_PUTS)
         .filter(|&i| (src + 1 + i as Rank) % n == me)
-        .map(|i| if i % 6 == 4 { 2 } else { 1 })
+        .map(|i| if i % 6 == 4 { 3 } else { 1 })
         .sum()
 }
 
