@@ -556,6 +556,7 @@ struct Counts {
     rma_puts: AtomicU64,
     rma_gets: AtomicU64,
     rma_served: AtomicU64,
+    long_pieces: AtomicU64,
     grants: AtomicU64,
 }
 
@@ -1120,7 +1121,10 @@ impl IbvConduit {
         self.peers.get(peer as usize).map(|p| p.qp)
     }
 
-    fn limits(&self) -> AmLimits {
+    /// Limits to a peer reached over the device: a Long to a created
+    /// endpoint's segment (not registered) travels in pieces, so it is
+    /// carried up to [`MAX_LONG`] like any Long.
+    fn net_limits(&self) -> AmLimits {
         let inline = self.buf - wire::MAX_HEADER;
         let s = SmpTransport::limits();
         AmLimits::new(
@@ -1129,7 +1133,12 @@ impl IbvConduit {
             MAX_LONG.min(s.max_request_long),
             MAX_LONG.min(s.max_reply_long),
         )
-        .with_max_long_carried(inline.min(s.max_long_carried))
+    }
+
+    /// Limits to a neighbour reached through shared memory (this rank
+    /// included): a Long to its client memory is carried in a ring record.
+    fn smp_limits(&self) -> AmLimits {
+        self.net_limits().min(SmpTransport::limits())
     }
 
     /// The largest payload a message carries.
@@ -1756,6 +1765,20 @@ impl IbvConduit {
                     .between(m.src_ep, m.dest_ep),
                 );
             }
+            wire::K_LONG_PIECE => {
+                // Checked against this rank's segment of that endpoint
+                // before it is written; no answer (the Long follows).
+                let off = usize::try_from(m.offset).unwrap_or(usize::MAX);
+                if m.len > self.buf - wire::FIXED {
+                    bad("carries more than a message holds");
+                }
+                let at = gex_conduit::epseg::arrived_at_ep(m.dest_ep, self.me, off, m.len)
+                    .unwrap_or_else(|e| bad(&format!("(a piece of a Long): {e}")));
+                // SAFETY: [at, at + len) lies in this rank's segment of the
+                // endpoint (checked above), mapped for the process; the
+                // message is separate memory.
+                unsafe { std::ptr::copy_nonoverlapping(body.as_ptr(), at as *mut u8, m.len) };
+            }
             wire::K_RMA_PUT | wire::K_RMA_GET => {
                 let off = usize::try_from(m.offset).unwrap_or(usize::MAX);
                 if m.len > self.inline_max() {
@@ -2025,12 +2048,17 @@ impl Conduit for IbvConduit {
         &self.layout
     }
 
-    fn am_limits(&self, _peer: Rank) -> AmLimits {
-        self.limits()
+    fn am_limits(&self, peer: Rank) -> AmLimits {
+        if self.smp.contains(peer) {
+            self.smp_limits()
+        } else {
+            self.net_limits()
+        }
     }
 
     fn am_lub_limits(&self) -> AmLimits {
-        self.limits()
+        // This rank is always reached through shared memory.
+        self.smp_limits()
     }
 
     fn am_send(
@@ -2052,9 +2080,11 @@ impl Conduit for IbvConduit {
         }
         self.check_peer(dest)?;
         let lane = if msg.is_request { REQ } else { REP };
-        let by_rdma = msg.category == AmCategory::Long
-            && msg.payload.len() > self.inline_max()
-            && msg.dest_ep == 0;
+        let over = msg.category == AmCategory::Long && msg.payload.len() > self.inline_max();
+        if over && msg.dest_ep != 0 {
+            return self.long_in_pieces(dest, lane, msg, immediate, scope, sink);
+        }
+        let by_rdma = over;
         let long = if by_rdma {
             let (base, size, rkey) = self.seg_of(dest)?;
             if !gex_conduit::fits(msg.dest_offset, msg.payload.len(), size) {
@@ -2182,6 +2212,7 @@ impl Conduit for IbvConduit {
             ("rma_puts", c.rma_puts.load(Ordering::Relaxed)),
             ("rma_gets", c.rma_gets.load(Ordering::Relaxed)),
             ("rma_served", c.rma_served.load(Ordering::Relaxed)),
+            ("long_pieces", c.long_pieces.load(Ordering::Relaxed)),
             ("credit_grants", c.grants.load(Ordering::Relaxed)),
             ("credits", self.credits as u64),
             ("buf", self.buf as u64),
@@ -2373,6 +2404,49 @@ impl IbvConduit {
     /// at most a buffer's payload, each acknowledged; the source is copied
     /// into them, so it is released on return.
     #[allow(clippy::too_many_arguments)]
+    /// A Long larger than a message to a created endpoint's segment, which
+    /// is not registered with the device (no RDMA WRITE): its payload goes
+    /// first in [`wire::K_LONG_PIECE`] messages of at most a buffer each,
+    /// on the Long's queue pair and lane, so they are written before the
+    /// Long, which follows marked placed. `IMMEDIATE` gives up only before
+    /// the first piece.
+    fn long_in_pieces(
+        &self,
+        dest: Rank,
+        lane: usize,
+        msg: &OutgoingAm<'_>,
+        immediate: bool,
+        scope: PollScope,
+        sink: &dyn AmSink,
+    ) -> Result<Injected> {
+        let len = msg.payload.len();
+        if len > MAX_LONG {
+            return Err(Error::bad_arg(format!(
+                "ibv conduit: a Long payload of {len} bytes is over the {MAX_LONG}-byte limit"
+            )));
+        }
+        let piece = self.buf - wire::FIXED;
+        for (i, (at, k)) in pieces(len, piece).enumerate() {
+            let fill = |out: &mut [u8]| {
+                let off = (msg.dest_offset + at) as u64;
+                wire::encode_piece(msg.dest_ep, off, msg.is_request, k, out);
+                out[wire::FIXED..wire::FIXED + k].copy_from_slice(&msg.payload[at..at + k]);
+                wire::FIXED + k
+            };
+            let r = self.send_loop(dest, immediate && i == 0, scope, sink, || {
+                self.try_send_msg(dest, lane, &fill, None)
+            })?;
+            if r == Injected::NoOp {
+                return Ok(r);
+            }
+            self.counts.long_pieces.fetch_add(1, Ordering::Relaxed);
+        }
+        let fill = |out: &mut [u8]| wire::encode_am(msg, true, out);
+        self.send_loop(dest, false, scope, sink, || {
+            self.try_send_msg(dest, lane, &fill, None)
+        })
+    }
+
     fn msg_put(
         &self,
         peer: Rank,

@@ -3,9 +3,10 @@
 //! of a receive buffer. Little-endian:
 //!
 //! ```text
-//! 0      kind: AM, RMA_PUT, RMA_GET (requests), RMA_PUT_ACK, RMA_GET_DATA (replies)
-//! 1      flags: bit 0 request, bits 1-2 AM category, bit 3 Long payload already written
-//!        into the segment by RDMA WRITE (not in the message)
+//! 0      kind: AM, RMA_PUT, RMA_GET (requests), RMA_PUT_ACK, RMA_GET_DATA (replies),
+//!        LONG_PIECE (either)
+//! 1      flags: bit 0 request, bits 1-2 AM category, bit 3 Long payload already in the
+//!        segment (written by RDMA WRITE, or by LONG_PIECE messages before it)
 //! 2      handler
 //! 3      argument count (at most 16)
 //! 4      source endpoint index
@@ -39,6 +40,11 @@ pub const K_RMA_GET: u8 = 2;
 pub const K_RMA_PUT_ACK: u8 = 3;
 /// The answer to a get, with the bytes.
 pub const K_RMA_GET_DATA: u8 = 4;
+/// A piece of a Long payload for a created endpoint's segment, which the
+/// conduit cannot write by RDMA: written at arrival, unanswered; the Long
+/// follows on the same queue pair and lane, marked placed. Sent on the
+/// Long's lane (request or reply flag as the Long).
+pub const K_LONG_PIECE: u8 = 5;
 
 const F_REQUEST: u8 = 1;
 const F_PLACED: u8 = 8;
@@ -112,13 +118,20 @@ pub fn encode_rma(kind: u8, ep: EpIndex, offset: u64, op: u64, len: usize, out: 
     h[24..32].copy_from_slice(&op.to_le_bytes());
 }
 
+/// Encodes the header of a [`K_LONG_PIECE`] of `len` bytes for endpoint
+/// `ep`'s segment at `offset`, on the request lane or the reply lane.
+pub fn encode_piece(ep: EpIndex, offset: u64, is_request: bool, len: usize, out: &mut [u8]) {
+    encode_rma(K_LONG_PIECE, ep, offset, 0, len, out);
+    out[1] = u8::from(is_request);
+}
+
 /// Decodes a received message of `buf.len()` bytes; `None` if anything is
 /// inconsistent (kind, flags, argument count, lengths, endpoint indices).
 pub fn decode(buf: &[u8]) -> Option<Msg> {
     let h = buf.get(..FIXED)?;
     let kind = h[0];
     let flags = h[1];
-    if kind > K_RMA_GET_DATA || flags & !(F_REQUEST | 6 | F_PLACED) != 0 {
+    if kind > K_LONG_PIECE || flags & !(F_REQUEST | 6 | F_PLACED) != 0 {
         return None;
     }
     let is_request = flags & F_REQUEST != 0;
@@ -146,7 +159,12 @@ pub fn decode(buf: &[u8]) -> Option<Msg> {
         if category == AmCategory::Short && len != 0 {
             return None;
         }
-        if placed && (category != AmCategory::Long || dest_ep != 0) {
+        if placed && category != AmCategory::Long {
+            return None;
+        }
+    } else if kind == K_LONG_PIECE {
+        // Only a created endpoint's segment takes pieces.
+        if nargs != 0 || placed || category != AmCategory::Short || dest_ep == 0 {
             return None;
         }
     } else if nargs != 0
@@ -213,9 +231,42 @@ mod tests {
         let h = encode_am(&m0, true, &mut buf);
         let d = decode(&buf[..h]).unwrap();
         assert!(d.placed && d.len == 5);
-        // Placed to a created endpoint's segment is refused.
+        // Placed to a created endpoint's segment (after its pieces).
         let h = encode_am(&m, true, &mut buf);
+        let d = decode(&buf[..h]).unwrap();
+        assert!(d.placed && d.dest_ep == 3);
+        // A placed Medium is refused.
+        let med = OutgoingAm::new(AmCategory::Medium, true, 200, &args, b"hello");
+        let h = encode_am(&med, true, &mut buf);
         assert!(decode(&buf[..h]).is_none());
+    }
+
+    #[test]
+    fn long_pieces_round_trip_on_either_lane() {
+        for is_request in [true, false] {
+            let mut buf = vec![0u8; FIXED];
+            encode_piece(7, 65536, is_request, 4, &mut buf);
+            buf.extend_from_slice(b"wxyz");
+            let d = decode(&buf).unwrap();
+            assert_eq!(
+                (d.kind, d.is_request, d.dest_ep, d.offset, d.len),
+                (K_LONG_PIECE, is_request, 7, 65536, 4)
+            );
+            assert_eq!(&buf[d.payload_at..], b"wxyz");
+            // Truncated, or lengthened, it is refused.
+            assert!(decode(&buf[..buf.len() - 1]).is_none());
+            buf.push(0);
+            assert!(decode(&buf).is_none());
+        }
+        // A piece for the primordial endpoint, or with arguments, is refused.
+        let mut buf = vec![0u8; FIXED];
+        encode_piece(0, 0, true, 0, &mut buf);
+        assert!(decode(&buf).is_none());
+        encode_piece(1, 0, true, 0, &mut buf);
+        assert!(decode(&buf).is_some());
+        buf[3] = 1;
+        buf.extend_from_slice(&[0; 4]);
+        assert!(decode(&buf).is_none());
     }
 
     #[test]

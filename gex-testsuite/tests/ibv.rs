@@ -23,6 +23,7 @@ const TEST_VIS: &str = env!("CARGO_BIN_EXE_test-vis");
 const TEST_FLOOD: &str = env!("CARGO_BIN_EXE_test-flood");
 const TEST_RATOMIC: &str = env!("CARGO_BIN_EXE_test-ratomic");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
+const TEST_MK: &str = env!("CARGO_BIN_EXE_test-mk");
 
 /// `program` passes on 3 ranks over ibv with `env` (plus the simulated
 /// device, bypass off): every rank's success line is there.
@@ -52,17 +53,20 @@ fn programs_pass_with_one_credit() {
     passes(TEST_AM, "test-am", &env);
     passes(TEST_FLOOD, "test-flood", &env);
     passes(TEST_RATOMIC, "test-ratomic", &env);
+    passes(TEST_MK, "test-mk", &env);
 }
 
 /// The smallest receive buffers (a Medium limit of 528 bytes): Longs go by
-/// RDMA WRITE from their first bytes over that, one-sided transfers to
-/// created endpoints are split into many messages.
+/// RDMA WRITE from their first bytes over that, one-sided transfers and
+/// Longs (up to the LUB, in test-mk) to created endpoints are split into
+/// many messages.
 #[test]
 fn programs_pass_with_the_smallest_buffers() {
     let env = [("GEX_IBV_CREDITS", "2"), ("GEX_IBV_BUF", "624")];
     passes(TEST_RMA, "test-rma", &env);
     passes(TEST_VIS, "test-vis", &env);
     passes(TEST_COLL, "test-coll", &env);
+    passes(TEST_MK, "test-mk", &env);
 }
 
 /// The smallest shared receive pool (one buffer per peer and lane: every
