@@ -2400,10 +2400,6 @@ impl RmaCapability for IbvConduit {
 }
 
 impl IbvConduit {
-    /// A put to a created endpoint's segment (not registered): messages of
-    /// at most a buffer's payload, each acknowledged; the source is copied
-    /// into them, so it is released on return.
-    #[allow(clippy::too_many_arguments)]
     /// A Long larger than a message to a created endpoint's segment, which
     /// is not registered with the device (no RDMA WRITE): its payload goes
     /// first in [`wire::K_LONG_PIECE`] messages of at most a buffer each,
@@ -2447,6 +2443,10 @@ impl IbvConduit {
         })
     }
 
+    /// A put to a created endpoint's segment (not registered): messages of
+    /// at most a buffer's payload, each acknowledged; the source is copied
+    /// into them, so it is released on return.
+    #[allow(clippy::too_many_arguments)]
     fn msg_put(
         &self,
         peer: Rank,
