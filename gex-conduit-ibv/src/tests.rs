@@ -1,4 +1,9 @@
 use super::*;
+use crate::atomics::fadd_operand;
+use crate::setup::{budget, parse_fault};
+use crate::verbs::Provider;
+use gex_bootstrap::vars::Lookup;
+use gex_types::Op;
 
 #[test]
 fn work_request_ids_round_trip() {

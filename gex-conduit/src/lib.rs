@@ -706,6 +706,39 @@ pub trait RmaCapability: Send + Sync {
     ) -> Result<Injected>;
 }
 
+/// The preconditions of a one-sided start that the network conduits (udp,
+/// ibv) share, as errors: the endpoint index below `gex_types::MAX_EPS`,
+/// `peer` a rank that `rma` [`reaches`](RmaCapability::reaches), and `len`
+/// at most its [`max_transfer`](RmaCapability::max_transfer), checked in
+/// that order. Every message begins with `who` (the conduit, as
+/// `"udp conduit"`); an unreached peer's names this rank, `me`.
+pub fn check_one_sided<R: RmaCapability + ?Sized>(
+    rma: &R,
+    who: &str,
+    me: Rank,
+    peer: Rank,
+    ep: EpIndex,
+    len: usize,
+) -> Result<()> {
+    if ep as usize >= gex_types::MAX_EPS {
+        return Err(gex_types::Error::bad_arg(format!(
+            "{who}: endpoint index {ep} is not below MAX_EPS"
+        )));
+    }
+    if !rma.reaches(peer) {
+        return Err(gex_types::Error::bad_arg(format!(
+            "{who}: rank {peer} is not reached by one-sided operations from rank {me}"
+        )));
+    }
+    if len > rma.max_transfer() {
+        return Err(gex_types::Error::bad_arg(format!(
+            "{who}: a one-sided transfer of {len} bytes is over the {}-byte limit",
+            rma.max_transfer()
+        )));
+    }
+    Ok(())
+}
+
 /// Remote atomic operations a conduit performs itself (a NIC's atomics),
 /// for the (type, operation) pairs it declares
 /// ([`Conduit::atomics`]). The remote-atomics layer asks
@@ -924,5 +957,49 @@ mod interface_tests {
         // SAFETY: as above.
         let mut d = unsafe { GetDest::new(buf.as_mut_ptr(), 4, None) };
         d.fill(&[1, 2, 3]);
+    }
+
+    #[test]
+    fn one_sided_preconditions_are_checked_in_order() {
+        struct Rma;
+        impl RmaCapability for Rma {
+            fn reaches(&self, peer: Rank) -> bool {
+                peer == 1
+            }
+            fn max_transfer(&self) -> usize {
+                64
+            }
+            fn put(
+                &self,
+                _: Rank,
+                _: EpIndex,
+                _: usize,
+                _: PutSource,
+                _: std::sync::Arc<dyn OpCompletion>,
+                _: bool,
+                _: &dyn AmSink,
+            ) -> Result<Injected> {
+                unreachable!()
+            }
+            fn get(
+                &self,
+                _: Rank,
+                _: EpIndex,
+                _: usize,
+                _: GetDest,
+                _: std::sync::Arc<dyn OpCompletion>,
+                _: bool,
+                _: &dyn AmSink,
+            ) -> Result<Injected> {
+                unreachable!()
+            }
+        }
+        let max_ep = gex_types::MAX_EPS as EpIndex;
+        let check = |peer, ep, len| check_one_sided(&Rma, "x conduit", 0, peer, ep, len);
+        assert!(check(1, 0, 64).is_ok());
+        let msg = |r: Result<()>| r.unwrap_err().to_string();
+        assert!(msg(check(2, max_ep, 65)).contains("x conduit: endpoint index"));
+        assert!(msg(check(2, 0, 65)).contains("x conduit: rank 2 is not reached"));
+        assert!(msg(check(1, 0, 65)).contains("65 bytes is over the 64-byte limit"));
     }
 }
