@@ -15,12 +15,19 @@
 //! from the wrong rank, of the wrong kind or with the wrong length is a
 //! fatal error with a message, never a memory access. The target checks
 //! every range against its own segment before it touches it.
+//!
+//! This file holds both sides: the table of operations in flight, the
+//! capability's puts and gets, the placing of arriving payloads
+//! ([`SegmentPlacer`]) and the serving of one-sided messages that arrive.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use gex_conduit::{GetDest, OpCompletion};
-use gex_types::Rank;
+use bytes::Bytes;
+use gex_conduit::{AmSink, GetDest, Injected, OpCompletion, PutSource, RmaCapability};
+use gex_types::{EpIndex, Rank};
+
+use crate::{proto, wire, UdpConduit, ZERO_COPY_MIN};
 
 /// The longest transfer of one operation (longer ones are split by the
 /// caller): a GET_DATA of this size is one protocol message, reassembled
@@ -317,6 +324,267 @@ impl Ops {
         };
         t.free.push(slot);
         Ok((dst, done))
+    }
+}
+
+/// Puts the payload of a Long AM or a one-sided PUT that spans several
+/// datagrams straight into this rank's segment as its datagrams arrive,
+/// and that of a GET_DATA into its get's destination, instead of into the
+/// message buffer (from which delivery would copy it again). Holds this
+/// rank's segment (base, size), if attached, and the operations in
+/// flight. A message whose range is outside the segment, or a GET_DATA
+/// that matches no get in flight from its sender, is kept whole, so that
+/// delivery reports it.
+pub(crate) struct SegmentPlacer<'a>(pub(crate) Option<(usize, usize)>, pub(crate) &'a Ops);
+
+impl proto::Placer for SegmentPlacer<'_> {
+    fn split(&mut self, peer: u32, first: &[u8], total: usize) -> Option<(usize, u64)> {
+        if first.first() == Some(&wire::RMA_GET_DATA) {
+            let r = wire::decode_rma(first.get(..wire::RMA_HEADER)?, true)?;
+            return (r.len.checked_add(wire::RMA_HEADER) == Some(total)
+                && r.op < GET_TOKEN
+                && self.1.begin_placing(r.op, peer, r.len))
+            .then_some((wire::RMA_HEADER, GET_TOKEN | r.op));
+        }
+        let (base, size) = self.0?;
+        let (start, len, off) = wire::long_payload(first)?;
+        let in_segment = gex_conduit::fits(off, len, size);
+        (start.checked_add(len) == Some(total) && in_segment)
+            .then_some((start, (base + off) as u64))
+    }
+
+    fn write(&mut self, token: u64, at: usize, bytes: &[u8]) {
+        if token & GET_TOKEN != 0 {
+            // Checked against the get's destination again there; a get no
+            // longer in flight takes nothing (its message is then reported
+            // as not matching at delivery).
+            self.1.place(token & !GET_TOKEN, at, bytes);
+            return;
+        }
+        // SAFETY: `split` accepted the message only if its payload range
+        // [off, off + len) lies in the segment, `token` is base + off, and
+        // the protocol writes at most `total - split = len` bytes in all,
+        // at increasing `at`; the segment is mapped for the process's life
+        // and `bytes` is the protocol's receive buffer, separate memory.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                (token as usize + at) as *mut u8,
+                bytes.len(),
+            )
+        };
+    }
+}
+
+impl UdpConduit {
+    /// Handles a one-sided message from `src` (see the module docs): places or
+    /// answers a PUT, GET or ATOMIC aimed at this rank's segment, or
+    /// completes an operation of this rank's that a PUT_ACK, GET_DATA or
+    /// ATOMIC_RESULT answers.
+    /// Anything malformed, out of the segment or not matching an operation
+    /// in flight ends the job with a message.
+    pub(crate) fn run_rma(&self, src: Rank, m: &[u8], placed: bool, sink: &dyn AmSink) {
+        let bad = |what: &str| -> ! {
+            gex_bootstrap::fatal(&format!(
+                "udp conduit: a one-sided message from rank {src} {what}"
+            ))
+        };
+        match m.first() {
+            Some(&wire::RMA_ATOMIC) if !placed => return self.serve_atomic(src, m, sink),
+            Some(&wire::RMA_ATOMIC_RESULT) if !placed => {
+                let Some((id, value)) = wire::decode_atomic_result(m) else {
+                    bad("is a malformed atomic result")
+                };
+                match self.link.ops.take_atomic(id, src, value.len()) {
+                    Ok((dst, done)) => {
+                        // A fetching operation's value (`start` checked
+                        // that its destination takes the type's size,
+                        // which `take_atomic` checked the value has).
+                        if let Some(mut dst) = dst.filter(|_| !value.is_empty()) {
+                            // The value's bytes in this machine's byte
+                            // order (the wire's is little-endian).
+                            let n = value.len();
+                            let mut b = [0u8; 8];
+                            b[..n].copy_from_slice(value);
+                            let bits = u64::from_le_bytes(b).to_ne_bytes();
+                            if cfg!(target_endian = "little") {
+                                dst.fill(&bits[..n]);
+                            } else {
+                                dst.fill(&bits[8 - n..]);
+                            }
+                        }
+                        done.complete();
+                    }
+                    Err(e) => bad(&format!("is an atomic result that {e}")),
+                }
+                return;
+            }
+            _ => {}
+        }
+        let Some(r) = wire::decode_rma(m, placed) else {
+            bad("is malformed")
+        };
+        match r.kind {
+            wire::RMA_PUT | wire::RMA_GET => {
+                let len = if r.kind == wire::RMA_PUT {
+                    r.len
+                } else {
+                    r.want
+                };
+                let at = if r.ep == 0 {
+                    let Some(&(base, size)) = self.link.segment.get() else {
+                        bad("arrived before this rank attached a segment")
+                    };
+                    if !gex_conduit::fits(r.offset, len, size) {
+                        bad(&format!(
+                            "targets [{:#x}, +{len}) outside this rank's segment of {size:#x} bytes",
+                            r.offset
+                        ));
+                    }
+                    (base + r.offset) as *mut u8
+                } else {
+                    // A created endpoint's segment: the range checked
+                    // against this rank's own segment of that endpoint.
+                    match gex_conduit::epseg::arrived_at_ep(r.ep, self.me, r.offset, len) {
+                        Ok(a) => a as *mut u8,
+                        Err(e) => bad(&format!("(endpoint {}): {e}", r.ep)),
+                    }
+                };
+                // A PUT for a created endpoint is never placed (see
+                // `wire::long_payload`): its payload is in the message.
+                if placed && r.ep != 0 {
+                    bad("for a created endpoint arrived without its payload");
+                }
+                self.link.ops.count_served();
+                if r.kind == wire::RMA_PUT {
+                    if !placed {
+                        // SAFETY: [offset, offset + len) lies inside this
+                        // rank's mapped segment (checked above); the
+                        // message is separate memory. Concurrent access to
+                        // the segment is the client's to order, as for any
+                        // put.
+                        unsafe { std::ptr::copy_nonoverlapping(r.payload.as_ptr(), at, len) };
+                    }
+                    let _ = self.send_net(src, false, wire::RMA_HEADER, false, sink, |out| {
+                        wire::encode_rma_append(wire::RMA_PUT_ACK, 0, 0, r.op, 0, &[], out)
+                    });
+                } else if len >= ZERO_COPY_MIN && r.ep == 0 {
+                    // Sent from the segment, not copied into the message
+                    // (the attached segment lives as long as the process;
+                    // a created one may be client memory, freed after its
+                    // destruction while the protocol still held it).
+                    let mut head = Vec::with_capacity(wire::RMA_HEADER);
+                    wire::encode_rma_header(wire::RMA_GET_DATA, 0, 0, r.op, 0, len, &mut head);
+                    // SAFETY: the range lies inside this rank's segment
+                    // (checked above), which stays mapped for the life of
+                    // the process; it is only read. A get of memory that is
+                    // written meanwhile returns whichever bytes were read,
+                    // as for any get.
+                    let body = unsafe { PutSource::borrowed(at, len) };
+                    let _ = self.send_net_parts(
+                        src,
+                        false,
+                        head.into(),
+                        Bytes::from_owner(body),
+                        false,
+                        sink,
+                    );
+                } else {
+                    // SAFETY: as above, the range lies inside the mapped
+                    // segment; it is only read, into the message.
+                    let bytes = unsafe { std::slice::from_raw_parts(at as *const u8, len) };
+                    let _ = self.send_net(src, false, wire::RMA_HEADER + len, false, sink, |out| {
+                        wire::encode_rma_append(wire::RMA_GET_DATA, 0, 0, r.op, 0, bytes, out)
+                    });
+                }
+            }
+            _ => match self.link.ops.take(r.op, src, r.kind, r.len, placed) {
+                Ok(Answered::Put(done)) => done.complete(),
+                Ok(Answered::Get(mut dst, done)) => {
+                    if !placed {
+                        dst.fill(r.payload);
+                    }
+                    drop(dst);
+                    done.complete();
+                }
+                Err(why) => bad(&why),
+            },
+        }
+    }
+}
+
+impl RmaCapability for UdpConduit {
+    /// Ranks outside this rank's neighbourhood (inside it, segments are
+    /// mapped and the RMA layer copies directly), once this rank has a
+    /// segment.
+    fn reaches(&self, peer: Rank) -> bool {
+        peer < self.boot.size() && !self.smp.contains(peer) && self.link.segment.get().is_some()
+    }
+
+    fn max_transfer(&self) -> usize {
+        MAX_TRANSFER
+    }
+
+    /// A source of [`ZERO_COPY_MIN`] bytes or more is sent from where it
+    /// is: the protocol keeps it by reference until the datagrams that
+    /// carry it are acknowledged, and then drops it (local completion).
+    /// Shorter ones are copied into the message (local completion at
+    /// return).
+    fn put(
+        &self,
+        peer: Rank,
+        ep: EpIndex,
+        offset: usize,
+        src: PutSource,
+        done: Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> gex_types::Result<Injected> {
+        let len = src.len();
+        gex_conduit::check_one_sided(self, "udp conduit", self.me, peer, ep, len)?;
+        let op = self.link.ops.insert_put(peer, done);
+        let sent = if len >= ZERO_COPY_MIN {
+            let mut head = Vec::with_capacity(wire::RMA_HEADER);
+            wire::encode_rma_header(wire::RMA_PUT, ep, offset, op, 0, len, &mut head);
+            self.send_net_parts(
+                peer,
+                true,
+                head.into(),
+                Bytes::from_owner(src),
+                immediate,
+                sink,
+            )
+        } else {
+            self.send_net(peer, true, wire::RMA_HEADER + len, immediate, sink, |out| {
+                wire::encode_rma_append(wire::RMA_PUT, ep, offset, op, 0, src.as_slice(), out)
+            })
+        };
+        if !matches!(sent, Ok(Injected::Sent)) {
+            self.link.ops.cancel(op);
+        }
+        sent
+    }
+
+    fn get(
+        &self,
+        peer: Rank,
+        ep: EpIndex,
+        offset: usize,
+        dst: GetDest,
+        done: Arc<dyn OpCompletion>,
+        immediate: bool,
+        sink: &dyn AmSink,
+    ) -> gex_types::Result<Injected> {
+        let want = dst.len();
+        gex_conduit::check_one_sided(self, "udp conduit", self.me, peer, ep, want)?;
+        let op = self.link.ops.insert_get(peer, dst, done);
+        let sent = self.send_net(peer, true, wire::RMA_HEADER, immediate, sink, |out| {
+            wire::encode_rma_append(wire::RMA_GET, ep, offset, op, want, &[], out)
+        });
+        if !matches!(sent, Ok(Injected::Sent)) {
+            self.link.ops.cancel(op);
+        }
+        sent
     }
 }
 
