@@ -226,7 +226,7 @@ pub(crate) fn open_device(
             Ok((Arc::new(d.clone()), Some(d)))
         }
         #[cfg(feature = "rdma-sys")]
-        Provider::RdmaSys => Ok((Arc::new(rdma::VerbsDevice::open()?), None)),
+        Provider::RdmaSys => Ok((Arc::new(crate::rdma::VerbsDevice::open()?), None)),
         #[cfg(not(feature = "rdma-sys"))]
         Provider::RdmaSys => Err(Error::not_init(
             "ibv conduit: GEX_IBV_PROVIDER=rdma-sys, but this build has no rdma-sys provider \
