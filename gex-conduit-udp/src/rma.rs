@@ -18,7 +18,7 @@
 //!
 //! This file holds both sides: the table of operations in flight, the
 //! capability's puts and gets, the placing of arriving payloads
-//! ([`SegmentPlacer`]) and the serving of one-sided messages that arrive.
+//! (`SegmentPlacer`) and the serving of one-sided messages that arrive.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
