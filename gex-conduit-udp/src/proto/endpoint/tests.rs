@@ -1,5 +1,5 @@
 use super::*;
-use crate::proto::wire::{encode_chunk, AckInfo, Datagram, Kind};
+use crate::proto::wire::{encode_chunk, AckInfo, DataInfo, Datagram, Kind};
 
 fn cfg() -> Config {
     Config {
