@@ -280,6 +280,9 @@ impl WaitMode {
 static WAIT_MODE: AtomicU8 = AtomicU8::new(WaitMode::SpinBlock as u8);
 /// The times a wait yielded the core (the `wait_yields` counter).
 static WAIT_YIELDS: AtomicU64 = AtomicU64::new(0);
+/// Of those, the times because a rank polling in vain shared the core
+/// (the `core_shared_yields` counter).
+static CORE_SHARED_YIELDS: AtomicU64 = AtomicU64::new(0);
 
 /// Sets how every wait of the library spends its idle polls, from now on
 /// and in every thread (`gasnet_set_waitmode`).
@@ -300,6 +303,13 @@ pub fn wait_mode() -> WaitMode {
 /// process (also `gex::stats()`'s `wait_yields`).
 pub fn wait_yields() -> u64 {
     WAIT_YIELDS.load(Ordering::Relaxed)
+}
+
+/// How many of [`wait_yields`] gave the core to another rank of the host
+/// polling in vain on it (`Runtime::poll`; `core_shared_yields` in
+/// `gex::stats()`).
+pub fn core_shared_yields() -> u64 {
+    CORE_SHARED_YIELDS.load(Ordering::Relaxed)
 }
 
 /// Polls in a row that find nothing between two looks, by a waiting
@@ -535,6 +545,7 @@ impl Runtime {
         }
         if self.conduit.core_shared_with_spinner() && may_yield {
             WAIT_YIELDS.fetch_add(1, Ordering::Relaxed);
+            CORE_SHARED_YIELDS.fetch_add(1, Ordering::Relaxed);
             std::thread::yield_now();
         }
     }
