@@ -1718,7 +1718,9 @@ impl IbvConduit {
                 let len = m.len;
                 if m.category == AmCategory::Long && len > 0 {
                     let off = usize::try_from(m.offset).unwrap_or(usize::MAX);
-                    let at = if m.dest_ep != 0 {
+                    // Index 0 without an attached segment: a created
+                    // segment bound to the primordial endpoint.
+                    let at = if m.dest_ep != 0 || self.segment.get().is_none() {
                         gex_conduit::epseg::arrived_at_ep(m.dest_ep, self.me, off, len)
                             .unwrap_or_else(|e| bad(&format!("(a Long AM): {e}")))
                     } else {
@@ -2052,9 +2054,14 @@ impl Conduit for IbvConduit {
         }
         self.check_peer(dest)?;
         let lane = if msg.is_request { REQ } else { REP };
+        // RDMA into the attached segments only: a created segment bound
+        // to the primordial endpoint (a job that did not attach) is not
+        // registered, and its payload travels in the message, as to a
+        // created endpoint's.
         let by_rdma = msg.category == AmCategory::Long
             && msg.payload.len() > self.inline_max()
-            && msg.dest_ep == 0;
+            && msg.dest_ep == 0
+            && self.seg_keys.get().is_some();
         let long = if by_rdma {
             let (base, size, rkey) = self.seg_of(dest)?;
             if !gex_conduit::fits(msg.dest_offset, msg.payload.len(), size) {
