@@ -1282,9 +1282,12 @@ impl UdpConduit {
         let mut payload = am.payload;
         // A zero-byte Long names no memory (its dest_addr goes to the
         // handler as sent, any value): nothing to check or place.
-        if am.category == AmCategory::Long && len > 0 && am.dest_ep != 0 {
-            // For a created endpoint: its bound segment, checked here (the
-            // placer leaves such payloads in the message).
+        let attached = am.dest_ep == 0 && self.link.segment.get().is_some();
+        if am.category == AmCategory::Long && len > 0 && !attached {
+            // For a created endpoint, or the primordial one of a rank that
+            // bound a created segment to it instead of attaching: its bound
+            // segment, checked here (the placer, which places into the
+            // attached segment only, leaves such payloads in the message).
             let at = gex_conduit::epseg::arrived_at_ep(am.dest_ep, self.me, am.dest_offset, len)
                 .unwrap_or_else(|e| {
                     gex_bootstrap::fatal(&format!(
@@ -1527,7 +1530,11 @@ impl UdpConduit {
                 } else {
                     r.want
                 };
-                let at = if r.ep == 0 {
+                // Index 0 without an attached segment: a created segment
+                // bound to the primordial endpoint, as a created
+                // endpoint's.
+                let attached = r.ep == 0 && self.link.segment.get().is_some();
+                let at = if attached {
                     let Some(&(base, size)) = self.link.segment.get() else {
                         bad("arrived before this rank attached a segment")
                     };
@@ -1548,7 +1555,7 @@ impl UdpConduit {
                 };
                 // A PUT for a created endpoint is never placed (see
                 // `wire::long_payload`): its payload is in the message.
-                if placed && r.ep != 0 {
+                if placed && !attached {
                     bad("for a created endpoint arrived without its payload");
                 }
                 self.link.ops.count_served();
@@ -1564,7 +1571,7 @@ impl UdpConduit {
                     let _ = self.send_net(src, false, wire::RMA_HEADER, false, sink, |out| {
                         wire::encode_rma_append(wire::RMA_PUT_ACK, 0, 0, r.op, 0, &[], out)
                     });
-                } else if len >= ZERO_COPY_MIN && r.ep == 0 {
+                } else if len >= ZERO_COPY_MIN && attached {
                     // Sent from the segment, not copied into the message
                     // (the attached segment lives as long as the process;
                     // a created one may be client memory, freed after its

@@ -12,13 +12,69 @@ use crate::context;
 /// The one runtime of this process (the spec allows one client per job).
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
-/// The segment table, published once at attach for the RMA fast path: one
+/// The primordial endpoints' segment table, for the RMA fast path: one
 /// load instead of a walk from the team through the client to the runtime.
+/// Published once at attach; or, when the primordial endpoints' segments
+/// are created ones bound with `gex_EP_BindSegment` instead (see
+/// [`Primordial`]), replaced at each bind, publication and destruction,
+/// as a created endpoint's table is ([`crate::epseg`]). Every table
+/// stored here is leaked and never modified; the length (the job size)
+/// never changes.
 static SEGMENT_TABLE: AtomicPtr<SegmentDesc> = AtomicPtr::new(std::ptr::null_mut());
 static SEGMENT_COUNT: AtomicUsize = AtomicUsize::new(0);
 
-/// Every rank's bound segment, indexed by jobrank (`None` before attach).
-/// The fast path of the RMA layer.
+/// Where this rank's table of the primordial endpoints' segments comes
+/// from. The two ways exclude each other for the life of the process, so
+/// that a table of attached segments is never replaced (conduits register
+/// and map those at attach) and a bound segment never meets the conduit's
+/// attach-time state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Primordial {
+    /// Neither yet.
+    None,
+    /// `gex_Segment_Attach`.
+    Attached,
+    /// Created segments bound to primordial endpoints (this rank's with
+    /// `gex_EP_BindSegment`, peers' through `gex_EP_PublishBoundSegment`).
+    Bound,
+}
+
+static PRIMORDIAL: Mutex<Primordial> = Mutex::new(Primordial::None);
+/// `PRIMORDIAL == Attached`, for the paths that only read it.
+static ATTACHED: AtomicBool = AtomicBool::new(false);
+/// `PRIMORDIAL == Bound`, for the paths that only read it.
+static BOUND: AtomicBool = AtomicBool::new(false);
+
+/// Where this rank's primordial segment table comes from.
+pub fn primordial_source() -> Primordial {
+    *PRIMORDIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether this rank attached a segment (`gex_Segment_Attach`): the
+/// conduit then knows every primordial endpoint's segment itself. When it
+/// did not, a primordial endpoint's segment, if any, is a created one
+/// (bound with `gex_EP_BindSegment`), which conduits reach as they reach
+/// a created endpoint's ([`crate::conduit::epseg`]).
+///
+/// For layer authors.
+#[inline]
+pub fn primordial_attached() -> bool {
+    ATTACHED.load(Ordering::Acquire)
+}
+
+/// Whether this rank's primordial endpoints' segments are created ones
+/// bound to them ([`Primordial::Bound`]): the conduit did not attach, and
+/// reaches them as created endpoints' segments.
+///
+/// For layer authors.
+#[inline]
+pub fn primordial_bound() -> bool {
+    BOUND.load(Ordering::Acquire)
+}
+
+/// Every rank's bound segment, indexed by jobrank (`None` before attach,
+/// or before a created segment was bound to a primordial endpoint and
+/// known here). The fast path of the RMA layer.
 ///
 /// # For layer and conduit authors
 ///
@@ -30,9 +86,10 @@ pub fn segment_table() -> Option<&'static [SegmentDesc]> {
     if p.is_null() {
         return None;
     }
-    // SAFETY: published once by `Runtime::set_segments` from a leaked,
-    // never-modified boxed slice of SEGMENT_COUNT entries (stored before the
-    // pointer, read after it with acquire ordering).
+    // SAFETY: published by `Runtime::set_segments` or
+    // `install_bound_primordial` from a leaked, never-modified slice of
+    // SEGMENT_COUNT entries (stored before the pointer, read after it with
+    // acquire ordering; the count never changes once set).
     Some(unsafe { std::slice::from_raw_parts(p, SEGMENT_COUNT.load(Ordering::Relaxed)) })
 }
 
@@ -153,20 +210,69 @@ pub fn mirror_fast_segments(m: &'static FastMirror) {
 /// (off: every RMA takes the AM reference path, for testing it).
 pub fn set_direct_access(on: bool) {
     DIRECT_ACCESS.store(on, Ordering::SeqCst);
-    let t = if on { &FAST_MAPPED } else { &FAST_UNMAPPED };
-    let p = t.load(Ordering::Acquire);
-    if !p.is_null() {
+    {
         let _g = FAST_PUBLISH.lock().unwrap_or_else(|p| p.into_inner());
-        FAST_TABLE.store(p, Ordering::Release);
-        let m = FAST_MIRROR.load(Ordering::Relaxed);
-        if !m.is_null() {
-            // SAFETY: a non-null mirror is the `&'static FastMirror` that
-            // `mirror_fast_segments` registered.
-            unsafe { (*m).set(p) };
-        }
+        activate_fast();
     }
-    let primordial = (!p.is_null()).then(|| (p, SEGMENT_COUNT.load(Ordering::Relaxed)));
-    crate::epseg::refresh_fast(primordial);
+    crate::epseg::refresh_fast();
+}
+
+/// Points [`FAST_TABLE`] and its mirror at the fast form of the current
+/// primordial table that the direct-access switch selects (nothing before
+/// there is one). The caller holds [`FAST_PUBLISH`], so that the table
+/// loaded here is the one stored last.
+fn activate_fast() {
+    let t = if direct_access() {
+        &FAST_MAPPED
+    } else {
+        &FAST_UNMAPPED
+    };
+    let p = t.load(Ordering::Acquire);
+    if p.is_null() {
+        return;
+    }
+    FAST_TABLE.store(p, Ordering::Release);
+    let m = FAST_MIRROR.load(Ordering::Relaxed);
+    if !m.is_null() {
+        // SAFETY: a non-null mirror is the `&'static FastMirror` that
+        // `mirror_fast_segments` registered.
+        unsafe { (*m).set(p) };
+    }
+}
+
+/// The primordial table's length (the job size; 0 before there is one).
+pub(crate) fn segment_count() -> usize {
+    SEGMENT_COUNT.load(Ordering::Relaxed)
+}
+
+/// Installs `descs` (with its two fast forms, as [`FastSeg::of`] makes
+/// them) as the primordial endpoints' segment table of a rank that bound
+/// created segments to them instead of attaching: replaces the previous
+/// one, if any. An error if this rank attached (the two exclude each
+/// other); else this rank's primordial segments are bound ones from now
+/// on. `epseg`'s writer calls it, holding its lock.
+pub(crate) fn install_bound_primordial(
+    descs: &'static [SegmentDesc],
+    mapped: &'static [FastSeg],
+    unmapped: &'static [FastSeg],
+) -> Result<()> {
+    let mut src = PRIMORDIAL.lock().unwrap_or_else(|p| p.into_inner());
+    if *src == Primordial::Attached {
+        return Err(Error::bad_arg(
+            "this rank attached a segment (gex_Segment_Attach): a created segment cannot be bound to a primordial endpoint, nor one published for it",
+        ));
+    }
+    *src = Primordial::Bound;
+    BOUND.store(true, Ordering::Release);
+    debug_assert!(descs.len() == mapped.len() && descs.len() == unmapped.len());
+    let _g = FAST_PUBLISH.lock().unwrap_or_else(|p| p.into_inner());
+    SEGMENT_COUNT.store(descs.len(), Ordering::Relaxed);
+    SEGMENT_TABLE.store(descs.as_ptr() as *mut SegmentDesc, Ordering::Release);
+    // The fast forms are only ever read through these pointers.
+    FAST_MAPPED.store(mapped.as_ptr() as *mut FastSeg, Ordering::Release);
+    FAST_UNMAPPED.store(unmapped.as_ptr() as *mut FastSeg, Ordering::Release);
+    activate_fast();
+    Ok(())
 }
 
 /// Whether direct access to mapped peer segments is on.
@@ -338,8 +444,6 @@ pub struct Runtime {
     pub(crate) host_info: Vec<RankInfo>,
     /// The AM dispatcher of the primordial endpoint, installed by the AM layer.
     pub(crate) sink: OnceLock<Box<dyn AmSink>>,
-    /// Every rank's bound segment, indexed by jobrank, once attached.
-    pub(crate) segments: OnceLock<&'static [SegmentDesc]>,
     /// Spin this many empty polls before yielding the core.
     spin_limit: u32,
 }
@@ -392,7 +496,6 @@ impl Runtime {
             nbrhd_info,
             host_info,
             sink: OnceLock::new(),
-            segments: OnceLock::new(),
             spin_limit,
         };
         RUNTIME.set(rt).map_err(|_| {
@@ -448,26 +551,44 @@ impl Runtime {
             .map_err(|_| Error::bad_arg("an AM dispatcher is already installed"))
     }
 
-    /// Every rank's bound segment, indexed by jobrank (`None` before attach).
+    /// Every rank's bound segment, indexed by jobrank ([`segment_table`]:
+    /// `None` before attach, or before a created segment bound to a
+    /// primordial endpoint is known here).
     #[inline]
     pub fn segments(&self) -> Option<&'static [SegmentDesc]> {
-        self.segments.get().copied()
+        segment_table()
     }
 
-    /// Publishes the segment table (once per process).
+    /// Whether this rank attached a segment ([`primordial_attached`]).
+    #[inline]
+    pub fn attached(&self) -> bool {
+        primordial_attached()
+    }
+
+    /// Publishes the attached segment table (once per process; false if
+    /// this rank attached already or its primordial segments are bound
+    /// ones, [`Primordial`]).
     pub(crate) fn set_segments(&self, table: Vec<SegmentDesc>) -> bool {
-        let leaked: &'static [SegmentDesc] = Box::leak(table.into_boxed_slice());
-        if self.segments.set(leaked).is_err() {
-            return false;
+        {
+            let mut src = PRIMORDIAL.lock().unwrap_or_else(|p| p.into_inner());
+            if *src != Primordial::None {
+                return false;
+            }
+            *src = Primordial::Attached;
         }
-        SEGMENT_COUNT.store(leaked.len(), Ordering::Relaxed);
-        SEGMENT_TABLE.store(leaked.as_ptr() as *mut SegmentDesc, Ordering::Release);
+        let leaked: &'static [SegmentDesc] = Box::leak(table.into_boxed_slice());
         let fast = |mapped: bool| -> *mut FastSeg {
             let v: Vec<FastSeg> = leaked.iter().map(|d| FastSeg::of(d, mapped)).collect();
             Box::leak(v.into_boxed_slice()).as_mut_ptr()
         };
-        FAST_MAPPED.store(fast(true), Ordering::Release);
-        FAST_UNMAPPED.store(fast(false), Ordering::Release);
+        {
+            let _g = FAST_PUBLISH.lock().unwrap_or_else(|p| p.into_inner());
+            SEGMENT_COUNT.store(leaked.len(), Ordering::Relaxed);
+            SEGMENT_TABLE.store(leaked.as_ptr() as *mut SegmentDesc, Ordering::Release);
+            FAST_MAPPED.store(fast(true), Ordering::Release);
+            FAST_UNMAPPED.store(fast(false), Ordering::Release);
+        }
+        ATTACHED.store(true, Ordering::Release);
         set_direct_access(direct_access());
         true
     }
