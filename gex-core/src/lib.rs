@@ -72,6 +72,7 @@ pub use hsl::{Hsl, HslGuard};
 pub use runtime::{
     direct_access, fast_segments, mirror_fast_segments, report, segment_table, set_direct_access,
     set_wait_mode, wait_mode, wait_yields, FastMirror, FastSeg, ProgressHook, Runtime, WaitMode,
+    OVERSUBSCRIBED_TIME_SLICE_NS,
 };
 pub use stats::stats;
 
