@@ -475,8 +475,8 @@ fn udp_one_sided_route_moves_the_data() {
 }
 
 /// Late arrivals at the barrier with every rank and a busy thread on one
-/// core (test-late): the late phases end within their bound where the
-/// kernel grants oversubscribed ranks short time slices.
+/// core (test-late): oversubscribed ranks were granted short time slices
+/// (where the kernel has them), and the late phases end within their bound.
 #[test]
 fn late_barriers_on_a_busy_shared_core_1_to_4_ranks() {
     passes_on_1_to_4_ranks(TEST_LATE, "test-late");

@@ -11,13 +11,14 @@
 //! notify) and between its notify and its wait (late wait), for
 //! [`ITERS`] barriers each.
 //!
-//! Every rank asks the scheduler for short time slices when its host is
-//! oversubscribed (`gex_core::runtime`): where the kernel granted them,
-//! the late phases must end within [`PER_BARRIER`] per barrier, well under
-//! the few ms a barrier took when each waiting rank's yield handed the
-//! core to the busy thread for a whole default slice. The bound is a
-//! watchdog's bounded wait that ends the job loudly. On kernels without
-//! per-task slices only the general bound ([`wait_bound`]) applies.
+//! Every rank of a host with two or more ranks (all on the one core) must
+//! have asked the scheduler for short time slices (`gex_core::runtime`),
+//! where the kernel has per-task slices (Linux 6.12 on): what is checked
+//! is that the slice was granted, not the time the barriers take, which
+//! a loaded machine stretches (0.2-0.4 ms per barrier with short slices,
+//! 2-3 ms with the default one, on an otherwise idle 2-core host). The
+//! late phases are bounded by a watchdog's wait ([`wait_bound`]) that ends
+//! the job loudly, and their time is printed.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -28,11 +29,6 @@ use gex_testsuite::{wait_bound, Job};
 
 /// Barriers per late phase (two phases per rank).
 const ITERS: u32 = 200;
-
-/// What one late barrier may take, on average, where the kernel granted
-/// short slices: several times what it takes then (0.1-0.3 ms), below the
-/// default slice a barrier took before (0.7-3 ms by kernel and cores).
-const PER_BARRIER: Duration = Duration::from_micros(1000);
 
 /// How long the late rank computes before its notify or its wait.
 const DELAY: Duration = Duration::from_micros(20);
@@ -150,20 +146,21 @@ fn main() {
     let job = Job::start("TEST_LATE", 1 << 16);
     let (me, n) = (job.rank(), job.size());
     let slice = time_slice_ns();
-    let short = n >= 2 && slice == SHORT_SLICE_NS;
-    if n >= 2 && slice != 0 {
+    // The ranks of this host share the one core (over udp without the
+    // bypass or on pretend hosts, a host may hold this rank alone).
+    let host = gex::system::query_host_info()
+        .expect("host info")
+        .members
+        .len();
+    if host >= 2 && slice != 0 {
         assert!(
-            short,
-            "rank {me}: {n} ranks on core {cpu}: the scheduler slice is {slice} ns, not the {SHORT_SLICE_NS} ns an oversubscribed rank asks for"
+            slice == SHORT_SLICE_NS,
+            "rank {me}: {host} ranks of this host on core {cpu}: the scheduler slice is {slice} ns, not the {SHORT_SLICE_NS} ns an oversubscribed rank asks for"
         );
     }
     job.barrier();
     let barriers = 2 * n * ITERS;
-    let limit = if short {
-        PER_BARRIER * barriers
-    } else {
-        wait_bound()
-    };
+    let limit = wait_bound();
     // The watchdog: a bounded wait for the late phases to end.
     let (done, watched) = mpsc::channel::<()>();
     let watchdog = std::thread::spawn(move || {
