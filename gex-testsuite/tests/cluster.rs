@@ -33,6 +33,7 @@ const TEST_PRIMSEG: &str = env!("CARGO_BIN_EXE_test-primseg");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 const TEST_FLOOD: &str = env!("CARGO_BIN_EXE_test-flood");
 const TEST_CONFIG: &str = env!("CARGO_BIN_EXE_test-config");
+const TEST_LATE: &str = env!("CARGO_BIN_EXE_test-late");
 
 /// Runs `program args` as a job of `ranks` ranks with captured output.
 fn launch(program: &str, ranks: u32, args: &[&str]) -> JobOutcome {
@@ -497,6 +498,14 @@ fn udp_one_sided_route_moves_the_data() {
         }
     }
     check_cleanup(&out);
+}
+
+/// Late arrivals at the barrier with every rank and a busy thread on one
+/// core (test-late): oversubscribed ranks were granted short time slices
+/// (where the kernel has them), and the late phases end within their bound.
+#[test]
+fn late_barriers_on_a_busy_shared_core_1_to_4_ranks() {
+    passes_on_1_to_4_ranks(TEST_LATE, "test-late");
 }
 
 #[test]
