@@ -115,7 +115,9 @@ fn check_lc(call: &str, lc: LcOpt, is_request: bool, defer: bool) -> Result<()> 
 /// The payload limit of `cat` to endpoint `remote_ep` of `jobrank`: a
 /// Long to a created endpoint's segment that this process does not map
 /// (client memory, or not known here) within the conduit's
-/// `max_long_carried`.
+/// `max_long_carried`. So is a Long to a primordial endpoint in a job that
+/// bound created segments to them instead of attaching: conduits reach
+/// those as created endpoints' segments.
 #[inline]
 fn limit_to(
     l: AmLimits,
@@ -124,7 +126,7 @@ fn limit_to(
     remote_ep: EpIndex,
     jobrank: Rank,
 ) -> usize {
-    if cat == AmCategory::Long && remote_ep != 0 {
+    if cat == AmCategory::Long && (remote_ep != 0 || gex_core::primordial_bound()) {
         let mapped =
             gex_core::epseg::ep_segment(remote_ep, jobrank).is_some_and(|s| s.local_base.is_some());
         return l.max_long(is_request, mapped);

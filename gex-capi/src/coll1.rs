@@ -303,180 +303,68 @@ unsafe fn exchange(
     ev(gex::coll::exchange_nb(t, d, s, f), flags)
 }
 
-/// `gasnet_all_broadcast_nb`: `nbytes` from `src` on `srcnode` to `dst`
-/// everywhere.
-#[no_mangle]
-pub unsafe extern "C" fn gasnet_all_broadcast_nb(
-    dst: *mut c_void,
-    srcnode: u32,
-    src: *mut c_void,
-    nbytes: usize,
-    flags: c_int,
-) -> gasnet_all_handle_t {
-    const CALL: &str = "gasnet_all_broadcast_nb";
-    // SAFETY: the notes' contract (buffers valid until the handle is synced).
-    unsafe { broadcast(team_all(CALL), dst, srcnode, src, nbytes, flags, CALL) }
+/// The two entry points of one data collective: `$all`, the design notes'
+/// call over the primordial team (`GASNET_TEAM_ALL`), and `$coll`, the
+/// GASNet-1 call over `team`. Both run `$inner` with the arguments after
+/// the team, then `flags` and the call's name.
+macro_rules! nb_calls {
+    ($(#[$doc:meta])* $inner:ident($($p:ident: $t:ty),*), $all:ident, $coll:ident) => {
+        #[doc = concat!("`", stringify!($all), "`:")]
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $all($($p: $t,)* flags: c_int) -> gasnet_all_handle_t {
+            const CALL: &str = stringify!($all);
+            // SAFETY: the notes' contract (buffers valid until the handle is
+            // synced).
+            unsafe { $inner(team_all(CALL), $($p,)* flags, CALL) }
+        }
+
+        #[doc = concat!("`", stringify!($coll), "`: [`", stringify!($all), "`] over `team`.")]
+        #[no_mangle]
+        pub unsafe extern "C" fn $coll(
+            team: gex_TM_t,
+            $($p: $t,)*
+            flags: c_int,
+        ) -> gasnet_all_handle_t {
+            const CALL: &str = stringify!($coll);
+            // SAFETY: GASNet-1's contract (buffers valid until the handle is
+            // synced).
+            unsafe { $inner(coll_team(team, CALL), $($p,)* flags, CALL) }
+        }
+    };
 }
 
-/// `gasnet_all_scatter_nb`: block `i` of `src` on `srcnode` (`nbytes`
-/// each) to `dst` on node `i`.
-#[no_mangle]
-pub unsafe extern "C" fn gasnet_all_scatter_nb(
-    dst: *mut c_void,
-    srcnode: u32,
-    src: *mut c_void,
-    nbytes: usize,
-    flags: c_int,
-) -> gasnet_all_handle_t {
-    const CALL: &str = "gasnet_all_scatter_nb";
-    // SAFETY: the notes' contract.
-    unsafe { scatter(team_all(CALL), dst, srcnode, src, nbytes, flags, CALL) }
-}
-
-/// `gasnet_all_gather_nb`: `src` (`nbytes`) of node `i` to block `i` of
-/// `dst` on `dstnode`.
-#[no_mangle]
-pub unsafe extern "C" fn gasnet_all_gather_nb(
-    dstnode: u32,
-    dst: *mut c_void,
-    src: *mut c_void,
-    nbytes: usize,
-    flags: c_int,
-) -> gasnet_all_handle_t {
-    const CALL: &str = "gasnet_all_gather_nb";
-    // SAFETY: the notes' contract.
-    unsafe { gather(team_all(CALL), dstnode, dst, src, nbytes, flags, CALL) }
-}
-
-/// `gasnet_all_gather_all_nb`.
-#[no_mangle]
-pub unsafe extern "C" fn gasnet_all_gather_all_nb(
-    dst: *mut c_void,
-    src: *mut c_void,
-    nbytes: usize,
-    flags: c_int,
-) -> gasnet_all_handle_t {
-    const CALL: &str = "gasnet_all_gather_all_nb";
-    // SAFETY: the notes' contract.
-    unsafe { gather_all(team_all(CALL), dst, src, nbytes, flags, CALL) }
-}
-
-/// `gasnet_all_exchange_nb`: block `j` of `src` on node `i` to block `i`
-/// of `dst` on node `j`.
-#[no_mangle]
-pub unsafe extern "C" fn gasnet_all_exchange_nb(
-    dst: *mut c_void,
-    src: *mut c_void,
-    nbytes: usize,
-    flags: c_int,
-) -> gasnet_all_handle_t {
-    const CALL: &str = "gasnet_all_exchange_nb";
-    // SAFETY: the notes' contract.
-    unsafe { exchange(team_all(CALL), dst, src, nbytes, flags, CALL) }
-}
-
-/// `gasnet_coll_broadcast_nb`: [`gasnet_all_broadcast_nb`] over `team`.
-#[no_mangle]
-pub unsafe extern "C" fn gasnet_coll_broadcast_nb(
-    team: gex_TM_t,
-    dst: *mut c_void,
-    srcimage: u32,
-    src: *mut c_void,
-    nbytes: usize,
-    flags: c_int,
-) -> gasnet_all_handle_t {
-    const CALL: &str = "gasnet_coll_broadcast_nb";
-    // SAFETY: GASNet-1's contract (buffers valid until the handle is synced).
-    unsafe {
-        broadcast(
-            coll_team(team, CALL),
-            dst,
-            srcimage,
-            src,
-            nbytes,
-            flags,
-            CALL,
-        )
-    }
-}
-
-/// `gasnet_coll_scatter_nb`: [`gasnet_all_scatter_nb`] over `team`.
-#[no_mangle]
-pub unsafe extern "C" fn gasnet_coll_scatter_nb(
-    team: gex_TM_t,
-    dst: *mut c_void,
-    srcimage: u32,
-    src: *mut c_void,
-    nbytes: usize,
-    flags: c_int,
-) -> gasnet_all_handle_t {
-    const CALL: &str = "gasnet_coll_scatter_nb";
-    // SAFETY: GASNet-1's contract.
-    unsafe {
-        scatter(
-            coll_team(team, CALL),
-            dst,
-            srcimage,
-            src,
-            nbytes,
-            flags,
-            CALL,
-        )
-    }
-}
-
-/// `gasnet_coll_gather_nb`: [`gasnet_all_gather_nb`] over `team`.
-#[no_mangle]
-pub unsafe extern "C" fn gasnet_coll_gather_nb(
-    team: gex_TM_t,
-    dstimage: u32,
-    dst: *mut c_void,
-    src: *mut c_void,
-    nbytes: usize,
-    flags: c_int,
-) -> gasnet_all_handle_t {
-    const CALL: &str = "gasnet_coll_gather_nb";
-    // SAFETY: GASNet-1's contract.
-    unsafe {
-        gather(
-            coll_team(team, CALL),
-            dstimage,
-            dst,
-            src,
-            nbytes,
-            flags,
-            CALL,
-        )
-    }
-}
-
-/// `gasnet_coll_gather_all_nb`: [`gasnet_all_gather_all_nb`] over `team`.
-#[no_mangle]
-pub unsafe extern "C" fn gasnet_coll_gather_all_nb(
-    team: gex_TM_t,
-    dst: *mut c_void,
-    src: *mut c_void,
-    nbytes: usize,
-    flags: c_int,
-) -> gasnet_all_handle_t {
-    const CALL: &str = "gasnet_coll_gather_all_nb";
-    // SAFETY: GASNet-1's contract.
-    unsafe { gather_all(coll_team(team, CALL), dst, src, nbytes, flags, CALL) }
-}
-
-/// `gasnet_coll_exchange_nb`: [`gasnet_all_exchange_nb`] over `team`.
-#[no_mangle]
-pub unsafe extern "C" fn gasnet_coll_exchange_nb(
-    team: gex_TM_t,
-    dst: *mut c_void,
-    src: *mut c_void,
-    nbytes: usize,
-    flags: c_int,
-) -> gasnet_all_handle_t {
-    const CALL: &str = "gasnet_coll_exchange_nb";
-    // SAFETY: GASNet-1's contract.
-    unsafe { exchange(coll_team(team, CALL), dst, src, nbytes, flags, CALL) }
-}
+nb_calls!(
+    /// `nbytes` from `src` on image `root` to `dst` everywhere.
+    broadcast(dst: *mut c_void, root: u32, src: *mut c_void, nbytes: usize),
+    gasnet_all_broadcast_nb,
+    gasnet_coll_broadcast_nb
+);
+nb_calls!(
+    /// block `i` of `src` on image `root` (`nbytes` each) to `dst` on
+    /// image `i`.
+    scatter(dst: *mut c_void, root: u32, src: *mut c_void, nbytes: usize),
+    gasnet_all_scatter_nb,
+    gasnet_coll_scatter_nb
+);
+nb_calls!(
+    /// `src` (`nbytes`) of image `i` to block `i` of `dst` on image `root`.
+    gather(root: u32, dst: *mut c_void, src: *mut c_void, nbytes: usize),
+    gasnet_all_gather_nb,
+    gasnet_coll_gather_nb
+);
+nb_calls!(
+    /// `src` (`nbytes`) of image `i` to block `i` of `dst` everywhere.
+    gather_all(dst: *mut c_void, src: *mut c_void, nbytes: usize),
+    gasnet_all_gather_all_nb,
+    gasnet_coll_gather_all_nb
+);
+nb_calls!(
+    /// block `j` of `src` on image `i` to block `i` of `dst` on image `j`.
+    exchange(dst: *mut c_void, src: *mut c_void, nbytes: usize),
+    gasnet_all_exchange_nb,
+    gasnet_coll_exchange_nb
+);
 
 /// `gasnet_coll_broadcastM_nb`: the broadcast into this process's image
 /// (its entry of `dstlist`).

@@ -316,7 +316,10 @@ struct Errs<'a> {
     me: u32,
     count: &'a mut c_int,
 }
-impl Errs<'_> {
+impl<'a> Errs<'a> {
+    fn new(section: char, me: u32, count: &'a mut c_int) -> Self {
+        Errs { section, me, count }
+    }
     fn err(&mut self, what: String) {
         eprintln!(
             "ERROR: gex diagnostics section {} on rank {}: {what}",
@@ -384,11 +387,7 @@ pub unsafe extern "C" fn gasnett_run_diagnostics(
     let peerseg = peerseg as usize;
 
     if on('A') {
-        let mut e = Errs {
-            section: 'A',
-            me,
-            count: &mut errors,
-        };
+        let mut e = Errs::new('A', me, &mut errors);
         let base = REPLIES[0].load(Ordering::Acquire);
         for i in 0..iters {
             let seq = (base + i as u64) as i32;
@@ -402,11 +401,7 @@ pub unsafe extern "C" fn gasnett_run_diagnostics(
     }
 
     if on('B') {
-        let mut e = Errs {
-            section: 'B',
-            me,
-            count: &mut errors,
-        };
+        let mut e = Errs::new('B', me, &mut errors);
         let max = t
             .max_request_medium(peer, gex::am::LcOpt::Now, gex::Flags::empty(), 2)
             .unwrap_or(512)
@@ -446,11 +441,7 @@ pub unsafe extern "C" fn gasnett_run_diagnostics(
     }
 
     if on('C') {
-        let mut e = Errs {
-            section: 'C',
-            me,
-            count: &mut errors,
-        };
+        let mut e = Errs::new('C', me, &mut errors);
         let max = t
             .max_request_long(peer, gex::am::LcOpt::Now, gex::Flags::empty(), 2)
             .unwrap_or(REGION)
@@ -485,11 +476,7 @@ pub unsafe extern "C" fn gasnett_run_diagnostics(
     }
 
     if on('D') {
-        let mut e = Errs {
-            section: 'D',
-            me,
-            count: &mut errors,
-        };
+        let mut e = Errs::new('D', me, &mut errors);
         for _ in 0..iters {
             let len = rng.range(1, 4096);
             let off = rng.range(0, REGION - len);
@@ -511,11 +498,7 @@ pub unsafe extern "C" fn gasnett_run_diagnostics(
     }
 
     if on('E') {
-        let mut e = Errs {
-            section: 'E',
-            me,
-            count: &mut errors,
-        };
+        let mut e = Errs::new('E', me, &mut errors);
         let rounds = iters.div_ceil(16);
         for r in 0..rounds {
             let n = 16usize;
@@ -584,11 +567,7 @@ pub unsafe extern "C" fn gasnett_run_diagnostics(
     }
 
     if on('F') {
-        let mut e = Errs {
-            section: 'F',
-            me,
-            count: &mut errors,
-        };
+        let mut e = Errs::new('F', me, &mut errors);
         let lock = Mutex::new(0u64);
         let counter = AtomicU64::new(0);
         let backwards = AtomicU32::new(0);

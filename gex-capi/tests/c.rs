@@ -193,16 +193,64 @@ fn passes(conduit: &str, program: &Path, name: &str, sizes: &[u32], env: &[(&str
 
 const UDP: &[(&str, &str)] = &[("GEX_UDP_BYPASS", "0")];
 
+/// `tests/c/NAME.c`, built as `NAME-CONDUIT`, passes on 1 to 4 ranks of
+/// smp, or on 2 to 4 of udp.
+fn passes_on(name: &str, conduit: &str) {
+    let exe = build_c(name, &format!("{name}-{conduit}"));
+    let (sizes, env): (&[u32], _) = match conduit {
+        "smp" => (&[1, 2, 3, 4], &[][..]),
+        "udp" => (&[2, 3, 4], UDP),
+        _ => panic!("no conduit {conduit}"),
+    };
+    passes(conduit, &exe, name, sizes, env);
+}
+
+/// `tests/c/NAME.c` passes on 1 to 4 ranks of smp, on 3 with `force` set
+/// to 1 (Active Messages in place of direct access), and on 2 to 4 of udp.
+fn passes_smp_am_and_udp(name: &str, force: &str) {
+    let exe = build_c(name, name);
+    passes("smp", &exe, name, &[1, 2, 3, 4], &[]);
+    passes("smp", &exe, name, &[3], &[(force, "1")]);
+    passes("udp", &exe, name, &[2, 3, 4], UDP);
+}
+
+/// `exe CASE` on `ranks` ranks of `conduit` (udp without the bypass) ends
+/// the job as an erroneous call must: a failing code, `done` on stdout
+/// (the valid part ran first) when given, no "was not refused", and the
+/// library's `msg` on stderr.
+fn refused(conduit: &str, exe: &Path, ranks: u32, case: &str, done: Option<&str>, msg: &str) {
+    let _lock = job_lock();
+    let mut spec = JobSpec::new(ranks, exe);
+    spec.conduit = conduit.to_string();
+    if conduit == "udp" {
+        spec.env = vec![("GEX_UDP_BYPASS".into(), "0".into())];
+    }
+    spec.args = vec![case.into()];
+    spec.timeout = Some(TIMEOUT);
+    spec.output = Output::Capture;
+    let out = run(&spec).unwrap_or_else(|e| panic!("cannot start {}: {e}", exe.display()));
+    let report = format!(
+        "{case} on {conduit} -n {ranks}: code {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        out.code,
+        tail(&out.stdout),
+        tail(&out.stderr)
+    );
+    assert!(!out.timed_out && out.code != 0, "{report}");
+    if let Some(done) = done {
+        assert!(out.stdout.contains(done), "{report}");
+    }
+    assert!(!out.stdout.contains("was not refused"), "{report}");
+    assert!(out.stderr.contains(msg), "no {msg:?}: {report}");
+}
+
 #[test]
 fn test_ex_smp_1_to_4_ranks() {
-    let exe = build_c("test_ex", "test_ex-smp");
-    passes("smp", &exe, "test_ex", &[1, 2, 3, 4], &[]);
+    passes_on("test_ex", "smp");
 }
 
 #[test]
 fn test_ex_udp_2_to_4_ranks() {
-    let exe = build_c("test_ex", "test_ex-udp");
-    passes("udp", &exe, "test_ex", &[2, 3, 4], UDP);
+    passes_on("test_ex", "udp");
 }
 
 /// The names of the 2025.8.0 release's interface beyond spec v0.17 and
@@ -213,14 +261,12 @@ fn test_ex_udp_2_to_4_ranks() {
 /// count of `sched_yield` calls.
 #[test]
 fn test_compat_smp_1_to_4_ranks() {
-    let exe = build_c("test_compat", "test_compat-smp");
-    passes("smp", &exe, "test_compat", &[1, 2, 3, 4], &[]);
+    passes_on("test_compat", "smp");
 }
 
 #[test]
 fn test_compat_udp_2_to_4_ranks() {
-    let exe = build_c("test_compat", "test_compat-udp");
-    passes("udp", &exe, "test_compat", &[2, 3, 4], UDP);
+    passes_on("test_compat", "udp");
 }
 
 /// How `gasnet_exit` ends a job, as the reference's does (issue #29): the
@@ -312,31 +358,10 @@ fn inline_rma_hands_errors_to_the_library() {
         ("nbi", "gex_RMA_PutNBI"),
         ("nb", "gex_RMA_GetNB"),
     ];
+    let done = Some("rma_errors: valid transfers done");
     for conduit in ["smp", "udp"] {
         for (case, msg) in cases {
-            let _lock = job_lock();
-            let mut spec = JobSpec::new(2, &exe);
-            spec.conduit = conduit.to_string();
-            if conduit == "udp" {
-                spec.env = vec![("GEX_UDP_BYPASS".into(), "0".into())];
-            }
-            spec.args = vec![case.into()];
-            spec.timeout = Some(TIMEOUT);
-            spec.output = Output::Capture;
-            let out = run(&spec).expect("start rma_errors");
-            let report = format!(
-                "{case} on {conduit}: code {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-                out.code,
-                tail(&out.stdout),
-                tail(&out.stderr)
-            );
-            assert!(!out.timed_out && out.code != 0, "{report}");
-            assert!(
-                out.stdout.contains("rma_errors: valid transfers done"),
-                "{report}"
-            );
-            assert!(!out.stdout.contains("was not refused"), "{report}");
-            assert!(out.stderr.contains(msg), "no {msg:?}: {report}");
+            refused(conduit, &exe, 2, case, done, msg);
         }
     }
 }
@@ -383,26 +408,9 @@ fn c_tokens_valid_and_misused() {
             "gex_Token_MaxReplyMedium: only in a request handler",
         ),
     ];
+    let done = Some("am_tokens: valid tokens done");
     for (case, msg) in cases {
-        let _lock = job_lock();
-        let mut spec = JobSpec::new(3, &exe);
-        spec.args = vec![case.into()];
-        spec.timeout = Some(TIMEOUT);
-        spec.output = Output::Capture;
-        let out = run(&spec).expect("start am_tokens");
-        let report = format!(
-            "{case}: code {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            out.code,
-            tail(&out.stdout),
-            tail(&out.stderr)
-        );
-        assert!(!out.timed_out && out.code != 0, "{report}");
-        assert!(
-            out.stdout.contains("am_tokens: valid tokens done"),
-            "{report}"
-        );
-        assert!(!out.stdout.contains("was not refused"), "{report}");
-        assert!(out.stderr.contains(msg), "no {msg:?}: {report}");
+        refused("smp", &exe, 3, case, done, msg);
     }
 }
 
@@ -820,8 +828,7 @@ fn abi_layout_matches_the_headers() {
 /// The GASNet-1 program, both ways of initialising.
 #[test]
 fn test_g1_smp_1_to_4_ranks() {
-    let exe = build_c("test_g1", "test_g1-smp");
-    passes("smp", &exe, "test_g1", &[1, 2, 3, 4], &[]);
+    passes_on("test_g1", "smp");
 }
 
 #[test]
@@ -852,36 +859,21 @@ fn test_g1_init_attach_smp_and_udp() {
 /// Remote atomics: direct on smp, through Active Messages, over udp.
 #[test]
 fn test_ratomic_smp_am_and_udp() {
-    let exe = build_c("test_ratomic", "test_ratomic");
-    passes("smp", &exe, "test_ratomic", &[1, 2, 3, 4], &[]);
-    passes(
-        "smp",
-        &exe,
-        "test_ratomic",
-        &[3],
-        &[("GEX_RMA_FORCE_AM", "1")],
-    );
-    passes("udp", &exe, "test_ratomic", &[2, 3, 4], UDP);
+    passes_smp_am_and_udp("test_ratomic", "GEX_RMA_FORCE_AM");
 }
 
 /// VIS: direct on smp, packed Active Messages, over udp (NB gets pending,
 /// data scattered at the sync).
 #[test]
 fn test_vis_smp_am_and_udp() {
-    let exe = build_c("test_vis", "test_vis");
-    passes("smp", &exe, "test_vis", &[1, 2, 3, 4], &[]);
-    passes("smp", &exe, "test_vis", &[3], &[("GEX_VIS_FORCE_AM", "1")]);
-    passes("udp", &exe, "test_vis", &[2, 3, 4], UDP);
+    passes_smp_am_and_udp("test_vis", "GEX_VIS_FORCE_AM");
 }
 
 /// Created endpoints, kinds and segments: direct on smp, through Active
 /// Messages, over udp.
 #[test]
 fn test_mk_smp_am_and_udp() {
-    let exe = build_c("test_mk", "test_mk");
-    passes("smp", &exe, "test_mk", &[1, 2, 3, 4], &[]);
-    passes("smp", &exe, "test_mk", &[3], &[("GEX_RMA_FORCE_AM", "1")]);
-    passes("udp", &exe, "test_mk", &[2, 3, 4], UDP);
+    passes_smp_am_and_udp("test_mk", "GEX_RMA_FORCE_AM");
 }
 
 /// A thread that only puts and gets (the header's inline route) runs AM
@@ -907,16 +899,7 @@ fn test_diag_smp_and_udp() {
 /// segment hints.
 #[test]
 fn test_coll1_smp_and_udp() {
-    let exe = build_c("test_coll1", "test_coll1");
-    passes("smp", &exe, "test_coll1", &[1, 2, 3, 4], &[]);
-    passes(
-        "smp",
-        &exe,
-        "test_coll1",
-        &[3],
-        &[("GEX_COLL_FORCE_AM", "1")],
-    );
-    passes("udp", &exe, "test_coll1", &[2, 3, 4], UDP);
+    passes_smp_am_and_udp("test_coll1", "GEX_COLL_FORCE_AM");
 }
 
 /// The GASNet-1 collectives (`gasnet_coll_*`): every call, blocking, nb
@@ -924,16 +907,7 @@ fn test_coll1_smp_and_udp() {
 /// halves; the team barrier; data checked on every rank.
 #[test]
 fn test_coll_g1_smp_and_udp() {
-    let exe = build_c("test_coll_g1", "test_coll_g1");
-    passes("smp", &exe, "test_coll_g1", &[1, 2, 3, 4], &[]);
-    passes(
-        "smp",
-        &exe,
-        "test_coll_g1",
-        &[3],
-        &[("GEX_COLL_FORCE_AM", "1")],
-    );
-    passes("udp", &exe, "test_coll_g1", &[2, 3, 4], UDP);
+    passes_smp_am_and_udp("test_coll_g1", "GEX_COLL_FORCE_AM");
 }
 
 /// Erroneous `gasnet_coll_*` calls (every rank makes the same one): each
@@ -966,22 +940,7 @@ fn coll_g1_errors_end_the_job() {
         ),
     ];
     for (case, msg) in cases {
-        let _lock = job_lock();
-        let mut spec = JobSpec::new(2, &exe);
-        spec.conduit = "smp".to_string();
-        spec.args = vec![case.into()];
-        spec.timeout = Some(TIMEOUT);
-        spec.output = Output::Capture;
-        let out = run(&spec).expect("start test_coll_g1");
-        let report = format!(
-            "{case}: code {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            out.code,
-            tail(&out.stdout),
-            tail(&out.stderr)
-        );
-        assert!(!out.timed_out && out.code != 0, "{report}");
-        assert!(!out.stdout.contains("was not refused"), "{report}");
-        assert!(out.stderr.contains(msg), "no {msg:?}: {report}");
+        refused("smp", &exe, 2, case, None, msg);
     }
 }
 

@@ -482,7 +482,9 @@ impl IbvConduit {
                 let len = m.len;
                 if m.category == AmCategory::Long && len > 0 {
                     let off = usize::try_from(m.offset).unwrap_or(usize::MAX);
-                    let at = if m.dest_ep != 0 {
+                    // Index 0 without an attached segment: a created
+                    // segment bound to the primordial endpoint.
+                    let at = if m.dest_ep != 0 || self.segment.get().is_none() {
                         gex_conduit::epseg::arrived_at_ep(m.dest_ep, self.me, off, len)
                             .unwrap_or_else(|e| bad(&format!("(a Long AM): {e}")))
                     } else {
@@ -720,8 +722,12 @@ impl IbvConduit {
         }
         self.check_peer(dest)?;
         let lane = if msg.is_request { REQ } else { REP };
+        // RDMA into the attached segments only: a created segment (bound to
+        // a created endpoint, or to the primordial one in a job that did
+        // not attach) is not registered, and a payload over a buffer goes
+        // in pieces.
         let over = msg.category == AmCategory::Long && msg.payload.len() > self.inline_max();
-        if over && msg.dest_ep != 0 {
+        if over && (msg.dest_ep != 0 || self.seg_keys.get().is_none()) {
             return self.long_in_pieces(dest, lane, msg, immediate, scope, sink);
         }
         let by_rdma = over;

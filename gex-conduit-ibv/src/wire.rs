@@ -40,8 +40,9 @@ pub const K_RMA_GET: u8 = 2;
 pub const K_RMA_PUT_ACK: u8 = 3;
 /// The answer to a get, with the bytes.
 pub const K_RMA_GET_DATA: u8 = 4;
-/// A piece of a Long payload for a created endpoint's segment, which the
-/// conduit cannot write by RDMA: written at arrival, unanswered; the Long
+/// A piece of a Long payload for a created segment (bound to a created
+/// endpoint, or to the primordial one in a job that did not attach), which
+/// the conduit cannot write by RDMA: written at arrival, unanswered; the Long
 /// follows on the same queue pair and lane, marked placed. Sent on the
 /// Long's lane (request or reply flag as the Long).
 pub const K_LONG_PIECE: u8 = 5;
@@ -163,8 +164,7 @@ pub fn decode(buf: &[u8]) -> Option<Msg> {
             return None;
         }
     } else if kind == K_LONG_PIECE {
-        // Only a created endpoint's segment takes pieces.
-        if nargs != 0 || placed || category != AmCategory::Short || dest_ep == 0 {
+        if nargs != 0 || placed || category != AmCategory::Short {
             return None;
         }
     } else if nargs != 0
@@ -258,11 +258,9 @@ mod tests {
             buf.push(0);
             assert!(decode(&buf).is_none());
         }
-        // A piece for the primordial endpoint, or with arguments, is refused.
+        // A piece with arguments is refused.
         let mut buf = vec![0u8; FIXED];
         encode_piece(0, 0, true, 0, &mut buf);
-        assert!(decode(&buf).is_none());
-        encode_piece(1, 0, true, 0, &mut buf);
         assert!(decode(&buf).is_some());
         buf[3] = 1;
         buf.extend_from_slice(&[0; 4]);

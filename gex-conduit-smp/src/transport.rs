@@ -423,7 +423,11 @@ impl SmpTransport {
                 AmCategory::Long => {
                     let off = (start.add(after) as *const u64).read() as usize;
                     let dest = (start.add(after + 8) as *const u64).read() as usize;
-                    let at = if dest_ep == 0 {
+                    // The primordial endpoint's attached segment; without
+                    // one, a created segment bound to it (or to a created
+                    // endpoint), as the object model knows it.
+                    let attached = dest_ep == 0 && self.segments.get().is_some();
+                    let at = if attached {
                         let seg = self.segments.get().map(|s| s.table[self.me as usize]);
                         arrived_long(seg, self.me, off, plen)
                     } else {
@@ -443,9 +447,9 @@ impl SmpTransport {
                         // The payload follows in the record: its length
                         // was written by another process, so it is checked
                         // against the record before it is read.
-                        if dest_ep == 0 || after + 16 + plen > 8 + rec.body_room {
+                        if attached || after + 16 + plen > 8 + rec.body_room {
                             gex_bootstrap::fatal(&format!(
-                                "smp conduit: a Long AM from rank {src} carries {plen} bytes its record does not hold (or for the primordial endpoint, whose segment the sender maps)"
+                                "smp conduit: a Long AM from rank {src} carries {plen} bytes its record does not hold (or for the attached segment of the primordial endpoint, which the sender maps)"
                             ));
                         }
                         // The segment range was checked above; the record
@@ -536,7 +540,9 @@ impl SmpTransport {
     /// the copy goes through.
     fn long_target(&self, dest: Rank, msg: &OutgoingAm<'_>) -> Result<Option<usize>> {
         let len = msg.payload.len();
-        let seg = if msg.dest_ep == 0 {
+        // Index 0 without an attached segment: a created segment bound to
+        // the primordial endpoint, reached as a created endpoint's.
+        let seg = if msg.dest_ep == 0 && self.segments.get().is_some() {
             self.segments
                 .get()
                 .map(|s| s.table[dest as usize])

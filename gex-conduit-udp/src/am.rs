@@ -48,9 +48,12 @@ impl UdpConduit {
         let mut payload = am.payload;
         // A zero-byte Long names no memory (its dest_addr goes to the
         // handler as sent, any value): nothing to check or place.
-        if am.category == AmCategory::Long && len > 0 && am.dest_ep != 0 {
-            // For a created endpoint: its bound segment, checked here (the
-            // placer leaves such payloads in the message).
+        let attached = am.dest_ep == 0 && self.link.segment.get().is_some();
+        if am.category == AmCategory::Long && len > 0 && !attached {
+            // For a created endpoint, or the primordial one of a rank that
+            // bound a created segment to it instead of attaching: its bound
+            // segment, checked here (the placer, which places into the
+            // attached segment only, leaves such payloads in the message).
             let at = gex_conduit::epseg::arrived_at_ep(am.dest_ep, self.me, am.dest_offset, len)
                 .unwrap_or_else(|e| {
                     gex_bootstrap::fatal(&format!(

@@ -431,7 +431,11 @@ impl UdpConduit {
                 } else {
                     r.want
                 };
-                let at = if r.ep == 0 {
+                // Index 0 without an attached segment: a created segment
+                // bound to the primordial endpoint, as a created
+                // endpoint's.
+                let attached = r.ep == 0 && self.link.segment.get().is_some();
+                let at = if attached {
                     let Some(&(base, size)) = self.link.segment.get() else {
                         bad("arrived before this rank attached a segment")
                     };
@@ -452,7 +456,7 @@ impl UdpConduit {
                 };
                 // A PUT for a created endpoint is never placed (see
                 // `wire::long_payload`): its payload is in the message.
-                if placed && r.ep != 0 {
+                if placed && !attached {
                     bad("for a created endpoint arrived without its payload");
                 }
                 self.link.ops.count_served();
@@ -468,7 +472,7 @@ impl UdpConduit {
                     let _ = self.send_net(src, false, wire::RMA_HEADER, false, sink, |out| {
                         wire::encode_rma_append(wire::RMA_PUT_ACK, 0, 0, r.op, 0, &[], out)
                     });
-                } else if len >= ZERO_COPY_MIN && r.ep == 0 {
+                } else if len >= ZERO_COPY_MIN && attached {
                     // Sent from the segment, not copied into the message
                     // (the attached segment lives as long as the process;
                     // a created one may be client memory, freed after its

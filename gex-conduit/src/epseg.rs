@@ -1,4 +1,4 @@
-//! The segments bound to created endpoints (index 1 and above), for
+//! The segments bound to endpoints with `gex_EP_BindSegment`, for
 //! conduits.
 //!
 //! A conduit knows the primordial endpoints' segments from attach
@@ -11,6 +11,13 @@
 //! `index` of a rank goes: for this rank, the bound segment the target
 //! checks an arriving range against; for a neighbour, the mapping a sender
 //! copies into. Only messages to created endpoints pay for the call.
+//!
+//! A job may also bind created segments to the primordial endpoints
+//! instead of attaching (as the reference allows). A conduit that did not
+//! attach then treats index 0 like a created endpoint's: the lookup
+//! answers for index 0 too (nothing when the job attached, whose segments
+//! the conduit knows itself), and a conduit only asks it for index 0 when
+//! it has no attached segment.
 
 use std::sync::OnceLock;
 
@@ -38,14 +45,12 @@ pub unsafe fn set_ep_segment_lookup(f: EpSegmentLookup) {
 }
 
 /// Jobrank `rank`'s segment bound to its endpoint `index` as this process
-/// knows it: `None` for index 0 (the conduit's own table from attach), when
-/// no lookup is installed, or when no segment of that endpoint is known
-/// here (never bound, not published to this rank, destroyed).
+/// knows it: `None` when no lookup is installed, or when no segment of
+/// that endpoint is known here (never bound, not published to this rank,
+/// destroyed; for index 0 also when the job attached, whose segments come
+/// from the conduit's own table).
 #[inline]
 pub fn ep_segment(index: EpIndex, rank: Rank) -> Option<SegmentDesc> {
-    if index == 0 {
-        return None;
-    }
     LOOKUP
         .get()
         .and_then(|f| f(index, rank))

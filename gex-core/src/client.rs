@@ -85,8 +85,9 @@ struct EpInner {
     caps: EpCapabilities,
     /// The primordial endpoint's segment (`gex_Segment_Attach`).
     segment: OnceLock<Segment>,
-    /// A created endpoint's bound segment (`gex_EP_BindSegment`; unbound
-    /// again when the segment is destroyed).
+    /// A created segment bound to this endpoint (`gex_EP_BindSegment`;
+    /// unbound again when the segment is destroyed): a created endpoint's,
+    /// or the primordial one's in a job that binds instead of attaching.
     bound: Mutex<Option<Segment>>,
     cdata: CDataSlot,
     /// Layer state hung on the endpoint (the AM layer's handler table).
@@ -165,8 +166,10 @@ struct SegmentInner {
 struct Created {
     kind: CData,
     backing: Mutex<Option<Box<dyn Any + Send>>>,
-    /// The endpoint it is bound to (weak: the endpoint holds the segment).
-    bound: Mutex<Option<(EpIndex, std::sync::Weak<EpInner>)>>,
+    /// The endpoints it is bound to, in order of binding (weak: an
+    /// endpoint holds its segment). One segment may be bound to several
+    /// endpoints of its process, as the reference allows.
+    bound: Mutex<Vec<(EpIndex, std::sync::Weak<EpInner>)>>,
     destroyed: std::sync::atomic::AtomicBool,
 }
 
@@ -645,24 +648,33 @@ impl Ep {
     }
 
     /// The bound segment, if any (`gex_EP_QuerySegment`): the attached
-    /// one for the primordial endpoint, the one bound by
-    /// `gex_mk::ep_bind_segment` (and not destroyed since) for a created one.
+    /// one for the primordial endpoint, else the one bound by
+    /// `gex_mk::ep_bind_segment` (and not destroyed since).
     pub fn segment(&self) -> Option<Segment> {
-        if self.0.index == 0 {
-            self.0.segment.get().cloned()
-        } else {
-            self.0
-                .bound
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone()
+        if let Some(s) = self.0.segment.get() {
+            return Some(s.clone());
         }
+        self.0
+            .bound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
-    /// Binds `seg`, a created segment, to this created endpoint
+    /// Binds `seg`, a created segment, to this endpoint
     /// (`gex_EP_BindSegment`), and records it as this rank's entry of the
     /// endpoint index's table (so this process reaches it at once; peers
     /// after `gex_EP_PublishBoundSegment`).
+    ///
+    /// The primordial endpoint too, as the reference allows (the spec
+    /// reserves its segment to `gex_Segment_Attach`; API.md,
+    /// "Leniencies"): in a job that does not attach, its bound segment
+    /// then serves every call that addresses the primordial endpoints'
+    /// segments (teams, Long Active Messages, remote atomics, VIS). A rank
+    /// that attached cannot bind to its primordial endpoint, and one that
+    /// bound cannot attach afterwards. A segment may be bound to several
+    /// endpoints of its process (the reference's `testsegment` binds one
+    /// to the primordial endpoint and to a created one).
     ///
     /// For layer and conduit authors: gex-mk's `ep_bind_segment` checks
     /// the arguments and calls this.
@@ -670,9 +682,9 @@ impl Ep {
     pub fn bind_created(&self, seg: &Segment) -> Result<()> {
         const CALL: &str = "gex_EP_BindSegment";
         let me = self.runtime().jobrank();
-        if self.0.index == 0 {
+        if self.0.index == 0 && (self.0.segment.get().is_some() || self.runtime().attached()) {
             return Err(Error::bad_arg(format!(
-                "{CALL}: endpoint 0 of rank {me} is the primordial endpoint, whose segment is the one of gex_Segment_Attach"
+                "{CALL}: endpoint 0 of rank {me} is the primordial endpoint and has the segment of gex_Segment_Attach; a created segment cannot be bound to it as well"
             )));
         }
         let Some(c) = &seg.0.created else {
@@ -695,14 +707,6 @@ impl Ep {
                 self.0.index, s.0.base, s.0.size
             )));
         }
-        if let Some((i, _)) = *at {
-            return Err(Error::bad_arg(format!(
-                "{CALL}: the segment at {:#x} (+{}) is already bound to endpoint {i} of rank {me}",
-                seg.0.base, seg.0.size
-            )));
-        }
-        *mine = Some(seg.clone());
-        *at = Some((self.0.index, Arc::downgrade(&self.0)));
         // SAFETY: a created segment's range was promised to `from_created`
         // (valid while named by a table, or for the rest of the process).
         unsafe {
@@ -711,7 +715,16 @@ impl Ep {
                 self.runtime().jobsize(),
                 &[(me, Some(seg.desc()))],
             )
-        };
+        }
+        .map_err(|e| {
+            Error::bad_arg(format!(
+                "{CALL}: endpoint {} of rank {me}: {}",
+                self.0.index,
+                e.message()
+            ))
+        })?;
+        *mine = Some(seg.clone());
+        at.push((self.0.index, Arc::downgrade(&self.0)));
         Ok(())
     }
 
@@ -1099,8 +1112,12 @@ impl Segment {
         let max = rt.conduit().max_segment_size();
         let local_err = if !tm.is_primordial() {
             Some("tm must be the primordial team".to_string())
-        } else if ep.segment().is_some() || rt.segments().is_some() {
+        } else if ep.0.segment.get().is_some() || rt.attached() {
             Some("a segment is already attached (one attach per process)".to_string())
+        } else if ep.segment().is_some() {
+            Some("a created segment is bound to the primordial endpoint (gex_EP_BindSegment): its segment is that one, and gex_Segment_Attach cannot follow".to_string())
+        } else if crate::runtime::primordial_source() == crate::runtime::Primordial::Bound {
+            Some("the primordial endpoints' segments are created ones here (gex_EP_BindSegment, published by gex_EP_PublishBoundSegment): gex_Segment_Attach cannot follow".to_string())
         } else if size == 0 || !size.is_multiple_of(page) {
             Some(format!(
                 "size {size} is not a non-zero multiple of the page size {page}"
@@ -1126,7 +1143,7 @@ impl Segment {
             .ok_or_else(|| Error::resource("conduit did not map the local segment"))?;
         if !rt.set_segments(table) {
             return Err(Error::bad_arg(format!(
-                "{CALL}: a segment is already attached"
+                "{CALL}: a segment is already attached, or a created one bound to the primordial endpoint"
             )));
         }
         let seg = Segment(Arc::new(SegmentInner {
@@ -1178,7 +1195,7 @@ impl Segment {
             created: Some(Created {
                 kind,
                 backing: Mutex::new(Some(backing)),
-                bound: Mutex::new(None),
+                bound: Mutex::new(Vec::new()),
                 destroyed: std::sync::atomic::AtomicBool::new(false),
             }),
         }))
@@ -1206,14 +1223,24 @@ impl Segment {
         self.0.created.as_ref().map(|c| &c.kind)
     }
 
-    /// The index of the endpoint a created segment is bound to.
+    /// The index of the endpoint a created segment was bound to first
+    /// (of those it is bound to; see [`Segment::bound_ep_indices`]).
     pub fn bound_ep_index(&self) -> Option<EpIndex> {
-        let c = self.0.created.as_ref()?;
+        self.bound_ep_indices().first().copied()
+    }
+
+    /// The indices of the endpoints a created segment is bound to, in the
+    /// order of binding (empty for the attached segment).
+    pub fn bound_ep_indices(&self) -> Vec<EpIndex> {
+        let Some(c) = self.0.created.as_ref() else {
+            return Vec::new();
+        };
         c.bound
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
+            .iter()
             .map(|b| b.0)
+            .collect()
     }
 
     /// Runs `f` on the backing of a created segment that is not destroyed.
@@ -1227,10 +1254,10 @@ impl Segment {
     }
 
     /// Destroys a created segment (`gex_Segment_Destroy`): marks it
-    /// destroyed, unbinds it from its endpoint, removes this rank's entry
-    /// from that endpoint index's table, and hands back its backing for the
-    /// caller to release. An error for an attached segment or one
-    /// destroyed already.
+    /// destroyed, unbinds it from its endpoints, removes this rank's entry
+    /// from each of those endpoint indices' tables, and hands back its
+    /// backing for the caller to release. An error for an attached segment
+    /// or one destroyed already.
     ///
     /// For layer and conduit authors: gex-mk's `segment_destroy` calls
     /// this.
@@ -1249,13 +1276,16 @@ impl Segment {
                 self.0.base, self.0.size
             )));
         }
-        let bound = c.bound.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some((index, ep)) = bound {
+        let bound = std::mem::take(&mut *c.bound.lock().unwrap_or_else(|p| p.into_inner()));
+        for (index, ep) in bound {
             let rt = self.0.client.0.rt;
-            // SAFETY: removing an entry names no memory.
-            unsafe {
+            // SAFETY: removing an entry names no memory. It cannot fail:
+            // index 0 was bound only on a rank that did not attach, and
+            // such a rank can no longer attach.
+            let removed = unsafe {
                 crate::epseg::update_ep_segments(index, rt.jobsize(), &[(rt.jobrank(), None)])
             };
+            debug_assert!(removed.is_ok(), "{removed:?}");
             if let Some(ep) = ep.upgrade() {
                 let mut b = ep.bound.lock().unwrap_or_else(|p| p.into_inner());
                 if b.as_ref().is_some_and(|s| Arc::ptr_eq(&s.0, &self.0)) {

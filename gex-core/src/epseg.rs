@@ -3,7 +3,12 @@
 //!
 //! The primordial endpoints' segments keep their own table (published once
 //! at attach, [`crate::segment_table`]) so that nothing changes on their
-//! path. A created endpoint's segment may be bound, published, destroyed
+//! path. Index 0 has a table here only in a job that binds created
+//! segments to the primordial endpoints instead of attaching (what the
+//! reference's `testsegment` does; API.md, "Leniencies"): each update of
+//! that table is also installed as the primordial one, so that every
+//! layer's path to index 0 reads it, and conduits, which did not attach,
+//! reach those segments as they reach a created endpoint's. A created endpoint's segment may be bound, published, destroyed
 //! and bound again, so its table is replaced, never modified: a writer
 //! (bind, publish, destroy, under one mutex) builds a new table from the
 //! current one and publishes it with one release store, and readers (RMA
@@ -154,13 +159,14 @@ fn activate(index: usize, t: &EpSegTable) {
 
 /// Re-selects every index's active fast form after the direct-access
 /// switch changed or the primordial table was published
-/// ([`crate::set_direct_access`]); `primordial` is that table's active
-/// form and length, once attached.
-pub(crate) fn refresh_fast(primordial: Option<(*mut FastSeg, usize)>) {
+/// ([`crate::set_direct_access`]): for index 0 the primordial table's
+/// active form, once there is one.
+pub(crate) fn refresh_fast() {
     let _g = WRITERS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((p, len)) = primordial {
-        set_len(len);
-        FAST[0].store(p, Ordering::Release);
+    let p = crate::runtime::fast_segments();
+    if !p.is_null() {
+        set_len(crate::runtime::segment_count());
+        FAST[0].store(p as *mut FastSeg, Ordering::Release);
     }
     for i in 1..MAX_EPS {
         if let Some(t) = ep_segments(i as EpIndex) {
@@ -170,15 +176,13 @@ pub(crate) fn refresh_fast(primordial: Option<(*mut FastSeg, usize)>) {
 }
 
 /// The table of endpoint index `index` (`None` if nothing was ever bound
-/// or published for it here, or for index 0, whose table is the
-/// primordial one).
+/// or published for it here; for index 0 also when the primordial
+/// endpoints' segments were attached, whose table is
+/// [`crate::segment_table`]).
 ///
 /// For layer and conduit authors.
 #[inline]
 pub fn ep_segments(index: EpIndex) -> Option<&'static EpSegTable> {
-    if index == 0 {
-        return None;
-    }
     let p = TABLES.get(index as usize)?.load(Ordering::Acquire);
     // SAFETY: a non-null pointer was stored by `update` from a leaked box,
     // which is never freed or modified.
@@ -192,7 +196,13 @@ pub fn ep_segment(index: EpIndex, rank: Rank) -> Option<SegmentDesc> {
 }
 
 /// Replaces the entries `changes` (jobrank, segment or none) of endpoint
-/// index `index`'s table (`1 <= index < MAX_EPS`, `jobsize` entries).
+/// index `index`'s table (`index < MAX_EPS`, `jobsize` entries).
+///
+/// Index 0 is the primordial endpoints' when their segments are created
+/// ones bound to them rather than attached: the new table is also
+/// installed as the primordial one ([`crate::segment_table`], the fast
+/// forms and their mirror). That is an error, nothing changed, if this
+/// rank attached a segment.
 ///
 /// For layer and conduit authors (gex-mk's bind, publish and destroy).
 ///
@@ -207,9 +217,14 @@ pub unsafe fn update_ep_segments(
     index: EpIndex,
     jobsize: Rank,
     changes: &[(Rank, Option<SegmentDesc>)],
-) {
-    assert!(index != 0 && (index as usize) < MAX_EPS, "endpoint index");
+) -> gex_types::Result<()> {
+    assert!((index as usize) < MAX_EPS, "endpoint index");
     let _g = WRITERS.lock().unwrap_or_else(|p| p.into_inner());
+    if index == 0 && crate::runtime::primordial_attached() {
+        return Err(gex_types::Error::bad_arg(
+            "this rank attached a segment (gex_Segment_Attach): the primordial endpoints' segments are the attached ones",
+        ));
+    }
     // Conduits find created endpoints' segments (Long payloads, one-sided
     // transfers) through this lookup: installed before any table exists.
     // SAFETY: every local base in these tables was promised mapped for the
@@ -226,9 +241,20 @@ pub unsafe fn update_ep_segments(
     }
     assert_eq!(descs.len(), jobsize as usize, "one entry per jobrank");
     set_len(descs.len());
-    let leaked = Box::leak(Box::new(EpSegTable::new(descs)));
-    TABLES[index as usize].store(leaked, Ordering::Release);
+    let leaked: &'static EpSegTable = Box::leak(Box::new(EpSegTable::new(descs)));
+    if index == 0 {
+        crate::runtime::install_bound_primordial(
+            &leaked.descs,
+            &leaked.fast_mapped,
+            &leaked.fast_unmapped,
+        )?;
+    }
+    TABLES[index as usize].store(
+        leaked as *const EpSegTable as *mut EpSegTable,
+        Ordering::Release,
+    );
     activate(index as usize, leaked);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -243,7 +269,7 @@ mod tests {
         let a = SegmentDesc::new(0x1000, Some(0x7000), 4096);
         let b = SegmentDesc::new(0x2000, None, 8192);
         // SAFETY: these tables are only read here, never copied through.
-        unsafe { update_ep_segments(i, 4, &[(1, Some(a)), (3, Some(b))]) };
+        unsafe { update_ep_segments(i, 4, &[(1, Some(a)), (3, Some(b))]) }.unwrap();
         let t = ep_segments(i).unwrap();
         assert_eq!(
             (t.get(0), t.get(1), t.get(3), t.get(4)),
@@ -262,7 +288,7 @@ mod tests {
         // A later update replaces one entry (a destroy), and the table an
         // earlier reader holds is unchanged.
         // SAFETY: as above.
-        unsafe { update_ep_segments(i, 4, &[(1, None), (9, Some(a))]) };
+        unsafe { update_ep_segments(i, 4, &[(1, None), (9, Some(a))]) }.unwrap();
         assert_eq!(ep_segment(i, 1), None);
         assert_eq!(ep_segment(i, 3), Some(b));
         assert_eq!(t.get(1), Some(a));

@@ -70,8 +70,10 @@ pub use gex_conduit::shm;
 pub use gex_types as types;
 pub use hsl::{Hsl, HslGuard};
 pub use runtime::{
-    direct_access, fast_segments, mirror_fast_segments, report, segment_table, set_direct_access,
-    set_wait_mode, wait_mode, wait_yields, FastMirror, FastSeg, ProgressHook, Runtime, WaitMode,
+    core_shared_yields, direct_access, fast_segments, mirror_fast_segments, primordial_attached,
+    primordial_bound, primordial_source, report, segment_table, set_direct_access, set_wait_mode,
+    wait_mode, wait_yields, FastMirror, FastSeg, Primordial, ProgressHook, Runtime, WaitMode,
+    OVERSUBSCRIBED_TIME_SLICE_NS,
 };
 pub use stats::stats;
 

@@ -12,13 +12,69 @@ use crate::context;
 /// The one runtime of this process (the spec allows one client per job).
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
-/// The segment table, published once at attach for the RMA fast path: one
+/// The primordial endpoints' segment table, for the RMA fast path: one
 /// load instead of a walk from the team through the client to the runtime.
+/// Published once at attach; or, when the primordial endpoints' segments
+/// are created ones bound with `gex_EP_BindSegment` instead (see
+/// [`Primordial`]), replaced at each bind, publication and destruction,
+/// as a created endpoint's table is ([`crate::epseg`]). Every table
+/// stored here is leaked and never modified; the length (the job size)
+/// never changes.
 static SEGMENT_TABLE: AtomicPtr<SegmentDesc> = AtomicPtr::new(std::ptr::null_mut());
 static SEGMENT_COUNT: AtomicUsize = AtomicUsize::new(0);
 
-/// Every rank's bound segment, indexed by jobrank (`None` before attach).
-/// The fast path of the RMA layer.
+/// Where this rank's table of the primordial endpoints' segments comes
+/// from. The two ways exclude each other for the life of the process, so
+/// that a table of attached segments is never replaced (conduits register
+/// and map those at attach) and a bound segment never meets the conduit's
+/// attach-time state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Primordial {
+    /// Neither yet.
+    None,
+    /// `gex_Segment_Attach`.
+    Attached,
+    /// Created segments bound to primordial endpoints (this rank's with
+    /// `gex_EP_BindSegment`, peers' through `gex_EP_PublishBoundSegment`).
+    Bound,
+}
+
+static PRIMORDIAL: Mutex<Primordial> = Mutex::new(Primordial::None);
+/// `PRIMORDIAL == Attached`, for the paths that only read it.
+static ATTACHED: AtomicBool = AtomicBool::new(false);
+/// `PRIMORDIAL == Bound`, for the paths that only read it.
+static BOUND: AtomicBool = AtomicBool::new(false);
+
+/// Where this rank's primordial segment table comes from.
+pub fn primordial_source() -> Primordial {
+    *PRIMORDIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether this rank attached a segment (`gex_Segment_Attach`): the
+/// conduit then knows every primordial endpoint's segment itself. When it
+/// did not, a primordial endpoint's segment, if any, is a created one
+/// (bound with `gex_EP_BindSegment`), which conduits reach as they reach
+/// a created endpoint's ([`crate::conduit::epseg`]).
+///
+/// For layer authors.
+#[inline]
+pub fn primordial_attached() -> bool {
+    ATTACHED.load(Ordering::Acquire)
+}
+
+/// Whether this rank's primordial endpoints' segments are created ones
+/// bound to them ([`Primordial::Bound`]): the conduit did not attach, and
+/// reaches them as created endpoints' segments.
+///
+/// For layer authors.
+#[inline]
+pub fn primordial_bound() -> bool {
+    BOUND.load(Ordering::Acquire)
+}
+
+/// Every rank's bound segment, indexed by jobrank (`None` before attach,
+/// or before a created segment was bound to a primordial endpoint and
+/// known here). The fast path of the RMA layer.
 ///
 /// # For layer and conduit authors
 ///
@@ -30,9 +86,10 @@ pub fn segment_table() -> Option<&'static [SegmentDesc]> {
     if p.is_null() {
         return None;
     }
-    // SAFETY: published once by `Runtime::set_segments` from a leaked,
-    // never-modified boxed slice of SEGMENT_COUNT entries (stored before the
-    // pointer, read after it with acquire ordering).
+    // SAFETY: published by `Runtime::set_segments` or
+    // `install_bound_primordial` from a leaked, never-modified slice of
+    // SEGMENT_COUNT entries (stored before the pointer, read after it with
+    // acquire ordering; the count never changes once set).
     Some(unsafe { std::slice::from_raw_parts(p, SEGMENT_COUNT.load(Ordering::Relaxed)) })
 }
 
@@ -153,20 +210,69 @@ pub fn mirror_fast_segments(m: &'static FastMirror) {
 /// (off: every RMA takes the AM reference path, for testing it).
 pub fn set_direct_access(on: bool) {
     DIRECT_ACCESS.store(on, Ordering::SeqCst);
-    let t = if on { &FAST_MAPPED } else { &FAST_UNMAPPED };
-    let p = t.load(Ordering::Acquire);
-    if !p.is_null() {
+    {
         let _g = FAST_PUBLISH.lock().unwrap_or_else(|p| p.into_inner());
-        FAST_TABLE.store(p, Ordering::Release);
-        let m = FAST_MIRROR.load(Ordering::Relaxed);
-        if !m.is_null() {
-            // SAFETY: a non-null mirror is the `&'static FastMirror` that
-            // `mirror_fast_segments` registered.
-            unsafe { (*m).set(p) };
-        }
+        activate_fast();
     }
-    let primordial = (!p.is_null()).then(|| (p, SEGMENT_COUNT.load(Ordering::Relaxed)));
-    crate::epseg::refresh_fast(primordial);
+    crate::epseg::refresh_fast();
+}
+
+/// Points [`FAST_TABLE`] and its mirror at the fast form of the current
+/// primordial table that the direct-access switch selects (nothing before
+/// there is one). The caller holds [`FAST_PUBLISH`], so that the table
+/// loaded here is the one stored last.
+fn activate_fast() {
+    let t = if direct_access() {
+        &FAST_MAPPED
+    } else {
+        &FAST_UNMAPPED
+    };
+    let p = t.load(Ordering::Acquire);
+    if p.is_null() {
+        return;
+    }
+    FAST_TABLE.store(p, Ordering::Release);
+    let m = FAST_MIRROR.load(Ordering::Relaxed);
+    if !m.is_null() {
+        // SAFETY: a non-null mirror is the `&'static FastMirror` that
+        // `mirror_fast_segments` registered.
+        unsafe { (*m).set(p) };
+    }
+}
+
+/// The primordial table's length (the job size; 0 before there is one).
+pub(crate) fn segment_count() -> usize {
+    SEGMENT_COUNT.load(Ordering::Relaxed)
+}
+
+/// Installs `descs` (with its two fast forms, as [`FastSeg::of`] makes
+/// them) as the primordial endpoints' segment table of a rank that bound
+/// created segments to them instead of attaching: replaces the previous
+/// one, if any. An error if this rank attached (the two exclude each
+/// other); else this rank's primordial segments are bound ones from now
+/// on. `epseg`'s writer calls it, holding its lock.
+pub(crate) fn install_bound_primordial(
+    descs: &'static [SegmentDesc],
+    mapped: &'static [FastSeg],
+    unmapped: &'static [FastSeg],
+) -> Result<()> {
+    let mut src = PRIMORDIAL.lock().unwrap_or_else(|p| p.into_inner());
+    if *src == Primordial::Attached {
+        return Err(Error::bad_arg(
+            "this rank attached a segment (gex_Segment_Attach): a created segment cannot be bound to a primordial endpoint, nor one published for it",
+        ));
+    }
+    *src = Primordial::Bound;
+    BOUND.store(true, Ordering::Release);
+    debug_assert!(descs.len() == mapped.len() && descs.len() == unmapped.len());
+    let _g = FAST_PUBLISH.lock().unwrap_or_else(|p| p.into_inner());
+    SEGMENT_COUNT.store(descs.len(), Ordering::Relaxed);
+    SEGMENT_TABLE.store(descs.as_ptr() as *mut SegmentDesc, Ordering::Release);
+    // The fast forms are only ever read through these pointers.
+    FAST_MAPPED.store(mapped.as_ptr() as *mut FastSeg, Ordering::Release);
+    FAST_UNMAPPED.store(unmapped.as_ptr() as *mut FastSeg, Ordering::Release);
+    activate_fast();
+    Ok(())
 }
 
 /// Whether direct access to mapped peer segments is on.
@@ -280,6 +386,9 @@ impl WaitMode {
 static WAIT_MODE: AtomicU8 = AtomicU8::new(WaitMode::SpinBlock as u8);
 /// The times a wait yielded the core (the `wait_yields` counter).
 static WAIT_YIELDS: AtomicU64 = AtomicU64::new(0);
+/// Of those, the times because a rank polling in vain shared the core
+/// (the `core_shared_yields` counter).
+static CORE_SHARED_YIELDS: AtomicU64 = AtomicU64::new(0);
 
 /// Sets how every wait of the library spends its idle polls, from now on
 /// and in every thread (`gasnet_set_waitmode`).
@@ -302,11 +411,95 @@ pub fn wait_yields() -> u64 {
     WAIT_YIELDS.load(Ordering::Relaxed)
 }
 
+/// How many of [`wait_yields`] gave the core to another rank of the host
+/// polling in vain on it (`Runtime::poll`; `core_shared_yields` in
+/// `gex::stats()`).
+pub fn core_shared_yields() -> u64 {
+    CORE_SHARED_YIELDS.load(Ordering::Relaxed)
+}
+
 /// Polls in a row that find nothing between two looks, by a waiting
 /// thread, at whether a spinning rank of the host shares its core
 /// ([`Runtime::poll`]; [`Runtime::wait_step`] records its core only): a
 /// look costs about as much as a poll.
 pub const IDLE_LOOK: u32 = 64;
+
+/// The time slice a rank asks the scheduler for when its host runs more
+/// ranks than cores: Linux's shortest (0.1 ms; the default is 0.7 ms
+/// times 1 + log2 of the cores, 1.4 ms on 2).
+pub const OVERSUBSCRIBED_TIME_SLICE_NS: u64 = 100_000;
+
+/// `struct sched_attr` of `sched_setattr(2)` (its first version, 56 bytes).
+#[repr(C)]
+#[derive(Default)]
+struct SchedAttr {
+    size: u32,
+    policy: u32,
+    flags: u64,
+    nice: i32,
+    priority: u32,
+    runtime: u64,
+    deadline: u64,
+    period: u64,
+    util_min: u32,
+    util_max: u32,
+}
+
+/// Asks the scheduler to run the calling thread (and the threads it
+/// creates from now on, which inherit it) in time slices of
+/// [`OVERSUBSCRIBED_TIME_SLICE_NS`], keeping its policy and nice value;
+/// false if the thread's policy is not a time-sharing one or the kernel
+/// refuses (before 6.12 Linux has no per-task slice and the call changes
+/// nothing).
+///
+/// Why: when the ranks of a host outnumber its cores, a collective waits
+/// for ranks that are not running, and other processes compete for the
+/// cores too. A waiting rank yields its core, but under the EEVDF
+/// scheduler a yield gives up the rest of the rank's slice, and whatever
+/// runs next, another rank or an unrelated process, keeps the core for a
+/// whole slice of its own: every barrier then costs a few ms (the
+/// reference testbarrierlate on 4 ranks over 2 busy cores ran past its
+/// 90 s). Recent kernels let the running task keep the core only for the
+/// shortest slice among the tasks waiting for it, so with short slices
+/// the rank waited for runs again within about a tenth of that (Linux
+/// 6.18, test-late: 4 ranks and a busy thread on one core, 2-3 ms per
+/// late barrier before, 0.2-0.4 ms after). Compute-bound ranks switch more
+/// often: every 0.1 ms while other tasks wait for the core.
+fn request_short_time_slice() -> bool {
+    let mut attr = SchedAttr::default();
+    let size = std::mem::size_of::<SchedAttr>() as u32;
+    // SAFETY: `attr` is a writable `struct sched_attr` of `size` bytes;
+    // pid 0 is the calling thread.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            0,
+            &mut attr as *mut SchedAttr,
+            size,
+            0,
+        )
+    };
+    if rc != 0
+        || !(attr.policy == libc::SCHED_OTHER as u32 || attr.policy == libc::SCHED_BATCH as u32)
+    {
+        return false;
+    }
+    // Policy, nice value and reset-on-fork kept; a runtime on a
+    // time-sharing policy is the slice.
+    const RESET_ON_FORK: u64 = 0x01;
+    let want = SchedAttr {
+        size,
+        policy: attr.policy,
+        flags: attr.flags & RESET_ON_FORK,
+        nice: attr.nice,
+        runtime: OVERSUBSCRIBED_TIME_SLICE_NS,
+        ..SchedAttr::default()
+    };
+    // SAFETY: `want` is a readable `struct sched_attr` whose size field
+    // says its size; pid 0 is the calling thread.
+    let rc = unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &want as *const SchedAttr, 0) };
+    rc == 0
+}
 
 thread_local! {
     /// This thread's client polls in a row that found nothing
@@ -328,8 +521,6 @@ pub struct Runtime {
     pub(crate) host_info: Vec<RankInfo>,
     /// The AM dispatcher of the primordial endpoint, installed by the AM layer.
     pub(crate) sink: OnceLock<Box<dyn AmSink>>,
-    /// Every rank's bound segment, indexed by jobrank, once attached.
-    pub(crate) segments: OnceLock<&'static [SegmentDesc]>,
     /// Spin this many empty polls before yielding the core.
     spin_limit: u32,
 }
@@ -373,8 +564,14 @@ impl Runtime {
             .map(|n| n.get())
             .unwrap_or(1);
         // Oversubscribed: a spinning rank steals the core of the rank it
-        // waits for, so yield at once.
-        let spin_limit = if layout.host.len() > cores { 1 } else { 2000 };
+        // waits for, so yield at once; and ask for the scheduler's
+        // shortest time slice, so that a rank the others wait for gets its
+        // core back soon from whatever else runs there.
+        let oversubscribed = layout.host.len() > cores;
+        let spin_limit = if oversubscribed { 1 } else { 2000 };
+        if oversubscribed {
+            request_short_time_slice();
+        }
         let rt = Runtime {
             conduit,
             jobrank,
@@ -382,7 +579,6 @@ impl Runtime {
             nbrhd_info,
             host_info,
             sink: OnceLock::new(),
-            segments: OnceLock::new(),
             spin_limit,
         };
         RUNTIME.set(rt).map_err(|_| {
@@ -438,26 +634,44 @@ impl Runtime {
             .map_err(|_| Error::bad_arg("an AM dispatcher is already installed"))
     }
 
-    /// Every rank's bound segment, indexed by jobrank (`None` before attach).
+    /// Every rank's bound segment, indexed by jobrank ([`segment_table`]:
+    /// `None` before attach, or before a created segment bound to a
+    /// primordial endpoint is known here).
     #[inline]
     pub fn segments(&self) -> Option<&'static [SegmentDesc]> {
-        self.segments.get().copied()
+        segment_table()
     }
 
-    /// Publishes the segment table (once per process).
+    /// Whether this rank attached a segment ([`primordial_attached`]).
+    #[inline]
+    pub fn attached(&self) -> bool {
+        primordial_attached()
+    }
+
+    /// Publishes the attached segment table (once per process; false if
+    /// this rank attached already or its primordial segments are bound
+    /// ones, [`Primordial`]).
     pub(crate) fn set_segments(&self, table: Vec<SegmentDesc>) -> bool {
-        let leaked: &'static [SegmentDesc] = Box::leak(table.into_boxed_slice());
-        if self.segments.set(leaked).is_err() {
-            return false;
+        {
+            let mut src = PRIMORDIAL.lock().unwrap_or_else(|p| p.into_inner());
+            if *src != Primordial::None {
+                return false;
+            }
+            *src = Primordial::Attached;
         }
-        SEGMENT_COUNT.store(leaked.len(), Ordering::Relaxed);
-        SEGMENT_TABLE.store(leaked.as_ptr() as *mut SegmentDesc, Ordering::Release);
+        let leaked: &'static [SegmentDesc] = Box::leak(table.into_boxed_slice());
         let fast = |mapped: bool| -> *mut FastSeg {
             let v: Vec<FastSeg> = leaked.iter().map(|d| FastSeg::of(d, mapped)).collect();
             Box::leak(v.into_boxed_slice()).as_mut_ptr()
         };
-        FAST_MAPPED.store(fast(true), Ordering::Release);
-        FAST_UNMAPPED.store(fast(false), Ordering::Release);
+        {
+            let _g = FAST_PUBLISH.lock().unwrap_or_else(|p| p.into_inner());
+            SEGMENT_COUNT.store(leaked.len(), Ordering::Relaxed);
+            SEGMENT_TABLE.store(leaked.as_ptr() as *mut SegmentDesc, Ordering::Release);
+            FAST_MAPPED.store(fast(true), Ordering::Release);
+            FAST_UNMAPPED.store(fast(false), Ordering::Release);
+        }
+        ATTACHED.store(true, Ordering::Release);
         set_direct_access(direct_access());
         true
     }
@@ -535,6 +749,7 @@ impl Runtime {
         }
         if self.conduit.core_shared_with_spinner() && may_yield {
             WAIT_YIELDS.fetch_add(1, Ordering::Relaxed);
+            CORE_SHARED_YIELDS.fetch_add(1, Ordering::Relaxed);
             std::thread::yield_now();
         }
     }
@@ -666,5 +881,48 @@ mod tests {
         assert_eq!(CALLS.load(Ordering::SeqCst), 1);
         assert_eq!(hooks(), 1, "runs again once the handler returned");
         assert_eq!(CALLS.load(Ordering::SeqCst), 2);
+    }
+
+    /// The calling thread's slice as the kernel reports it (0 before
+    /// Linux 6.12), and its nice value.
+    fn slice_and_nice() -> (u64, i32) {
+        let mut attr = SchedAttr::default();
+        // SAFETY: `attr` is a writable `struct sched_attr` of the size
+        // passed; pid 0 is the calling thread.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_sched_getattr,
+                0,
+                &mut attr as *mut SchedAttr,
+                std::mem::size_of::<SchedAttr>() as u32,
+                0,
+            )
+        };
+        assert_eq!(rc, 0, "sched_getattr: {}", std::io::Error::last_os_error());
+        (attr.runtime, attr.nice)
+    }
+
+    /// In a thread of its own, which it changes (threads created by it
+    /// would inherit the slice).
+    #[test]
+    fn short_time_slice_keeps_the_nice_value() {
+        std::thread::spawn(|| {
+            let (before, nice) = slice_and_nice();
+            let granted = request_short_time_slice();
+            let (after, nice_after) = slice_and_nice();
+            assert_eq!(nice_after, nice, "the nice value is kept");
+            if before != 0 {
+                // The kernel reports slices (Linux 6.12 on): it granted.
+                assert!(granted, "sched_setattr refused the slice");
+                assert_eq!(after, OVERSUBSCRIBED_TIME_SLICE_NS);
+                let inherited = std::thread::spawn(|| slice_and_nice().0).join().unwrap();
+                assert_eq!(
+                    inherited, OVERSUBSCRIBED_TIME_SLICE_NS,
+                    "new threads inherit it"
+                );
+            }
+        })
+        .join()
+        .unwrap();
     }
 }

@@ -9,11 +9,17 @@ pub use gex_conduit::stats::{ConduitStats, Counter, PeerCounters};
 use crate::Runtime;
 
 /// The conduit's counters on this rank (`gex::stats()`), and gex-core's
-/// `wait_yields` (the times a wait yielded the core: [`crate::wait_yields`]).
+/// `wait_yields` (the times a wait yielded the core: [`crate::wait_yields`])
+/// and `core_shared_yields` (of those, to a rank polling in vain on the same
+/// core: [`crate::core_shared_yields`]).
 pub fn stats() -> Result<ConduitStats> {
     let mut st = Runtime::require("gex::stats")?.conduit().stats();
     st.counters
         .push(Counter::new("wait_yields", crate::wait_yields()));
+    st.counters.push(Counter::new(
+        "core_shared_yields",
+        crate::core_shared_yields(),
+    ));
     Ok(st)
 }
 

@@ -101,7 +101,7 @@ pub use gex_conduit::page_size;
 /// How waits spend idle polls (`gasnet_set_waitmode`, `GASNET_WAIT_*`):
 /// [`set_wait_mode`], [`wait_mode`], and the count of yields
 /// [`wait_yields`].
-pub use crate::runtime::{set_wait_mode, wait_mode, wait_yields, WaitMode};
+pub use crate::runtime::{core_shared_yields, set_wait_mode, wait_mode, wait_yields, WaitMode};
 
 /// The largest segment this process may attach
 /// (`gasnet_getMaxLocalSegmentSize`).

@@ -22,6 +22,12 @@
 //!   copy when it is mapped here, else Active Messages), with the same
 //!   bounds checks as the primordial segment; queries
 //!   (`TmRef::query_bound_segment`, `query_bound_segment_nb`) report it.
+//! - A job may also bind created segments to the primordial endpoints
+//!   instead of calling `gex_Segment_Attach` (the spec reserves that for a
+//!   future release; the reference allows it, and its `testsegment` relies
+//!   on it: API.md, "Leniencies"). Once published, such a segment serves
+//!   everything that addresses the primordial endpoints' segments: RMA,
+//!   Long Active Messages, VIS and remote atomics over teams.
 //!
 //! Library memory of the host kind is a shared-memory object
 //! (`gex_core::shm`), so the ranks of a neighbourhood map each other's
@@ -560,13 +566,18 @@ pub fn segment_destroy(seg: &Segment, flags: Flags) -> Result<()> {
     Ok(())
 }
 
-/// Binds `seg` to the created endpoint `ep` (`gex_EP_BindSegment`), so
-/// that RMA over TM-pairs naming `ep`'s index reaches it: from this
-/// process at once, from the other members of a team after
-/// [`ep_publish_bound_segment`]. `flags` must be empty. Binding an
-/// endpoint that has a segment, a segment bound already, a destroyed
-/// segment, the attached segment or the primordial endpoint are errors
-/// naming them.
+/// Binds `seg` to the endpoint `ep` (`gex_EP_BindSegment`), so that RMA
+/// over TM-pairs naming `ep`'s index reaches it: from this process at
+/// once, from the other members of a team after
+/// [`ep_publish_bound_segment`]. `flags` must be empty.
+///
+/// `ep` may be the primordial endpoint of a rank that did not attach (as
+/// the reference allows): its bound segment is then what teams, Long
+/// Active Messages, VIS and atomics address on this rank, and this rank
+/// can no longer attach. One segment may be bound to several endpoints
+/// (as the reference's `testsegment` does). Binding an endpoint that has
+/// a segment (the primordial one of a rank that attached included), a
+/// destroyed segment or the attached segment are errors naming them.
 pub fn ep_bind_segment(ep: &Ep, seg: &Segment, flags: Flags) -> Result<()> {
     const CALL: &str = "gex_EP_BindSegment";
     context::check_may_communicate(CALL)?;
@@ -629,7 +640,7 @@ fn decode(r: usize, b: &[u8]) -> std::result::Result<Vec<Entry>, String> {
         let index = EpIndex::from(e[0]);
         let owner_base = u64_at(e, 1) as usize;
         let size = u64_at(e, 9) as usize;
-        if index == 0 || index as usize >= MAX_EPS || size == 0 {
+        if index as usize >= MAX_EPS || size == 0 {
             return Err(format!(
                 "rank {r} published endpoint {index} with a segment of {size} bytes"
             ));
@@ -659,8 +670,10 @@ fn decode(r: usize, b: &[u8]) -> std::result::Result<Vec<Entry>, String> {
 /// initiate RMA to the segment bound to any endpoint another member named,
 /// through any TM-pair naming that endpoint's index. An endpoint without a
 /// bound segment publishes nothing (as the spec permits); a later publish
-/// replaces an endpoint's entry. The primordial endpoint may be named (its
-/// segment is published by attach already).
+/// replaces an endpoint's entry. The primordial endpoint may be named: an
+/// attached segment is published by attach already, a created one bound
+/// to it is published here (and is an error on every member if one of
+/// them attached instead).
 ///
 /// `tm` may be any team: the members of a team made by `gex_TM_Split` or
 /// `gex_TM_Create` learn of each other's segments only (the other ranks
@@ -687,10 +700,12 @@ pub fn ep_publish_bound_segment(tm: &Tm, eps: &[&Ep], flags: Flags) -> Result<()
             if std::mem::replace(&mut seen[i as usize], true) {
                 return Err(format!("endpoint {i} is named twice"));
             }
-            if i == 0 {
+            let Some(seg) = ep.segment() else { continue };
+            if !seg.is_created() {
+                // The primordial endpoint's attached segment: attach
+                // published it already.
                 continue;
             }
-            let Some(seg) = ep.segment() else { continue };
             let share = seg
                 .with_backing(|b| {
                     let b = b.downcast_ref::<Backing>()?;
@@ -732,6 +747,16 @@ pub fn ep_publish_bound_segment(tm: &Tm, eps: &[&Ep], flags: Flags) -> Result<()
     for (r, entries) in &decoded {
         let r = *r;
         for e in entries {
+            if e.index == 0 && rt.attached() {
+                // A created segment bound to a primordial endpoint meets a
+                // rank that attached: the two ways exclude each other.
+                open_err.get_or_insert_with(|| {
+                    format!(
+                        "rank {r} published a created segment bound to its primordial endpoint, but rank {me} attached a segment (gex_Segment_Attach); a job uses one way or the other"
+                    )
+                });
+                continue;
+            }
             let local_base = if r == me {
                 Some(e.owner_base)
             } else if let (true, Some((h, serial))) = (nbrhd.contains(&r), &e.share) {
@@ -755,7 +780,7 @@ pub fn ep_publish_bound_segment(tm: &Tm, eps: &[&Ep], flags: Flags) -> Result<()
     let verdicts = team_exchange(CALL, tm, open_err.as_deref().unwrap_or("").as_bytes())?;
     if let Some((r, why)) = verdicts.iter().find(|(_, m)| !m.is_empty()) {
         return Err(report(Error::resource(format!(
-            "{CALL}: rank {r} could not map a published segment: {}",
+            "{CALL}: rank {r} could not take a published segment: {}",
             String::from_utf8_lossy(why)
         ))));
     }
@@ -765,7 +790,8 @@ pub fn ep_publish_bound_segment(tm: &Tm, eps: &[&Ep], flags: Flags) -> Result<()
             // (promised to `Segment::from_created`) or a neighbour's object
             // mapped above and leaked, so mapped for the rest of the
             // process.
-            unsafe { gex_core::epseg::update_ep_segments(index as EpIndex, rt.jobsize(), ch) };
+            unsafe { gex_core::epseg::update_ep_segments(index as EpIndex, rt.jobsize(), ch) }
+                .map_err(|e| report(Error::bad_arg(format!("{CALL}: {}", e.message()))))?;
         }
     }
     Ok(())
@@ -869,8 +895,8 @@ mod tests {
         assert!(decode(1, &good[..good.len() - 1]).is_err());
         assert!(decode(1, &[]).is_err());
         assert!(decode(1, &[7]).is_err());
-        // Index 0, index MAX_EPS, size 0, a bad share byte.
-        for (at, v) in [(1, 0u8), (1, MAX_EPS as u8), (18, 2)] {
+        // Index MAX_EPS, a bad share byte.
+        for (at, v) in [(1, MAX_EPS as u8), (18, 2)] {
             let mut b = good.clone();
             b[at] = v;
             assert!(decode(1, &b).is_err(), "byte {at} = {v}");
@@ -879,6 +905,9 @@ mod tests {
         b[10..18].fill(0);
         let e = decode(1, &b).err().unwrap();
         assert!(e.contains("0 bytes"), "{e}");
+        // Index 0: a created segment bound to the primordial endpoint.
+        let d = decode(1, &encode(&[entry(0, false)])).unwrap();
+        assert_eq!((d[0].index, d[0].size), (0, 65536));
     }
 
     #[test]

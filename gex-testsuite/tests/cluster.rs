@@ -29,9 +29,11 @@ const TEST_RATOMIC: &str = env!("CARGO_BIN_EXE_test-ratomic");
 const TEST_VIS: &str = env!("CARGO_BIN_EXE_test-vis");
 const TEST_EP: &str = env!("CARGO_BIN_EXE_test-ep");
 const TEST_MK: &str = env!("CARGO_BIN_EXE_test-mk");
+const TEST_PRIMSEG: &str = env!("CARGO_BIN_EXE_test-primseg");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 const TEST_FLOOD: &str = env!("CARGO_BIN_EXE_test-flood");
 const TEST_CONFIG: &str = env!("CARGO_BIN_EXE_test-config");
+const TEST_LATE: &str = env!("CARGO_BIN_EXE_test-late");
 
 /// Runs `program args` as a job of `ranks` ranks with captured output.
 fn launch(program: &str, ranks: u32, args: &[&str]) -> JobOutcome {
@@ -225,6 +227,31 @@ fn test_mk_am_path_1_to_4_ranks() {
 #[test]
 fn test_mk_over_udp_2_to_4_ranks() {
     passes_over_udp(TEST_MK, "test-mk");
+}
+
+/// Created segments bound to the primordial endpoints and published
+/// instead of attached (as the reference's testsegment does): RMA over
+/// the team and over a pair naming a created endpoint that shares the
+/// segment, Long requests and replies, atomics, every byte checked at its
+/// owner; the errors (attaching after binding among them). On smp (direct
+/// copies into library memory, client memory through the AM route), with
+/// the AM route forced, and over udp with and without the bypass.
+#[test]
+fn test_primseg_1_to_4_ranks() {
+    passes_on_1_to_4_ranks(TEST_PRIMSEG, "test-primseg");
+    passes_on_ranks_env(
+        TEST_PRIMSEG,
+        "test-primseg",
+        3..=3,
+        &[("GEX_RMA_FORCE_AM", "1")],
+        "",
+    );
+}
+
+#[test]
+fn test_primseg_over_udp_2_to_4_ranks() {
+    passes_over_udp(TEST_PRIMSEG, "test-primseg");
+    passes_over_udp_env(TEST_PRIMSEG, "test-primseg", &[("GEX_UDP_BYPASS", "1")], "");
 }
 
 /// Runs `program` over the udp conduit with the shared-memory bypass off
@@ -471,6 +498,14 @@ fn udp_one_sided_route_moves_the_data() {
         }
     }
     check_cleanup(&out);
+}
+
+/// Late arrivals at the barrier with every rank and a busy thread on one
+/// core (test-late): oversubscribed ranks were granted short time slices
+/// (where the kernel has them), and the late phases end within their bound.
+#[test]
+fn late_barriers_on_a_busy_shared_core_1_to_4_ranks() {
+    passes_on_1_to_4_ranks(TEST_LATE, "test-late");
 }
 
 #[test]

@@ -24,6 +24,7 @@ const TEST_FLOOD: &str = env!("CARGO_BIN_EXE_test-flood");
 const TEST_RATOMIC: &str = env!("CARGO_BIN_EXE_test-ratomic");
 const TEST_FAULTS: &str = env!("CARGO_BIN_EXE_faults");
 const TEST_MK: &str = env!("CARGO_BIN_EXE_test-mk");
+const TEST_PRIMSEG: &str = env!("CARGO_BIN_EXE_test-primseg");
 
 /// `program` passes on 3 ranks over ibv with `env` (plus the simulated
 /// device, bypass off): every rank's success line is there.
@@ -67,6 +68,20 @@ fn programs_pass_with_the_smallest_buffers() {
     passes(TEST_VIS, "test-vis", &env);
     passes(TEST_COLL, "test-coll", &env);
     passes(TEST_MK, "test-mk", &env);
+}
+
+/// Created segments bound to the primordial endpoints instead of attached
+/// (nothing registered with the device): Longs, puts and atomics travel in
+/// messages and land through the created-endpoint route, also with the
+/// smallest buffers.
+#[test]
+fn primordial_bound_segments_pass() {
+    passes(TEST_PRIMSEG, "test-primseg", &[]);
+    passes(
+        TEST_PRIMSEG,
+        "test-primseg",
+        &[("GEX_IBV_CREDITS", "2"), ("GEX_IBV_BUF", "624")],
+    );
 }
 
 /// The smallest shared receive pool (one buffer per peer and lane: every

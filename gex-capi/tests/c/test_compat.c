@@ -101,6 +101,16 @@ static gex_Rank_t src_of(gex_Token_t t) {
     return info.gex_srcrank;
 }
 
+/* A payload: `n` bytes where `len` are expected, byte j being
+ * byte_of(from, to, which, j); `what` names it in a failure. */
+static void check_payload(const void *buf, size_t n, size_t len, gex_Rank_t from, gex_Rank_t to,
+                          int which, const char *what) {
+    const unsigned char *b = (const unsigned char *)buf;
+    CHECK(n == len, "%s length %zu", what, n);
+    for (size_t j = 0; j < n; j++)
+        CHECK(b[j] == byte_of(from, to, which, j), "%s byte %zu", what, j);
+}
+
 static void h_s0(gex_Token_t t) {
     CHECK(src_of(t) < nranks, "source");
     got_s0++;
@@ -136,9 +146,7 @@ static void h_rs2(gex_Token_t t, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
 }
 static void h_m2(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
     gex_Rank_t s = src_of(t);
-    const unsigned char *b = (const unsigned char *)buf;
-    CHECK(n == len_of(5), "Medium length %zu", n);
-    for (size_t j = 0; j < n; j++) CHECK(b[j] == byte_of(s, myrank, 5, j), "Medium byte %zu", j);
+    check_payload(buf, n, len_of(5), s, myrank, 5, "Medium");
     CHECK(a0 == argv_of(s, myrank, 5, 0) && a1 == argv_of(s, myrank, 5, 1), "Medium args");
     got_m2++;
     unsigned char rep[512];
@@ -148,18 +156,14 @@ static void h_m2(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0, gex_AM_Arg
 }
 static void h_rm2(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
     gex_Rank_t s = src_of(t);
-    const unsigned char *b = (const unsigned char *)buf;
-    CHECK(n == len_of(6), "Medium reply length %zu", n);
-    for (size_t j = 0; j < n; j++) CHECK(b[j] == byte_of(s, myrank, 6, j), "reply byte %zu", j);
+    check_payload(buf, n, len_of(6), s, myrank, 6, "Medium reply");
     CHECK(a0 == argv_of(myrank, s, 5, 1) && a1 == argv_of(myrank, s, 5, 0), "reply args");
     got_rm2++;
 }
 static void h_l1(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0) {
     gex_Rank_t s = src_of(t);
-    const unsigned char *b = (const unsigned char *)buf;
     CHECK(buf == myseg + LONG_OFF(s), "Long landed at %p", buf);
-    CHECK(n == len_of(7), "Long length %zu", n);
-    for (size_t j = 0; j < n; j++) CHECK(b[j] == byte_of(s, myrank, 7, j), "Long byte %zu", j);
+    check_payload(buf, n, len_of(7), s, myrank, 7, "Long");
     CHECK(a0 == argv_of(s, myrank, 7, 0), "Long arg");
     got_l1++;
     CHECK(gex_AM_ReplyLong(t, H_RL1, buf, n, peerseg[s] + LONGREP_OFF(myrank), GEX_EVENT_NOW, 0,
@@ -168,10 +172,8 @@ static void h_l1(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0) {
 }
 static void h_rl1(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0) {
     gex_Rank_t s = src_of(t);
-    const unsigned char *b = (const unsigned char *)buf;
     CHECK(buf == myseg + LONGREP_OFF(s), "Long reply landed at %p", buf);
-    CHECK(n == len_of(7), "Long reply length %zu", n);
-    for (size_t j = 0; j < n; j++) CHECK(b[j] == byte_of(myrank, s, 7, j), "reply byte %zu", j);
+    check_payload(buf, n, len_of(7), myrank, s, 7, "Long reply");
     CHECK(a0 == argv_of(myrank, s, 7, 0) + 7, "Long reply arg");
     got_rl1++;
 }
@@ -180,9 +182,7 @@ static void h_rl1(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0) {
  * with the arity-less _v2 form (the token stays usable after the Cancel). */
 static void h_npm(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0, gex_AM_Arg_t a1) {
     gex_Rank_t s = src_of(t);
-    const unsigned char *b = (const unsigned char *)buf;
-    CHECK(n == len_of(8), "NP Medium length %zu", n);
-    for (size_t j = 0; j < n; j++) CHECK(b[j] == byte_of(s, myrank, 8, j), "NP byte %zu", j);
+    check_payload(buf, n, len_of(8), s, myrank, 8, "NP Medium");
     CHECK(a0 == argv_of(s, myrank, 8, 0) && a1 == argv_of(s, myrank, 8, 1), "NP args");
     got_npm++;
     gex_AM_SrcDesc_t sd = gex_AM_PrepareReplyMedium(t, NULL, 16, 64, NULL, 0, 1);
@@ -199,18 +199,14 @@ static void h_npm(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0, gex_AM_Ar
 }
 static void h_rnp(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0) {
     gex_Rank_t s = src_of(t);
-    const unsigned char *b = (const unsigned char *)buf;
-    CHECK(n == 16, "NP reply length %zu", n);
-    for (size_t j = 0; j < n; j++) CHECK(b[j] == byte_of(s, myrank, 9, j), "NP reply %zu", j);
+    check_payload(buf, n, 16, s, myrank, 9, "NP reply");
     CHECK(a0 == (argv_of(myrank, s, 8, 0) ^ argv_of(myrank, s, 8, 1)), "NP reply arg");
     got_rnp++;
 }
 static void h_npl(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0) {
     gex_Rank_t s = src_of(t);
-    const unsigned char *b = (const unsigned char *)buf;
     CHECK(buf == myseg + NPLONG_OFF(s), "NP Long landed at %p", buf);
-    CHECK(n == len_of(10), "NP Long length %zu", n);
-    for (size_t j = 0; j < n; j++) CHECK(b[j] == byte_of(s, myrank, 10, j), "NP Long %zu", j);
+    check_payload(buf, n, len_of(10), s, myrank, 10, "NP Long");
     CHECK(a0 == argv_of(s, myrank, 10, 0), "NP Long arg");
     got_npl++;
 }
@@ -234,9 +230,7 @@ static void h_g1m16(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0, gex_AM_
     gex_Rank_t s = src_of(t);
     gex_AM_Arg_t a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
     check16(s, myrank, a);
-    const unsigned char *b = (const unsigned char *)buf;
-    CHECK(n == gasnet_AMMaxMedium(), "GASNet-1 Medium of %zu bytes", n);
-    for (size_t j = 0; j < n; j++) CHECK(b[j] == byte_of(s, myrank, 11, j), "G1 Medium byte %zu", j);
+    check_payload(buf, n, gasnet_AMMaxMedium(), s, myrank, 11, "GASNet-1 Medium");
     got_g1m16++;
     for (size_t j = 0; j < G1REP_LEN; j++) g1_big[j] = byte_of(myrank, s, 12, j);
     CHECK(gasnet_AMReplyLong16(t, H_G1RL16, g1_big, G1REP_LEN, peerseg[s] + G1REP_OFF(myrank),
@@ -251,9 +245,8 @@ static void h_g1rl16(gex_Token_t t, void *buf, size_t n, gex_AM_Arg_t a0, gex_AM
     gex_Rank_t s = src_of(t);
     gex_AM_Arg_t a[16] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
     check16(s, myrank, a);
-    const unsigned char *b = (const unsigned char *)buf;
-    CHECK(buf == myseg + G1REP_OFF(s) && n == G1REP_LEN, "GASNet-1 Long reply %p %zu", buf, n);
-    for (size_t j = 0; j < n; j++) CHECK(b[j] == byte_of(s, myrank, 12, j), "G1 Long byte %zu", j);
+    CHECK(buf == myseg + G1REP_OFF(s), "GASNet-1 Long reply landed at %p", buf);
+    check_payload(buf, n, G1REP_LEN, s, myrank, 12, "GASNet-1 Long reply");
     got_g1rl16++;
 }
 

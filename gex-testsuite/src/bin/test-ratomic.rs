@@ -34,6 +34,7 @@ use gex::coll::tm_split;
 use gex::nbi;
 use gex::ratomic::{AtomicDomain, Mechanism, Route};
 use gex::rma::Rma;
+use gex::system::core_shared_yields;
 use gex::{Dt, Ec, Event, Flags, Op, Ops, Rank, TmRef};
 use gex_testsuite::model::Model;
 use gex_testsuite::simnic::{NicControl, SimNicFactory};
@@ -57,10 +58,6 @@ const RING: usize = 320 << 10;
 const RING_CPU: usize = RING + 64;
 /// Handoffs of the shared-core ring (rounds times ranks, about).
 const RING_HANDOFFS: u32 = 2000;
-/// What the shared-core ring may take: about 10 us per handoff when the
-/// ranks on one core yield it to each other, several milliseconds (a
-/// scheduler time slice) when each spins until it is preempted.
-const RING_LIMIT: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// Whether the job runs over the simulated NIC (`GEX_TEST_SIMNIC=1`).
 static NIC: AtomicBool = AtomicBool::new(false);
@@ -419,9 +416,13 @@ fn set_affinity(set: &libc::cpu_set_t) {
 /// value moves only when the spinning rank gives the core up: a client
 /// poll that finds nothing while another rank of the host spins on the
 /// same core must yield it (`Runtime::poll`), else each handoff costs a
-/// time slice and the ring takes far longer than [`RING_LIMIT`] (the
-/// reference suite's testratomic took minutes on a busy host, where the
-/// scheduler had put its two ranks on one core). Every wait is bounded.
+/// time slice (the reference suite's testratomic took minutes on a busy
+/// host, where the scheduler had put its two ranks on one core; this ring
+/// took 12-16 s without the yield, ~20 ms with it, on an idle machine).
+/// Where the ranks share memory, every rank must have yielded the core to
+/// a spinning neighbour (`core_shared_yields` in `gex::stats()`): the
+/// mechanism is checked, not the time, which a loaded machine stretches.
+/// Every wait is bounded.
 fn shared_core_ring(job: &Job) {
     let (me, n) = (job.rank(), job.size());
     if n < 2 {
@@ -480,6 +481,7 @@ fn shared_core_ring(job: &Job) {
         RING_HANDOFFS / 10
     };
     let rounds = u64::from(handoffs / n).max(1);
+    let yields0 = core_shared_yields();
     let t0 = Instant::now();
     let deadline = t0 + wait_bound();
     let consume = |value: u64| loop {
@@ -535,19 +537,20 @@ fn shared_core_ring(job: &Job) {
         consume(rounds);
     }
     let took = t0.elapsed();
+    let yields = core_shared_yields() - yields0;
     set_affinity(&saved);
     job.barrier();
     ad.destroy().map_err(|(e, _)| e).expect("destroy");
     assert!(
-        !shared || took < RING_LIMIT,
-        "rank {me}: {} handoffs among {n} ranks on core {cpu} took {took:?} (limit {RING_LIMIT:?}): ranks spinning on one core do not yield it to each other",
+        !shared || yields > 0,
+        "rank {me}: {} handoffs among {n} ranks on core {cpu} in {took:?} without once yielding the core to a rank polling in vain on it: ranks spinning on one core do not yield it to each other",
         rounds * u64::from(n)
     );
     if me == 0 {
         println!(
-            "test-ratomic: shared-core ring: {} handoffs among {n} ranks on core {cpu} in {took:?}{}",
+            "test-ratomic: shared-core ring: {} handoffs among {n} ranks on core {cpu} in {took:?}, {yields} yields to a spinning neighbour on rank 0{}",
             rounds * u64::from(n),
-            if shared { "" } else { " (no limit: the ranks share no memory)" }
+            if shared { "" } else { " (not checked: the ranks share no memory)" }
         );
     }
 }

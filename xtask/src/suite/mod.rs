@@ -633,10 +633,9 @@ impl<'a> Harness<'a> {
                 conduit,
                 mode,
                 via: Via::PkgConfig,
-            } => {
-                let pkg = format!("gasnet-{conduit}-{mode}");
-                let mut vars = Vars::default();
-                for (name, query) in [
+            } => self.pkg_config_vars(
+                &format!("gasnet-{conduit}-{mode}"),
+                &[
                     ("GASNET_CC", "--variable=GASNET_CC"),
                     ("GASNET_CXX", "--variable=GASNET_CXX"),
                     ("GASNET_LD", "--variable=GASNET_LD"),
@@ -644,30 +643,33 @@ impl<'a> Harness<'a> {
                     ("GASNET_CXXCPPFLAGS", "--variable=GASNET_CXXCPPFLAGS"),
                     ("GASNET_CXXFLAGS", "--variable=GASNET_CXXFLAGS"),
                     ("GASNET_LIBS", "--libs"),
-                ] {
-                    vars.set(name, &self.pkg_config(&pkg, query)?.replace('$', "$$"));
-                }
-                Ok(vars)
-            }
+                ],
+            ),
             SetKey::Tools {
                 mode,
                 via: Via::PkgConfig,
-            } => {
-                let pkg = format!("gasnet_tools-{mode}");
-                let mut vars = Vars::default();
-                for (name, query) in [
+            } => self.pkg_config_vars(
+                &format!("gasnet_tools-{mode}"),
+                &[
                     ("GASNETTOOLS_CC", "--variable=GASNETTOOLS_CC"),
                     ("GASNETTOOLS_CXX", "--variable=GASNETTOOLS_CXX"),
                     ("GASNETTOOLS_LD", "--variable=GASNETTOOLS_LD"),
                     ("GASNETTOOLS_CPPFLAGS", "--cflags"),
                     ("GASNETTOOLS_CXXFLAGS", "--variable=GASNETTOOLS_CXXFLAGS"),
                     ("GASNETTOOLS_LIBS", "--libs"),
-                ] {
-                    vars.set(name, &self.pkg_config(&pkg, query)?.replace('$', "$$"));
-                }
-                Ok(vars)
-            }
+                ],
+            ),
         }
+    }
+
+    /// The variables `names` as pkg-config answers each one's query about
+    /// `pkg` (`$` escaped for make).
+    fn pkg_config_vars(&self, pkg: &str, names: &[(&str, &str)]) -> Result<Vars, String> {
+        let mut vars = Vars::default();
+        for (name, query) in names {
+            vars.set(name, &self.pkg_config(pkg, query)?.replace('$', "$$"));
+        }
+        Ok(vars)
     }
 
     fn pkg_config(&self, pkg: &str, query: &str) -> Result<String, String> {
