@@ -68,25 +68,42 @@
 
 #![warn(missing_docs)]
 
-mod algos;
-mod allput;
-pub mod coll;
+// The modules, by layer (bottom first; see "Layers" above). A module may
+// use the modules of the layers below its own; `cargo xtask check-layers`
+// checks it (xtask/src/layers.rs, `COLL_LAYERS`).
+//
+// Base: the engine, the tree shapes, the operators, the sync modes.
 mod engine;
-mod g1;
-mod handle;
-mod hier;
-mod hierx;
-mod multi;
 pub mod reduce;
-mod seg;
+mod sync;
+mod tree;
+// State: the shared area, the team registry, the argument checks.
+mod area;
+mod args;
+mod team;
+// Handles.
+mod handle;
+// Mechanisms.
+mod am;
+mod barrier;
+mod hier;
+mod onesided;
 mod shm;
 mod shmbar;
-mod shmdata;
-mod shmsmall;
-mod sync;
-mod team;
-mod tree;
+// The planner.
+mod plan;
+// Public forms.
+mod addr;
+mod allput;
+pub mod coll;
+mod g1;
+mod multi;
+mod teams;
 
+pub use addr::{
+    broadcast_nb_with, broadcast_with, exchange_nb_with, exchange_with, gather_all_nb_with,
+    gather_all_with, gather_nb_with, gather_with, scatter_nb_with, scatter_with,
+};
 pub use allput::{
     all_get, all_get_nb, all_geti, all_geti_nb, all_put, all_put_nb, all_puti, all_puti_nb,
     Partners,
@@ -106,12 +123,9 @@ pub use multi::{
     broadcasti, broadcasti_nb, exchangei, exchangei_nb, gather_alli, gather_alli_nb, gatheri,
     gatheri_nb, scatteri, scatteri_nb, Images,
 };
+pub use onesided::Addrs;
 pub use reduce::{reduce_sequential, Elem, ReduceOp, UserReduceFn};
-pub use seg::{
-    broadcast_nb_with, broadcast_with, exchange_nb_with, exchange_with, gather_all_nb_with,
-    gather_all_with, gather_nb_with, gather_with, scatter_nb_with, scatter_with, Addrs,
-};
-pub use team::{
+pub use teams::{
     recommended_scratch_size, tm_create, tm_create_scratch_size, tm_create_scratch_size_for,
     tm_destroy, tm_split, tm_split_scratch_size,
 };
@@ -197,7 +211,8 @@ impl CollSettings {
 /// environment).
 pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
     engine::set_force_defer(settings.force_defer);
-    shmdata::set_reduce_scatter(settings.reduce_scatter);
+    shm::data::set_reduce_scatter(settings.reduce_scatter);
+    handle::set_mechanisms(&[&shm::ChunkedData, &shm::SmallData, &hier::Hierarchy]);
     let mut table = [HandlerEntry::request(
         engine::H_COLL,
         Flags::AM_MEDIUM,
@@ -209,7 +224,7 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
     // block), so it keeps no LayerAm.
     register_internal_handlers(ep, &mut table)?;
     ep.runtime().add_progress_hook(progress_hook)?;
-    shm::setup(
+    area::setup(
         ep.runtime(),
         settings.force_am,
         !settings.no_single_copy,
@@ -220,7 +235,7 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
 /// The layer's progress: deferred sends, then the shared-memory data
 /// collectives (shared-memory barriers are looked at by their handles).
 fn progress_hook() -> usize {
-    engine::retry_deferred() + shmdata::progress() + shmsmall::progress() + hier::progress()
+    engine::retry_deferred() + shm::data::progress() + shm::small::progress() + hier::progress()
 }
 
 #[cfg(test)]

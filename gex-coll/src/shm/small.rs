@@ -6,7 +6,7 @@
 //! ([`SMALL_MAX`] bytes), in any sync mode (`OUT_ALLSYNC` adds the
 //! closing barrier every path has); and larger ones, in
 //! pieces of a slot, on the teams where the chunked path
-//! (`crate::shmdata`: the primordial team of a one-neighbourhood job) is
+//! (`crate::shm::data`: the primordial team of a one-neighbourhood job) is
 //! not available (sub-teams; for reductions, elements of at most a slot).
 //!
 //! # Pieces
@@ -117,41 +117,17 @@ use std::sync::{Arc, Mutex};
 use gex_core::{Completion, Runtime, Staging};
 use gex_types::Dt;
 
+use crate::area::{
+    self, SMALL_BLOCKS_AT, SMALL_DEPTH, SMALL_LINE, SMALL_LINES_AT, SMALL_MAX, SMALL_TINY,
+};
+use crate::area::{ShmTeam, SmallTeam};
 use crate::engine::lock;
 use crate::handle::CollHandle;
 use crate::reduce::{combine, ReduceOp};
-use crate::shm::{
-    self, SMALL_BLOCKS_AT, SMALL_DEPTH, SMALL_LINE, SMALL_LINES_AT, SMALL_MAX, SMALL_TINY,
-};
-use crate::shmbar::ShmTeam;
 use crate::sync::SyncMode;
 use crate::team::TeamInfo;
 
 const DEPTH: u64 = SMALL_DEPTH as u64;
-
-/// One team's view of its small-message regions.
-pub(crate) struct SmallTeam {
-    /// Local index (in the neighbourhood) of each member, by team rank.
-    locals: Box<[usize]>,
-    /// This process's team rank.
-    me: usize,
-    /// Small operations started over the team by this member.
-    started: AtomicU64,
-    /// Start of each member's region, by team rank (addresses inside the
-    /// area, which stays mapped for the life of the process): computed
-    /// once, as every operation looks them up several times.
-    regions: Box<[usize]>,
-    /// Whether this is the primordial team's view on a job that is one
-    /// neighbourhood (the team that also has the chunked path).
-    primordial: bool,
-    /// The last acknowledgements this member read, `n * DEPTH` (member
-    /// `m`, slot `j` at `m * DEPTH + j`). Written by the initiating thread
-    /// and, for the reserved operations of a hierarchy's local team
-    /// ([`Reserved`]), by whichever thread advances them: a copy only
-    /// ever holds a value its counter had, so a stale one costs a look,
-    /// never a wrong answer.
-    seen: Box<[AtomicU64]>,
-}
 
 /// A slot's header: written by its owner (data and `sig` before `seq`).
 #[repr(C)]
@@ -161,24 +137,6 @@ struct Hdr {
 }
 
 impl SmallTeam {
-    /// The view of the team whose members have local indexes `locals`, of
-    /// which this process is `me`, on channel `ch`.
-    pub(crate) fn new(ch: usize, locals: Box<[usize]>, me: usize) -> Self {
-        let n = locals.len();
-        let area = shm::area().expect("a team with a channel has the area");
-        SmallTeam {
-            regions: locals
-                .iter()
-                .map(|&l| area.small_region(ch, l) as usize)
-                .collect(),
-            primordial: ch == 0 && area.whole_job(),
-            locals,
-            me,
-            started: AtomicU64::new(0),
-            seen: (0..n * SMALL_DEPTH).map(|_| AtomicU64::new(0)).collect(),
-        }
-    }
-
     fn n(&self) -> usize {
         self.locals.len()
     }
@@ -362,7 +320,7 @@ impl SmallTeam {
 /// Zeroes this process's region of channel `ch` (a derived team claiming
 /// it, before its members exchange their set-up records).
 pub(crate) fn reset(ch: usize, local: usize) {
-    if let Some(a) = shm::area() {
+    if let Some(a) = area::area() {
         let p = a.small_region(ch, local);
         // SAFETY: the acknowledgements and lines of this process's own
         // region (`SMALL_BLOCKS_AT <= SMALL_REGION` bytes of the live
@@ -499,26 +457,26 @@ pub(crate) fn is_blocking() -> bool {
 }
 
 /// Polls until `cond` holds (the shared-memory collectives' one wait,
-/// [`crate::shmbar::wait_until`]).
+/// [`crate::area::wait_until`]).
 fn wait(mut cond: impl FnMut() -> bool) {
     if cond() {
         return;
     }
     let rt = Runtime::get().expect("collectives run after client init");
-    crate::shmbar::wait_until(rt, cond);
+    crate::area::wait_until(rt, cond);
 }
 
 /// Whether an operation over `t` goes through the inline slots: a
 /// channel, more than one member, and a writer's input
 /// of `wlen <= SMALL_MAX` bytes, or more (in pieces of a slot) where the
-/// chunked path (`crate::shmdata`) is not available and an element of
+/// chunked path (`crate::shm::data`) is not available and an element of
 /// `unit` bytes (a reduction's; 1 otherwise) fits a slot. The same answer
 /// on every member: the arguments are single-valued.
 pub(crate) fn qualifies(t: &TeamInfo, _mode: &SyncMode, wlen: usize, unit: usize) -> bool {
     if t.size() < 2 || t.shm_team().is_none() {
         return false;
     }
-    wlen <= SMALL_MAX || (unit <= SMALL_MAX && !crate::shmdata::eligible(t))
+    wlen <= SMALL_MAX || (unit <= SMALL_MAX && !crate::shm::data::eligible(t))
 }
 
 /// Runs a small operation over `t` ([`qualifies`]). A writer's input is
@@ -536,11 +494,11 @@ pub(crate) fn start<'a>(
     dst: Option<&'a mut [u8]>,
 ) -> CollHandle<'a> {
     let team = t.shm_team().expect("qualifies");
-    let out = crate::coll::out_key(t, *mode);
+    let out = crate::am::out_key(t, *mode);
     if wlen <= pat.piece() {
-        return crate::coll::fin(one(team, mode, pat, wlen, input, dst), out);
+        return crate::am::fin(one(team, mode, pat, wlen, input, dst), out);
     }
-    crate::coll::fin(run(team, mode, pat, wlen, input, dst), out)
+    crate::am::fin(run(team, mode, pat, wlen, input, dst), out)
 }
 
 /// An operation of one piece over `team` (every writer's input at most a
@@ -583,7 +541,7 @@ pub(crate) fn one<'a>(
     let dst = dst.expect("a reader has an output");
     let r = Read {
         s,
-        data_at: primordial(st).then(crate::shmdata::started),
+        data_at: primordial(st).then(crate::shm::data::started),
         sig,
         off: 0,
         len: wlen,
@@ -612,7 +570,7 @@ fn run<'a>(
     let blocking = BLOCKING.with(Cell::get);
     // On the team that also has the chunked path: how many of its
     // operations this member has started, for the size check in `ready`.
-    let data_at = primordial(st).then(crate::shmdata::started);
+    let data_at = primordial(st).then(crate::shm::data::started);
     // Several pieces, not waited for in place: each is read into one
     // staging buffer under the queue's lock (now if there, else by the
     // hook), and the handle completes with the last.
@@ -704,7 +662,7 @@ pub(crate) fn reserve(t: &TeamInfo, mode: &SyncMode, pat: Pat, wlen: usize) -> R
     st.started
         .store(first + pieces as u64 - 1, Ordering::Relaxed);
     let sig = pat.sig(wlen, mode);
-    let data_at = primordial(st).then(crate::shmdata::started);
+    let data_at = primordial(st).then(crate::shm::data::started);
     Reserved {
         team,
         pat,
@@ -928,7 +886,7 @@ impl Read {
         // The slot is looked at again after the count (which the writer
         // stores after it): a writer that wrote this operation and went
         // on between the two loads is no mismatch.
-        if crate::shmdata::posted_op(st.locals[m]) > d
+        if crate::shm::data::posted_op(st.locals[m]) > d
             && st.hdr(m, self.j()).seq.load(Ordering::Acquire) != self.s
         {
             gex_core::fatal(&format!(

@@ -19,7 +19,7 @@
 //! over the local team; the primordial team's groups are whole
 //! neighbourhoods and take channel 0, which nothing else uses then). The
 //! local teams run the ordinary algorithms: the small collectives' inline
-//! slots and pieces (`crate::shmsmall`) and the shared-memory barrier, or
+//! slots and pieces (`crate::shm::small`) and the shared-memory barrier, or
 //! Active Messages where no channel was free.
 //!
 //! Each hierarchical operation takes one number of the team's sequence;
@@ -64,7 +64,7 @@
 //! numbers its stages will use (a reduce-to-all two: the reduction in,
 //! the broadcast out), in call order, so every member of a group uses the
 //! same number for the same stage whenever it starts it: the inline
-//! slots' operation numbers (`crate::shmsmall::reserve`, with the
+//! slots' operation numbers (`crate::shm::small::reserve`, with the
 //! signature computed there, where a SINGLE call's extra word applies),
 //! or without a channel the key of its Active Messages. It copies the
 //! inputs, and then runs the operation's steps in order as far as each
@@ -75,7 +75,7 @@
 //!   team is registered at once (messages that arrive earlier wait in
 //!   the engine, as for any operation);
 //! - a writer's stage writes each piece whose slot every member has
-//!   consumed (`shmsmall::Reserved::try_start`; never the wait for slot
+//!   consumed (`small::Reserved::try_start`; never the wait for slot
 //!   space the plain path has);
 //! - a representative's stage over the representatives' team starts once
 //!   the stage before it (its group's reduction, or its receive) is
@@ -94,19 +94,30 @@
 //! teams so that blocking barriers in their place could not deadlock, so
 //! neither can a step at the front that waits for other members' part.
 //!
-//! Scatter, gather, gather-all and exchange (`crate::hierx`) are staged
+//! Scatter, gather, gather-all and exchange (`crate::hier::blocks`) are staged
 //! the same way, with gather and scatter stages over the local team.
 //!
 //! An operation at the front of the queue that waits for other members
 //! holds back the remaining steps of the operations behind it (what
 //! could run at their initiation did). The registered reads of the
-//! inline slots are looked at all on every poll (`shmsmall::progress`),
+//! inline slots are looked at all on every poll (`small::progress`),
 //! as the flat non-blocking reads are.
 //!
 //! The sync modes apply to the whole operation as on any team
 //! (`IN_ALLSYNC` before it, `OUT_ALLSYNC`'s barrier over the whole team
 //! after it); the stages run in MYSYNC mode. `IN_ALLSYNC` is the one wait
 //! left at initiation, which that mode asks for.
+
+pub(crate) mod blocks;
+
+/// The hierarchy's staged operations, as a handle advances them.
+pub(crate) struct Hierarchy;
+
+impl crate::handle::Mechanism for Hierarchy {
+    fn progress(&self) -> usize {
+        progress()
+    }
+}
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -115,159 +126,25 @@ use std::sync::{Arc, Mutex};
 use gex_core::{Completion, Staging};
 use gex_types::{Dt, Rank, Result};
 
-use crate::algos::{
+use crate::am::algos::{
     am_bcast, write_staging, AllReduceRd, Collect, CollectSink, Reduce, ReduceKind,
 };
-use crate::coll::{fin, out_key, reduce_args, ReduceArgs, RECURSIVE_DOUBLING_MAX};
+use crate::am::am_barrier;
+use crate::am::reduction::{reduce_args, ReduceArgs, RECURSIVE_DOUBLING_MAX};
+use crate::am::{fin, out_key};
+use crate::area;
+use crate::area::ShmTeam;
 use crate::engine::{
     hash_id, lock, send_now, sig_extra, signature, with_sig_extra, Key, Logic, Op,
 };
 use crate::handle::CollHandle;
 use crate::reduce::ReduceOp;
-use crate::shm;
-use crate::shmbar::ShmTeam;
-use crate::shmsmall::{self, Pat};
+use crate::shm::small::{self, Pat};
+use crate::shmbar::flat_barrier;
 use crate::sync::SyncMode;
-use crate::team::{am_barrier, barrier_event, TeamInfo};
-
-/// A team's grouping by neighbourhood (see the module documentation).
-pub(crate) struct Hier {
-    /// The group of each member, by team rank.
-    pub(crate) group: Box<[u32]>,
-    /// Each group's members (team ranks, ascending).
-    pub(crate) groups: Box<[Box<[u32]>]>,
-    /// Each member's index in its group, by team rank.
-    pub(crate) local_rank: Box<[u32]>,
-    /// This member's group.
-    pub(crate) mine: u32,
-    /// Jobranks of this member's group (in team-rank order).
-    local_jobranks: Arc<[Rank]>,
-    /// This member's index in its group.
-    me_local: u32,
-    /// This member's neighbourhood (its lowest jobrank).
-    nbrhd: Rank,
-    /// The local team, when the group has other members.
-    local: Option<Arc<TeamInfo>>,
-    /// Every group is a contiguous range of team ranks ([`reduces`]).
-    contiguous: bool,
-}
-
-impl Hier {
-    /// The grouping of `t`'s members, if `t` gets a hierarchy: the areas
-    /// are in use, the members span two or more neighbourhoods, and one
-    /// holds two or more of them. The same answer on every member.
-    pub(crate) fn plan(t: &TeamInfo) -> Option<Hier> {
-        let nb = shm::nbrhds()?;
-        let n = t.members.len();
-        if n < 3 {
-            return None;
-        }
-        let mut ids: Vec<Rank> = Vec::new();
-        let mut group = Vec::with_capacity(n);
-        let mut local_rank = Vec::with_capacity(n);
-        let mut groups: Vec<Vec<u32>> = Vec::new();
-        for (r, &j) in t.members.iter().enumerate() {
-            let id = *nb.get(j as usize)?;
-            let g = match ids.iter().position(|&x| x == id) {
-                Some(g) => g,
-                None => {
-                    ids.push(id);
-                    groups.push(Vec::new());
-                    ids.len() - 1
-                }
-            };
-            group.push(g as u32);
-            local_rank.push(groups[g].len() as u32);
-            groups[g].push(r as u32);
-        }
-        if groups.len() < 2 || groups.iter().all(|g| g.len() < 2) {
-            return None;
-        }
-        let mine = group[t.me as usize];
-        let local_jobranks = groups[mine as usize]
-            .iter()
-            .map(|&r| t.members[r as usize])
-            .collect();
-        Some(Hier {
-            contiguous: group.windows(2).all(|w| w[0] <= w[1]),
-            group: group.into(),
-            groups: groups.into_iter().map(Vec::into_boxed_slice).collect(),
-            me_local: local_rank[t.me as usize],
-            local_rank: local_rank.into(),
-            mine,
-            local_jobranks,
-            nbrhd: ids[mine as usize],
-            local: None,
-        })
-    }
-
-    /// The members of this member's local team (jobranks) and its rank
-    /// there, if the group has others.
-    pub(crate) fn local_members(&self) -> Option<(Arc<[Rank]>, u32)> {
-        (self.local_jobranks.len() > 1).then(|| (self.local_jobranks.clone(), self.me_local))
-    }
-
-    /// The id of this member's local team, for a team of id `team_id`:
-    /// the tag (3) in the second word, where a representatives' team has
-    /// 4 and a split or created team the parent's sequence number with
-    /// two more words after it, so that no two of them can be hashed from
-    /// the same words (with the tag last, the local team of neighbourhood
-    /// 4 had the id of the representatives of operation 3).
-    pub(crate) fn local_id(&self, team_id: u64) -> u64 {
-        local_team_id(team_id, self.nbrhd)
-    }
-
-    /// With the local team built for it.
-    pub(crate) fn with_local(mut self, local: Option<Arc<TeamInfo>>) -> Hier {
-        self.local = local;
-        self
-    }
-
-    /// The local team, if the group has other members.
-    pub(crate) fn local(&self) -> Option<&Arc<TeamInfo>> {
-        self.local.as_ref()
-    }
-
-    /// The representative (team rank) of group `g`: `root` in its own
-    /// group, else the group's lowest member.
-    pub(crate) fn rep(&self, g: u32, root: Option<Rank>) -> u32 {
-        match root {
-            Some(r) if self.group[r as usize] == g => r,
-            _ => self.groups[g as usize][0],
-        }
-    }
-
-    /// The team of the representatives of operation `key` over `t`, if
-    /// this member is one.
-    pub(crate) fn reps(&self, t: &TeamInfo, key: Key, root: Option<Rank>) -> Option<Arc<TeamInfo>> {
-        if self.rep(self.mine, root) != t.me {
-            return None;
-        }
-        let members: Arc<[Rank]> = (0..self.groups.len() as u32)
-            .map(|g| t.members[self.rep(g, root) as usize])
-            .collect();
-        let id = reps_team_id(t.id, key.1);
-        Some(Arc::new(TeamInfo::internal(id, members, self.mine)))
-    }
-}
+use crate::team::{Hier, TeamInfo};
 
 const MY: SyncMode = SyncMode::MY;
-
-/// The second word hashed into a local team's id ([`Hier::local_id`]).
-const LOCAL_TAG: u64 = 3;
-/// The second word hashed into a representatives' team's id.
-const REPS_TAG: u64 = 4;
-
-/// The id of the local team of neighbourhood `nbrhd` in team `team_id`.
-fn local_team_id(team_id: u64, nbrhd: Rank) -> u64 {
-    hash_id(&[team_id, LOCAL_TAG, u64::from(nbrhd)])
-}
-
-/// The id of the representatives' team of operation `seq` of team
-/// `team_id`.
-fn reps_team_id(team_id: u64, seq: u32) -> u64 {
-    hash_id(&[team_id, REPS_TAG, u64::from(seq)])
-}
 
 /// Hierarchical broadcast of `dst` (on the root: the data already
 /// copied in). Staged: nothing waits here (see "Staged operations").
@@ -663,7 +540,7 @@ fn am_reduce(
     red: &Red,
 ) -> Arc<Completion> {
     let Red { dt, dt_sz, op } = red.clone();
-    crate::coll::count_am_reduction();
+    crate::am::reduction::count_am_reduction();
     let logic: Box<dyn Logic> = match (kind, out) {
         (ReduceKind::ToAll, Some(s)) if acc.len() <= RECURSIVE_DOUBLING_MAX => Box::new(
             AllReduceRd::new(dt, dt_sz, op, t.members.clone(), t.me, acc, s),
@@ -685,7 +562,7 @@ fn am_reduce(
 /// How a stage over the local team moves its data.
 enum How {
     /// The inline slots, under the numbers reserved at initiation.
-    Small(shmsmall::Reserved),
+    Small(small::Reserved),
     /// Active Messages (no channel), under the key reserved at
     /// initiation, with the signature computed there.
     Am(Key, u32),
@@ -741,8 +618,8 @@ impl LStage {
         pat: impl FnOnce() -> Pat,
         sig: impl FnOnce() -> u32,
     ) -> LStage {
-        let how = if shmsmall::qualifies(l, &MY, wlen, unit) {
-            How::Small(shmsmall::reserve(l, &MY, pat(), wlen))
+        let how = if small::qualifies(l, &MY, wlen, unit) {
+            How::Small(small::reserve(l, &MY, pat(), wlen))
         } else {
             How::Am(l.next_key(), sig())
         };
@@ -802,7 +679,7 @@ impl LStage {
 
     /// A reduction of `nbytes` to local rank `root`.
     fn reduce(l: &Arc<TeamInfo>, root: u32, nbytes: usize, red: &Red) -> LStage {
-        if red.dt_sz > shm::SMALL_MAX && shmsmall::qualifies(l, &MY, nbytes, 1) {
+        if red.dt_sz > area::SMALL_MAX && small::qualifies(l, &MY, nbytes, 1) {
             // Elements larger than a slot: gathered through the slots
             // (as `crate::coll::gather_reduce` does), the reduction's
             // signature folded into the gather's.
@@ -812,7 +689,7 @@ impl LStage {
                 u64::from(red.sig(l, "reduce_to_one", root, nbytes)),
             ]);
             let res = with_sig_extra(extra, || {
-                shmsmall::reserve(
+                small::reserve(
                     l,
                     &MY,
                     Pat::Gather {
@@ -923,7 +800,7 @@ impl LStage {
                 std::slice::from_raw_parts_mut(out.ptr(), out.len()),
             )
         };
-        crate::coll::combine_gathered(red.dt, red.dt_sz, &red.op, g, o);
+        crate::am::reduction::combine_gathered(red.dt, red.dt_sz, &red.op, g, o);
     }
 }
 
@@ -1101,7 +978,7 @@ impl Pending {
             if !self.arrived() {
                 return false;
             }
-            self.between = Some(barrier_event(&self.reps, BARRIER));
+            self.between = Some(flat_barrier(&self.reps, BARRIER));
         }
         true
     }
@@ -1195,8 +1072,8 @@ pub(crate) fn barrier(t: &TeamInfo, h: &Hier) -> CollHandle<'static> {
             },
             None => {
                 // Arrive, and wait for the release.
-                drop(barrier_event(l, BARRIER));
-                barrier_event(l, BARRIER)
+                drop(flat_barrier(l, BARRIER));
+                flat_barrier(l, BARRIER)
             }
         };
     };
@@ -1209,7 +1086,7 @@ pub(crate) fn barrier(t: &TeamInfo, h: &Hier) -> CollHandle<'static> {
                 from: 0,
             },
             None => Local::Am {
-                first: barrier_event(l, BARRIER),
+                first: flat_barrier(l, BARRIER),
                 team: l.clone(),
                 release: l.next_key(),
             },
@@ -1232,24 +1109,4 @@ pub(crate) fn barrier(t: &TeamInfo, h: &Hier) -> CollHandle<'static> {
         return CollHandle::INVALID;
     }
     h
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// No local team's id is a representatives' team's (of the same team
-    /// or another): with the tag last, neighbourhood 4's local team had
-    /// the id of operation 3's representatives, whose messages then met
-    /// the local team's own.
-    #[test]
-    fn local_and_representatives_ids_differ() {
-        let mut seen = std::collections::HashSet::new();
-        for team in [0u64, 1, 3, 4, 0x9E37_79B9_7F4A_7C15] {
-            for x in 0..256u32 {
-                assert!(seen.insert(local_team_id(team, x)), "local {team} {x}");
-                assert!(seen.insert(reps_team_id(team, x)), "reps {team} {x}");
-            }
-        }
-    }
 }

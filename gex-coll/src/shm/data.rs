@@ -7,7 +7,7 @@
 //!
 //! Each rank has [`SLOTS`] chunk slots of [`CHUNK`] bytes in the
 //! neighbourhood's area and a control slot with its counters
-//! (`crate::shm::DataCtl`). Data operations are numbered `1, 2, ...` in
+//! (`crate::area::DataCtl`). Data operations are numbered `1, 2, ...` in
 //! the order the rank calls them (every member makes the same calls in the
 //! same order, so the numbers agree); a payload travels in chunks of at
 //! most `CHUNK` bytes, chunk `i` in slot `i % SLOTS`, so a writer fills
@@ -123,7 +123,7 @@
 //! A reader of a non-blocking call consumes into a staging buffer, which
 //! the handle copies into the caller's buffer at completion: the hook may
 //! consume while nobody holds the handle, and a handle may be forgotten.
-//! A blocking call (`crate::shmsmall::blocking`) waits before its borrow
+//! A blocking call (`crate::shm::small::blocking`) waits before its borrow
 //! of the output ends, so its reader consumes straight into the caller's
 //! buffer: one copy out of shared memory, no staging buffer to allocate,
 //! zero and copy again.
@@ -164,10 +164,10 @@ use std::sync::{Arc, Mutex};
 use gex_core::{Completion, Runtime, Staging};
 use gex_types::{Dt, Rank};
 
+use crate::area::{self, Area, CHUNK, SLOTS};
 use crate::engine::lock;
 use crate::handle::CollHandle;
 use crate::reduce::{combine, ReduceOp};
-use crate::shm::{self, Area, CHUNK, SLOTS};
 
 const CHUNK_BITS: u32 = 20;
 
@@ -175,7 +175,7 @@ const CHUNK_BITS: u32 = 20;
 /// the primordial team (its barriers on channel 0, which only it holds)
 /// over a neighbourhood that is the whole job.
 pub(crate) fn eligible(t: &crate::team::TeamInfo) -> bool {
-    t.size() > 1 && t.shm_channel() == Some(0) && shm::area().is_some_and(|a| a.whole_job())
+    t.size() > 1 && t.shm_channel() == Some(0) && area::area().is_some_and(|a| a.whole_job())
 }
 
 /// Whether a reduction goes through shared memory: [`eligible`] and a
@@ -186,7 +186,7 @@ pub(crate) fn reduce_eligible(t: &crate::team::TeamInfo, op: &ReduceOp) -> bool 
 }
 
 fn area() -> &'static Area {
-    shm::area().expect("shared-memory data collectives need the area")
+    area::area().expect("shared-memory data collectives need the area")
 }
 
 fn chunks(nbytes: usize) -> u64 {
@@ -235,7 +235,7 @@ impl Output {
     /// For a reader whose caller's buffer is `dst`, of `len` bytes of
     /// output: in place when the call is blocking.
     fn for_call(dst: &mut [u8], len: usize) -> Output {
-        if crate::shmsmall::is_blocking() {
+        if crate::shm::small::is_blocking() {
             assert_eq!(dst.len(), len, "output length");
             Output::InPlace(dst.as_mut_ptr(), len)
         } else {
@@ -280,7 +280,7 @@ struct Entry {
     nbytes: usize,
     got: u64,
     /// Small operations this rank had started over the team when this
-    /// one started (`crate::shmsmall::primordial_started`).
+    /// one started (`crate::shm::small::primordial_started`).
     small_at: u64,
     sig: u64,
     kind: Kind,
@@ -400,7 +400,7 @@ fn check_skipped(a: &Area, small_at: u64, k: u64, m: usize, want: u64) {
     // The count is looked at again after the slot (which the writer
     // stores after it): a writer that posted this operation and went on
     // between the two loads is no mismatch.
-    if crate::shmsmall::primordial_wrote(m, small_at + 1)
+    if crate::shm::small::primordial_wrote(m, small_at + 1)
         && a.data_ctl(m).posted.load(Ordering::Acquire) < want
     {
         gex_core::fatal(&format!(
@@ -466,7 +466,7 @@ fn consume(a: &Area, e: &mut Entry) -> u64 {
             // The address is only used by the kernel, in the root's
             // process: a wrong one reads other bytes of that process or
             // fails, and the length is this rank's own.
-            if let Err(err) = unsafe { shm::read_process(pid, at, output.ptr(), len) } {
+            if let Err(err) = unsafe { area::read_process(pid, at, output.ptr(), len) } {
                 gex_core::fatal(&format!(
                     "gex-coll: single-copy read of {len} bytes from rank {r} (data operation {}) failed: {err}",
                     e.k
@@ -597,7 +597,7 @@ fn wait_done(a: &Area, rt: &Runtime, members: usize, me: usize, who: Readers, ne
             .filter(|&m| who.reads(m, me))
             .all(|m| a.data_ctl(m).done.load(Ordering::Acquire) >= need)
     };
-    crate::shmbar::wait_until(rt, done);
+    crate::area::wait_until(rt, done);
 }
 
 /// Writes `data` as this rank's part of operation `k`, chunk by chunk,
@@ -683,7 +683,7 @@ fn read_direct(e: &mut Entry) {
     let rt = Runtime::get().expect("collectives run after client init");
     let total = chunks(e.nbytes);
     while e.got < total {
-        crate::shmbar::wait_until(rt, || ready(a, e));
+        crate::area::wait_until(rt, || ready(a, e));
         let n = consume(a, e);
         e.got += n;
         // Release: the reads of the chunk happen before the writer may
@@ -713,7 +713,7 @@ pub(crate) fn write_only(sig: u64, data: &[u8], members: usize, readers: Readers
         k,
         nbytes: data.len(),
         got: 0,
-        small_at: crate::shmsmall::primordial_started(),
+        small_at: crate::shm::small::primordial_started(),
         sig,
         kind: Kind::Wrote,
         out: None,
@@ -730,7 +730,7 @@ pub(crate) const SINGLE_COPY_MIN: usize = 32 << 10;
 
 /// Whether a root's `per_reader` bytes go by [`offer`].
 pub(crate) fn single_copy(per_reader: usize) -> bool {
-    per_reader >= SINGLE_COPY_MIN && crate::shmsmall::is_blocking() && area().cma_pid(0).is_some()
+    per_reader >= SINGLE_COPY_MIN && crate::shm::small::is_blocking() && area().cma_pid(0).is_some()
 }
 
 /// A broadcast or scatter root whose call is blocking: offers `data` in
@@ -768,7 +768,7 @@ pub(crate) fn offer(sig: u64, data: &[u8], members: usize, then: impl FnOnce()) 
         k,
         nbytes: data.len(),
         got: 0,
-        small_at: crate::shmsmall::primordial_started(),
+        small_at: crate::shm::small::primordial_started(),
         sig,
         kind: Kind::Wrote,
         out: None,
@@ -795,7 +795,7 @@ pub(crate) fn read_one<'a>(
             k,
             nbytes,
             got: 0,
-            small_at: crate::shmsmall::primordial_started(),
+            small_at: crate::shm::small::primordial_started(),
             sig,
             kind: Kind::Read { root, block },
             out: Some(out),
@@ -808,7 +808,7 @@ pub(crate) fn read_one<'a>(
         k,
         nbytes,
         got: 0,
-        small_at: crate::shmsmall::primordial_started(),
+        small_at: crate::shm::small::primordial_started(),
         sig,
         kind: Kind::Read { root, block },
         out: Some(out.dup()),
@@ -907,7 +907,7 @@ fn queue_and_write(
         k,
         nbytes: data.len(),
         got: 0,
-        small_at: crate::shmsmall::primordial_started(),
+        small_at: crate::shm::small::primordial_started(),
         sig,
         kind,
         out: Some(out),

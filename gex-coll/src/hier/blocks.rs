@@ -57,7 +57,7 @@
 //!
 //! The sync modes apply to the whole operation (`IN_ALLSYNC` before it,
 //! `OUT_ALLSYNC`'s barrier over the whole team after it); the stages run
-//! in MYSYNC mode. The segment-hint (`crate::seg`) and multi-address
+//! in MYSYNC mode. The segment-hint (`crate::onesided`) and multi-address
 //! (`crate::multi`) forms stay flat.
 
 use std::sync::Arc;
@@ -65,8 +65,8 @@ use std::sync::Arc;
 use gex_core::Staging;
 use gex_types::{Rank, Result};
 
-use crate::algos::write_staging;
-use crate::coll::{fin, out_key};
+use crate::am::algos::write_staging;
+use crate::am::{fin, out_key};
 use crate::engine::{send_now, signature, Cx, Key, Logic, Op, Out, WithSends};
 use crate::handle::CollHandle;
 use crate::hier::{

@@ -29,6 +29,12 @@
 //!   (acknowledgements, then [`SMALL_DEPTH`] slots: a line each, then a
 //!   data block each), used by the team that owns the channel.
 
+mod channels;
+mod wait;
+
+pub(crate) use channels::{claim, free_channels, release, ShmTeam, SmallTeam};
+pub(crate) use wait::{wait_until, OVERSUBSCRIBED};
+
 use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
 
