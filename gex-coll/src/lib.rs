@@ -27,7 +27,7 @@
 //!   go through inline slots in shared memory on every team whose
 //!   members share the neighbourhood, with no lock and no allocation per
 //!   operation, and larger ones on sub-teams in pieces of a slot
-//!   (module `shmsmall`); reductions of elements larger than a slot, and
+//!   (module `shm::small`); reductions of elements larger than a slot, and
 //!   above a slot with user-defined operators on the primordial team of
 //!   a one-neighbourhood job, are gathered through shared memory and
 //!   combined locally in rank order (`coll::reductions_over_am` counts
@@ -35,7 +35,7 @@
 //!   a job that is one neighbourhood (smp; reductions with built-in
 //!   operators) go through shared memory too: eight 16 KiB chunk slots per rank
 //!   in the collectives' area, chunks pipelined, counters in shared memory
-//!   (module `shmdata` documents the protocol).
+//!   (module `shm::data` documents the protocol).
 //! - Elsewhere: dissemination barrier; binomial-tree broadcast (pipelined
 //!   by chunk); binomial-tree reductions and, for small vectors,
 //!   recursive-doubling reduce-to-all, both combining in rank order (so
@@ -59,6 +59,31 @@
 //! - [`register`] must run on every rank during client init (the `gex`
 //!   facade does it): it registers the handler and the progress hook and
 //!   sets up the shared memory, collectively.
+//!
+//! # Layers
+//!
+//! The modules form layers; a module uses only modules of its own layer
+//! and of the layers below, and no two modules use each other, directly
+//! or around a circle (`cargo xtask check-layers` checks both, from the
+//! `crate::` paths in the sources, against this table, which
+//! xtask/src/modlayers.rs repeats as `COLL_LAYERS`). Bottom first:
+//!
+//! | Layer | Modules | What |
+//! |---|---|---|
+//! | base | `engine`, `tree`, `reduce`, `sync` | the AM engine (one handler, operations keyed by team and call), tree shapes, the operators, the sync modes |
+//! | state | `area`, `team`, `args` | the shared-memory area (layout, channels and each team's view of its channel, the paced wait), the team registry (with each team's grouping by neighbourhood), the argument checks |
+//! | handles | `handle` | [`CollHandle`]; it advances a mechanism's operation through the trait `handle::Mechanism` only |
+//! | mechanisms | `am` | Active Message algorithms over the engine (`am::algos`), the AM barrier and all-gather, `OUT_ALLSYNC`'s barrier |
+//! | | `shmbar` | the shared-memory barrier (and `flat_barrier`: it, or the AM one) |
+//! | | `shm` | shared-memory data: inline slots and pieces (`shm::small`), pipelined chunks (`shm::data`) |
+//! | | `hier` | the hierarchy, composing the others: broadcast, reductions, barrier (`hier`), scatter/gather/exchange (`hier::blocks`) |
+//! | | `barrier` | the barrier of any team (hierarchical, shared memory or AM) and `IN_ALLSYNC`'s entry barrier |
+//! | | `onesided` | the segment-hint (one-sided) algorithms and the address modes ([`Addrs`]) |
+//! | planner | `plan` | per call: the checks, then the mechanism, from the team, the sizes, the modes, the hints and the settings |
+//! | public forms | `coll`, `addr`, `multi`, `allput`, `g1`, `teams` | the EX calls and their blocking forms, the address-mode, multi-image and all_put/all_get forms, the GASNet-1 barrier, the team constructors |
+//!
+//! The crate root (this file) sits above them all: the re-exports, the
+//! settings and [`register`].
 //!
 //! # For layer and conduit authors
 //!
