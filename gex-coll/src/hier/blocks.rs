@@ -70,10 +70,10 @@ use crate::am::{fin, out_key};
 use crate::engine::{send_now, signature, Cx, Key, Logic, Op, Out, WithSends};
 use crate::handle::CollHandle;
 use crate::hier::{
-    group_result, launch, member_in_out, staged, start_then_wait, wait_for, Hier, LStage, Step,
+    group_result, launch, member_in_out, staged, start_then_wait, wait_for, LStage, Step,
 };
 use crate::sync::SyncMode;
-use crate::team::TeamInfo;
+use crate::team::{Hier, TeamInfo};
 
 /// The blocks of `buf` (of `nb` bytes each) at `idx`, concatenated.
 fn pack(buf: &[u8], nb: usize, idx: impl IntoIterator<Item = usize>) -> Vec<u8> {
