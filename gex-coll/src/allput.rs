@@ -35,6 +35,9 @@
 //!   (every member passing such a list fails alike).
 //! - Single-valued: `nbytes`, the sync mode and whether partners are a
 //!   list or a count (in the signature of every message).
+//!
+//! Layer: public forms. Uses the AM and one-sided mechanisms, the team
+//! barrier, the handles, the registry and the base modules.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

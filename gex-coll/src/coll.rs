@@ -31,6 +31,10 @@
 //! - Calls from handler context or holding an HSL return an error.
 //! - The handle is `Send`: any thread may sync it (one at a time), not
 //!   only the initiator; any number may be outstanding.
+//!
+//! Layer: public forms. Each call documents its rules here and hands
+//! its arguments to the planner (`crate::plan`); uses the planner, the
+//! handles, the operators and the AM mechanism's reduction counter.
 
 use gex_core::Tm;
 use gex_types::{Dt, Flags, Rank, Result};

@@ -28,6 +28,9 @@
 //!
 //! The wait spins on the barrier while polling, yielding the core when the
 //! host is oversubscribed (`Runtime::spin_until`).
+//!
+//! Layer: public forms. Uses the engine, the AM mechanism (its
+//! dissemination barrier) and the shared area.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};

@@ -27,6 +27,9 @@
 //! dropping an event does); outside a restricted context only. Dropping
 //! any other pending handle returns at once: the operation completes in
 //! the background (its inputs were copied at initiation).
+//!
+//! Layer: handles. Uses the engine, the team registry and the shared
+//! area's wait; it reaches the mechanisms only through [`Mechanism`].
 
 use std::future::Future;
 use std::marker::PhantomData;

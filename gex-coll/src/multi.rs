@@ -34,6 +34,9 @@
 //! Segment hints are checked (every member's verdict is exchanged, so a
 //! false one is the same error everywhere, nothing moved); the data is
 //! staged all the same.
+//!
+//! Layer: public forms. Uses the AM and one-sided mechanisms, the team
+//! barrier, the handles, the registry and the base modules.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -49,6 +49,11 @@
 //! the get's source) sends its active partners one empty `READY` message
 //! at entry and a block moves once its active member has it; `IN_ALLSYNC`:
 //! a barrier first. `OUT_*` as for every data collective (`crate::sync`).
+//!
+//! Layer: a mechanism (the highest). Uses the AM mechanism, the team
+//! barrier (`IN_ALLSYNC`), the argument checks, the handles, the registry
+//! and the base modules; a call without hints goes back to the planner
+//! through the closure it is given, not by name.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

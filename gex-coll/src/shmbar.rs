@@ -4,7 +4,7 @@
 //! # Channels
 //!
 //! Each team of that kind owns one channel of the neighbourhood's area
-//! (`crate::shm`) while it lives: channel 0 is the primordial team's, and a
+//! (`crate::area`) while it lives: channel 0 is the primordial team's, and a
 //! derived team takes the lowest channel that is free on every member
 //! (members report their free channels in the records that team
 //! construction gathers anyway, then claim the channel and exchange the
@@ -34,6 +34,11 @@
 //! at the counters itself (nothing is kept per thread, so the handle may
 //! move between threads). Nothing happens in AM handlers or the progress
 //! hook.
+//!
+//! Layer: a mechanism. Uses the shared area (the channel views, whose
+//! state this module's protocol drives), the AM mechanism (the barrier of
+//! a team without a channel, `flat_barrier`), the handles and the
+//! registry.
 
 use std::sync::atomic::Ordering;
 

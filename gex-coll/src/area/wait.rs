@@ -22,8 +22,8 @@ const SPIN_FOR: std::time::Duration = std::time::Duration::from_micros(20);
 /// Looks at the condition between two polls, with a core per rank.
 const LOOKS: u32 = 32;
 
-/// The shared-memory collectives' one wait (`crate::shmsmall`'s inline
-/// slots, `crate::shmdata`'s chunks): polls until `cond` holds. With a
+/// The shared-memory collectives' one wait (`crate::shm::small`'s inline
+/// slots, `crate::shm::data`'s chunks): polls until `cond` holds. With a
 /// core per rank it looks [`LOOKS`] times between polls (a poll runs
 /// every layer's progress, far longer than a look at one line, so a
 /// change is seen sooner) and, once it has waited [`SPIN_FOR`], yields

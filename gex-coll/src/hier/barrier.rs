@@ -111,7 +111,7 @@ pub(super) static PENDING_LEN: AtomicUsize = AtomicUsize::new(0);
 
 pub(super) const BARRIER: &str = "gex_Coll_BarrierNB (between neighbourhoods)";
 
-/// The barriers' part of [`progress`].
+/// The barriers' part of [`super::progress`].
 pub(super) fn barrier_progress() -> usize {
     if PENDING_LEN.load(Ordering::Acquire) == 0 {
         return 0;

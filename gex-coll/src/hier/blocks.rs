@@ -59,6 +59,9 @@
 //! `OUT_ALLSYNC`'s barrier over the whole team after it); the stages run
 //! in MYSYNC mode. The segment-hint (`crate::onesided`) and multi-address
 //! (`crate::multi`) forms stay flat.
+//!
+//! Part of the hierarchy mechanism (`crate::hier`); uses its stages, the
+//! AM mechanism, the engine, the handles, the modes and the registry.
 
 use std::sync::Arc;
 

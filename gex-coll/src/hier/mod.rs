@@ -8,7 +8,7 @@
 //!
 //! # Structure
 //!
-//! At construction (`crate::team`) a team over more than one
+//! At construction (`crate::teams`) a team over more than one
 //! neighbourhood, at least one of which holds two or more of its members,
 //! gets a [`Hier`] when the collectives' areas are in use: its members
 //! grouped by neighbourhood (groups numbered in the order of their lowest
@@ -107,6 +107,10 @@
 //! (`IN_ALLSYNC` before it, `OUT_ALLSYNC`'s barrier over the whole team
 //! after it); the stages run in MYSYNC mode. `IN_ALLSYNC` is the one wait
 //! left at initiation, which that mode asks for.
+//!
+//! Layer: a mechanism, composing the others: uses the AM, shared-memory
+//! barrier and shared-memory data mechanisms, the handles, the registry
+//! (with the grouping, `crate::team::Hier`) and the base modules.
 
 mod barrier;
 pub(crate) mod blocks;

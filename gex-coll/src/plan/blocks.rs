@@ -1,6 +1,8 @@
 //! The block collectives' plans: scatter, gather, gather-all and
 //! exchange, over the hierarchy, shared memory or Active Messages (part
 //! of the planner, `crate::plan`).
+//!
+//! Uses what the planner does (`crate::plan`).
 
 use std::sync::Arc;
 

@@ -88,7 +88,7 @@ pub(crate) fn barrier_uses_shared_memory(tm: &Tm) -> Result<bool> {
 }
 
 /// [`broadcast_nb`]'s body, inlined into it and into the blocking
-/// [`broadcast`]: there the handle (complete, on the common path) never
+/// [`crate::coll::broadcast`]: there the handle (complete, on the common path) never
 /// travels through memory, whose reload right after the root's write to
 /// its slot line could not be forwarded and so waited for that line to
 /// come back from the reader (PERFORMANCE.md, "Collectives").

@@ -1,6 +1,8 @@
 //! The reductions' plans: to one and to all, over the hierarchy, the
 //! inline slots, the chunks, a gather through shared memory combined
 //! locally, or Active Messages (part of the planner, `crate::plan`).
+//!
+//! Uses what the planner does (`crate::plan`).
 
 use gex_core::{Staging, Tm};
 use gex_types::{Dt, Error, Flags, Rank, Result};

@@ -2,6 +2,8 @@
 //! segment hint): the one-sided mechanism, which hands a call without
 //! hints back to the plain planner with the addresses in its signature
 //! (part of the planner, `crate::plan`).
+//!
+//! Uses the one-sided mechanism, the checks and the handles.
 
 use gex_core::Tm;
 use gex_types::{Error, Flags, Rank, Result};

@@ -31,7 +31,7 @@ pub(crate) struct Hier {
     pub(crate) nbrhd: Rank,
     /// The local team, when the group has other members.
     pub(crate) local: Option<Arc<TeamInfo>>,
-    /// Every group is a contiguous range of team ranks ([`reduces`]).
+    /// Every group is a contiguous range of team ranks (`crate::hier::reduces`).
     pub(crate) contiguous: bool,
 }
 

@@ -51,15 +51,15 @@
 //! member's whole vector (`n` vectors read per member, `n^2` per
 //! operation) and a reduce-to-one's root reads all `n`: the cost grows
 //! with the rank count, and on a many-core node it is bound by memory
-//! bandwidth. From [`RS_MIN_RANKS`] members and [`RS_MIN_BYTES`] bytes
-//! ([`reduce_scatter`]: single-valued arguments only, so every member
+//! bandwidth. From [`RS_MIN_RANKS`](reduce_scatter::RS_MIN_RANKS) members and [`RS_MIN_BYTES`](reduce_scatter::RS_MIN_BYTES) bytes
+//! ([`reduce_scatter()`]: single-valued arguments only, so every member
 //! chooses the same; `GEX_COLL_REDUCE_SCATTER` forces either way, and
 //! the choice is folded into the signature) a reduce-to-all goes by
 //! reduce-scatter instead, through the same chunks and counters (a
 //! reduce-to-one only when forced, see below):
 //!
 //! - every member writes its whole input, chunk by chunk, as above;
-//! - each chunk is split into `n` shares ([`share`]: runs of whole
+//! - each chunk is split into `n` shares ([`share`](reduce_scatter::share): runs of whole
 //!   elements filling 64 bytes, dealt out as evenly as possible in member
 //!   order; an element never straddles two shares or two chunks; a short
 //!   last chunk leaves some members an empty share); once every member
@@ -156,6 +156,11 @@
 //! Nothing arriving from another rank is used as an address in this
 //! process or as a length: every length is the reader's own (the single
 //! copy's address is the other process's, and only the kernel uses it).
+//!
+//! Part of the shared-memory data mechanism (`crate::shm`); uses the
+//! shared area, the engine, the handles, the operators and the registry,
+//! and `crate::shm::small` for the order the two paths share on the
+//! primordial team.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -925,7 +930,7 @@ fn queue_and_write(
 
 /// A member other than the root of a reduce-to-one of `data` (a
 /// built-in operator) over `members` ranks: by reduce-scatter when
-/// [`reduce_scatter`] chooses it (this member reduces its share of each
+/// [`reduce_scatter()`] chooses it (this member reduces its share of each
 /// chunk, the root gathers the shares; the handle completes once this
 /// member has reduced its last share), otherwise it only writes (the
 /// root reads every member's input) and the handle is `INVALID`.

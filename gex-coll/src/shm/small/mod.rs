@@ -32,7 +32,7 @@
 //!
 //! # Slots and acknowledgements
 //!
-//! In the team's channel every member has a region (`crate::shm`): a line
+//! In the team's channel every member has a region (`crate::area`): a line
 //! of [`SMALL_DEPTH`] acknowledgement counters `ack[j]`, then
 //! [`SMALL_DEPTH`] slots, each a sequence number, a signature and up to
 //! [`SMALL_MAX`] bytes of data in the same cache lines. The team's small
@@ -98,7 +98,7 @@
 //! # Reuse of a channel
 //!
 //! A derived team zeroes its member's region when it claims the channel,
-//! before the exchange that sets the team up (`crate::team`), so no member
+//! before the exchange that sets the team up (`crate::teams`), so no member
 //! sees a previous owner's sequence numbers. The previous owner's members
 //! are through with the channel: `tm_destroy` requires every collective
 //! synced and starts with a barrier.
@@ -109,6 +109,12 @@
 //! every length and offset is the reader's own (single-valued arguments),
 //! checked against the slot size; a rank writing garbage corrupts data,
 //! not memory.
+//!
+//! Part of the shared-memory data mechanism (`crate::shm`); uses the
+//! shared area (its slots and the teams' views), the AM mechanism
+//! (`OUT_ALLSYNC`), the engine, the handles, the operators, the modes, the
+//! registry, and `crate::shm::data` for the order the two paths share on
+//! the primordial team.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
