@@ -30,7 +30,7 @@ pub(crate) use self::with::*;
 /// Marks a blocking call's initiation (the shared-memory collectives
 /// write in place for it): the public blocking forms wrap their
 /// non-blocking call in it.
-pub(crate) use crate::shm::small::blocking;
+pub(crate) use crate::shm::blocking;
 
 use std::sync::Arc;
 

@@ -2,7 +2,8 @@
 //! share this process's neighbourhood: small data through inline slots
 //! and pieces of a slot ([`small`]), and large data on the primordial
 //! team of a one-neighbourhood job in pipelined 16 KiB chunks ([`data`]).
-//! Both keep their queued work in this process and advance it in the
+//! What both need of the other's order lives in `order`, below both, so
+//! that only `data` looks at `small`. Both keep their queued work in this process and advance it in the
 //! progress hook and in the tests of their handles ([`SmallData`],
 //! [`ChunkedData`]: the handle's [`Mechanism`]).
 //!
@@ -12,7 +13,10 @@
 //! barrier); not the barrier or hierarchy mechanisms.
 
 pub(crate) mod data;
+mod order;
 pub(crate) mod small;
+
+pub(crate) use order::blocking;
 
 use crate::handle::Mechanism;
 

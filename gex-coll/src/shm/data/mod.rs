@@ -159,11 +159,11 @@
 //!
 //! Part of the shared-memory data mechanism (`crate::shm`); uses the
 //! shared area, the engine, the handles, the operators and the registry,
-//! and `crate::shm::small` for the order the two paths share on the
-//! primordial team.
+//! `crate::shm::order` (what the two paths share) and `crate::shm::small`
+//! (how far the small operations on the primordial team have got).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use gex_core::{Completion, Runtime, Staging};
@@ -176,17 +176,11 @@ use crate::reduce::{combine, ReduceOp};
 
 mod reduce_scatter;
 
+pub(crate) use super::order::eligible;
+use super::order::{is_blocking, set_started, CHUNK_BITS};
+
 use reduce_scatter::{advance_rs, RS_SIG};
 pub(crate) use reduce_scatter::{reduce_scatter, set_reduce_scatter};
-
-const CHUNK_BITS: u32 = 20;
-
-/// Whether the data collectives over a team go through shared memory:
-/// the primordial team (its barriers on channel 0, which only it holds)
-/// over a neighbourhood that is the whole job.
-pub(crate) fn eligible(t: &crate::team::TeamInfo) -> bool {
-    t.size() > 1 && t.shm_channel() == Some(0) && area::area().is_some_and(|a| a.whole_job())
-}
 
 /// Whether a reduction goes through shared memory: [`eligible`] and a
 /// built-in operator (whose elements, of 4 or 8 bytes, never straddle
@@ -245,7 +239,7 @@ impl Output {
     /// For a reader whose caller's buffer is `dst`, of `len` bytes of
     /// output: in place when the call is blocking.
     fn for_call(dst: &mut [u8], len: usize) -> Output {
-        if crate::shm::small::is_blocking() {
+        if is_blocking() {
             assert_eq!(dst.len(), len, "output length");
             Output::InPlace(dst.as_mut_ptr(), len)
         } else {
@@ -321,6 +315,18 @@ static LOCAL: Mutex<Local> = Mutex::new(Local {
 
 /// `LOCAL.queue.len()`, read without the lock.
 static QUEUED: AtomicUsize = AtomicUsize::new(0);
+
+pub(super) fn check_sig(a: &Area, k: u64, sig: u64, writer: usize) {
+    let got = a.data_ctl(writer).sig.load(Ordering::Relaxed);
+    if got != sig {
+        gex_core::fatal(&format!(
+            "gex-coll: collective mismatch in shared-memory data operation {}: rank {writer} \
+             called a different collective or passed different single-valued arguments \
+             (signature {got:#x}, this rank {sig:#x})",
+            k
+        ));
+    }
+}
 
 pub(super) fn me() -> usize {
     Runtime::get()
@@ -417,32 +423,6 @@ pub(super) fn check_skipped(a: &Area, small_at: u64, k: u64, m: usize, want: u64
             "gex-coll: collective mismatch in shared-memory data operation {}: rank {m} took the \
              small-collective path (at most 1 KiB per writer) where this rank took the chunked \
              one: the members passed different sizes (or a different collective)",
-            k
-        ));
-    }
-}
-
-/// Data operations this rank has started (numbered from 1, in call
-/// order on the primordial team).
-pub(crate) fn started() -> u64 {
-    STARTED.load(Ordering::Relaxed)
-}
-
-/// The last data operation rank `local` posted a chunk of (0: none).
-pub(crate) fn posted_op(local: usize) -> u64 {
-    area().data_ctl(local).posted.load(Ordering::Acquire) >> CHUNK_BITS
-}
-
-/// `LOCAL.k`, read without the lock.
-static STARTED: AtomicU64 = AtomicU64::new(0);
-
-pub(super) fn check_sig(a: &Area, k: u64, sig: u64, writer: usize) {
-    let got = a.data_ctl(writer).sig.load(Ordering::Relaxed);
-    if got != sig {
-        gex_core::fatal(&format!(
-            "gex-coll: collective mismatch in shared-memory data operation {}: rank {writer} \
-             called a different collective or passed different single-valued arguments \
-             (signature {got:#x}, this rank {sig:#x})",
             k
         ));
     }
@@ -665,7 +645,7 @@ fn begin(writes: bool) -> (u64, u64, bool) {
     let mut st = lock(&LOCAL);
     st.k += 1;
     let k = st.k;
-    STARTED.store(k, Ordering::Relaxed);
+    set_started(k);
     let last = st.last_write;
     if writes {
         st.last_write = k;
@@ -740,7 +720,7 @@ pub(crate) const SINGLE_COPY_MIN: usize = 32 << 10;
 
 /// Whether a root's `per_reader` bytes go by [`offer`].
 pub(crate) fn single_copy(per_reader: usize) -> bool {
-    per_reader >= SINGLE_COPY_MIN && crate::shm::small::is_blocking() && area().cma_pid(0).is_some()
+    per_reader >= SINGLE_COPY_MIN && is_blocking() && area().cma_pid(0).is_some()
 }
 
 /// A broadcast or scatter root whose call is blocking: offers `data` in

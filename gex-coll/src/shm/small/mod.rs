@@ -113,10 +113,9 @@
 //! Part of the shared-memory data mechanism (`crate::shm`); uses the
 //! shared area (its slots and the teams' views), the AM mechanism
 //! (`OUT_ALLSYNC`), the engine, the handles, the operators, the modes, the
-//! registry, and `crate::shm::data` for the order the two paths share on
-//! the primordial team.
+//! registry, and `crate::shm::order` (what the two paths share); not
+//! `crate::shm::data`.
 
-use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -134,6 +133,7 @@ use crate::team::TeamInfo;
 
 mod read;
 
+use super::order::is_blocking;
 pub(crate) use read::progress;
 use read::{push, Pending, Read};
 
@@ -441,31 +441,6 @@ impl Pat {
     }
 }
 
-thread_local! {
-    /// Set while a blocking collective initiates on this thread: a read
-    /// then waits in place instead of registering.
-    static BLOCKING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f` (a non-blocking collective that the caller waits for at once)
-/// with the thread marked as blocking.
-pub(crate) fn blocking<R>(f: impl FnOnce() -> R) -> R {
-    struct Unmark(bool);
-    impl Drop for Unmark {
-        fn drop(&mut self) {
-            BLOCKING.with(|b| b.set(self.0));
-        }
-    }
-    let _u = Unmark(BLOCKING.with(|b| b.replace(true)));
-    f()
-}
-
-/// Whether a blocking collective is initiating on this thread
-/// ([`blocking`]).
-pub(crate) fn is_blocking() -> bool {
-    BLOCKING.with(Cell::get)
-}
-
 /// Polls until `cond` holds (the shared-memory collectives' one wait,
 /// [`crate::area::wait_until`]).
 pub(super) fn wait(mut cond: impl FnMut() -> bool) {
@@ -486,7 +461,7 @@ pub(crate) fn qualifies(t: &TeamInfo, _mode: &SyncMode, wlen: usize, unit: usize
     if t.size() < 2 || t.shm_team().is_none() {
         return false;
     }
-    wlen <= SMALL_MAX || (unit <= SMALL_MAX && !crate::shm::data::eligible(t))
+    wlen <= SMALL_MAX || (unit <= SMALL_MAX && !super::order::eligible(t))
 }
 
 /// Runs a small operation over `t` ([`qualifies`]). A writer's input is
@@ -551,7 +526,7 @@ pub(crate) fn one<'a>(
     let dst = dst.expect("a reader has an output");
     let r = Read {
         s,
-        data_at: primordial(st).then(crate::shm::data::started),
+        data_at: primordial(st).then(super::order::started),
         sig,
         off: 0,
         len: wlen,
@@ -577,10 +552,10 @@ fn run<'a>(
     let unit = pat.piece();
     let pieces = wlen.div_ceil(unit).max(1);
     let sig = pat.sig(wlen, mode);
-    let blocking = BLOCKING.with(Cell::get);
+    let blocking = is_blocking();
     // On the team that also has the chunked path: how many of its
     // operations this member has started, for the size check in `ready`.
-    let data_at = primordial(st).then(crate::shm::data::started);
+    let data_at = primordial(st).then(super::order::started);
     // Several pieces, not waited for in place: each is read into one
     // staging buffer under the queue's lock (now if there, else by the
     // hook), and the handle completes with the last.
@@ -672,7 +647,7 @@ pub(crate) fn reserve(t: &TeamInfo, mode: &SyncMode, pat: Pat, wlen: usize) -> R
     st.started
         .store(first + pieces as u64 - 1, Ordering::Relaxed);
     let sig = pat.sig(wlen, mode);
-    let data_at = primordial(st).then(crate::shm::data::started);
+    let data_at = primordial(st).then(super::order::started);
     Reserved {
         team,
         pat,

@@ -88,7 +88,7 @@ impl Read {
         // The slot is looked at again after the count (which the writer
         // stores after it): a writer that wrote this operation and went
         // on between the two loads is no mismatch.
-        if crate::shm::data::posted_op(st.locals[m]) > d
+        if crate::shm::order::posted_op(st.locals[m]) > d
             && st.hdr(m, self.j()).seq.load(Ordering::Acquire) != self.s
         {
             gex_core::fatal(&format!(
