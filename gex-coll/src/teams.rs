@@ -33,7 +33,7 @@ fn setup_hier(t: &TeamInfo, free_of: impl Fn(Rank) -> u64) {
         setup_shm(&lt, common);
         Arc::new(lt)
     });
-    let _ = t.hier.set(Arc::new(h.with_local(local)));
+    t.set_hier(h.with_local(local));
 }
 
 /// Whether a team over `members` (jobranks) may use a shared-memory
@@ -86,9 +86,7 @@ fn setup_shm(t: &TeamInfo, common: u64) {
             )
         })
         .collect();
-    let _ = t
-        .shm
-        .set(Arc::new(ShmTeam::new(&t.members, t.me as usize, ch, base)));
+    t.set_shm(ShmTeam::new(&t.members, t.me as usize, ch, base));
 }
 
 /// The recommended scratch size for a team of `n` members: two cache-line
@@ -745,8 +743,8 @@ pub fn tm_destroy(tm: Tm, flags: Flags) -> Result<Option<Memvec>> {
     if !flags.contains(Flags::GLOBALLY_QUIESCED) {
         barrier_blocking(&t);
     }
-    t.destroyed.store(true, Ordering::Relaxed);
-    if let Some(s) = t.shm.get() {
+    t.mark_destroyed();
+    if let Some(s) = t.shm_team() {
         release(s.channel);
     }
     if let Some(ch) = t
@@ -756,7 +754,7 @@ pub fn tm_destroy(tm: Tm, flags: Flags) -> Result<Option<Memvec>> {
     {
         release(ch);
     }
-    Ok(t.scratch.map(|(off, len)| {
+    Ok(t.scratch().map(|(off, len)| {
         if flags.contains(Flags::SCRATCH_SEG_OFFSET) {
             Memvec::new(off, len)
         } else {

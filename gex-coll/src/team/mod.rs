@@ -46,17 +46,17 @@ pub(crate) struct TeamInfo {
     pub(crate) members: Arc<[Rank]>,
     /// This process's team rank.
     pub(crate) me: u32,
-    pub(crate) seq: AtomicU32,
+    seq: AtomicU32,
     /// Client-provided scratch: (offset in the bound segment, length).
-    pub(crate) scratch: Option<(usize, usize)>,
+    scratch: Option<(usize, usize)>,
     /// The shared-memory barrier channel, when every member shares this
     /// neighbourhood and one was free on all of them.
-    pub(crate) shm: OnceLock<Arc<ShmTeam>>,
+    shm: OnceLock<Arc<ShmTeam>>,
     /// The hierarchy of a team spanning several neighbourhoods
     /// (`crate::hier`), set at construction.
-    pub(crate) hier: OnceLock<Arc<Hier>>,
+    hier: OnceLock<Arc<Hier>>,
     /// Set by `tm_destroy`.
-    pub(crate) destroyed: AtomicBool,
+    destroyed: AtomicBool,
 }
 
 impl TeamInfo {
@@ -88,6 +88,29 @@ impl TeamInfo {
     #[inline]
     pub(crate) fn hier(&self) -> Option<&Arc<Hier>> {
         self.hier.get()
+    }
+
+    /// Gives the team its shared-memory channel (at construction; a
+    /// second call is ignored).
+    pub(crate) fn set_shm(&self, s: ShmTeam) {
+        let _ = self.shm.set(Arc::new(s));
+    }
+
+    /// Gives the team its hierarchy (at construction; a second call is
+    /// ignored).
+    pub(crate) fn set_hier(&self, h: Hier) {
+        let _ = self.hier.set(Arc::new(h));
+    }
+
+    /// Marks the team destroyed (`tm_destroy`): its `Tm` no longer finds
+    /// it.
+    pub(crate) fn mark_destroyed(&self) {
+        self.destroyed.store(true, Ordering::Relaxed);
+    }
+
+    /// The client-provided scratch: (offset in the bound segment, length).
+    pub(crate) fn scratch(&self) -> Option<(usize, usize)> {
+        self.scratch
     }
 
     /// A team of gex-coll's own, with no `Tm` (a neighbourhood's part of a
