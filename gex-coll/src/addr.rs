@@ -17,6 +17,7 @@ use crate::plan;
 /// the plain call goes with a segment hint in `flags`.
 /// `Addrs::Single`: `dst` has one address per member, `src` the root's
 /// (its `dst` when `src` is `None`).
+#[inline]
 pub fn broadcast_nb_with<'a>(
     tm: &Tm,
     root: Rank,
@@ -30,6 +31,7 @@ pub fn broadcast_nb_with<'a>(
 
 /// [`scatter_nb`](crate::scatter_nb) with an address mode.
 /// `Addrs::Single`: `dst` one address per member, `src` the root's.
+#[inline]
 pub fn scatter_nb_with<'a>(
     tm: &Tm,
     root: Rank,
@@ -43,6 +45,7 @@ pub fn scatter_nb_with<'a>(
 
 /// [`gather_nb`](crate::gather_nb) with an address mode.
 /// `Addrs::Single`: `dst` the root's address, `src` one per member.
+#[inline]
 pub fn gather_nb_with<'a>(
     tm: &Tm,
     root: Rank,
@@ -56,6 +59,7 @@ pub fn gather_nb_with<'a>(
 
 /// [`gather_all_nb`](crate::gather_all_nb) with an address mode.
 /// `Addrs::Single`: one `dst` and one `src` address per member.
+#[inline]
 pub fn gather_all_nb_with<'a>(
     tm: &Tm,
     dst: &'a mut [u8],
@@ -68,6 +72,7 @@ pub fn gather_all_nb_with<'a>(
 
 /// [`exchange_nb`](crate::exchange_nb) with an address mode.
 /// `Addrs::Single`: one `dst` and one `src` address per member.
+#[inline]
 pub fn exchange_nb_with<'a>(
     tm: &Tm,
     dst: &'a mut [u8],

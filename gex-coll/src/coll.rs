@@ -57,6 +57,7 @@ pub use crate::am::reduction::reductions_over_am;
 /// counter has moved; otherwise dissemination over Active Messages:
 /// `ceil(log2 n)` rounds of one message per member. `INVALID` if complete
 /// at initiation. `flags` must be empty.
+#[inline]
 pub fn barrier_nb(tm: &Tm, flags: Flags) -> Result<CollHandle<'static>> {
     plan::barrier_nb(tm, flags)
 }
@@ -65,6 +66,7 @@ pub fn barrier_nb(tm: &Tm, flags: Flags) -> Result<CollHandle<'static>> {
 /// process's neighbourhood, the areas are in use, and the team got a
 /// channel) rather than Active Messages. The same answer on every member.
 /// A query: allowed anywhere.
+#[inline]
 pub fn barrier_uses_shared_memory(tm: &Tm) -> Result<bool> {
     plan::barrier_uses_shared_memory(tm)
 }
@@ -82,6 +84,7 @@ pub fn barrier(tm: &Tm, flags: Flags) -> Result<()> {
 /// - On the root, `src` is `Some(data)` of `dst.len()` bytes, copied to
 ///   `dst`, or `None` when the data is already in `dst` (the spec's
 ///   `src == dst`). Elsewhere `src` is ignored.
+#[inline]
 pub fn broadcast_nb<'a>(
     tm: &Tm,
     root: Rank,
@@ -105,6 +108,7 @@ pub fn broadcast_nb<'a>(
 ///   `GEX_OP_USER_NC` gets `src[0] (+) ... (+) src[n-1]` in that order, and
 ///   every call with the same arguments associates the same way.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub fn reduce_to_one_nb<'a>(
     tm: &Tm,
     root: Rank,
@@ -127,6 +131,7 @@ pub fn reduce_to_one_nb<'a>(
 /// `src == None` on every member means in place (the spec allows equal
 /// `src` and `dst` on all members or none).
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub fn reduce_to_all_nb<'a>(
     tm: &Tm,
     dst: &'a mut [u8],
@@ -194,6 +199,7 @@ pub fn reduce_to_all_nb_typed<'a, T: Elem>(
 /// (unless `GEX_COLL_HIER=0`), hierarchical (`crate::hier::blocks`). `root` and
 /// `dst.len()` are single-valued; `src` is `Some` on the root (ignored
 /// elsewhere).
+#[inline]
 pub fn scatter_nb<'a>(
     tm: &Tm,
     root: Rank,
@@ -210,6 +216,7 @@ pub fn scatter_nb<'a>(
 /// (unless `GEX_COLL_HIER=0`), hierarchical (`crate::hier::blocks`). `root` and
 /// `src.len()` are single-valued; `dst` is `Some` on the root (ignored
 /// elsewhere).
+#[inline]
 pub fn gather_nb<'a>(
     tm: &Tm,
     root: Rank,
@@ -226,6 +233,7 @@ pub fn gather_nb<'a>(
 /// order `me + 1, me + 2, ...`; across neighbourhoods
 /// (unless `GEX_COLL_HIER=0`), hierarchical (`crate::hier::blocks`). `src.len()` is
 /// single-valued.
+#[inline]
 pub fn gather_all_nb<'a>(
     tm: &Tm,
     dst: &'a mut [u8],
@@ -241,6 +249,7 @@ pub fn gather_all_nb<'a>(
 /// receives from one peer per step); across neighbourhoods
 /// (unless `GEX_COLL_HIER=0`), hierarchical (`crate::hier::blocks`). The block size is
 /// single-valued.
+#[inline]
 pub fn exchange_nb<'a>(
     tm: &Tm,
     dst: &'a mut [u8],
