@@ -66,7 +66,10 @@
 //! and of the layers below, and no two modules use each other, directly
 //! or around a circle (`cargo xtask check-layers` checks both, from the
 //! `crate::` paths in the sources, against this table, which
-//! xtask/src/modlayers.rs repeats as `COLL_LAYERS`). Bottom first:
+//! xtask/src/modlayers.rs repeats as `COLL_LAYERS`). Bottom first; each
+//! row of the mechanisms is a layer of its own, above the rows before it
+//! (so the hierarchy may use the AM and shared-memory mechanisms, never
+//! the reverse):
 //!
 //! | Layer | Modules | What |
 //! |---|---|---|
@@ -95,7 +98,7 @@
 
 // The modules, by layer (bottom first; see "Layers" above). A module may
 // use the modules of the layers below its own; `cargo xtask check-layers`
-// checks it (xtask/src/layers.rs, `COLL_LAYERS`).
+// checks it (xtask/src/modlayers.rs, `COLL_LAYERS`).
 //
 // Base: the engine, the tree shapes, the operators, the sync modes.
 mod engine;
@@ -108,7 +111,8 @@ mod args;
 mod team;
 // Handles.
 mod handle;
-// Mechanisms.
+// Mechanisms, each a layer above the previous: AM, shared-memory
+// barrier, shared-memory data, hierarchy, any team's barrier, one-sided.
 mod am;
 mod barrier;
 mod hier;
