@@ -43,14 +43,15 @@ use crate::args::{check_len, check_root, check_size};
 use crate::barrier::{barrier_event, enter_all};
 use crate::engine::signature;
 use crate::handle::CollHandle;
-use crate::hier::{self};
+use crate::hier;
 use crate::onesided::{Addrs, HINTS};
 use crate::shm::data::{self, Readers};
 use crate::shm::small::{self, Pat};
 use crate::sync::{self, SyncMode};
 use crate::team::{team_ref, TeamInfo};
 
-pub(crate) fn check_flags(call: &str, flags: Flags) -> Result<()> {
+/// The barrier takes no flags.
+fn check_flags(call: &str, flags: Flags) -> Result<()> {
     if flags.is_empty() {
         Ok(())
     } else {
@@ -82,7 +83,7 @@ pub(crate) fn barrier_nb(tm: &Tm, flags: Flags) -> Result<CollHandle<'static>> {
     Ok(barrier_event(team_ref(tm, CALL)?, CALL))
 }
 
-/// [`crate::coll::barrier_uses_shared_memory`]: the checks, then the mechanism.
+/// [`crate::coll::barrier_uses_shared_memory`]: whether the team has a channel.
 pub(crate) fn barrier_uses_shared_memory(tm: &Tm) -> Result<bool> {
     Ok(team_ref(tm, "barrier_uses_shared_memory")?.uses_shared_memory())
 }

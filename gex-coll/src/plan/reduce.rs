@@ -15,7 +15,7 @@ use crate::args::{check_len, check_root, check_size};
 use crate::barrier::enter_all;
 use crate::engine::{hash_id, sig_extra, with_sig_extra, Logic, Op};
 use crate::handle::{CollHandle, Finish};
-use crate::hier::{self};
+use crate::hier;
 use crate::reduce::{validate, ReduceOp};
 use crate::shm::data::{self, Readers};
 use crate::shm::small::{self, Pat};
