@@ -6,7 +6,7 @@
 //! whose transfers target this member's memory, as a list of ranks
 //! ([`Partners::List`]) or only their number ([`Partners::Count`]).
 //!
-//! Algorithm (the one-sided protocol of the segment hints, `crate::seg`):
+//! Algorithm (the one-sided protocol of the segment hints, `crate::onesided`):
 //!
 //! - the member that moves data (the putter, the getter) does it in the
 //!   initiation call, through gex-rma (a copy through the mapping where the
@@ -35,6 +35,9 @@
 //!   (every member passing such a list fails alike).
 //! - Single-valued: `nbytes`, the sync mode and whether partners are a
 //!   list or a count (in the signature of every message).
+//!
+//! Layer: public forms. Uses the AM and one-sided mechanisms, the team
+//! barrier, the handles, the registry and the base modules.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -43,11 +46,12 @@ use gex_core::{context, Event, Lc, Tm};
 use gex_rma::Rma;
 use gex_types::{Error, Flags, Rank, Result};
 
-use crate::coll::{fin, out_key};
+use crate::am::{fin, out_key};
+use crate::barrier::enter_all;
 use crate::engine::{lock, send_now, signature};
 use crate::engine::{Key, Op};
 use crate::handle::{CollHandle, Verdict};
-use crate::seg::{
+use crate::onesided::{
     counts, in_segment, rank_map, PairLogic, Partners as Heard, DONE, DONE_FAILED, HINTS,
 };
 use crate::sync;
@@ -190,7 +194,7 @@ fn general<'a>(
     let listed = matches!(partners, Partners::List(_));
     let ready_needed = !in_no && !mode.in_all && listed;
     if mode.in_all || (!in_no && !listed) {
-        sync::enter_all(&t, None, call);
+        enter_all(&t, None, call);
     }
     let key = t.next_key();
     let out: Option<(Arc<TeamInfo>, Key)> = out_key(&t, mode);
@@ -226,7 +230,7 @@ fn general<'a>(
     let op = Op::start(key, sig, call, Box::new(logic));
     if let (true, Partners::List(list)) = (ready_needed, partners) {
         for &p in list {
-            send_now(key, sig, t.members[p as usize], crate::seg::READY, &[]);
+            send_now(key, sig, t.members[p as usize], crate::onesided::READY, &[]);
         }
     }
     let checked = check_args(call, tm, &t, put, nodes, remotes, &local, nbytes, flags);
@@ -238,7 +242,7 @@ fn general<'a>(
             send_now(key, sig, t.members[r as usize], DONE_FAILED, &[]);
         }
         if let Some((tt, k)) = out {
-            let _ = crate::sync::start_out_barrier(&tt, k);
+            let _ = crate::am::start_out_barrier(&tt, k);
         }
         return Err(e);
     }

@@ -37,6 +37,8 @@
 //! Initiation runs in the client's thread and sends blocking. No lock is
 //! held across any send (a blocking send polls, and the handlers it runs
 //! take the same locks).
+//!
+//! Layer: base. Uses nothing of gex-coll.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -24,10 +24,13 @@
 //!   two episodes ahead of another, so a cell is never overwritten while it
 //!   may still be read.
 //! - Otherwise a dissemination all-reduce of the value over Active
-//!   Messages (see `crate::algos::Dissem`).
+//!   Messages (see `crate::am::algos::Dissem`).
 //!
 //! The wait spins on the barrier while polling, yielding the core when the
 //! host is oversubscribed (`Runtime::spin_until`).
+//!
+//! Layer: public forms. Uses the engine, the AM mechanism (its
+//! dissemination barrier) and the shared area.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -35,9 +38,9 @@ use std::sync::{Arc, LazyLock, Mutex};
 use gex_core::{context, Runtime};
 use gex_types::{Error, ErrorKind, Rank, Result};
 
-use crate::algos::Dissem;
+use crate::am::algos::Dissem;
+use crate::area;
 use crate::engine::{lock, signature, Op};
-use crate::shm;
 
 /// `GASNET_BARRIERFLAGS_ANONYMOUS`: the barrier has no name; `id` is
 /// ignored.
@@ -92,7 +95,7 @@ enum Kind {
 fn kind_of(rt: &Runtime) -> Kind {
     if rt.jobsize() == 1 {
         Kind::Single
-    } else if shm::area().is_some_and(|a| a.whole_job()) {
+    } else if area::area().is_some_and(|a| a.whole_job()) {
         Kind::Shm
     } else {
         Kind::Am
@@ -170,7 +173,7 @@ pub fn barrier_notify(id: i32, flags: i32) -> Result<()> {
             let s = PHASE.shm_seq.load(Ordering::Relaxed) + 1;
             PHASE.shm_seq.store(s, Ordering::Relaxed);
             PHASE.notified.store(true, Ordering::Relaxed);
-            let area = shm::area().expect("Kind::Shm");
+            let area = area::area().expect("Kind::Shm");
             let slot = &area.slots()[rt.jobrank() as usize];
             slot.val[(s & 1) as usize].store(v, Ordering::Relaxed);
             // Release: the value, and every write of this thread before the
@@ -207,7 +210,7 @@ pub fn barrier_notify(id: i32, flags: i32) -> Result<()> {
 
 /// Whether every rank has notified episode `s`; the merged value if so.
 fn shm_result(s: u64, from: &mut usize) -> Option<u64> {
-    let slots = shm::area()
+    let slots = area::area()
         .expect("the shared-memory path was chosen")
         .slots();
     while *from < slots.len() {
@@ -224,10 +227,10 @@ fn shm_result(s: u64, from: &mut usize) -> Option<u64> {
 }
 
 /// Waits for a shared-memory episode (the shared-memory collectives' one
-/// wait, [`crate::shmbar::wait_until`]).
+/// wait, [`crate::area::wait_until`]).
 fn shm_wait(rt: &Runtime, from: &mut usize) -> u64 {
     let mut v = None;
-    crate::shmbar::wait_until(rt, || {
+    crate::area::wait_until(rt, || {
         v = complete(Kind::Shm, from);
         v.is_some()
     });

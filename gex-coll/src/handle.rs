@@ -27,20 +27,75 @@
 //! dropping an event does); outside a restricted context only. Dropping
 //! any other pending handle returns at once: the operation completes in
 //! the background (its inputs were copied at initiation).
+//!
+//! Layer: handles. Uses the engine, the team registry and the shared
+//! area's wait; it reaches the mechanisms only through [`Mechanism`].
 
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
 use gex_core::{context, Completion, Runtime, Staging};
 use gex_types::Result;
 
 use crate::engine::{Key, Op};
-use crate::shmbar::ShmTeam;
-use crate::sync::start_out_barrier;
 use crate::team::TeamInfo;
+
+/// The one interface between a handle and the mechanism that runs its
+/// operation: the handle names no mechanism, it holds one of these (or
+/// asks the ones registered with [`set_mechanisms`]). Each mechanism
+/// implements what its handles need; the defaults say "nothing to do".
+pub(crate) trait Mechanism: Send + Sync {
+    /// Advances this rank's queued work of the mechanism (the stages of
+    /// shared-memory and hierarchical operations); how many steps it made.
+    /// Run by a test of a shared-memory operation's handle (`poke`).
+    fn progress(&self) -> usize {
+        0
+    }
+
+    /// Whether the operation at episode `k` completed on every member,
+    /// advancing `*from` past the members seen to have arrived (a
+    /// shared-memory barrier's handle looks itself).
+    fn arrived(&self, k: u64, from: &mut usize) -> bool {
+        let _ = (k, from);
+        true
+    }
+
+    /// Enters the closing barrier of `OUT_ALLSYNC` over `t` under `key`
+    /// (reserved at initiation); the operation completes with it.
+    fn enter_barrier(&self, t: &TeamInfo, key: Key) -> Arc<Op> {
+        let _ = (t, key);
+        unreachable!("this mechanism has no closing barrier")
+    }
+}
+
+/// The mechanisms whose queued work a test of a poked handle advances
+/// (shared-memory data, small data, hierarchy), set at client init.
+static MECHANISMS: OnceLock<&'static [&'static dyn Mechanism]> = OnceLock::new();
+
+/// Registers the mechanisms a poked handle advances (at client init, by
+/// `crate::register_with`; later calls keep the first set).
+pub(crate) fn set_mechanisms(m: &'static [&'static dyn Mechanism]) {
+    let _ = MECHANISMS.set(m);
+}
+
+/// The registered mechanisms' progress (see [`Mechanism::progress`]).
+fn progress_mechanisms() -> usize {
+    MECHANISMS
+        .get()
+        .map_or(0, |ms| ms.iter().map(|m| m.progress()).sum())
+}
+
+/// The closing barrier of `OUT_ALLSYNC`: the team, the key reserved at
+/// initiation, and the mechanism that enters it.
+pub(crate) type Then = (Arc<TeamInfo>, Key, &'static dyn Mechanism);
+
+/// Enters the closing barrier `then` describes.
+fn enter(then: &Then) -> Arc<Op> {
+    then.2.enter_barrier(&then.0, then.1)
+}
 
 /// What a completed operation reports: `Some` error if it failed.
 pub(crate) type Verdict = Arc<dyn Fn() -> Option<gex_types::Error> + Send + Sync>;
@@ -53,7 +108,7 @@ pub(crate) type Finish = Box<dyn FnOnce(&mut [u8], &mut [u8]) + Send>;
 /// completion.
 struct CopyOut {
     /// `None`: the output was written in place, by the writers of a
-    /// blocking call (`crate::shmdata`'s "Output"); nothing to copy, but
+    /// blocking call (`crate::shm::data`'s "Output"); nothing to copy, but
     /// the handle must still not end its borrow before completion.
     staging: Option<Arc<Staging>>,
     /// (offset in `staging`, destination, length): one part for the
@@ -69,10 +124,10 @@ enum State {
     Pending {
         c: Arc<Completion>,
         copy: Option<CopyOut>,
-        then: Option<(Arc<TeamInfo>, Key)>,
+        then: Option<Then>,
         /// A shared-memory data collective: a test advances this rank's
-        /// queues of them first (`crate::shmdata::progress`,
-        /// `crate::shmsmall::progress`).
+        /// queues of them first (`crate::shm::data::progress`,
+        /// `crate::shm::small::progress`).
         poke: bool,
         /// Asked once complete: an error a partner reported (all_put /
         /// all_get), which the sync returns.
@@ -97,12 +152,12 @@ enum State {
         finish: Option<Finish>,
         /// The caller's output (borrowed for the handle's `'a`).
         dst: (*mut u8, usize),
-        then: Option<(Arc<TeamInfo>, Key)>,
+        then: Option<Then>,
     },
     /// A shared-memory barrier: complete once every member's counter has
     /// reached episode `k` (those before `from` have, already).
     ShmBarrier {
-        team: Arc<ShmTeam>,
+        team: Arc<dyn Mechanism>,
         k: u64,
         from: usize,
     },
@@ -164,7 +219,7 @@ impl CollHandle<'static> {
 
     /// A shared-memory barrier entered at episode `k`, not complete at
     /// entry (members before `from` had arrived).
-    pub(crate) fn shm_barrier(team: Arc<ShmTeam>, k: u64, from: usize) -> Self {
+    pub(crate) fn shm_barrier(team: Arc<dyn Mechanism>, k: u64, from: usize) -> Self {
         CollHandle {
             state: State::ShmBarrier { team, k, from },
             _borrow: PhantomData,
@@ -203,7 +258,7 @@ impl<'a> CollHandle<'a> {
     }
 
     /// Pending on `c`, whose writers put the output straight into `dst`
-    /// (a blocking call's reader, `crate::shmdata`): nothing to copy at
+    /// (a blocking call's reader, `crate::shm::data`): nothing to copy at
     /// completion, but dropping the handle waits for it, as for staged
     /// output, since `dst` is written until then.
     pub(crate) fn pending_in_place(c: Arc<Completion>, _dst: &'a mut [u8]) -> Self {
@@ -340,14 +395,10 @@ impl<'a> CollHandle<'a> {
     /// place), it enters a barrier over `t` under `key` (reserved at
     /// initiation), and the handle completes with that barrier. Enters at
     /// once if the part is done already.
-    pub(crate) fn then_out_barrier(mut self, t: Arc<TeamInfo>, key: Key) -> Self {
+    pub(crate) fn then_out_barrier(mut self, out: Then) -> Self {
         match &mut self.state {
-            State::Pending { then, .. } | State::Combine { then, .. } => *then = Some((t, key)),
-            State::Invalid => {
-                self.state = State::OutBarrier {
-                    op: start_out_barrier(&t, key),
-                }
-            }
+            State::Pending { then, .. } | State::Combine { then, .. } => *then = Some(out),
+            State::Invalid => self.state = State::OutBarrier { op: enter(&out) },
             State::ShmBarrier { .. } | State::OutBarrier { .. } | State::Failed(_) => {
                 unreachable!("a barrier has no OUT_ALLSYNC")
             }
@@ -362,13 +413,8 @@ impl<'a> CollHandle<'a> {
         match &mut self.state {
             State::Invalid | State::Failed(_) => return true,
             State::Pending { c, poke, .. } => {
-                let done = c.is_complete()
-                    || (*poke
-                        && crate::shmdata::progress()
-                            + crate::shmsmall::progress()
-                            + crate::hier::progress()
-                            > 0
-                        && c.is_complete());
+                let done =
+                    c.is_complete() || (*poke && progress_mechanisms() > 0 && c.is_complete());
                 if !done {
                     return false;
                 }
@@ -385,8 +431,8 @@ impl<'a> CollHandle<'a> {
                 }
                 let then = then.take();
                 if let Err(e) = inner.take_error() {
-                    if let Some((t, key)) = then {
-                        let _ = start_out_barrier(&t, key);
+                    if let Some(then) = then {
+                        let _ = enter(&then);
                     }
                     self.state = State::Failed(e);
                     return true;
@@ -408,8 +454,8 @@ impl<'a> CollHandle<'a> {
                     f(b, d);
                 }
                 self.state = State::Invalid;
-                if let Some((t, key)) = then {
-                    let op = start_out_barrier(&t, key);
+                if let Some(then) = then {
+                    let op = enter(&then);
                     if !op.is_complete() {
                         self.state = State::OutBarrier { op };
                         return false;
@@ -418,7 +464,7 @@ impl<'a> CollHandle<'a> {
                 return true;
             }
             State::ShmBarrier { team, k, from } => {
-                if !team.arrived_spin(*k, from) {
+                if !team.arrived(*k, from) {
                     return false;
                 }
             }
@@ -454,14 +500,14 @@ impl<'a> CollHandle<'a> {
             if let Some(e) = verdict.and_then(|v| v()) {
                 // The closing barrier is entered all the same: the other
                 // members' syncs wait for it.
-                if let Some((t, key)) = then {
-                    let _ = start_out_barrier(&t, key);
+                if let Some(then) = then {
+                    let _ = enter(&then);
                 }
                 self.state = State::Failed(e);
                 return true;
             }
-            if let Some((t, key)) = then {
-                let op = start_out_barrier(&t, key);
+            if let Some(then) = then {
+                let op = enter(&then);
                 if !op.is_complete() {
                     self.state = State::OutBarrier { op };
                     return false;
@@ -510,7 +556,7 @@ impl<'a> CollHandle<'a> {
                 // may not say that the machine is oversubscribed, and
                 // spinning 2000 polls per wait made the hierarchical
                 // reductions 10-30 times slower).
-                crate::shmbar::wait_until(rt, || self.try_finish());
+                crate::area::wait_until(rt, || self.try_finish());
             } else {
                 rt.spin_until(|| self.try_finish());
             }
@@ -627,7 +673,7 @@ impl<'a> CollHandle<'a> {
             let rt = Runtime::require("gex_coll wait_sync_all")?;
             if handles.iter().any(CollHandle::poked) {
                 // As in `wait`.
-                crate::shmbar::wait_until(rt, || Self::complete_prefix(handles));
+                crate::area::wait_until(rt, || Self::complete_prefix(handles));
             } else {
                 rt.spin_until(|| Self::complete_prefix(handles));
             }

@@ -27,7 +27,7 @@
 //!   go through inline slots in shared memory on every team whose
 //!   members share the neighbourhood, with no lock and no allocation per
 //!   operation, and larger ones on sub-teams in pieces of a slot
-//!   (module `shmsmall`); reductions of elements larger than a slot, and
+//!   (module `shm::small`); reductions of elements larger than a slot, and
 //!   above a slot with user-defined operators on the primordial team of
 //!   a one-neighbourhood job, are gathered through shared memory and
 //!   combined locally in rank order (`coll::reductions_over_am` counts
@@ -35,7 +35,7 @@
 //!   a job that is one neighbourhood (smp; reductions with built-in
 //!   operators) go through shared memory too: eight 16 KiB chunk slots per rank
 //!   in the collectives' area, chunks pipelined, counters in shared memory
-//!   (module `shmdata` documents the protocol).
+//!   (module `shm::data` documents the protocol).
 //! - Elsewhere: dissemination barrier; binomial-tree broadcast (pipelined
 //!   by chunk); binomial-tree reductions and, for small vectors,
 //!   recursive-doubling reduce-to-all, both combining in rank order (so
@@ -60,6 +60,34 @@
 //!   facade does it): it registers the handler and the progress hook and
 //!   sets up the shared memory, collectively.
 //!
+//! # Layers
+//!
+//! The modules form layers; a module uses only modules of its own layer
+//! and of the layers below, and no two modules use each other, directly
+//! or around a circle (`cargo xtask check-layers` checks both, from the
+//! `crate::` paths in the sources, against this table, which
+//! xtask/src/modlayers.rs repeats as `COLL_LAYERS`). Bottom first; each
+//! row of the mechanisms is a layer of its own, above the rows before it
+//! (so the hierarchy may use the AM and shared-memory mechanisms, never
+//! the reverse):
+//!
+//! | Layer | Modules | What |
+//! |---|---|---|
+//! | base | `engine`, `tree`, `reduce`, `sync` | the AM engine (one handler, operations keyed by team and call), tree shapes, the operators, the sync modes |
+//! | state | `area`, `team`, `args` | the shared-memory area (layout, channels and each team's view of its channel, the paced wait), the team registry (with each team's grouping by neighbourhood), the argument checks |
+//! | handles | `handle` | [`CollHandle`]; it advances a mechanism's operation through the trait `handle::Mechanism` only |
+//! | mechanisms | `am` | Active Message algorithms over the engine (`am::algos`), the AM barrier and all-gather, `OUT_ALLSYNC`'s barrier |
+//! | | `shmbar` | the shared-memory barrier (and `flat_barrier`: it, or the AM one) |
+//! | | `shm` | shared-memory data: inline slots and pieces (`shm::small`), pipelined chunks (`shm::data`) |
+//! | | `hier` | the hierarchy, composing the others: broadcast, reductions, barrier (`hier`), scatter/gather/exchange (`hier::blocks`) |
+//! | | `barrier` | the barrier of any team (hierarchical, shared memory or AM) and `IN_ALLSYNC`'s entry barrier |
+//! | | `onesided` | the segment-hint (one-sided) algorithms and the address modes ([`Addrs`]) |
+//! | planner | `plan` | per call: the checks, then the mechanism, from the team, the sizes, the modes, the hints and the settings |
+//! | public forms | `coll`, `addr`, `multi`, `allput`, `g1`, `teams` | the EX calls and their blocking forms, the address-mode, multi-image and all_put/all_get forms, the GASNet-1 barrier, the team constructors |
+//!
+//! The crate root (this file) sits above them all: the re-exports, the
+//! settings and [`register`].
+//!
 //! # For layer and conduit authors
 //!
 //! [`register`] and the modules [`coll`] and [`reduce`] as modules are the
@@ -68,25 +96,43 @@
 
 #![warn(missing_docs)]
 
-mod algos;
-mod allput;
-pub mod coll;
+// The modules, by layer (bottom first; see "Layers" above). A module may
+// use the modules of the layers below its own; `cargo xtask check-layers`
+// checks it (xtask/src/modlayers.rs, `COLL_LAYERS`).
+//
+// Base: the engine, the tree shapes, the operators, the sync modes.
 mod engine;
-mod g1;
-mod handle;
-mod hier;
-mod hierx;
-mod multi;
 pub mod reduce;
-mod seg;
+mod sync;
+mod tree;
+// State: the shared area, the team registry, the argument checks.
+mod area;
+mod args;
+mod team;
+// Handles.
+mod handle;
+// Mechanisms, each a layer above the previous: AM, shared-memory
+// barrier, shared-memory data, hierarchy, any team's barrier, one-sided.
+mod am;
+mod barrier;
+mod hier;
+mod onesided;
 mod shm;
 mod shmbar;
-mod shmdata;
-mod shmsmall;
-mod sync;
-mod team;
-mod tree;
+// The planner.
+mod plan;
+// Public forms.
+mod addr;
+mod allput;
+pub mod coll;
+mod g1;
+mod multi;
+mod teams;
 
+pub use addr::{
+    broadcast_nb_with, broadcast_with, exchange_nb_with, exchange_with, gather_all_nb_with,
+    gather_all_with, gather_nb_with, gather_with, scatter_nb_with, scatter_with,
+};
 pub use allput::{
     all_get, all_get_nb, all_geti, all_geti_nb, all_put, all_put_nb, all_puti, all_puti_nb,
     Partners,
@@ -106,12 +152,9 @@ pub use multi::{
     broadcasti, broadcasti_nb, exchangei, exchangei_nb, gather_alli, gather_alli_nb, gatheri,
     gatheri_nb, scatteri, scatteri_nb, Images,
 };
+pub use onesided::Addrs;
 pub use reduce::{reduce_sequential, Elem, ReduceOp, UserReduceFn};
-pub use seg::{
-    broadcast_nb_with, broadcast_with, exchange_nb_with, exchange_with, gather_all_nb_with,
-    gather_all_with, gather_nb_with, gather_with, scatter_nb_with, scatter_with, Addrs,
-};
-pub use team::{
+pub use teams::{
     recommended_scratch_size, tm_create, tm_create_scratch_size, tm_create_scratch_size_for,
     tm_destroy, tm_split, tm_split_scratch_size,
 };
@@ -197,7 +240,8 @@ impl CollSettings {
 /// environment).
 pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
     engine::set_force_defer(settings.force_defer);
-    shmdata::set_reduce_scatter(settings.reduce_scatter);
+    shm::data::set_reduce_scatter(settings.reduce_scatter);
+    handle::set_mechanisms(&[&shm::ChunkedData, &shm::SmallData, &hier::Hierarchy]);
     let mut table = [HandlerEntry::request(
         engine::H_COLL,
         Flags::AM_MEDIUM,
@@ -209,7 +253,7 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
     // block), so it keeps no LayerAm.
     register_internal_handlers(ep, &mut table)?;
     ep.runtime().add_progress_hook(progress_hook)?;
-    shm::setup(
+    area::setup(
         ep.runtime(),
         settings.force_am,
         !settings.no_single_copy,
@@ -220,7 +264,7 @@ pub fn register_with(ep: &Ep, settings: &CollSettings) -> Result<()> {
 /// The layer's progress: deferred sends, then the shared-memory data
 /// collectives (shared-memory barriers are looked at by their handles).
 fn progress_hook() -> usize {
-    engine::retry_deferred() + shmdata::progress() + shmsmall::progress() + hier::progress()
+    engine::retry_deferred() + shm::data::progress() + shm::small::progress() + hier::progress()
 }
 
 #[cfg(test)]

@@ -34,6 +34,9 @@
 //! Segment hints are checked (every member's verdict is exchanged, so a
 //! false one is the same error everywhere, nothing moved); the data is
 //! staged all the same.
+//!
+//! Layer: public forms. Uses the AM and one-sided mechanisms, the team
+//! barrier, the handles, the registry and the base modules.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -41,13 +44,16 @@ use std::sync::Arc;
 use gex_core::{context, Staging, Tm, TmRef};
 use gex_types::{Error, Flags, Rank, Result};
 
-use crate::algos::write_staging;
-use crate::coll::{check_root, check_size, fin, out_key};
+use crate::am::algos::write_staging;
+use crate::am::allgather_v;
+use crate::am::{fin, out_key};
+use crate::args::{check_root, check_size};
+use crate::barrier::enter_all;
 use crate::engine::{hash_id, signature, Cx, Logic, Op, Out, WithSends};
 use crate::handle::CollHandle;
-use crate::seg::{rank_map, HINTS};
+use crate::onesided::{rank_map, HINTS};
 use crate::sync;
-use crate::team::{allgather_v, team_of, TeamInfo};
+use crate::team::{team_of, TeamInfo};
 
 /// Where the images of a multi-address call live (see the module
 /// documentation).
@@ -350,7 +356,7 @@ fn begin(
     };
     check_size(call, nb.saturating_mul(lay.nblocks.max(1)))?;
     if mode.in_all && !gathered {
-        sync::enter_all(&t, None, call);
+        enter_all(&t, None, call);
     }
     Ok(Call {
         name: call,

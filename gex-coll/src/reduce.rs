@@ -7,6 +7,9 @@
 //! MAX are IEEE minNum/maxNum (`f64::min`/`max`: a quiet NaN loses to a
 //! number). Elements are read and written with native byte order and no
 //! alignment requirement, so buffers of any alignment work.
+//!
+//! Layer: base (public: the operators of every reduction). Uses the tree
+//! shapes in its tests only.
 
 use std::sync::Arc;
 

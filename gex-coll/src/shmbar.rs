@@ -4,7 +4,7 @@
 //! # Channels
 //!
 //! Each team of that kind owns one channel of the neighbourhood's area
-//! (`crate::shm`) while it lives: channel 0 is the primordial team's, and a
+//! (`crate::area`) while it lives: channel 0 is the primordial team's, and a
 //! derived team takes the lowest channel that is free on every member
 //! (members report their free channels in the records that team
 //! construction gathers anyway, then claim the channel and exchange the
@@ -34,54 +34,30 @@
 //! at the counters itself (nothing is kept per thread, so the handle may
 //! move between threads). Nothing happens in AM handlers or the progress
 //! hook.
+//!
+//! Layer: a mechanism. Uses the shared area (the channel views, whose
+//! state this module's protocol drives), the AM mechanism (the barrier of
+//! a team without a channel, `flat_barrier`), the handles and the
+//! registry.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{LazyLock, Mutex};
+use std::sync::atomic::Ordering;
 
-use crate::engine::lock;
-use crate::shm::{self, CHANNELS};
-use crate::shmsmall::SmallTeam;
+use crate::am::am_barrier;
+use crate::area::{ShmTeam, OVERSUBSCRIBED};
+use crate::handle::{CollHandle, Mechanism};
+use crate::team::TeamInfo;
 
-/// One team's view of its channel.
-pub(crate) struct ShmTeam {
-    /// Every member's counter, in team-rank order.
-    counters: Box<[&'static AtomicU64]>,
-    /// Every member's counter when the team was created.
-    base: Box<[u64]>,
-    /// This process's team rank.
-    me: usize,
-    /// The channel, released when the team is destroyed.
-    pub(crate) channel: usize,
-    /// Barriers initiated over the team by this member.
-    entered: AtomicU64,
-    /// The small data collectives' view of the channel.
-    pub(crate) small: SmallTeam,
+/// A barrier's handle looks at the members' counters itself.
+impl Mechanism for ShmTeam {
+    #[inline]
+    fn arrived(&self, k: u64, from: &mut usize) -> bool {
+        self.arrived_spin(k, from)
+    }
 }
 
+/// The barrier protocol over a team's channel (its state is the shared
+/// area's, `crate::area::ShmTeam`).
 impl ShmTeam {
-    /// The team over `members` (jobranks in rank order, all in this
-    /// neighbourhood), whose member `me` is this process, on channel `ch`
-    /// with the counters `base` had at creation.
-    pub(crate) fn new(members: &[gex_types::Rank], me: usize, ch: usize, base: Vec<u64>) -> Self {
-        let area = shm::area().expect("a shared-memory team needs the area");
-        let locals: Box<[usize]> = members
-            .iter()
-            .map(|&j| {
-                area.local_index(j)
-                    .expect("every member shares the neighbourhood")
-            })
-            .collect();
-        let counters = locals.iter().map(|&l| area.counter(ch, l)).collect();
-        ShmTeam {
-            small: SmallTeam::new(ch, locals, me),
-            counters,
-            base: base.into(),
-            me,
-            channel: ch,
-            entered: AtomicU64::new(0),
-        }
-    }
-
     /// Whether every member from `*from` on has entered barrier `k`;
     /// advances `*from` past those that have.
     #[inline]
@@ -174,84 +150,17 @@ impl ShmTeam {
 /// Extra looks at a pending barrier per test.
 const RELOOKS: u32 = 16;
 
-/// Whether this host runs more ranks than it has cores.
-pub(crate) static OVERSUBSCRIBED: LazyLock<bool> = LazyLock::new(|| {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    gex_core::Runtime::get().is_some_and(|rt| rt.conduit().layout().host.len() > cores)
-});
-
-/// How long a waiter spins, with a core per rank, before it starts
-/// yielding its core: several times what a 64 KiB operation takes when
-/// both sides run, far less than a scheduler's time slice (when the
-/// member waited for shares this core with it, for instance because
-/// other processes took the rest, each wait costs this long: spinning
-/// for 2000 polls, about 600 us, made a 64 KiB broadcast take that per
-/// operation on a loaded machine).
-const SPIN_FOR: std::time::Duration = std::time::Duration::from_micros(20);
-
-/// Looks at the condition between two polls, with a core per rank.
-const LOOKS: u32 = 32;
-
-/// The shared-memory collectives' one wait (`crate::shmsmall`'s inline
-/// slots, `crate::shmdata`'s chunks): polls until `cond` holds. With a
-/// core per rank it looks [`LOOKS`] times between polls (a poll runs
-/// every layer's progress, far longer than a look at one line, so a
-/// change is seen sooner) and, once it has waited [`SPIN_FOR`], yields
-/// after every idle poll (the member waited for has probably lost its
-/// core); when ranks share cores it looks once and yields after every
-/// idle poll (the member waited for may need this core). Those yields are
-/// the `SpinBlock` wait mode's; `Spin` never yields, `Block` after every
-/// idle poll (`gex_core::Runtime::idle_pause`).
-pub(crate) fn wait_until(rt: &gex_core::Runtime, mut cond: impl FnMut() -> bool) {
-    if cond() {
-        return;
+/// Enters a barrier over `t`, a team without a hierarchy: over its
+/// shared-memory channel if it has one, else dissemination over Active
+/// Messages ([`crate::am::am_barrier`]). `INVALID` if complete at once.
+pub(crate) fn flat_barrier(t: &TeamInfo, call: &'static str) -> CollHandle<'static> {
+    // Every member of a team takes the same path, so the shared-memory one
+    // need not number its barriers in the team's sequence of AM operations.
+    if let Some(s) = t.shm_team() {
+        return match s.enter() {
+            None => CollHandle::INVALID,
+            Some((k, from)) => CollHandle::shm_barrier(s.clone(), k, from),
+        };
     }
-    let over = *OVERSUBSCRIBED;
-    let looks = if over { 1 } else { LOOKS };
-    let t0 = std::time::Instant::now();
-    let mut patient = !over;
-    loop {
-        for _ in 0..looks {
-            if cond() {
-                return;
-            }
-            std::hint::spin_loop();
-        }
-        if rt.progress() > 0 {
-            continue;
-        }
-        if patient && t0.elapsed() >= SPIN_FOR {
-            patient = false;
-        }
-        // The wait mode decides (`gasnet_set_waitmode`): by default a
-        // yield once the spin time is over.
-        gex_core::Runtime::idle_pause(!patient);
-    }
-}
-
-/// This process's free channels (bit `c` set: channel `c` is free).
-static FREE: Mutex<u64> = Mutex::new(!1u64);
-
-const _: () = assert!(CHANNELS == 64);
-
-/// The channels free here now, for a team-construction record.
-pub(crate) fn free_channels() -> u64 {
-    *lock(&FREE)
-}
-
-/// Claims channel `ch`; false if it is taken (by a team built meanwhile
-/// by another thread).
-pub(crate) fn claim(ch: usize) -> bool {
-    let mut f = lock(&FREE);
-    let bit = 1u64 << ch;
-    let free = *f & bit != 0;
-    *f &= !bit;
-    free
-}
-
-/// Releases channel `ch` (its team is destroyed or did not get it).
-pub(crate) fn release(ch: usize) {
-    if ch != 0 {
-        *lock(&FREE) |= 1u64 << ch;
-    }
+    am_barrier(t, t.next_key(), call)
 }

@@ -33,18 +33,16 @@
 //!   barrier before and after. A member must sync (or drop) its handle for
 //!   the others' syncs to succeed.
 //!
+//! Here: the modes and their parsing (layer: bottom, uses nothing of
+//! gex-coll); the `IN_ALLSYNC` barrier is `crate::barrier::enter_all`,
+//! the `OUT_ALLSYNC` one `crate::am::start_out_barrier`.
+//!
 //! The mode is single-valued: it goes into every message's signature, so
 //! members that disagree end the job with a message once they exchange
 //! one (a disagreement that changes no message, such as `IN_ALLSYNC` on a
 //! shared-memory team's barrier, is not detected).
 
-use std::sync::{Arc, Mutex};
-
-use gex_types::{Error, Flags, Rank, Result};
-
-use crate::algos::{Collect, CollectSink, Dissem};
-use crate::engine::{self, send_now, signature, Key, Op};
-use crate::team::{barrier_blocking, TeamInfo};
+use gex_types::{Error, Flags, Result};
 
 const IN: Flags = Flags::COLL_IN_NOSYNC
     .union(Flags::COLL_IN_MYSYNC)
@@ -121,58 +119,6 @@ fn parse_flags(call: &str, flags: Flags) -> Result<SyncMode> {
         out_all: o == 2,
         word: i * 3 + o,
     })
-}
-
-/// `IN_ALLSYNC` at initiation, before any input is read: returns once
-/// this member may read its input (see the module documentation).
-/// `root`: the member whose input is the only one, for broadcast and
-/// scatter.
-pub(crate) fn enter_all(t: &TeamInfo, root: Option<Rank>, call: &'static str) {
-    if t.size() == 1 {
-        return;
-    }
-    let Some(root) = root.filter(|_| !t.uses_shared_memory()) else {
-        barrier_blocking(t);
-        return;
-    };
-    let key = t.next_key();
-    let sig = signature("in_allsync", &[u64::from(root)]);
-    if t.me != root {
-        send_now(key, sig, t.members[root as usize], t.me, &[]);
-        return;
-    }
-    let n = t.size() as usize;
-    let op = Op::start(
-        key,
-        sig,
-        call,
-        Box::new(Collect {
-            initial: Vec::new(),
-            expect_msgs: n - 1,
-            got_msgs: 0,
-            sink: CollectSink::Blocks(Arc::new(Mutex::new(vec![None; n]))),
-        }),
-    );
-    engine::wait(&op);
-}
-
-/// The barrier of `OUT_ALLSYNC`, under the key reserved at initiation:
-/// started by this member once its output is in place.
-pub(crate) fn start_out_barrier(t: &TeamInfo, key: Key) -> Arc<Op> {
-    // Computed without a SINGLE call's address word: a member may enter
-    // this barrier inside the initiation call or later, in a sync.
-    Op::start(
-        key,
-        engine::with_sig_extra(0, || signature("out_allsync", &[])),
-        "OUT_ALLSYNC barrier",
-        Box::new(Dissem::new(
-            t.members.clone(),
-            t.me,
-            0,
-            |_, _| 0,
-            Default::default(),
-        )),
-    )
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@
 //!   reduction that combines each child's result after its own, children in
 //!   increasing order, therefore combines in rank order: what a
 //!   non-commutative operator needs.
+//!
+//! Layer: base. Uses nothing of gex-coll.
 
 /// Number of dissemination rounds among `n` members: `ceil(log2 n)`.
 pub fn dissemination_rounds(n: u32) -> u32 {

@@ -6,6 +6,7 @@ mod cluster;
 mod install;
 mod layers;
 mod meta;
+mod modlayers;
 mod startup;
 mod suite;
 
@@ -265,13 +266,26 @@ impl Ctx {
         for line in &report.lines {
             println!("  {line}");
         }
-        if report.passed() {
-            println!("check-layers: {} crates OK", graph.len());
+        println!("xtask: checking gex-coll's module imports against its layer table");
+        let root = meta::workspace_root(self.metadata()?)
+            .ok_or_else(|| Failure::from("cargo metadata has no workspace_root".to_string()))?;
+        let modules = modlayers::module_graph(&root.join("gex-coll").join("src"))?;
+        let coll = modlayers::check("gex-coll", &modules, modlayers::COLL_LAYERS);
+        for line in &coll.lines {
+            println!("  {line}");
+        }
+        if report.passed() && coll.passed() {
+            println!(
+                "check-layers: {} crates OK; gex-coll's {} modules OK",
+                graph.len(),
+                modules.len()
+            );
             Ok(())
         } else {
             Err(format!(
-                "check-layers: {} violation(s) of the layer rules (DESIGN.md section 2)",
-                report.violations
+                "check-layers: {} violation(s) of the crate layer rules (DESIGN.md section 2), \
+                 {} of gex-coll's module layers (gex-coll/src/lib.rs, \"Layers\")",
+                report.violations, coll.violations
             )
             .into())
         }

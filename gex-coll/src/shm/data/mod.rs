@@ -7,7 +7,7 @@
 //!
 //! Each rank has [`SLOTS`] chunk slots of [`CHUNK`] bytes in the
 //! neighbourhood's area and a control slot with its counters
-//! (`crate::shm::DataCtl`). Data operations are numbered `1, 2, ...` in
+//! (`crate::area::DataCtl`). Data operations are numbered `1, 2, ...` in
 //! the order the rank calls them (every member makes the same calls in the
 //! same order, so the numbers agree); a payload travels in chunks of at
 //! most `CHUNK` bytes, chunk `i` in slot `i % SLOTS`, so a writer fills
@@ -51,15 +51,15 @@
 //! member's whole vector (`n` vectors read per member, `n^2` per
 //! operation) and a reduce-to-one's root reads all `n`: the cost grows
 //! with the rank count, and on a many-core node it is bound by memory
-//! bandwidth. From [`RS_MIN_RANKS`] members and [`RS_MIN_BYTES`] bytes
-//! ([`reduce_scatter`]: single-valued arguments only, so every member
+//! bandwidth. From [`RS_MIN_RANKS`](reduce_scatter::RS_MIN_RANKS) members and [`RS_MIN_BYTES`](reduce_scatter::RS_MIN_BYTES) bytes
+//! ([`reduce_scatter()`]: single-valued arguments only, so every member
 //! chooses the same; `GEX_COLL_REDUCE_SCATTER` forces either way, and
 //! the choice is folded into the signature) a reduce-to-all goes by
 //! reduce-scatter instead, through the same chunks and counters (a
 //! reduce-to-one only when forced, see below):
 //!
 //! - every member writes its whole input, chunk by chunk, as above;
-//! - each chunk is split into `n` shares ([`share`]: runs of whole
+//! - each chunk is split into `n` shares ([`share`](reduce_scatter::share): runs of whole
 //!   elements filling 64 bytes, dealt out as evenly as possible in member
 //!   order; an element never straddles two shares or two chunks; a short
 //!   last chunk leaves some members an empty share); once every member
@@ -123,7 +123,7 @@
 //! A reader of a non-blocking call consumes into a staging buffer, which
 //! the handle copies into the caller's buffer at completion: the hook may
 //! consume while nobody holds the handle, and a handle may be forgotten.
-//! A blocking call (`crate::shmsmall::blocking`) waits before its borrow
+//! A blocking call (`crate::shm::small::blocking`) waits before its borrow
 //! of the output ends, so its reader consumes straight into the caller's
 //! buffer: one copy out of shared memory, no staging buffer to allocate,
 //! zero and copy again.
@@ -156,27 +156,31 @@
 //! Nothing arriving from another rank is used as an address in this
 //! process or as a length: every length is the reader's own (the single
 //! copy's address is the other process's, and only the kernel uses it).
+//!
+//! Part of the shared-memory data mechanism (`crate::shm`); uses the
+//! shared area, the engine, the handles, the operators and the registry,
+//! `crate::shm::order` (what the two paths share) and `crate::shm::small`
+//! (how far the small operations on the primordial team have got).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use gex_core::{Completion, Runtime, Staging};
 use gex_types::{Dt, Rank};
 
+use crate::area::{self, Area, CHUNK, SLOTS};
 use crate::engine::lock;
 use crate::handle::CollHandle;
 use crate::reduce::{combine, ReduceOp};
-use crate::shm::{self, Area, CHUNK, SLOTS};
 
-const CHUNK_BITS: u32 = 20;
+mod reduce_scatter;
 
-/// Whether the data collectives over a team go through shared memory:
-/// the primordial team (its barriers on channel 0, which only it holds)
-/// over a neighbourhood that is the whole job.
-pub(crate) fn eligible(t: &crate::team::TeamInfo) -> bool {
-    t.size() > 1 && t.shm_channel() == Some(0) && shm::area().is_some_and(|a| a.whole_job())
-}
+pub(crate) use super::order::eligible;
+use super::order::{is_blocking, set_started, CHUNK_BITS};
+
+use reduce_scatter::{advance_rs, RS_SIG};
+pub(crate) use reduce_scatter::{reduce_scatter, set_reduce_scatter};
 
 /// Whether a reduction goes through shared memory: [`eligible`] and a
 /// built-in operator (whose elements, of 4 or 8 bytes, never straddle
@@ -186,18 +190,18 @@ pub(crate) fn reduce_eligible(t: &crate::team::TeamInfo, op: &ReduceOp) -> bool 
 }
 
 fn area() -> &'static Area {
-    shm::area().expect("shared-memory data collectives need the area")
+    area::area().expect("shared-memory data collectives need the area")
 }
 
-fn chunks(nbytes: usize) -> u64 {
+pub(super) fn chunks(nbytes: usize) -> u64 {
     nbytes.div_ceil(CHUNK).max(1) as u64
 }
 
-fn mark(k: u64, chunks: u64) -> u64 {
+pub(super) fn mark(k: u64, chunks: u64) -> u64 {
     (k << CHUNK_BITS) | chunks
 }
 
-enum Kind {
+pub(super) enum Kind {
     /// Data this rank receives from `root` alone: all of it (broadcast),
     /// or block `me` of `nb` bytes (`block: Some(nb)`, scatter).
     Read { root: Rank, block: Option<usize> },
@@ -235,7 +239,7 @@ impl Output {
     /// For a reader whose caller's buffer is `dst`, of `len` bytes of
     /// output: in place when the call is blocking.
     fn for_call(dst: &mut [u8], len: usize) -> Output {
-        if crate::shmsmall::is_blocking() {
+        if is_blocking() {
             assert_eq!(dst.len(), len, "output length");
             Output::InPlace(dst.as_mut_ptr(), len)
         } else {
@@ -275,12 +279,12 @@ impl Output {
     }
 }
 
-struct Entry {
+pub(super) struct Entry {
     k: u64,
     nbytes: usize,
     got: u64,
     /// Small operations this rank had started over the team when this
-    /// one started (`crate::shmsmall::primordial_started`).
+    /// one started (`crate::shm::small::primordial_started`).
     small_at: u64,
     sig: u64,
     kind: Kind,
@@ -312,7 +316,19 @@ static LOCAL: Mutex<Local> = Mutex::new(Local {
 /// `LOCAL.queue.len()`, read without the lock.
 static QUEUED: AtomicUsize = AtomicUsize::new(0);
 
-fn me() -> usize {
+pub(super) fn check_sig(a: &Area, k: u64, sig: u64, writer: usize) {
+    let got = a.data_ctl(writer).sig.load(Ordering::Relaxed);
+    if got != sig {
+        gex_core::fatal(&format!(
+            "gex-coll: collective mismatch in shared-memory data operation {}: rank {writer} \
+             called a different collective or passed different single-valued arguments \
+             (signature {got:#x}, this rank {sig:#x})",
+            k
+        ));
+    }
+}
+
+pub(super) fn me() -> usize {
     Runtime::get()
         .expect("collectives run after client init")
         .jobrank() as usize
@@ -396,43 +412,17 @@ fn ready(a: &Area, e: &Entry) -> bool {
 /// this operation, in its initiation call, before it starts any later
 /// one; so it took the small path (a writer's input up to 1 KiB) for
 /// this call, which would otherwise wait for it forever.
-fn check_skipped(a: &Area, small_at: u64, k: u64, m: usize, want: u64) {
+pub(super) fn check_skipped(a: &Area, small_at: u64, k: u64, m: usize, want: u64) {
     // The count is looked at again after the slot (which the writer
     // stores after it): a writer that posted this operation and went on
     // between the two loads is no mismatch.
-    if crate::shmsmall::primordial_wrote(m, small_at + 1)
+    if crate::shm::small::primordial_wrote(m, small_at + 1)
         && a.data_ctl(m).posted.load(Ordering::Acquire) < want
     {
         gex_core::fatal(&format!(
             "gex-coll: collective mismatch in shared-memory data operation {}: rank {m} took the \
              small-collective path (at most 1 KiB per writer) where this rank took the chunked \
              one: the members passed different sizes (or a different collective)",
-            k
-        ));
-    }
-}
-
-/// Data operations this rank has started (numbered from 1, in call
-/// order on the primordial team).
-pub(crate) fn started() -> u64 {
-    STARTED.load(Ordering::Relaxed)
-}
-
-/// The last data operation rank `local` posted a chunk of (0: none).
-pub(crate) fn posted_op(local: usize) -> u64 {
-    area().data_ctl(local).posted.load(Ordering::Acquire) >> CHUNK_BITS
-}
-
-/// `LOCAL.k`, read without the lock.
-static STARTED: AtomicU64 = AtomicU64::new(0);
-
-fn check_sig(a: &Area, k: u64, sig: u64, writer: usize) {
-    let got = a.data_ctl(writer).sig.load(Ordering::Relaxed);
-    if got != sig {
-        gex_core::fatal(&format!(
-            "gex-coll: collective mismatch in shared-memory data operation {}: rank {writer} \
-             called a different collective or passed different single-valued arguments \
-             (signature {got:#x}, this rank {sig:#x})",
             k
         ));
     }
@@ -466,7 +456,7 @@ fn consume(a: &Area, e: &mut Entry) -> u64 {
             // The address is only used by the kernel, in the root's
             // process: a wrong one reads other bytes of that process or
             // fails, and the length is this rank's own.
-            if let Err(err) = unsafe { shm::read_process(pid, at, output.ptr(), len) } {
+            if let Err(err) = unsafe { area::read_process(pid, at, output.ptr(), len) } {
                 gex_core::fatal(&format!(
                     "gex-coll: single-copy read of {len} bytes from rank {r} (data operation {}) failed: {err}",
                     e.k
@@ -597,7 +587,7 @@ fn wait_done(a: &Area, rt: &Runtime, members: usize, me: usize, who: Readers, ne
             .filter(|&m| who.reads(m, me))
             .all(|m| a.data_ctl(m).done.load(Ordering::Acquire) >= need)
     };
-    crate::shmbar::wait_until(rt, done);
+    crate::area::wait_until(rt, done);
 }
 
 /// Writes `data` as this rank's part of operation `k`, chunk by chunk,
@@ -655,7 +645,7 @@ fn begin(writes: bool) -> (u64, u64, bool) {
     let mut st = lock(&LOCAL);
     st.k += 1;
     let k = st.k;
-    STARTED.store(k, Ordering::Relaxed);
+    set_started(k);
     let last = st.last_write;
     if writes {
         st.last_write = k;
@@ -683,7 +673,7 @@ fn read_direct(e: &mut Entry) {
     let rt = Runtime::get().expect("collectives run after client init");
     let total = chunks(e.nbytes);
     while e.got < total {
-        crate::shmbar::wait_until(rt, || ready(a, e));
+        crate::area::wait_until(rt, || ready(a, e));
         let n = consume(a, e);
         e.got += n;
         // Release: the reads of the chunk happen before the writer may
@@ -713,7 +703,7 @@ pub(crate) fn write_only(sig: u64, data: &[u8], members: usize, readers: Readers
         k,
         nbytes: data.len(),
         got: 0,
-        small_at: crate::shmsmall::primordial_started(),
+        small_at: crate::shm::small::primordial_started(),
         sig,
         kind: Kind::Wrote,
         out: None,
@@ -730,7 +720,7 @@ pub(crate) const SINGLE_COPY_MIN: usize = 32 << 10;
 
 /// Whether a root's `per_reader` bytes go by [`offer`].
 pub(crate) fn single_copy(per_reader: usize) -> bool {
-    per_reader >= SINGLE_COPY_MIN && crate::shmsmall::is_blocking() && area().cma_pid(0).is_some()
+    per_reader >= SINGLE_COPY_MIN && is_blocking() && area().cma_pid(0).is_some()
 }
 
 /// A broadcast or scatter root whose call is blocking: offers `data` in
@@ -768,7 +758,7 @@ pub(crate) fn offer(sig: u64, data: &[u8], members: usize, then: impl FnOnce()) 
         k,
         nbytes: data.len(),
         got: 0,
-        small_at: crate::shmsmall::primordial_started(),
+        small_at: crate::shm::small::primordial_started(),
         sig,
         kind: Kind::Wrote,
         out: None,
@@ -795,7 +785,7 @@ pub(crate) fn read_one<'a>(
             k,
             nbytes,
             got: 0,
-            small_at: crate::shmsmall::primordial_started(),
+            small_at: crate::shm::small::primordial_started(),
             sig,
             kind: Kind::Read { root, block },
             out: Some(out),
@@ -808,7 +798,7 @@ pub(crate) fn read_one<'a>(
         k,
         nbytes,
         got: 0,
-        small_at: crate::shmsmall::primordial_started(),
+        small_at: crate::shm::small::primordial_started(),
         sig,
         kind: Kind::Read { root, block },
         out: Some(out.dup()),
@@ -907,7 +897,7 @@ fn queue_and_write(
         k,
         nbytes: data.len(),
         got: 0,
-        small_at: crate::shmsmall::primordial_started(),
+        small_at: crate::shm::small::primordial_started(),
         sig,
         kind,
         out: Some(out),
@@ -920,7 +910,7 @@ fn queue_and_write(
 
 /// A member other than the root of a reduce-to-one of `data` (a
 /// built-in operator) over `members` ranks: by reduce-scatter when
-/// [`reduce_scatter`] chooses it (this member reduces its share of each
+/// [`reduce_scatter()`] chooses it (this member reduces its share of each
 /// chunk, the root gathers the shares; the handle completes once this
 /// member has reduced its last share), otherwise it only writes (the
 /// root reads every member's input) and the handle is `INVALID`.
@@ -949,262 +939,4 @@ pub(crate) fn reduce_member(
     let out = Output::Staged(Staging::new(data.len().min(CHUNK)));
     let c = queue_and_write(sig ^ RS_SIG, data, members, kind, Readers::Everyone, out);
     CollHandle::pending(c).shm_poke()
-}
-
-/// Folded into the signature of a reduction by reduce-scatter, so that
-/// members that chose differently (`GEX_COLL_REDUCE_SCATTER` set
-/// differently) end the job with a mismatch instead of misreading.
-const RS_SIG: u64 = 0x5253 << 48;
-
-/// Reduce-scatter for reductions of at least this many bytes ...
-pub(crate) const RS_MIN_BYTES: usize = 16 << 10;
-
-/// ... over at least this many members (see "Reduce-scatter" above for
-/// where the figures come from: on the 2-core machine measured, every
-/// rank count from 2 gained from 16 KiB on when the cores were not
-/// contended, some at 8 KiB, none at 2 KiB).
-pub(crate) const RS_MIN_RANKS: usize = 2;
-
-/// `GEX_COLL_REDUCE_SCATTER`: 0 by size and rank count, 1 never, 2
-/// always.
-static RS_MODE: AtomicU8 = AtomicU8::new(0);
-
-/// Applies `CollSettings::reduce_scatter` (at client init): `None` by
-/// size and rank count, `Some(false)` never, `Some(true)` always.
-pub(crate) fn set_reduce_scatter(v: Option<bool>) {
-    RS_MODE.store(
-        match v {
-            None => 0,
-            Some(false) => 1,
-            Some(true) => 2,
-        },
-        Ordering::Relaxed,
-    );
-}
-
-/// Whether a shared-memory reduction of `nbytes` over `n` members (to
-/// all members if `to_all`, else to one) goes by reduce-scatter: a
-/// function of single-valued arguments (and a setting that the
-/// signature covers), so every member chooses the same. A reduce-to-one
-/// does so only when the setting says always: measured on 2 cores it
-/// was slower at every size and rank count (see "Reduce-scatter" above).
-pub(crate) fn reduce_scatter(n: usize, nbytes: usize, to_all: bool) -> bool {
-    match RS_MODE.load(Ordering::Relaxed) {
-        1 => false,
-        2 => n > 1,
-        _ => to_all && n >= RS_MIN_RANKS && nbytes >= RS_MIN_BYTES,
-    }
-}
-
-/// Bytes `[lo, hi)` of a chunk of `len` bytes (whole `dt_sz`-byte
-/// elements) that member `m` of `n` reduces: the chunk split into runs
-/// of whole elements filling 64 bytes (a cache line, when `dt_sz`
-/// divides 64) and the runs shared out as evenly as possible, in member
-/// order (the last run may be short; members get none when there are
-/// fewer runs than members). Shares are contiguous, disjoint and cover
-/// the chunk; every bound is a multiple of `dt_sz`.
-pub(crate) fn share(len: usize, dt_sz: usize, n: usize, m: usize) -> (usize, usize) {
-    let g = (64 / dt_sz).max(1) * dt_sz;
-    let runs = len.div_ceil(g);
-    let at = |j: usize| (j * runs / n * g).min(len);
-    (at(m), at(m + 1))
-}
-
-/// Advances a reduce-scatter entry (see "Reduce-scatter" above) as far as
-/// the others allow: reduces this member's share of each chunk every
-/// member has posted, in order, publishing it in its own buffer; then, if
-/// it gathers, copies the others' shares of each chunk every member has
-/// reduced. Stores `done` as it goes (for a member that does not gather,
-/// once its share is reduced: nobody reads its input after that, and the
-/// root's `done` covers its published share); returns the chunks done.
-fn advance_rs(a: &Area, e: &mut Entry) -> u64 {
-    let me = me();
-    let mine = a.data_ctl(me);
-    let total = chunks(e.nbytes);
-    let Kind::Rs {
-        n,
-        dt,
-        dt_sz,
-        ref op,
-        ref mut red,
-        gathers,
-    } = e.kind
-    else {
-        unreachable!("a reduce-scatter entry")
-    };
-    let output = e.out.as_ref().expect("a reducer has an output");
-    // The output's bytes `[at, at + len)`.
-    let out = |at: usize, len: usize| {
-        assert!(at + len <= output.len(), "output range");
-        // SAFETY: in range (asserted); the output is a staging buffer or
-        // a blocking caller's buffer (see `Output`), and this queue entry
-        // is its only writer until its completion is signalled; the
-        // ranges written by one call do not overlap.
-        unsafe { std::slice::from_raw_parts_mut(output.ptr().add(at), len) }
-    };
-    // Bytes `[lo, hi)` of member `m`'s slot `slot`.
-    // SAFETY (each read): `hi <= len <= CHUNK`, inside the slot; the
-    // bytes were posted (or, for a share, published: acquire loads
-    // below) and are not overwritten before this rank's `done` says it
-    // is through with them; nothing else writes them meanwhile (a member
-    // writes only its own share of its posted slot).
-    let buf = |m: usize, slot: usize, lo: usize, hi: usize| unsafe {
-        std::slice::from_raw_parts(a.data_slot(m, slot).add(lo), hi - lo)
-    };
-    let k = e.k;
-    let mut moved = 0;
-    loop {
-        let mut stepped = false;
-        // Reduce this member's share of chunk `red`, once all posted it.
-        while *red < total {
-            let want = mark(k, *red + 1);
-            let posted = |m: usize| {
-                let ok = a.data_ctl(m).posted.load(Ordering::Acquire) >= want;
-                if !ok {
-                    check_skipped(a, e.small_at, k, m, want);
-                }
-                ok
-            };
-            if !(0..n).all(posted) {
-                break;
-            }
-            if *red == 0 {
-                for m in 0..n {
-                    check_sig(a, k, e.sig, m);
-                }
-            }
-            let i = *red as usize;
-            let (off, slot) = (i * CHUNK, i % SLOTS);
-            let len = (e.nbytes - off).min(CHUNK);
-            let (lo, hi) = share(len, dt_sz, n, me);
-            if lo < hi {
-                // A gatherer reduces into its output (`off + hi <=
-                // nbytes`, its length); the others into their chunk-sized
-                // scratch (`hi <= min(nbytes, CHUNK)`).
-                let acc = out(if gathers { off + lo } else { lo }, hi - lo);
-                acc.copy_from_slice(buf(0, slot, lo, hi));
-                // As the flat path combines (see `consume`): the same
-                // call, element by element, in rank order, so the same
-                // bits.
-                for m in 1..n {
-                    combine(dt, dt_sz, op, buf(m, slot, lo, hi), acc);
-                }
-                // SAFETY: bytes `[lo, hi)` of this rank's slot `slot`
-                // (inside it: `hi <= CHUNK`) hold its input's share,
-                // which only this rank reads (just done); the other
-                // members read other bytes of the slot until `red` says
-                // this share is published.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        acc.as_ptr(),
-                        a.data_slot(me, slot).add(lo),
-                        hi - lo,
-                    )
-                };
-            }
-            *red += 1;
-            // Release: the share (and the reads of the inputs) before
-            // the count.
-            mine.red.store(mark(k, *red), Ordering::Release);
-            if !gathers {
-                e.got = *red;
-                moved += 1;
-                mine.done.store(mark(k, e.got), Ordering::Release);
-            }
-            stepped = true;
-        }
-        // Copy the others' shares of chunk `got`, once all reduced it.
-        while gathers && e.got < *red {
-            let want = mark(k, e.got + 1);
-            if !(0..n).all(|m| a.data_ctl(m).red.load(Ordering::Acquire) >= want) {
-                break;
-            }
-            let i = e.got as usize;
-            let (off, slot) = (i * CHUNK, i % SLOTS);
-            let len = (e.nbytes - off).min(CHUNK);
-            for m in (0..n).filter(|&m| m != me) {
-                let (lo, hi) = share(len, dt_sz, n, m);
-                if lo < hi {
-                    // `off + hi <= nbytes`, the output's length.
-                    out(off + lo, hi - lo).copy_from_slice(buf(m, slot, lo, hi));
-                }
-            }
-            e.got += 1;
-            moved += 1;
-            // Release: the reads of the shares before the count.
-            mine.done.store(mark(k, e.got), Ordering::Release);
-            stepped = true;
-        }
-        if !stepped {
-            return moved;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The shares of a chunk: contiguous, disjoint, in member order,
-    /// covering it, element-aligned, as even as whole 64-byte runs allow;
-    /// and chunks of a payload never split an element.
-    #[test]
-    fn shares_cover_each_chunk_in_whole_elements() {
-        for dt_sz in [4usize, 8] {
-            assert_eq!(CHUNK % dt_sz, 0, "an element never straddles chunks");
-            for n in 1..=9usize {
-                let mut lens: Vec<usize> = vec![dt_sz, 2 * dt_sz, 64, 64 + dt_sz, 1000 * dt_sz];
-                lens.extend([CHUNK - dt_sz, CHUNK]);
-                lens.extend((1..=n + 1).map(|e| e * dt_sz));
-                lens.extend((1..=3 * n).map(|r| r * 64 - dt_sz));
-                for len in lens {
-                    let shares: Vec<_> = (0..n).map(|m| share(len, dt_sz, n, m)).collect();
-                    assert_eq!(shares[0].0, 0);
-                    assert_eq!(shares[n - 1].1, len, "len {len} n {n}");
-                    let runs = len.div_ceil(64 / dt_sz * dt_sz);
-                    for (m, &(lo, hi)) in shares.iter().enumerate() {
-                        assert!(lo <= hi, "len {len} n {n} m {m}");
-                        assert_eq!(lo % dt_sz, 0);
-                        assert_eq!(hi % dt_sz, 0);
-                        if m + 1 < n {
-                            assert_eq!(hi, shares[m + 1].0, "contiguous");
-                        }
-                        // Whole runs, as even as they go (the last run
-                        // may be short).
-                        let r = hi.div_ceil(64) - lo / 64;
-                        assert!(
-                            r >= runs / n && r <= runs.div_ceil(n),
-                            "len {len} n {n} m {m}"
-                        );
-                    }
-                    if len / dt_sz < n {
-                        // Fewer elements than members: some get none.
-                        assert!(shares.iter().any(|&(lo, hi)| lo == hi));
-                    }
-                }
-            }
-        }
-        // A payload's chunks: the last one short, every one element-aligned.
-        for nbytes in [8usize, CHUNK, CHUNK + 8, 5 * CHUNK - 8, 200_000] {
-            let total = chunks(nbytes) as usize;
-            let lens: Vec<usize> = (0..total)
-                .map(|i| (nbytes - i * CHUNK).min(CHUNK))
-                .collect();
-            assert_eq!(lens.iter().sum::<usize>(), nbytes);
-            assert!(lens.iter().all(|l| l % 8 == 0 && *l > 0));
-        }
-    }
-
-    #[test]
-    fn reduce_scatter_is_chosen_by_size_and_ranks() {
-        // The default (no setting in a unit test).
-        assert!(!reduce_scatter(1, 1 << 20, true));
-        assert!(!reduce_scatter(RS_MIN_RANKS, RS_MIN_BYTES - 8, true));
-        assert!(!reduce_scatter(8, 2048, true));
-        assert!(reduce_scatter(RS_MIN_RANKS, RS_MIN_BYTES, true));
-        assert!(reduce_scatter(3, 65536, true));
-        assert!(reduce_scatter(8, 1 << 20, true));
-        // Reduce-to-one: flat unless forced.
-        assert!(!reduce_scatter(8, 1 << 20, false));
-    }
 }

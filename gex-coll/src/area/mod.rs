@@ -22,12 +22,22 @@
 //!   owns one channel while it lives, and each member counts its barrier
 //!   initiations in its slot of that channel;
 //! - then, page-aligned, the data area of the shared-memory data
-//!   collectives (`crate::shmdata`): one control slot per rank, then two
+//!   collectives (`crate::shm::data`): one control slot per rank, then two
 //!   buffers of [`HALF`] bytes per rank;
-//! - then, page-aligned, the small-message area (`crate::shmsmall`): for
+//! - then, page-aligned, the small-message area (`crate::shm::small`): for
 //!   each channel, one region of [`SMALL_REGION`] bytes per rank
 //!   (acknowledgements, then [`SMALL_DEPTH`] slots: a line each, then a
 //!   data block each), used by the team that owns the channel.
+//!
+//! Layer: state (bottom). Uses nothing of gex-coll above the engine;
+//! its submodules hold the channels and their views ([`channels`]) and the
+//! paced wait ([`wait`]).
+
+mod channels;
+mod wait;
+
+pub(crate) use channels::{claim, free_channels, release, ShmTeam, SmallTeam};
+pub(crate) use wait::{wait_until, OVERSUBSCRIBED};
 
 use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
@@ -93,7 +103,7 @@ impl Area {
     }
 
     /// The process id of local index `local`, if single-copy reads from
-    /// other members' memory work here (`crate::shmdata`'s large
+    /// other members' memory work here (`crate::shm::data`'s large
     /// broadcasts).
     pub(crate) fn cma_pid(&self, local: usize) -> Option<libc::pid_t> {
         self.cma.as_ref().map(|p| p[local])
@@ -119,7 +129,7 @@ impl Area {
     /// Start of chunk slot `slot` (< [`SLOTS`], [`CHUNK`] bytes) of the
     /// data buffers of local index `local` (two [`HALF`]-byte buffers, one
     /// after the other). Accessed with raw copies only, under the
-    /// `posted`/`done` protocol of `crate::shmdata`.
+    /// `posted`/`done` protocol of `crate::shm::data`.
     pub(crate) fn data_slot(&self, local: usize, slot: usize) -> *mut u8 {
         let n = self.nbrhd.len();
         assert!(local < n && slot < SLOTS, "data slot out of range");
@@ -130,7 +140,7 @@ impl Area {
 
     /// Start of the small-message region ([`SMALL_REGION`] bytes,
     /// 128-byte aligned, zero-filled at creation) of local index `local`
-    /// in channel `ch`. Accessed under the protocol of `crate::shmsmall`.
+    /// in channel `ch`. Accessed under the protocol of `crate::shm::small`.
     pub(crate) fn small_region(&self, ch: usize, local: usize) -> *mut u8 {
         let n = self.nbrhd.len();
         assert!(ch < CHANNELS && local < n, "small region out of range");
@@ -180,7 +190,7 @@ fn small_offset(n: usize) -> usize {
     (buffers_offset(n) + n * 2 * HALF).div_ceil(4096) * 4096
 }
 
-/// Inline slots per rank and channel (`crate::shmsmall`): how many
+/// Inline slots per rank and channel (`crate::shm::small`): how many
 /// small operations a writer may run ahead of the slowest reader.
 pub(crate) const SMALL_DEPTH: usize = 32;
 
@@ -235,7 +245,7 @@ pub(crate) struct DataCtl {
     pub(crate) cma_addr: AtomicU64,
     /// `(op << 20) | chunks`: the chunks of a reduce-scatter reduction
     /// `op` whose share this rank has reduced and published in its own
-    /// buffers (release, after the share; `crate::shmdata`'s "Reduce-
+    /// buffers (release, after the share; `crate::shm::data`'s "Reduce-
     /// scatter").
     pub(crate) red: AtomicU64,
 }

@@ -6,7 +6,7 @@
 //! ([`SMALL_MAX`] bytes), in any sync mode (`OUT_ALLSYNC` adds the
 //! closing barrier every path has); and larger ones, in
 //! pieces of a slot, on the teams where the chunked path
-//! (`crate::shmdata`: the primordial team of a one-neighbourhood job) is
+//! (`crate::shm::data`: the primordial team of a one-neighbourhood job) is
 //! not available (sub-teams; for reductions, elements of at most a slot).
 //!
 //! # Pieces
@@ -32,7 +32,7 @@
 //!
 //! # Slots and acknowledgements
 //!
-//! In the team's channel every member has a region (`crate::shm`): a line
+//! In the team's channel every member has a region (`crate::area`): a line
 //! of [`SMALL_DEPTH`] acknowledgement counters `ack[j]`, then
 //! [`SMALL_DEPTH`] slots, each a sequence number, a signature and up to
 //! [`SMALL_MAX`] bytes of data in the same cache lines. The team's small
@@ -98,7 +98,7 @@
 //! # Reuse of a channel
 //!
 //! A derived team zeroes its member's region when it claims the channel,
-//! before the exchange that sets the team up (`crate::team`), so no member
+//! before the exchange that sets the team up (`crate::teams`), so no member
 //! sees a previous owner's sequence numbers. The previous owner's members
 //! are through with the channel: `tm_destroy` requires every collective
 //! synced and starts with a barrier.
@@ -109,76 +109,44 @@
 //! every length and offset is the reader's own (single-valued arguments),
 //! checked against the slot size; a rank writing garbage corrupts data,
 //! not memory.
+//!
+//! Part of the shared-memory data mechanism (`crate::shm`); uses the
+//! shared area (its slots and the teams' views), the AM mechanism
+//! (`OUT_ALLSYNC`), the engine, the handles, the operators, the modes, the
+//! registry, and `crate::shm::order` (what the two paths share); not
+//! `crate::shm::data`.
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use gex_core::{Completion, Runtime, Staging};
 use gex_types::Dt;
 
-use crate::engine::lock;
-use crate::handle::CollHandle;
-use crate::reduce::{combine, ReduceOp};
-use crate::shm::{
+use crate::area::{
     self, SMALL_BLOCKS_AT, SMALL_DEPTH, SMALL_LINE, SMALL_LINES_AT, SMALL_MAX, SMALL_TINY,
 };
-use crate::shmbar::ShmTeam;
+use crate::area::{ShmTeam, SmallTeam};
+use crate::handle::CollHandle;
+use crate::reduce::ReduceOp;
 use crate::sync::SyncMode;
 use crate::team::TeamInfo;
 
-const DEPTH: u64 = SMALL_DEPTH as u64;
+mod read;
 
-/// One team's view of its small-message regions.
-pub(crate) struct SmallTeam {
-    /// Local index (in the neighbourhood) of each member, by team rank.
-    locals: Box<[usize]>,
-    /// This process's team rank.
-    me: usize,
-    /// Small operations started over the team by this member.
-    started: AtomicU64,
-    /// Start of each member's region, by team rank (addresses inside the
-    /// area, which stays mapped for the life of the process): computed
-    /// once, as every operation looks them up several times.
-    regions: Box<[usize]>,
-    /// Whether this is the primordial team's view on a job that is one
-    /// neighbourhood (the team that also has the chunked path).
-    primordial: bool,
-    /// The last acknowledgements this member read, `n * DEPTH` (member
-    /// `m`, slot `j` at `m * DEPTH + j`). Written by the initiating thread
-    /// and, for the reserved operations of a hierarchy's local team
-    /// ([`Reserved`]), by whichever thread advances them: a copy only
-    /// ever holds a value its counter had, so a stale one costs a look,
-    /// never a wrong answer.
-    seen: Box<[AtomicU64]>,
-}
+use super::order::is_blocking;
+pub(crate) use read::progress;
+use read::{push, Pending, Read};
+
+pub(super) const DEPTH: u64 = SMALL_DEPTH as u64;
 
 /// A slot's header: written by its owner (data and `sig` before `seq`).
 #[repr(C)]
-struct Hdr {
+pub(super) struct Hdr {
     seq: AtomicU64,
     sig: AtomicU64,
 }
 
 impl SmallTeam {
-    /// The view of the team whose members have local indexes `locals`, of
-    /// which this process is `me`, on channel `ch`.
-    pub(crate) fn new(ch: usize, locals: Box<[usize]>, me: usize) -> Self {
-        let n = locals.len();
-        let area = shm::area().expect("a team with a channel has the area");
-        SmallTeam {
-            regions: locals
-                .iter()
-                .map(|&l| area.small_region(ch, l) as usize)
-                .collect(),
-            primordial: ch == 0 && area.whole_job(),
-            locals,
-            me,
-            started: AtomicU64::new(0),
-            seen: (0..n * SMALL_DEPTH).map(|_| AtomicU64::new(0)).collect(),
-        }
-    }
-
     fn n(&self) -> usize {
         self.locals.len()
     }
@@ -362,7 +330,7 @@ impl SmallTeam {
 /// Zeroes this process's region of channel `ch` (a derived team claiming
 /// it, before its members exchange their set-up records).
 pub(crate) fn reset(ch: usize, local: usize) {
-    if let Some(a) = shm::area() {
+    if let Some(a) = area::area() {
         let p = a.small_region(ch, local);
         // SAFETY: the acknowledgements and lines of this process's own
         // region (`SMALL_BLOCKS_AT <= SMALL_REGION` bytes of the live
@@ -473,52 +441,27 @@ impl Pat {
     }
 }
 
-thread_local! {
-    /// Set while a blocking collective initiates on this thread: a read
-    /// then waits in place instead of registering.
-    static BLOCKING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f` (a non-blocking collective that the caller waits for at once)
-/// with the thread marked as blocking.
-pub(crate) fn blocking<R>(f: impl FnOnce() -> R) -> R {
-    struct Unmark(bool);
-    impl Drop for Unmark {
-        fn drop(&mut self) {
-            BLOCKING.with(|b| b.set(self.0));
-        }
-    }
-    let _u = Unmark(BLOCKING.with(|b| b.replace(true)));
-    f()
-}
-
-/// Whether a blocking collective is initiating on this thread
-/// ([`blocking`]).
-pub(crate) fn is_blocking() -> bool {
-    BLOCKING.with(Cell::get)
-}
-
 /// Polls until `cond` holds (the shared-memory collectives' one wait,
-/// [`crate::shmbar::wait_until`]).
-fn wait(mut cond: impl FnMut() -> bool) {
+/// [`crate::area::wait_until`]).
+pub(super) fn wait(mut cond: impl FnMut() -> bool) {
     if cond() {
         return;
     }
     let rt = Runtime::get().expect("collectives run after client init");
-    crate::shmbar::wait_until(rt, cond);
+    crate::area::wait_until(rt, cond);
 }
 
 /// Whether an operation over `t` goes through the inline slots: a
 /// channel, more than one member, and a writer's input
 /// of `wlen <= SMALL_MAX` bytes, or more (in pieces of a slot) where the
-/// chunked path (`crate::shmdata`) is not available and an element of
+/// chunked path (`crate::shm::data`) is not available and an element of
 /// `unit` bytes (a reduction's; 1 otherwise) fits a slot. The same answer
 /// on every member: the arguments are single-valued.
 pub(crate) fn qualifies(t: &TeamInfo, _mode: &SyncMode, wlen: usize, unit: usize) -> bool {
     if t.size() < 2 || t.shm_team().is_none() {
         return false;
     }
-    wlen <= SMALL_MAX || (unit <= SMALL_MAX && !crate::shmdata::eligible(t))
+    wlen <= SMALL_MAX || (unit <= SMALL_MAX && !super::order::eligible(t))
 }
 
 /// Runs a small operation over `t` ([`qualifies`]). A writer's input is
@@ -536,11 +479,11 @@ pub(crate) fn start<'a>(
     dst: Option<&'a mut [u8]>,
 ) -> CollHandle<'a> {
     let team = t.shm_team().expect("qualifies");
-    let out = crate::coll::out_key(t, *mode);
+    let out = crate::am::out_key(t, *mode);
     if wlen <= pat.piece() {
-        return crate::coll::fin(one(team, mode, pat, wlen, input, dst), out);
+        return crate::am::fin(one(team, mode, pat, wlen, input, dst), out);
     }
-    crate::coll::fin(run(team, mode, pat, wlen, input, dst), out)
+    crate::am::fin(run(team, mode, pat, wlen, input, dst), out)
 }
 
 /// An operation of one piece over `team` (every writer's input at most a
@@ -583,7 +526,7 @@ pub(crate) fn one<'a>(
     let dst = dst.expect("a reader has an output");
     let r = Read {
         s,
-        data_at: primordial(st).then(crate::shmdata::started),
+        data_at: primordial(st).then(super::order::started),
         sig,
         off: 0,
         len: wlen,
@@ -609,10 +552,10 @@ fn run<'a>(
     let unit = pat.piece();
     let pieces = wlen.div_ceil(unit).max(1);
     let sig = pat.sig(wlen, mode);
-    let blocking = BLOCKING.with(Cell::get);
+    let blocking = is_blocking();
     // On the team that also has the chunked path: how many of its
     // operations this member has started, for the size check in `ready`.
-    let data_at = primordial(st).then(crate::shmdata::started);
+    let data_at = primordial(st).then(super::order::started);
     // Several pieces, not waited for in place: each is read into one
     // staging buffer under the queue's lock (now if there, else by the
     // hook), and the handle completes with the last.
@@ -704,7 +647,7 @@ pub(crate) fn reserve(t: &TeamInfo, mode: &SyncMode, pat: Pat, wlen: usize) -> R
     st.started
         .store(first + pieces as u64 - 1, Ordering::Relaxed);
     let sig = pat.sig(wlen, mode);
-    let data_at = primordial(st).then(crate::shmdata::started);
+    let data_at = primordial(st).then(super::order::started);
     Reserved {
         team,
         pat,
@@ -800,11 +743,11 @@ impl Reserved {
 const BATCH: usize = 8;
 
 /// Lines of a sole writer fetched ahead by a reader.
-const PREFETCH: u64 = 2;
+pub(super) const PREFETCH: u64 = 2;
 
 /// Asks the cache for the line at `p` (a hint: no effect on results).
 #[inline]
-fn prefetch(p: *const u8) {
+pub(super) fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults nor changes memory; `p` points into
     // the mapped area anyway.
@@ -855,236 +798,4 @@ pub(crate) fn primordial_wrote(m: usize, s: u64) -> bool {
     primordial_team().is_some_and(|st| {
         m < st.n() && st.hdr(m, (s % DEPTH) as usize).seq.load(Ordering::Acquire) >= s
     })
-}
-
-/// One member's read of operation `s`.
-struct Read {
-    s: u64,
-    /// On the primordial team with the chunked path: the chunked
-    /// operations this member had started when it started this one.
-    data_at: Option<u64>,
-    sig: u64,
-    /// The piece: bytes `[off, off + len)` of each writer's input.
-    off: usize,
-    len: usize,
-    pat: Pat,
-}
-
-impl Read {
-    fn j(&self) -> usize {
-        (self.s % DEPTH) as usize
-    }
-
-    /// Whether every writer has posted operation `s`.
-    fn ready(&self, st: &SmallTeam) -> bool {
-        let j = self.j();
-        let posted = |m: usize| {
-            let ok = st.hdr(m, j).seq.load(Ordering::Acquire) == self.s;
-            if !ok {
-                self.check_skipped(st, m);
-            }
-            ok
-        };
-        match self.pat.sole_writer() {
-            Some(w) => posted(w),
-            None => (0..st.n()).all(posted),
-        }
-    }
-
-    /// Reads the piece in place into `out` (the whole output) if it is
-    /// posted, or, `blocking`, once it is; then acknowledges it, and
-    /// fetches a sole writer's next lines ahead (a root in a loop runs
-    /// ahead: their transfers then overlap instead of costing one each).
-    /// `false`, having done nothing, if it is not posted and not
-    /// `blocking`.
-    #[inline(always)]
-    fn now(&self, st: &SmallTeam, out: &mut [u8], blocking: bool) -> bool {
-        if !self.ready(st) {
-            if !blocking {
-                return false;
-            }
-            wait(|| self.ready(st));
-        }
-        self.consume(st, out);
-        // Release: the reads before the acknowledgement.
-        st.ack(st.me, self.j()).store(self.s, Ordering::Release);
-        if let Some(w) = self.pat.sole_writer() {
-            for k in 1..=PREFETCH {
-                prefetch(st.hdr(w, ((self.s + k) % DEPTH) as usize) as *const Hdr as *const u8);
-            }
-        }
-        true
-    }
-
-    /// Size disagreement across the inline line: writer `m`, which has
-    /// not written this operation, has posted a chunked operation this
-    /// member has not started. In a consistent program it writes this
-    /// one in its initiation call before it starts any later one; so it
-    /// took the chunked path for this call, and this read would wait
-    /// forever.
-    #[cold]
-    fn check_skipped(&self, st: &SmallTeam, m: usize) {
-        let Some(d) = self.data_at else { return };
-        // The slot is looked at again after the count (which the writer
-        // stores after it): a writer that wrote this operation and went
-        // on between the two loads is no mismatch.
-        if crate::shmdata::posted_op(st.locals[m]) > d
-            && st.hdr(m, self.j()).seq.load(Ordering::Acquire) != self.s
-        {
-            gex_core::fatal(&format!(
-                "gex-coll: collective mismatch in small shared-memory operation {}: team rank {m} \
-                 took the chunked path (more than 1 KiB per writer) where this rank took the \
-                 small one: the members passed different sizes (or a different collective)",
-                self.s
-            ));
-        }
-    }
-
-    fn check_sig(&self, st: &SmallTeam, m: usize) {
-        let got = st.hdr(m, self.j()).sig.load(Ordering::Relaxed);
-        if got != self.sig {
-            gex_core::fatal(&format!(
-                "gex-coll: collective mismatch in small shared-memory operation {} of a team: \
-                 team rank {m} called a different collective or passed different \
-                 single-valued arguments (signature {got:#x}, this rank {:#x})",
-                self.s, self.sig
-            ));
-        }
-    }
-
-    /// Consumes the posted piece ([`Read::ready`]) into `out`, the whole
-    /// output (whose length the pattern gives: the caller's `dst`).
-    fn consume(&self, st: &SmallTeam, out: &mut [u8]) {
-        let (j, me, n, off, len) = (self.j(), st.me, st.n(), self.off, self.len);
-        // Writer `m`'s bytes `[lo, hi)` of its input (within this piece).
-        // SAFETY: the piece is posted (`ready`), and this member
-        // acknowledges it only after this.
-        let w = |m: usize, lo: usize, hi: usize| unsafe { st.data(m, j, len, lo - off, hi - lo) };
-        // The part `[lo, hi)` of block `me` (of `nb` bytes) in this piece.
-        let mine = |nb: usize| ((me * nb).max(off), ((me + 1) * nb).min(off + len));
-        match &self.pat {
-            Pat::Bcast { root } => {
-                self.check_sig(st, *root);
-                out[off..off + len].copy_from_slice(w(*root, off, off + len));
-            }
-            Pat::Scatter { root, nb } => {
-                self.check_sig(st, *root);
-                let (lo, hi) = mine(*nb);
-                if lo < hi {
-                    out[lo - me * nb..hi - me * nb].copy_from_slice(w(*root, lo, hi));
-                }
-            }
-            Pat::Gather { nb, .. } | Pat::GatherAll { nb } => {
-                for m in 0..n {
-                    self.check_sig(st, m);
-                    let at = m * nb + off;
-                    out[at..at + len].copy_from_slice(w(m, off, off + len));
-                }
-            }
-            Pat::Exchange { nb } => {
-                let (lo, hi) = mine(*nb);
-                for m in 0..n {
-                    self.check_sig(st, m);
-                    if lo < hi {
-                        let at = m * nb + lo - me * nb;
-                        out[at..at + hi - lo].copy_from_slice(w(m, lo, hi));
-                    }
-                }
-            }
-            Pat::Reduce { dt, dt_sz, op, .. } => {
-                for m in 0..n {
-                    self.check_sig(st, m);
-                }
-                let acc = &mut out[off..off + len];
-                acc.copy_from_slice(w(0, off, off + len));
-                match op {
-                    // Built-in operators commute (IEEE addition and
-                    // multiplication included, bit for bit): combining
-                    // each contribution into the accumulator gives the
-                    // rank-order result.
-                    ReduceOp::Builtin(_) => {
-                        for m in 1..n {
-                            combine(*dt, *dt_sz, op, w(m, off, off + len), acc);
-                        }
-                    }
-                    // User operators may not: `acc = acc (+) c_m`, in rank
-                    // order, through a copy of `c_m`.
-                    ReduceOp::User(_) | ReduceOp::UserNc(_) => {
-                        let mut tmp = [0u8; SMALL_MAX];
-                        let tmp = &mut tmp[..len];
-                        for m in 1..n {
-                            tmp.copy_from_slice(w(m, off, off + len));
-                            combine(*dt, *dt_sz, op, acc, tmp);
-                            acc.copy_from_slice(tmp);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// The rare path: data not there at a non-blocking initiation. The
-    /// read is queued for the progress hook (and the handle), into a
-    /// staging buffer the handle copies to `dst`.
-    fn register<'a>(self, team: Arc<ShmTeam>, dst: &'a mut [u8]) -> CollHandle<'a> {
-        let c = Completion::new(1, None);
-        let staging = Staging::new(dst.len());
-        push(Pending {
-            team,
-            read: self,
-            staging: staging.clone(),
-            c: c.clone(),
-        });
-        CollHandle::pending_into(c, staging, dst).shm_poke()
-    }
-}
-
-struct Pending {
-    team: Arc<ShmTeam>,
-    read: Read,
-    staging: Arc<Staging>,
-    c: Arc<Completion>,
-}
-
-static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
-
-fn push(p: Pending) {
-    let mut q = lock(&PENDING);
-    q.push(p);
-    COUNT.store(q.len(), Ordering::Relaxed);
-}
-
-/// `PENDING.len()`, read without the lock.
-static COUNT: AtomicUsize = AtomicUsize::new(0);
-
-/// The hook's part: finishes the registered reads whose data is there;
-/// returns how many.
-pub(crate) fn progress() -> usize {
-    if COUNT.load(Ordering::Relaxed) == 0 {
-        return 0;
-    }
-    let Ok(mut q) = PENDING.try_lock() else {
-        return 0;
-    };
-    let mut done = 0;
-    q.retain(|p| {
-        let st = &p.team.small;
-        if !p.read.ready(st) {
-            return true;
-        }
-        // SAFETY: the staging buffer has the output's length (`register`,
-        // `run`); its only writers are the entries of one operation (one
-        // per piece, writing disjoint ranges), all here under the queue's
-        // lock, one at a time, and nothing reads it before the last of
-        // them signals the completion.
-        let out = unsafe { std::slice::from_raw_parts_mut(p.staging.ptr(), p.staging.len()) };
-        p.read.consume(st, out);
-        // Release: the reads before the acknowledgement.
-        st.ack(st.me, p.read.j()).store(p.read.s, Ordering::Release);
-        p.c.done();
-        done += 1;
-        false
-    });
-    COUNT.store(q.len(), Ordering::Relaxed);
-    done
 }

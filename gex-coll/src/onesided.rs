@@ -49,6 +49,11 @@
 //! the get's source) sends its active partners one empty `READY` message
 //! at entry and a block moves once its active member has it; `IN_ALLSYNC`:
 //! a barrier first. `OUT_*` as for every data collective (`crate::sync`).
+//!
+//! Layer: a mechanism (the highest). Uses the AM mechanism, the team
+//! barrier (`IN_ALLSYNC`), the argument checks, the handles, the registry
+//! and the base modules; a call without hints goes back to the planner
+//! through the closure it is given, not by name.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -57,11 +62,14 @@ use gex_core::{context, Lc, Tm, TmRef};
 use gex_rma::Rma;
 use gex_types::{Error, Flags, Rank, Result};
 
-use crate::coll::{check_len, check_root, check_size, fin, out_key};
+use crate::am::allgather_v;
+use crate::am::{fin, out_key};
+use crate::args::{check_root, check_size};
+use crate::barrier::enter_all;
 use crate::engine::{hash_id, lock, send_now, signature, with_sig_extra, Cx, Logic, Op};
 use crate::handle::CollHandle;
 use crate::sync::{self, SyncMode};
-use crate::team::{allgather_v, team_of, TeamInfo};
+use crate::team::{team_of, TeamInfo};
 
 /// The two segment hints.
 pub(crate) const HINTS: Flags = Flags::COLL_DST_IN_SEGMENT.union(Flags::COLL_SRC_IN_SEGMENT);
@@ -321,7 +329,7 @@ fn one_sided<'a>(
     let nn = n as usize;
     let trivial = |mode: SyncMode| {
         if mode.in_all {
-            sync::enter_all(t, None, call);
+            enter_all(t, None, call);
         }
         let _ = t.next_key();
         fin(CollHandle::INVALID, out_key(t, mode))
@@ -416,7 +424,7 @@ fn one_sided<'a>(
     }
     let put = hints.contains(Flags::COLL_DST_IN_SEGMENT);
     if mode.in_all {
-        sync::enter_all(t, None, call);
+        enter_all(t, None, call);
     }
     let key = t.next_key();
     let out = out_key(t, mode);
@@ -657,245 +665,6 @@ impl Logic for PairLogic {
         }
         self.check_done(cx);
     }
-}
-
-// ------------------------------------------------------------ the calls
-
-use crate::coll::{broadcast_nb, exchange_nb, gather_all_nb, gather_nb, scatter_nb};
-
-/// [`broadcast_nb`](crate::broadcast_nb) with an address mode; also where
-/// the plain call goes with a segment hint in `flags`.
-/// `Addrs::Single`: `dst` has one address per member, `src` the root's
-/// (its `dst` when `src` is `None`).
-pub fn broadcast_nb_with<'a>(
-    tm: &Tm,
-    root: Rank,
-    dst: &'a mut [u8],
-    src: Option<&'a [u8]>,
-    addrs: Addrs<'_>,
-    flags: Flags,
-) -> Result<CollHandle<'a>> {
-    const CALL: &str = "gex_Coll_BroadcastNB";
-    let nb = dst.len();
-    let is_root = tm.rank() == root;
-    if let (true, Some(s)) = (is_root, src) {
-        check_len(CALL, "src", s.len(), nb)?;
-    }
-    // In place on the root: its source is its destination.
-    let in_place = is_root && src.is_none();
-    let bufs = Bufs {
-        src: if is_root { src } else { None },
-        dst: Some(dst),
-        src_is_dst: in_place,
-    };
-    run(
-        CALL,
-        Kind::Broadcast,
-        tm,
-        root,
-        nb,
-        bufs,
-        addrs,
-        flags,
-        |b, f| broadcast_nb(tm, root, b.dst.expect("dst"), b.src, f - HINTS),
-    )
-}
-
-/// [`scatter_nb`](crate::scatter_nb) with an address mode.
-/// `Addrs::Single`: `dst` one address per member, `src` the root's.
-pub fn scatter_nb_with<'a>(
-    tm: &Tm,
-    root: Rank,
-    dst: &'a mut [u8],
-    src: Option<&'a [u8]>,
-    addrs: Addrs<'_>,
-    flags: Flags,
-) -> Result<CollHandle<'a>> {
-    const CALL: &str = "gex_Coll_ScatterNB";
-    let nb = dst.len();
-    let n = tm.size() as usize;
-    let src = if tm.rank() == root {
-        let s = src.ok_or_else(|| Error::bad_arg(format!("{CALL}: the root needs a src")))?;
-        check_len(CALL, "src", s.len(), nb * n)?;
-        Some(s)
-    } else {
-        None
-    };
-    run(
-        CALL,
-        Kind::Scatter,
-        tm,
-        root,
-        nb,
-        Bufs {
-            dst: Some(dst),
-            src,
-            src_is_dst: false,
-        },
-        addrs,
-        flags,
-        |b, f| scatter_nb(tm, root, b.dst.expect("dst"), b.src, f - HINTS),
-    )
-}
-
-/// [`gather_nb`](crate::gather_nb) with an address mode.
-/// `Addrs::Single`: `dst` the root's address, `src` one per member.
-pub fn gather_nb_with<'a>(
-    tm: &Tm,
-    root: Rank,
-    dst: Option<&'a mut [u8]>,
-    src: &'a [u8],
-    addrs: Addrs<'_>,
-    flags: Flags,
-) -> Result<CollHandle<'a>> {
-    const CALL: &str = "gex_Coll_GatherNB";
-    let nb = src.len();
-    let n = tm.size() as usize;
-    let dst = if tm.rank() == root {
-        let d = dst.ok_or_else(|| Error::bad_arg(format!("{CALL}: the root needs a dst")))?;
-        check_len(CALL, "dst", d.len(), nb * n)?;
-        Some(d)
-    } else {
-        None
-    };
-    run(
-        CALL,
-        Kind::Gather,
-        tm,
-        root,
-        nb,
-        Bufs {
-            dst,
-            src: Some(src),
-            src_is_dst: false,
-        },
-        addrs,
-        flags,
-        |b, f| gather_nb(tm, root, b.dst, b.src.expect("src"), f - HINTS),
-    )
-}
-
-/// [`gather_all_nb`](crate::gather_all_nb) with an address mode.
-/// `Addrs::Single`: one `dst` and one `src` address per member.
-pub fn gather_all_nb_with<'a>(
-    tm: &Tm,
-    dst: &'a mut [u8],
-    src: &'a [u8],
-    addrs: Addrs<'_>,
-    flags: Flags,
-) -> Result<CollHandle<'a>> {
-    const CALL: &str = "gex_Coll_GatherAllNB";
-    let nb = src.len();
-    check_len(CALL, "dst", dst.len(), nb * tm.size() as usize)?;
-    run(
-        CALL,
-        Kind::GatherAll,
-        tm,
-        0,
-        nb,
-        Bufs {
-            dst: Some(dst),
-            src: Some(src),
-            src_is_dst: false,
-        },
-        addrs,
-        flags,
-        |b, f| gather_all_nb(tm, b.dst.expect("dst"), b.src.expect("src"), f - HINTS),
-    )
-}
-
-/// [`exchange_nb`](crate::exchange_nb) with an address mode.
-/// `Addrs::Single`: one `dst` and one `src` address per member.
-pub fn exchange_nb_with<'a>(
-    tm: &Tm,
-    dst: &'a mut [u8],
-    src: &'a [u8],
-    addrs: Addrs<'_>,
-    flags: Flags,
-) -> Result<CollHandle<'a>> {
-    const CALL: &str = "gex_Coll_ExchangeNB";
-    let n = tm.size() as usize;
-    check_len(CALL, "dst", dst.len(), src.len())?;
-    if !src.len().is_multiple_of(n) {
-        return Err(Error::bad_arg(format!(
-            "{CALL}: src of {} bytes is not {n} equal blocks",
-            src.len()
-        )));
-    }
-    let nb = src.len() / n;
-    run(
-        CALL,
-        Kind::Exchange,
-        tm,
-        0,
-        nb,
-        Bufs {
-            dst: Some(dst),
-            src: Some(src),
-            src_is_dst: false,
-        },
-        addrs,
-        flags,
-        |b, f| exchange_nb(tm, b.dst.expect("dst"), b.src.expect("src"), f - HINTS),
-    )
-}
-
-/// Blocking [`broadcast_nb_with`].
-pub fn broadcast_with(
-    tm: &Tm,
-    root: Rank,
-    dst: &mut [u8],
-    src: Option<&[u8]>,
-    addrs: Addrs<'_>,
-    flags: Flags,
-) -> Result<()> {
-    broadcast_nb_with(tm, root, dst, src, addrs, flags)?.wait()
-}
-
-/// Blocking [`scatter_nb_with`].
-pub fn scatter_with(
-    tm: &Tm,
-    root: Rank,
-    dst: &mut [u8],
-    src: Option<&[u8]>,
-    addrs: Addrs<'_>,
-    flags: Flags,
-) -> Result<()> {
-    scatter_nb_with(tm, root, dst, src, addrs, flags)?.wait()
-}
-
-/// Blocking [`gather_nb_with`].
-pub fn gather_with(
-    tm: &Tm,
-    root: Rank,
-    dst: Option<&mut [u8]>,
-    src: &[u8],
-    addrs: Addrs<'_>,
-    flags: Flags,
-) -> Result<()> {
-    gather_nb_with(tm, root, dst, src, addrs, flags)?.wait()
-}
-
-/// Blocking [`gather_all_nb_with`].
-pub fn gather_all_with(
-    tm: &Tm,
-    dst: &mut [u8],
-    src: &[u8],
-    addrs: Addrs<'_>,
-    flags: Flags,
-) -> Result<()> {
-    gather_all_nb_with(tm, dst, src, addrs, flags)?.wait()
-}
-
-/// Blocking [`exchange_nb_with`].
-pub fn exchange_with(
-    tm: &Tm,
-    dst: &mut [u8],
-    src: &[u8],
-    addrs: Addrs<'_>,
-    flags: Flags,
-) -> Result<()> {
-    exchange_nb_with(tm, dst, src, addrs, flags)?.wait()
 }
 
 #[cfg(test)]

@@ -1,184 +1,25 @@
-//! Teams: the registry of the teams gex-coll knows, and the team
-//! constructors and destructor (`gex_TM_Split`, `gex_TM_Create`,
-//! `gex_TM_Destroy`).
+//! The team constructors and destructor (`gex_TM_Split`,
+//! `gex_TM_Create`, `gex_TM_Destroy`) and the scratch-size queries: a new
+//! team's id, members and records are agreed collectively over its parent
+//! (Active Message all-gathers), then it is registered
+//! ([`crate::team`]) and given its shared-memory channel and hierarchy.
 //!
-//! Every team has a 64-bit id, equal on all members and distinct between
-//! teams: 0 for the primordial team; for a derived team, a hash of the
-//! parent's id, the sequence number of the constructing call on the parent
-//! (the same on every member, as collective calls are made in the same
-//! order) and what tells the teams of that call apart (the colour of a
-//! split, the first member of a created team). Collective operations are
-//! keyed by (team id, per-team sequence number).
-//!
-//! gex-coll's view of a team (`TeamInfo`) hangs on the `gex_core::Tm`
-//! itself, in its layer-state slot, which every clone shares: finding it
-//! takes no lock and no lookup, and it lives as long as the team object.
-//! `tm_destroy` marks it destroyed, so that a clone used afterwards gets
-//! an error. The primordial team's lives in a static.
-//!
-//! A team whose members all share this process's neighbourhood also gets
-//! a channel of the shared-memory area for its barriers (`crate::shmbar`),
-//! agreed at construction: members report their free channels in the
-//! construction records, then claim the lowest one free everywhere and
-//! exchange their counters in it over the new team.
+//! Layer: public forms. Uses the registry, the shared area's channels,
+//! the AM mechanism (all-gathers), the team barrier and the small-data
+//! mechanism (a claimed channel's regions are reset).
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
+use gex_core::internals::*;
 use gex_core::{context, Ep, Tm};
-
-use crate::handle::CollHandle;
 use gex_types::{EpLocation, Error, Flags, Memvec, Rank, Result};
 
-use crate::algos::{Collect, CollectSink, Dissem};
-use crate::engine::{self, lock, signature, Key, Op, Out};
-use crate::hier::Hier;
-use crate::shm;
-use crate::shmbar::{self, ShmTeam};
-use gex_core::internals::*;
-
-/// A team as gex-coll knows it.
-pub(crate) struct TeamInfo {
-    pub(crate) id: u64,
-    /// Jobrank of each member, in team-rank order.
-    pub(crate) members: Arc<[Rank]>,
-    /// This process's team rank.
-    pub(crate) me: u32,
-    seq: AtomicU32,
-    /// Client-provided scratch: (offset in the bound segment, length).
-    scratch: Option<(usize, usize)>,
-    /// The shared-memory barrier channel, when every member shares this
-    /// neighbourhood and one was free on all of them.
-    shm: OnceLock<Arc<ShmTeam>>,
-    /// The hierarchy of a team spanning several neighbourhoods
-    /// (`crate::hier`), set at construction.
-    hier: OnceLock<Arc<Hier>>,
-    /// Set by `tm_destroy`.
-    destroyed: AtomicBool,
-}
-
-impl TeamInfo {
-    /// The key of the next collective call over this team.
-    pub(crate) fn next_key(&self) -> Key {
-        (self.id, self.seq.fetch_add(1, Ordering::Relaxed))
-    }
-
-    pub(crate) fn size(&self) -> u32 {
-        self.members.len() as u32
-    }
-
-    /// The team's shared-memory barrier channel, if it has one.
-    pub(crate) fn shm_channel(&self) -> Option<usize> {
-        self.shm.get().map(|s| s.channel)
-    }
-
-    /// The team's shared-memory channel, if it has one.
-    pub(crate) fn shm_team(&self) -> Option<&Arc<ShmTeam>> {
-        self.shm.get()
-    }
-
-    /// Whether the team's barriers use its shared-memory channel.
-    pub(crate) fn uses_shared_memory(&self) -> bool {
-        self.shm.get().is_some()
-    }
-
-    /// The team's hierarchy, if it spans several neighbourhoods.
-    #[inline]
-    pub(crate) fn hier(&self) -> Option<&Arc<Hier>> {
-        self.hier.get()
-    }
-
-    /// A team of gex-coll's own, with no `Tm` (a neighbourhood's part of a
-    /// team, or the representatives of one hierarchical operation,
-    /// `crate::hier`): `id` must be distinct from every other team's, and
-    /// the same on every member.
-    pub(crate) fn internal(id: u64, members: Arc<[Rank]>, me: u32) -> TeamInfo {
-        TeamInfo {
-            id,
-            members,
-            me,
-            seq: AtomicU32::new(0),
-            scratch: None,
-            shm: OnceLock::new(),
-            hier: OnceLock::new(),
-            destroyed: AtomicBool::new(false),
-        }
-    }
-}
-
-static PRIMORDIAL: OnceLock<Arc<TeamInfo>> = OnceLock::new();
-
-/// The primordial team's shared-memory channel, if it has one (the job
-/// is one neighbourhood).
-pub(crate) fn primordial_shm() -> Option<&'static Arc<ShmTeam>> {
-    PRIMORDIAL.get().and_then(|t| t.shm.get())
-}
-
-/// What gex-coll hangs on a `Tm` (its layer state).
-struct TeamSlot(Arc<TeamInfo>);
-
-/// The team behind `tm`, or an error naming `call`.
-pub(crate) fn team_of(tm: &Tm, call: &str) -> Result<Arc<TeamInfo>> {
-    team_ref(tm, call).cloned()
-}
-
-/// [`team_of`] without taking a reference count (for the barrier's fast
-/// path).
-#[inline]
-pub(crate) fn team_ref<'a>(tm: &'a Tm, call: &str) -> Result<&'a Arc<TeamInfo>> {
-    if tm.is_primordial() {
-        return Ok(PRIMORDIAL.get_or_init(|| primordial(tm)));
-    }
-    match tm.existing_layer_state::<TeamSlot>() {
-        Some(TeamSlot(t)) if !t.destroyed.load(Ordering::Relaxed) => Ok(t),
-        _ => Err(no_team(call)),
-    }
-}
-
-#[cold]
-fn no_team(call: &str) -> Error {
-    Error::bad_arg(format!(
-        "{call}: the team was destroyed, or was not created by gex_coll::tm_split / tm_create"
-    ))
-}
-
-/// The primordial team: channel 0 of the area, every counter starting at
-/// 0, when the whole job shares one neighbourhood.
-fn primordial(tm: &Tm) -> Arc<TeamInfo> {
-    let members: Arc<[Rank]> = (0..tm.size()).collect();
-    let t = TeamInfo {
-        id: 0,
-        me: tm.rank(),
-        seq: AtomicU32::new(0),
-        scratch: None,
-        shm: OnceLock::new(),
-        hier: OnceLock::new(),
-        destroyed: AtomicBool::new(false),
-        members,
-    };
-    if t.size() > 1 && shm::area().is_some_and(|a| a.whole_job()) {
-        let base = vec![0; t.members.len()];
-        let _ = t
-            .shm
-            .set(Arc::new(ShmTeam::new(&t.members, t.me as usize, 0, base)));
-    } else if let Some(h) = Hier::plan(&t) {
-        // Spanning neighbourhoods: each neighbourhood's part (all of its
-        // ranks) takes channel 0, which the primordial team does not use
-        // when it is not one neighbourhood and no other team may claim;
-        // the counters are as created (zero). Set up without an exchange:
-        // every rank decides the same.
-        let local = h.local_members().map(|(members, me)| {
-            let lt = TeamInfo::internal(h.local_id(0), members, me);
-            let base = vec![0; lt.members.len()];
-            let _ = lt
-                .shm
-                .set(Arc::new(ShmTeam::new(&lt.members, me as usize, 0, base)));
-            Arc::new(lt)
-        });
-        let _ = t.hier.set(Arc::new(h.with_local(local)));
-    }
-    Arc::new(t)
-}
+use crate::am::allgather_v;
+use crate::area::{self, claim, free_channels, release, ShmTeam};
+use crate::barrier::barrier_blocking;
+use crate::engine::{self, Key};
+use crate::team::{register, team_of, Hier, TeamInfo};
 
 /// Gives a new team spanning several neighbourhoods its hierarchy
 /// (`crate::hier`), collectively over it: each neighbourhood's part gets
@@ -192,32 +33,7 @@ fn setup_hier(t: &TeamInfo, free_of: impl Fn(Rank) -> u64) {
         setup_shm(&lt, common);
         Arc::new(lt)
     });
-    let _ = t.hier.set(Arc::new(h.with_local(local)));
-}
-
-fn register(
-    tm: &Tm,
-    id: u64,
-    members: Arc<[Rank]>,
-    scratch: Option<(usize, usize)>,
-) -> Result<Arc<TeamInfo>> {
-    let info = Arc::new(TeamInfo {
-        id,
-        members,
-        me: tm.rank(),
-        seq: AtomicU32::new(0),
-        scratch,
-        shm: OnceLock::new(),
-        hier: OnceLock::new(),
-        destroyed: AtomicBool::new(false),
-    });
-    let slot = tm.layer_state(|| Arc::new(TeamSlot(info.clone())));
-    match slot {
-        Some(TeamSlot(t)) if Arc::ptr_eq(t, &info) => Ok(info),
-        _ => Err(Error::bad_arg(
-            "gex-coll: the new team object already carries another layer's state",
-        )),
-    }
+    t.set_hier(h.with_local(local));
 }
 
 /// Whether a team over `members` (jobranks) may use a shared-memory
@@ -225,7 +41,7 @@ fn register(
 /// job, and neighbourhoods partition it).
 fn shm_eligible(members: &[Rank]) -> bool {
     members.len() > 1
-        && shm::area().is_some_and(|a| members.iter().all(|&j| a.local_index(j).is_some()))
+        && area::area().is_some_and(|a| members.iter().all(|&j| a.local_index(j).is_some()))
 }
 
 /// Gives a new team its shared-memory channel, collectively over it:
@@ -238,8 +54,8 @@ fn setup_shm(t: &TeamInfo, common: u64) {
         return;
     }
     let ch = cand.trailing_zeros() as usize;
-    let area = shm::area().expect("eligible");
-    let claimed = shmbar::claim(ch);
+    let area = area::area().expect("eligible");
+    let claimed = claim(ch);
     let local = area
         .local_index(t.members[t.me as usize])
         .expect("this process shares its neighbourhood");
@@ -248,7 +64,7 @@ fn setup_shm(t: &TeamInfo, common: u64) {
     let mine = area.counter(ch, local).load(Ordering::Relaxed);
     if claimed {
         // Before the exchange: no member looks at it until after.
-        crate::shmsmall::reset(ch, local);
+        crate::shm::small::reset(ch, local);
     }
     let mut rec = vec![claimed as u8];
     rec.extend(mine.to_le_bytes());
@@ -256,7 +72,7 @@ fn setup_shm(t: &TeamInfo, common: u64) {
     let everyone = all.iter().all(|r| r.first() == Some(&1));
     if !everyone {
         if claimed {
-            shmbar::release(ch);
+            release(ch);
         }
         return;
     }
@@ -270,91 +86,7 @@ fn setup_shm(t: &TeamInfo, common: u64) {
             )
         })
         .collect();
-    let _ = t
-        .shm
-        .set(Arc::new(ShmTeam::new(&t.members, t.me as usize, ch, base)));
-}
-
-/// Enters a barrier over `t`: shared memory if the team has a channel,
-/// else dissemination over AMs. The event is `INVALID` if the barrier is
-/// complete at once.
-pub(crate) fn barrier_event(t: &TeamInfo, call: &'static str) -> CollHandle<'static> {
-    // Every member of a team takes the same path, so the shared-memory one
-    // need not number its barriers in the team's sequence of AM operations.
-    if let Some(h) = t.hier.get() {
-        return crate::hier::barrier(t, h);
-    }
-    if let Some(s) = t.shm.get() {
-        return match s.enter() {
-            None => CollHandle::INVALID,
-            Some((k, from)) => CollHandle::shm_barrier(s.clone(), k, from),
-        };
-    }
-    am_barrier(t, t.next_key(), call)
-}
-
-/// A dissemination barrier over `t` (Active Messages) under `key`, taken
-/// from the team's sequence.
-pub(crate) fn am_barrier(t: &TeamInfo, key: Key, call: &'static str) -> CollHandle<'static> {
-    if t.size() == 1 {
-        std::sync::atomic::fence(Ordering::SeqCst);
-        return CollHandle::INVALID;
-    }
-    let op = Op::start(
-        key,
-        signature("barrier", &[]),
-        call,
-        Box::new(Dissem::new(
-            t.members.clone(),
-            t.me,
-            0,
-            |_, _| 0,
-            Default::default(),
-        )),
-    );
-    CollHandle::pending(op.c.clone())
-}
-
-/// A blocking barrier over `t`, from a thread that may communicate.
-pub(crate) fn barrier_blocking(t: &TeamInfo) {
-    if let Err(e) = barrier_event(t, "gex_Coll_BarrierNB").wait() {
-        gex_core::fatal(&format!("gex-coll: internal barrier: {e}"));
-    }
-}
-
-/// A blocking all-gather of variable-size blocks over `t`: returns every
-/// member's `mine`, in rank order, and the key the call used.
-pub(crate) fn allgather_v(t: &TeamInfo, kind: &'static str, mine: Vec<u8>) -> (Vec<Vec<u8>>, Key) {
-    let key = t.next_key();
-    let n = t.size();
-    let me = t.me;
-    let shared: Arc<[u8]> = mine.clone().into();
-    let initial = (1..n)
-        .map(|i| {
-            let to = (me + i) % n;
-            Out::owned(t.members[to as usize], me, shared.clone())
-        })
-        .collect();
-    let mut v: Vec<Option<Vec<u8>>> = vec![None; n as usize];
-    v[me as usize] = Some(mine);
-    let blocks = Arc::new(Mutex::new(v));
-    let op = Op::start(
-        key,
-        signature(kind, &[]),
-        kind,
-        Box::new(Collect {
-            initial,
-            expect_msgs: n as usize - 1,
-            got_msgs: 0,
-            sink: CollectSink::Blocks(blocks.clone()),
-        }),
-    );
-    engine::wait(&op);
-    let out = lock(&blocks)
-        .iter_mut()
-        .map(|b| b.take().expect("every block arrived"))
-        .collect();
-    (out, key)
+    t.set_shm(ShmTeam::new(&t.members, t.me as usize, ch, base));
 }
 
 /// The recommended scratch size for a team of `n` members: two cache-line
@@ -557,7 +289,7 @@ pub fn tm_split(
             color: color.unwrap_or(-1),
             key,
             scratch_size: scratch_len as u64,
-            free: shmbar::free_channels(),
+            free: free_channels(),
         },
     );
     let scratch_off = match local {
@@ -892,7 +624,7 @@ pub fn tm_create(
         } else {
             scratch_size as u64
         },
-        free: shmbar::free_channels(),
+        free: free_channels(),
         members: local.clone().unwrap_or_default(),
     };
     let (all, key) = allgather_v(&p, "gex_TM_Create", rec.encode());
@@ -1011,18 +743,18 @@ pub fn tm_destroy(tm: Tm, flags: Flags) -> Result<Option<Memvec>> {
     if !flags.contains(Flags::GLOBALLY_QUIESCED) {
         barrier_blocking(&t);
     }
-    t.destroyed.store(true, Ordering::Relaxed);
-    if let Some(s) = t.shm.get() {
-        shmbar::release(s.channel);
+    t.mark_destroyed();
+    if let Some(s) = t.shm_team() {
+        release(s.channel);
     }
     if let Some(ch) = t
         .hier()
         .and_then(|h| h.local())
         .and_then(|l| l.shm_channel())
     {
-        shmbar::release(ch);
+        release(ch);
     }
-    Ok(t.scratch.map(|(off, len)| {
+    Ok(t.scratch().map(|(off, len)| {
         if flags.contains(Flags::SCRATCH_SEG_OFFSET) {
             Memvec::new(off, len)
         } else {

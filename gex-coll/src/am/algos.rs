@@ -1,6 +1,9 @@
 //! The operations' state machines (see [`crate::engine::Logic`]): what a
 //! member sends at initiation and on each message, and when its part is
 //! done. Member lists hold jobranks in team-rank order.
+//!
+//! Part of the AM mechanism (`crate::am`); uses the engine, the tree
+//! shapes, the operators and the team registry.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

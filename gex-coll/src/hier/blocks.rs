@@ -57,23 +57,26 @@
 //!
 //! The sync modes apply to the whole operation (`IN_ALLSYNC` before it,
 //! `OUT_ALLSYNC`'s barrier over the whole team after it); the stages run
-//! in MYSYNC mode. The segment-hint (`crate::seg`) and multi-address
+//! in MYSYNC mode. The segment-hint (`crate::onesided`) and multi-address
 //! (`crate::multi`) forms stay flat.
+//!
+//! Part of the hierarchy mechanism (`crate::hier`); uses its stages, the
+//! AM mechanism, the engine, the handles, the modes and the registry.
 
 use std::sync::Arc;
 
 use gex_core::Staging;
 use gex_types::{Rank, Result};
 
-use crate::algos::write_staging;
-use crate::coll::{fin, out_key};
+use crate::am::algos::write_staging;
+use crate::am::{fin, out_key};
 use crate::engine::{send_now, signature, Cx, Key, Logic, Op, Out, WithSends};
 use crate::handle::CollHandle;
 use crate::hier::{
-    group_result, launch, member_in_out, staged, start_then_wait, wait_for, Hier, LStage, Step,
+    group_result, launch, member_in_out, staged, start_then_wait, wait_for, LStage, Step,
 };
 use crate::sync::SyncMode;
-use crate::team::TeamInfo;
+use crate::team::{Hier, TeamInfo};
 
 /// The blocks of `buf` (of `nb` bytes each) at `idx`, concatenated.
 fn pack(buf: &[u8], nb: usize, idx: impl IntoIterator<Item = usize>) -> Vec<u8> {
