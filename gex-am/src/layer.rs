@@ -7,6 +7,29 @@
 //! that registering them returned. (A layer's handlers must still treat
 //! their arguments as untrusted: they arrive from another process, and
 //! over a network conduit possibly from a forger.)
+//!
+//!
+//! # Layer set-up at init
+//!
+//! A layer above this one may send AMs of its own, so its handlers must be
+//! registered on every rank before any rank can send to them.
+//! `Client::init_with_layers(name, flags, factory, layers)` runs each
+//! `LayerInit` (`&dyn Fn(&Ep) -> Result<()>`, so it may carry the layer's
+//! settings) on the primordial endpoint before init's closing barrier: when
+//! any rank returns from init, every rank has registered. The facade passes
+//! the layers compiled in.
+//!
+//! Layers register with `register_internal_handlers`, which accepts only
+//! fixed indices in `[1, AM_INDEX_BASE)` = `[1, 128)`; clients get 128 to
+//! 255. Indices taken: gex-rma 1 to 4 and 6 (memset), 40 to 42 (puts, gets
+//! and memsets to created endpoints' segments); gex-coll 5; gex-ratomic 7
+//! to 10 (operation, result, create record, create verdict); gex-vis 11 to
+//! 18 (packed put, Long put, put acknowledgement, get, get data, peer
+//! completion, and put/get to a created endpoint). Client calls (requests,
+//! replies from client handlers, negotiated-payload commits) naming an
+//! index below 128 are errors. Registration returns a `LayerAm`, the
+//! layer's right to send to the indices it registered; a layer handler's
+//! token may reply to reserved indices.
 
 use gex_conduit::Injected;
 use gex_core::{Ep, Lc};

@@ -26,6 +26,37 @@
 //! [`register_internal_handlers`] and [`LayerAm`] are for layers above this
 //! one (gex-rma, gex-coll) that need handlers at the reserved indices
 //! below `AM_INDEX_BASE`; the `gex` facade does not export them.
+//!
+//! # Dispatch
+//!
+//! The core's poll must run AM handlers, yet the AM layer sits above the
+//! core. The conduit interface therefore defines the dispatch interface
+//! (`gex_conduit::AmSink`) and this layer installs its dispatcher (one per
+//! process) as the runtime's sink the first time handlers are registered on
+//! any endpoint; the core never sees a handler type.
+//!
+//! The layer keeps one handler table per endpoint (the endpoint's
+//! layer-state slot) and a static array of `MAX_EPS`
+//! `OnceLock<&'static AmLayer>`, set when an endpoint first registers
+//! handlers (registering on an endpoint without `GEX_EP_CAPABILITY_AM` is
+//! an error naming it). A table is a fixed 256-slot array of `OnceLock`s,
+//! so registration is set-once and lookup lock-free. The dispatcher checks
+//! both untrusted endpoint indices with one comparison (`(src | dest) <
+//! MAX_EPS`, a power of two), picks `EP_LAYERS[dest]`, looks the handler
+//! up, checks category and argument count against the registration, enters
+//! handler context and runs it with a `RequestToken` or `ReplyToken`. An
+//! index out of range, one this rank has not created, one without the AM
+//! capability or without handlers is a fatal error saying which, naming the
+//! sender's rank and endpoint: never a memory access or a panic. The token
+//! keeps the source index, so a reply goes back to the endpoint that sent
+//! the request; `TokenInfo::src_ep_index` reports it (`TokenInfo::ep` is
+//! the receiving endpoint). On the primordial path this costs an index into
+//! a static array and the sender's read of its endpoint index: no lock,
+//! allocation or extra dynamic call.
+//!
+//! For a Long, the destination is resolved at the sender to an offset in
+//! the target's segment and checked with the one range check
+//! (`gex_conduit::range`); an error names rank, range and segment.
 
 #![warn(missing_docs)]
 

@@ -44,6 +44,13 @@
 //! and ends a rank with [`Action::Kill`]; at a rendezvous a rank says how it
 //! ends (`Exit`, `Bye`), a connection lost without that is a rank that
 //! died, and a rank is ended with an `End` frame.
+//!
+//!
+//! Not protected: frames are not encrypted or authenticated after the
+//! handshake, so someone who can rewrite a TCP stream between a remote rank
+//! and the launcher can still disturb the job (the udp conduit's datagrams
+//! carry their own MACs). A rendezvous without `GEX_JOB_KEY` has no key to
+//! prove: any process that reaches the port first may pose as a rank.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};

@@ -7,6 +7,23 @@
 //!
 //! Jobs run one at a time under the same lock file as gex-testsuite's
 //! cluster tests (the machines have 2 cores).
+//!
+//!
+//! The programs: `test_ex` (AMs of every category with 0 to 16 arguments,
+//! token info, RMA of every form, events and NBI, collectives, split and
+//! created teams, the inline route against the library call at every length
+//! 0 to 40 and the segment's edges) and `test_g1` (a GASNet-1 program) on
+//! smp with 1 to 4 ranks and udp with 2 to 4; `test_ratomic`, `test_vis`,
+//! `test_mk`, `test_coll1` and `test_coll_g1` (every `gasnet_coll_*` call,
+//! every sync mode, LOCAL and SINGLE, the team barrier's matches and
+//! mismatches; with an argument, one erroneous call that must end the job
+//! naming it) on smp, forced AMs and udp; `rma_errors` (erroneous transfers
+//! reach the library, which ends the job naming them); `am_tokens` (the
+//! token record and its fatal misuses); `exit_flush` (late output kept,
+//! `gasnet_exit(3)` during a barrier); `test_tools`; a C++17 program
+//! including every header; every header alone; the README's program built
+//! through pkg-config; and the three C benchmarks smoke-run on 1 and 2
+//! ranks.
 
 use std::fs::File;
 use std::os::unix::io::AsRawFd;

@@ -16,7 +16,7 @@
 //!   at most one `Flags::COLL_IN_{NO,MY,ALL}SYNC` and one
 //!   `Flags::COLL_OUT_{NO,MY,ALL}SYNC` (the design notes' sync modes;
 //!   none means MYSYNC), single-valued; what each costs is in the `sync`
-//!   module's notes (ARCHITECTURE.md, "Collectives"). They also take the
+//!   module's docs. They also take the
 //!   segment hints `Flags::COLL_DST_IN_SEGMENT` / `COLL_SRC_IN_SEGMENT`
 //!   (LOCAL mode; see [`crate::Addrs`] and the `*_with` calls).
 //! - Buffers are borrowed until the handle completes. Output goes to a

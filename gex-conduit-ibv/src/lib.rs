@@ -59,6 +59,62 @@
 //! rank's segment before memory is touched, and operation ids against the
 //! table of operations in flight; a violation ends the job naming the
 //! sender.
+//!
+//!
+//! # Details
+//!
+//! *Start-up.* Every rank creates its SRQ (unless `GEX_IBV_SRQ=0` or the
+//! device has none) and one queue pair per rank, and exchanges through the
+//! control plane its settings (ranks that differ fail together), its host,
+//! the address and key of its credit words and its queue pairs' addresses;
+//! then, once the neighbourhoods are known, each peer's starting window.
+//! Receive buffers are posted before the queue pairs connect and a barrier
+//! follows, so nothing is ever sent before a receive is posted for it.
+//!
+//! *Active Messages.* One SEND of a 32-byte header (`wire`) with the
+//! arguments and payload, from a registered send buffer (a pool shared by
+//! every peer, returned with the SEND's completion). Buffers are
+//! `GEX_IBV_BUF` bytes (64 KiB + 96: the Medium limit is the buffer less
+//! the largest header). The pool of `GEX_IBV_SRQ_POOL` (256) receive buffers
+//! is raised to one per peer and lane and cut to what full windows would
+//! use; windows start as an even share and grow from the reserve one
+//! finished message at a time, never shrinking (1000 peers post 2000
+//! buffers, 128 MiB, where per-peer buffers would post 32000). Credit counts
+//! are cumulative, each written from its own slot of a small ring of
+//! registered words, and credits owed to a peer are written before the next
+//! message to it on the same queue pair. A sender without a credit, send
+//! buffer or queue slot polls (replies only, for a reply) or returns the
+//! no-op under `IMMEDIATE`. A peer sending past its window is caught at
+//! arrival and ends the job.
+//!
+//! *Long to a created endpoint.* Its segment is not registered: a Long that
+//! fits a buffer travels in the message; a larger one (up to 1 MiB) goes
+//! first in `LONG_PIECE` messages on the Long's lane, which the target
+//! range-checks and writes unanswered, then the Long marked placed.
+//!
+//! *RMA.* Operations in flight live in a slot/generation table (at most
+//! 4096) whose slot is every piece's work request id. Client memory outside
+//! the segment is not registered on the fly: a registration cache would
+//! have to learn when the client frees or remaps memory (pinned pages
+//! outlive `munmap`), which needs allocator hooks or on-demand paging this
+//! conduit does not have. `GEX_IBV_SIM_MAX_MSG` lowers the simulated
+//! device's largest message so tests see the splitting.
+//!
+//! *Failures.* A flushed receive is not reported by itself, nor is a credit
+//! return to a rank that has ended. The heartbeat is an 8-byte RDMA READ of
+//! a peer's control words; on hardware the NIC answers for a stopped
+//! process, so it catches dead nodes and adapters, not SIGSTOP. A rank that
+//! ends cleanly writes BYE into every peer's control words and waits (at
+//! most 1 s) for the writes; failures toward a rank that said BYE are not
+//! errors. Every wait is a poll loop bounded by a timeout; nothing sleeps to
+//! synchronise.
+//!
+//! *Tests.* The simulated device has unit tests of delivery order, RDMA,
+//! atomics and every fault (`SimDevice::inject`, or
+//! `GEX_IBV_SIM_FAULT=KIND@RANK:AFTER` in a job); the wire format a
+//! proptest; `tests/mix.rs` a proptest over message mixes on 2-3 ranks with
+//! 1-3 credits and the smallest buffers. `cargo xtask test-cluster` runs
+//! every test program over ibv in two rows, `ibv-nobypass` and `ibv-hosts`.
 
 pub mod sim;
 pub mod verbs;

@@ -16,6 +16,52 @@
 //!
 //! The rings and mappings are the [`SmpTransport`], which network conduits
 //! embed for the ranks of their neighbourhood (the "bypass").
+//!
+//!
+//! # The path of an Active Message
+//!
+//! 1. `Conduit::am_send` (one dynamic call) locks the process-local producer
+//!    of the ring "this rank -> target, requests", reserves a record, writes
+//!    the 16-byte header (8 of the ring; 8 of the AM: category, destination
+//!    endpoint, handler, argument count, payload length and source
+//!    endpoint), the arguments and the Medium payload, or copies a Long
+//!    payload straight into the target's mapped segment, and publishes the
+//!    record with a release store of the ring's tail. A full ring is
+//!    backpressure: with `IMMEDIATE` nothing is written and `Injected::NoOp`
+//!    comes back; otherwise the sender polls (all queues for a request,
+//!    reply queues only for a reply) and retries
+//!    (`gex_conduit::send_or_progress`, which every conduit uses). A
+//!    negotiated-payload Prepare with `IMMEDIATE` asks `Conduit::am_can_send`
+//!    first (a hint, not a reservation).
+//! 2. The target polls (`Runtime::progress`, called by every wait): for each
+//!    inbound ring it compares the shared tail with the head it last
+//!    consumed (kept in process memory, so an empty ring costs one read of
+//!    one line), try-locks the consumer, and hands each record to the sink
+//!    in place: the Medium payload is read straight out of the ring.
+//! 3. A reply goes back through the "target -> sender, replies" ring, so a
+//!    reply never waits behind requests, and a sender blocked on a full
+//!    reply ring polls replies only, so request handlers never nest.
+//! 4. The consumer hands consumed space back in batches (at the end of a
+//!    drain, or every quarter ring), since storing the shared head per record
+//!    would move its cache line once per message.
+//!
+//! # Memory
+//!
+//! Each rank creates one shared-memory object holding 2N rings of 256 KiB
+//! (requests and replies from each sender; the counters of a ring sit 128
+//! bytes apart, since x86 prefetches lines in pairs). The object is a memfd
+//! (`gex_bootstrap::os::shm`; its name `gex-<job>-q<rank>` shows only in
+//! `/proc/<pid>/fd`); the rank publishes its pid and descriptor number over
+//! the control plane, peers open `/proc/<pid>/fd/<n>` (allowed to the same
+//! user), check that the link names the memfd they were told about and that
+//! its size matches, and map it. All ranks agree that they did, then the
+//! creator closes its descriptor: a crash at any moment, of a rank or of the
+//! launcher, leaks nothing. This works however the ranks were started, as
+//! long as the ranks of a host share a pid namespace and `/proc`; otherwise
+//! the agreement fails on every rank with a message naming the path.
+//! Segments follow the same create / exchange / map / agree / close
+//! sequence at attach. The last cache line of the queue object holds one
+//! word per member for the shared-core look (`gex_core::runtime`).
 
 mod lock;
 pub mod ring;

@@ -45,6 +45,63 @@
 //! `GEX_UDP_SPIN_US`, `GEX_UDP_WINDOW`. [`UdpFactory::from_env`] (what
 //! `gex::init` uses) reads them from the environment when the conduit is
 //! created; [`UdpFactory::new`] takes them from code.
+//!
+//!
+//! # Sources
+//!
+//! `lib.rs` (the conduit and its `Conduit` impl, which delegates),
+//! `setup.rs` (settings, factory, joining the job), `socket.rs`, `am.rs`,
+//! `rma.rs` (the operations table, the one-sided capability, placing and
+//! serving), `atomics.rs`, `progress.rs` (the link, the poll, the progress
+//! thread), `liveness.rs` (linger, heartbeat), `stats.rs`. The checks that
+//! start every one-sided operation (endpoint index, peer reached, length)
+//! are `gex_conduit::check_one_sided`, shared with ibv.
+//!
+//! # What keeps it fast
+//!
+//! - *Latency.* Each peer gets a sending socket of its own, connected to it
+//!   (up to 256 peers; the rest share the receiving socket), so the kernel
+//!   keeps the route. A small message sent when nothing waits toward its
+//!   peer is encoded straight into its DATA body (`Endpoint::send_with`). A
+//!   poll takes the right to run handlers before it receives and runs a
+//!   completed message at once when the inbox is empty. The clock is read
+//!   only when a datagram arrives, data is sent, or every 32 empty polls
+//!   (at most every 100 us); the inbox length is an atomic, so an empty poll
+//!   takes no lock. An idle rank spins on non-blocking receives for
+//!   `GEX_UDP_SPIN_US` (200 us), yielding every 64 empty polls, then waits
+//!   in the kernel (at most 1 ms per wait); with shared-memory neighbours it
+//!   never sleeps.
+//! - *Bandwidth.* Sending copies a message once, into the buffer the
+//!   protocol keeps until it is acknowledged; whole 16 KiB pieces of a long
+//!   chunk are then referenced, not copied, and the datagram goes to the
+//!   kernel as two buffers (`sendmsg`). A Long AM (and a one-sided PUT)
+//!   spanning several datagrams is placed into the segment as they arrive
+//!   (the protocol's `Placer`, after the range check), never reassembled.
+//! - *A window the socket buffer holds.* Each rank publishes the receive
+//!   buffer the kernel granted it, and every rank sizes the window
+//!   (datagrams in flight per peer and lane) so that all of a receiver's
+//!   peers sending on both lanes fill at most five eighths of the smallest
+//!   such buffer, between 4 and 256. `GEX_UDP_WINDOW` overrides it.
+//! - *Backpressure without deadlock.* A poll about to run handlers receives
+//!   nothing while 256 messages wait for them. Past the inbox limit (64K
+//!   messages or 64 MiB) datagrams are still read, their ACKs processed and
+//!   the peer heard from, but request DATA is refused unacknowledged and
+//!   retransmitted later; reply DATA is always taken.
+//!
+//! The progress thread (`GEX_UDP_PROGRESS_THREAD=1`) steps in only when the
+//! application made no poll during its last wait (at most 1 ms), since
+//! polling side by side with the application cost more than it saved.
+//!
+//! Counters: the protocol's (`proto::Stats`, per peer `proto::PeerStats`)
+//! are reported through `Conduit::stats`, which `gex::stats()` returns and
+//! `GEX_STATS=1` prints at exit (after the linger, which it counts);
+//! `rma_puts`, `rma_gets`, `rma_served`, `atomics` and `atomics_served`
+//! show the one-sided routes at work.
+//!
+//! *Exit.* A rank lingers (an `atexit` hook) until everything it sent is
+//! acknowledged, then says BYE and keeps acknowledging until every peer has
+//! said BYE too; a peer that does not is waited for until it has been quiet
+//! for 200 ms, at most 5 s in all.
 
 pub mod proto;
 pub mod rma;

@@ -529,7 +529,7 @@ impl RmaCapability for UdpConduit {
         MAX_TRANSFER
     }
 
-    /// A source of [`ZERO_COPY_MIN`] bytes or more is sent from where it
+    /// A source of `ZERO_COPY_MIN` bytes or more is sent from where it
     /// is: the protocol keeps it by reference until the datagrams that
     /// carry it are acknowledged, and then drops it (local completion).
     /// Shorter ones are copied into the message (local completion at

@@ -10,6 +10,30 @@
 //! arithmetic never overflows, so a range near `usize::MAX` is an error,
 //! never a wrap or a panic; the error says which call, rank, range and
 //! segment once the caller adds its own context (the call name).
+//!
+//!
+//! `SegmentDesc::offset_of(rank, addr, len, is_offset, zero)`: `is_offset`
+//! is the spec's `{SELF,PEER}_SEG_OFFSET` (or `SCRATCH_SEG_OFFSET`); a
+//! descriptor of size 0 means "no bound segment". The arithmetic is `off <=
+//! size && len <= size - off` (`fits`, also used for a chunk inside a
+//! message or a result buffer) after a checked subtraction of the base.
+//! `zero` is the rule for an empty range: `InSegment` checks it like any
+//! other (inside or at the end of a bound segment), `AnyAddress` accepts
+//! any address, as the spec wants of a zero-byte transfer and of a
+//! zero-byte Long's `dest_addr`.
+//!
+//! Callers put their call's name in front of the `RangeError` and keep
+//! their error class: `BadArg` for an initiator's range (gex-rma both ends,
+//! gex-am's Long destination, gex-coll's scratch, `Segment::read`/`write`,
+//! gex-vis naming the element), a fatal error for a range that arrived from
+//! a peer (the RMA reference path's targets, an arriving Long in the smp,
+//! udp and ibv conduits, a packed VIS record, an atomic's target). Only the
+//! RMA and remote-atomics direct routes keep an inlined copy of the
+//! inequality against the fast table, since that one comparison also
+//! chooses the route (atomics add alignment); their error paths call the
+//! shared check. gex-vis checks every remote element of a list, and the
+//! whole extent of a strided transfer, before anything moves. Created
+//! segments use the same function.
 
 use std::fmt;
 

@@ -1,5 +1,66 @@
 //! The object model: clients, endpoints, teams, TM-pairs and segments
 //! (spec: "Operations on gex_Client_t / gex_Segment_t / gex_TM_t / gex_EP_t").
+//!
+//! # Endpoints
+//!
+//! `Ep::create(&client, capabilities, flags)` (`gex_EP_Create`) makes an
+//! endpoint with the next index of the process (1, 2, ..., below
+//! `gex_types::MAX_EPS` = 32; the primordial endpoint is 0), under a mutex
+//! of the client. Creation is local, as in the spec: a peer learns of an
+//! endpoint only by being told its index. The index is also recorded with
+//! its capabilities in a static table (`local_ep_capabilities`), read only
+//! on error paths to say why a message cannot run. A created endpoint has
+//! no bound segment until gex-mk binds one, and belongs to no team: teams
+//! are built from the primordial team only, so everything that takes a team
+//! (`Segment::attach`, collectives, atomic domains) is closed to created
+//! endpoints by type. They are used through TM-pairs.
+//!
+//! *Addressing.* `TmRef` has three ways to name a peer:
+//!
+//! - `jobrank_of(rank)` is for calls that reach the peer's segment through
+//!   the primordial tables (atomics): over a pair naming an index other
+//!   than 0 it is an error.
+//! - `rma_jobrank_of(rank)` (gex-rma, gex-vis) accepts any index below
+//!   `MAX_EPS` and goes with `fast_entry(rank)` and `peer_segment(jobrank)`,
+//!   which read the table of the index the pair names (for a team: the
+//!   primordial tables, inlined, so the team path is unchanged; for a pair,
+//!   `fast_entry` reads the slot the pair keeps, see `crate::epseg`).
+//! - `am_peer(rank)` gives the (jobrank, endpoint index) an Active Message
+//!   goes to: for a team `jobrank_of` and index 0, inlined; for a pair it
+//!   also checks that the local endpoint has the AM capability and that the
+//!   index is below `MAX_EPS`. Whether the peer has that index only the
+//!   target can check.
+//!
+//! `local_has(cap)` / `require_local(call, cap)` tell whether the local
+//! endpoint has a capability: a constant `true` for a team, a test of the
+//! pair's endpoint otherwise (gex-rma refuses puts and gets from an
+//! endpoint without `GEX_EP_CAPABILITY_RMA`).
+//!
+//! *On the wire.* `OutgoingAm` and `IncomingAm` carry `src_ep` and
+//! `dest_ep` (0 unless set, so a conduit that knows nothing of endpoints
+//! talks between primordial endpoints); both fit a byte. The smp record
+//! header packs them into its 8 bytes (category, destination index,
+//! handler, argument count, a word of payload length in the low 24 bits and
+//! source index in the high 8); the udp AM header has 12 bytes.
+//!
+//! *Long AMs to created endpoints.* A Long over a pair naming index k lands
+//! in the segment bound to endpoint k of the target. The sender checks the
+//! range against that segment as this process knows it (`epseg`; none
+//! known is an error naming the endpoint, nothing sent). Conduits find it
+//! through `gex_conduit::epseg::ep_segment(k, rank)`, a lookup gex-core
+//! installs; only messages to created endpoints pay for the call. The
+//! target checks the untrusted range against its own segment of endpoint k
+//! (`gex_conduit::epseg::arrived_at_ep`, the one range check) before
+//! anything is written; a failure is fatal, naming the sender, the endpoint
+//! and the range. smp copies a Long into a neighbour's mapped library
+//! memory at the sender; client memory is private, so such a Long travels
+//! in the ring record and the target copies it (at most
+//! `AmLimits::max_long_carried`, which `gex_AM_MaxRequestLong` over such a
+//! pair reports). udp reassembles a Long for a created endpoint in the
+//! message buffer and copies it at delivery; its limits are per peer
+//! (`am_limits(peer)`), so over UDP every pair's `gex_AM_Max*Long` is at
+//! least the LUB. Still below the LUB: a Long to a neighbour's client
+//! memory (64 KiB, a ring record) on smp and through udp's bypass.
 
 use std::any::Any;
 use std::fmt;

@@ -7,6 +7,17 @@
 //! type system rules out some of this (a reply token is consumed by its
 //! reply); the rest is checked here, per thread, and reported as an error
 //! naming the call and the context.
+//!
+//!
+//! State kept per thread: handler depth (and whether the innermost handler
+//! is a request), HSLs held, and whether an AM Prepare is open. Every
+//! communicating call starts with `check_may_communicate`, replies with
+//! `check_may_reply`; each is one thread-local read on the fast path. What
+//! the type system can enforce, it does: a `RequestToken` is consumed by
+//! its reply, a `ReplyToken` has no reply methods, tokens and `SrcDesc` are
+//! `!Send` and borrow the handler's frame. A handler that returns holding
+//! an HSL, or an AM for an unregistered handler or with the wrong argument
+//! count, is a fatal error that ends the job with a message.
 
 use std::cell::{Cell, RefCell};
 

@@ -29,6 +29,47 @@
 //! when it is made, [`fast_slot`]). Through the table it was a chain of
 //! three dependent loads plus the switch's, and an 8-byte get to a created
 //! segment took 1.5-1.7x the primordial one.
+//!
+//! # Publication
+//!
+//! Binding sets this rank's entry (owner base = local base), so the process
+//! reaches its own segment at once. `ep_publish_bound_segment` (gex-mk) is
+//! an all-gather among the team's members of each one's entries (index,
+//! owner base, size, memfd handle and serial); neighbours then map library
+//! memory (mappings live as long as the process) and every member stores
+//! the others' entries; a second all-gather agrees that every mapping
+//! worked. A member's bad arguments travel in the first all-gather, so
+//! every member fails with its message. Ranks outside the team learn
+//! nothing. Destroy clears this rank's entry of every endpoint the segment
+//! is bound to, unbinds them, and replaces the pages of library memory
+//! with private anonymous ones (`MAP_FIXED`), so a stale access racing with
+//! it never faults.
+//!
+//! # The primordial endpoints with created segments
+//!
+//! Every update of index 0's table (bind, publish, destroy) also installs
+//! it, with its two fast forms, as the primordial one
+//! (`runtime::install_bound_primordial`: the statics behind
+//! `segment_table()`, `Runtime::segments()`, `fast_segments()`, the C
+//! header's mirror, and slot 0 of the pairs' fast forms), so every layer's
+//! path to the primordial segments (gex-rma, gex-am's Long check, gex-vis,
+//! gex-ratomic, the C inline route) reads it unchanged, with the same range
+//! checks. Conduits did not attach and know nothing of these segments: a
+//! conduit with no attached segment treats index 0 like a created
+//! endpoint's (smp copies into a neighbour's mapped library memory or
+//! carries the payload in the ring record; udp neither places payloads nor
+//! answers gets by reference; ibv sends Longs in messages rather than by
+//! RDMA), and the conduits' one-sided and atomic capabilities do not reach
+//! a peer before attach, so gex-rma and gex-ratomic take the Active Message
+//! routes, whose handlers check the range against this rank's entry.
+//!
+//! The two ways exclude each other for the life of the process
+//! (`crate::Primordial`, under a mutex): attach after a bind (or after a
+//! peer's publication reached this rank) is an error on every rank; a bind
+//! on a rank that attached is an error; a publication of a primordial
+//! endpoint's segment that reaches a rank that attached fails on every
+//! member (the second all-gather carries the verdict). The attached table
+//! is never replaced.
 
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Mutex;

@@ -14,6 +14,29 @@
 //! Operations that complete at initiation return [`Event::INVALID`]; an
 //! `IMMEDIATE` initiation that did nothing returns [`Event::NO_OP`], which
 //! must not be tested or waited on.
+//!
+//!
+//! # Completions
+//!
+//! A `Completion` is an atomic count of outstanding parts with an
+//! optional parent. `done()` counts down with release ordering, and the
+//! call that reaches zero calls `done()` on the parent. `is_complete()` is
+//! an acquire load, so whoever sees completion sees the data. Parts may
+//! finish in any thread that polls. It implements
+//! `gex_conduit::OpCompletion`, so a conduit's one-sided operations
+//! complete events, NBI counters and access regions unchanged.
+//!
+//! An event is `INVALID`, `NO_OP`, or pending on a completion (plus, for a
+//! staged get, the copy-out). `test` never polls the conduit; it runs the
+//! layers' progress hooks. `wait` and the array calls (`test_some`,
+//! `wait_some`, `test_all`, `wait_all`) spin through `Runtime::spin_until`.
+//! The thread that observes completion finishes the operation (the
+//! copy-out) and the event becomes `INVALID`. `query_leaf` gives `INVALID`
+//! for `LC` (local completion at initiation) and, for another category of a
+//! pending root, an event pending on the root's completion. As a `Future`,
+//! each poll tries to finish, runs one round of progress, tries again, and
+//! otherwise wakes itself at once: there is no interrupt, so an executor
+//! busy-polls.
 
 use std::future::Future;
 use std::marker::PhantomData;

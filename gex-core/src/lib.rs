@@ -33,6 +33,50 @@
 //! and layer state slots are methods of the traits in [`internals`]
 //! (`ep.runtime()`, `layer_state`, `new_subteam`), which a layer imports
 //! and the facade does not export.
+//!
+//! # The runtime and the objects
+//!
+//! `Client::init_with(name, flags, &factory)` joins the job through the
+//! control plane (`bootstrap`), lets the factory build the conduit,
+//! installs the one process-wide `Runtime` (a `static OnceLock`: the spec
+//! allows one client per job), checks collectively that the single-valued
+//! arguments agree, and ends with a barrier. `init_with_layers` also runs
+//! each layer's `LayerInit` on the primordial endpoint before that
+//! barrier (see `gex_am`'s layer module), so gex-core never names a layer
+//! above it. The objects are cheap `Arc` handles:
+//!
+//! - `Client` (name, flags, cdata) -> `Ep` (index: 0 for the primordial
+//!   one; capabilities, bound segment, cdata, the layer-state slot the AM
+//!   layer uses) -> `Tm` (rank, size, member table or identity for the
+//!   primordial team, a process-local `id()`, a layer-state slot gex-coll
+//!   keeps its team record in).
+//! - `TmPair` is a separate type, so it cannot be passed to a team-only
+//!   call. Point-to-point calls are generic over `TmRef`, which both
+//!   implement.
+//! - `Segment::attach` first exchanges every rank's validation result, so a
+//!   bad size on one rank is an error on all ranks rather than a hang, then
+//!   asks the conduit to create and map segments, and ends with a barrier
+//!   once every rank has recorded its table (otherwise a peer could reach a
+//!   rank before it knew its own segment). The table of every rank's
+//!   segment (owner base, local mapping, size) is leaked into a `&'static`
+//!   slice and published once (`Runtime::segments`, `segment_table`).
+//!   The RMA direct route reads a compact copy, `fast_segments`
+//!   (`FastSeg`: owner base, directly accessible size, local base), with
+//!   one acquire load. A segment not mapped here reads as size 0. Two copies
+//!   exist, one with every entry empty; `set_direct_access(false)` (what
+//!   `GEX_RMA_FORCE_AM=1` does) publishes that one, so forcing the AM path
+//!   costs the direct route no extra test. The C header reads a mirror of
+//!   the table in use (`FastMirror`, kept current by
+//!   `mirror_fast_segments`).
+//! - A job may instead bind created segments to the primordial endpoints
+//!   and publish them (see `epseg`).
+//!
+//! Global queries (`system`) read the runtime and return `NOT_INIT`
+//! before init.
+//!
+//! Events, NBI counters and access regions live here so that every layer
+//! shares them: see `event` and `nbi`. Waiting and progress: see
+//! `runtime`.
 
 #![warn(missing_docs)]
 

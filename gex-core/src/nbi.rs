@@ -5,6 +5,19 @@
 //! initiation calls [`track`] and reports the operation's completion to the
 //! [`Completion`] it gets back: the calling thread's counter for that
 //! category, or the open access region, which then owns the operation.
+//!
+//!
+//! Each thread has one `Completion` per category (GET, PUT, AM, LC, RMW)
+//! in a `thread_local!`. `test`/`wait(mask)` read the counters in `mask`.
+//! Only operations that outlive their call are tracked (reference-path
+//! puts, segment-destination gets), so on the direct path an NBI sync is a
+//! few loads.
+//!
+//! An access region is a fresh completion holding one part for the region
+//! itself. While it is open, `track` hands it out instead of the
+//! counters; `end_access_region` releases the region's own part and returns
+//! an event pending on it (`INVALID` if everything has finished). Regions
+//! do not nest, and NBI test/wait inside one is an error.
 
 use std::cell::RefCell;
 use std::sync::Arc;

@@ -1,5 +1,51 @@
 //! The process-wide runtime behind the client: the conduit, the segment
 //! table, progress and waiting.
+//!
+//!
+//! # Progress hooks
+//!
+//! Layers register hooks once at set-up (`Runtime::add_progress_hook`);
+//! they run after every poll of `Runtime::progress`, so in every wait and
+//! poll, and alone in event and NBI tests; never inside a handler, under an
+//! HSL or inside Prepare/Commit, and never re-entered by the thread running
+//! them. With no hook registered the cost is one relaxed load.
+//!
+//! # Waiting
+//!
+//! Every wait polls. `Runtime::wait_until` spins while polls find work and,
+//! after a run of empty polls, yields the core; when the host runs more
+//! ranks than cores, it yields after every empty poll, so a waiting rank
+//! does not take the core of the rank it waits for. `gasnet_set_waitmode`
+//! sets the process-wide `WaitMode` that `wait_step` and the shared-memory
+//! collectives consult through `Runtime::idle_pause` after an empty poll: a
+//! spin hint (`Spin`), a yield (`Block`), or a yield once the spin phase is
+//! over (`SpinBlock`, the default). Yields are counted (`wait_yields`).
+//!
+//! *Time slices when oversubscribed.* A yield alone does not bring back the
+//! rank waited for: under EEVDF the yielding rank gives up its slice and
+//! whatever runs next keeps the core for a slice of its own (1.4 ms by
+//! default on 2 cores), which made every barrier of 4 ranks on a busy
+//! 2-core host cost milliseconds. So a rank whose host runs more ranks than
+//! cores asks at init for the shortest time slice, 0.1 ms (`sched_setattr`
+//! with a runtime on its time-sharing policy, nice value kept; a refusal,
+//! or a kernel before 6.12, changes nothing). Ranks with a core each keep
+//! the default slice.
+//!
+//! *Ranks that share a core.* The scheduler may put two ranks on one core
+//! while each believes it has its own: a value one spinning rank waits for
+//! from the other then moves once per time slice. So a thread whose polls
+//! keep finding nothing looks, every `IDLE_LOOK` (64) empty polls, at
+//! whether another rank of the host polls in vain on the same core
+//! (`Conduit::core_shared_with_spinner`), and yields if so: client polls
+//! (`Runtime::poll`) under every wait mode but `Spin`. The library's waits
+//! (`wait_step`) record their core the same way but keep their own pace.
+//! The smp transport (smp, and the bypass of udp and ibv) keeps one word
+//! per member in the last cache line of its queue object: the core of the
+//! member's last look (`sched_getcpu`) and when (monotonic ms); a look
+//! counts a word of the same core written in the last 50 ms. Without memory
+//! shared among the ranks (udp with `GEX_UDP_BYPASS=0`) the conduit cannot
+//! tell, and its own pacing applies. test-ratomic's shared-core ring checks
+//! it (2000 handoffs on one core within 4 s).
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};

@@ -33,6 +33,35 @@
 //! (`gex_core::shm`), so the ranks of a neighbourhood map each other's
 //! created segments at publication and copy directly; client memory is
 //! private to its process and reached through Active Messages.
+//!
+//!
+//! # Design
+//!
+//! A memory kind (`Mk`) wraps an `Arc<dyn MemoryKind>`: the trait says
+//! the kind's class, whether the CPU may load and store its memory, and
+//! allocates memory for a segment (`KindMemory`: base, length, how a
+//! neighbour maps it, release). A CUDA kind would live in a crate of its
+//! own linking the driver API: `allocate` is `cuMemAlloc`, `share` an IPC
+//! handle (`cuIpcGetMemHandle`) that neighbours open with
+//! `cuIpcOpenMemHandle`, `release` is `cuMemFree` after peers closed
+//! theirs; `host_accessible` false. The RMA hook for memory the CPU cannot
+//! access is not there yet, so segment creation refuses such a kind.
+//!
+//! A created segment is a gex-core `Segment` with a `created` part: its
+//! kind (opaque to the core), the backing (the `KindMemory`, or nothing for
+//! client memory), the endpoints it is bound to (one segment may be bound
+//! to several endpoints of its process, as the reference allows) and a
+//! destroyed flag. Host library memory is a memfd (`gex_core::shm`), kept
+//! open until destroy so neighbours can map it when it is published.
+//!
+//! The tables of bound segments, their fast forms, publication and destroy
+//! are gex-core's (`gex_core::epseg`). Publication over the primordial team
+//! uses the control plane's all-gather; a team other than the primordial one
+//! exists only through gex-coll, so over such a team it is gex-coll's
+//! gather-all, twice (every member's length, then the contributions padded
+//! to the longest; a length above what 31 entries can take is an error
+//! naming the member). That is why this crate depends on gex-coll, and the
+//! facade's `mk` feature enables `coll`.
 
 #![warn(missing_docs)]
 
@@ -153,8 +182,8 @@ pub unsafe trait KindMemory: Send {
     fn release(self: Box<Self>);
 }
 
-/// A memory kind: what a device crate implements to add a class (see
-/// ARCHITECTURE.md, "Memory kinds", for what a CUDA kind would do).
+/// A memory kind: what a device crate implements to add a class (see the
+/// crate docs, "Design", for what a CUDA kind would do).
 pub trait MemoryKind: Send + Sync + 'static {
     /// Its class.
     fn class(&self) -> MkClass;

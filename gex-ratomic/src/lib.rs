@@ -55,6 +55,71 @@
 //! [`register`] is the layer's set-up at init and [`ampath`] its Active
 //! Message protocol; the `gex` facade exports the program's calls
 //! (`gex::ratomic`).
+//!
+//!
+//! # Routes
+//!
+//! | team, flags | conduit's atomics | mechanism | route per target |
+//! | --- | --- | --- | --- |
+//! | all members in this neighbourhood, or `AD_FAVOR_MY_RANK` / `AD_FAVOR_MY_NBRHD` | any | CPU | direct if mapped here, else as in the last row |
+//! | members in other neighbourhoods, no hint or `AD_FAVOR_REMOTE` | performed by the transport (`cpu_coherent` false), reaching every member and supporting every (type, op), on every member | conduit | the conduit's atomics for every target, this rank's too |
+//! | the same | none, not covering, or performed by the target's CPU (udp) | CPU | direct if mapped; else the conduit's CPU-coherent atomics where they reach and support the operation; else AM |
+//!
+//! *Create* is collective: it checks its arguments (a built-in type, a
+//! non-empty set of operations valid for it, at most one `AD_FAVOR_*`), then
+//! every member sends its single-valued arguments, and whether the
+//! conduit's atomics would cover the domain from it, to the team's rank 0
+//! in an Active Message; rank 0 answers every member with the verdict (a
+//! member that differs is named in every member's error). Messages for a
+//! creation rank 0 has not reached yet wait in a table keyed by a hash of
+//! the team's members and a per-team sequence number. A domain is not
+//! `Clone`, so `destroy(self)` leaves no handle; an operation of this rank
+//! still in flight makes it an error that hands the domain back.
+//!
+//! *The direct route* is inlined: type and operation against the domain,
+//! the flags against `IMMEDIATE | AD_ACQ | AD_REL | PEER_SEG_OFFSET`, a CPU
+//! domain, the thread may communicate, the rank, and one comparison against
+//! the fast segment table that checks range and alignment and chooses the
+//! route. Then `AtomicU64::from_ptr` (or I64/U32/I32) on the mapping: the
+//! hardware's fetch-and-op where there is one, a compare-exchange loop for
+//! MULT, float arithmetic and MIN/MAX; SET, GET, SWAP and (F)CAS on floats
+//! act on the bits (CAS "as if on integers": `-0.0` does not match `+0.0`,
+//! a NaN matches itself). MIN and MAX are the spec's C expressions
+//! (`op0 < op1 ? op0 : op1`). `AD_REL` is a release fence before the
+//! relaxed atomic, `AD_ACQ` an acquire fence after it. Each public call
+//! tests the direct route itself and returns from it with nothing built in
+//! memory (pending stores must drain before a locked instruction).
+//!
+//! *Blocking calls over the conduit's coherent atomics* (udp) have a short
+//! route tested after the direct one: at Create a CPU domain over a
+//! `cpu_coherent` conduit records per team rank the jobrank and segment of
+//! every member it reaches that is not mapped here (`ConduitRoute`); a
+//! blocking call with the fast flags and a supported operation then
+//! allocates one completion, starts the operation and waits. udp's ATOMIC
+//! message is 16 bytes plus only the operands the operation takes, its
+//! ATOMIC_RESULT 8 bytes plus the value (fetching operations only); the
+//! 32-bit id is the slot (24 bits) and the low byte of its generation. The
+//! target's shell checks range, alignment, type and opcode (anything else
+//! is fatal) and performs it with `gex_conduit::atomic_ops::perform_dyn`,
+//! the function the direct route and the AM handler use.
+//!
+//! *Everything else* takes the general route: every check with a message
+//! naming what is wrong, then a direct atomic if mapped, else the conduit's
+//! `AtomicCapability::start`, else the AM route: one Short request (offset,
+//! type, opcode, ordering, two operands, slot, generation: 11 arguments)
+//! and one Short reply (slot, generation, value). The target validates
+//! codes, range and alignment before performing anything; the reply takes
+//! its operation out of the slot table before writing the value, so an
+//! unknown, stale, repeated or misdirected reply is fatal. On the conduit
+//! route `AD_REL` is a release fence before the start; `AD_ACQ` needs
+//! nothing more, since completion is seen through an acquire load.
+//! Blocking and fetching NBI operations are not counted in flight.
+//!
+//! *The test double.* `gex_testsuite::simnic` wraps the smp conduit, tells
+//! every rank it is alone in its neighbourhood, hides mappings, and offers
+//! an `AtomicCapability` for every (type, op) but MULT, performed when the
+//! rank polls; a full queue refuses `IMMEDIATE`. `test-ratomic` with
+//! `GEX_TEST_SIMNIC=1` runs through it and checks the choice table.
 
 #![warn(missing_docs)]
 

@@ -17,6 +17,28 @@
 //! was not sent to, or a payload of the wrong length is a fatal error with
 //! a message naming the handler, never a memory access. No AM argument is
 //! ever turned into a pointer.
+//!
+//!
+//! Details:
+//!
+//! - A chunk is claimed (an atomic bit) before its data is written, so two
+//!   replies for one chunk never both write, and completion is counted only
+//!   after the write. The completion starts at the number of chunks; the
+//!   last to finish frees the slot.
+//! - `IMMEDIATE` is passed on the first chunk only: if refused, nothing has
+//!   moved and the call reports a no-op (undoing its NBI tracking); once
+//!   accepted, the remaining chunks are sent blocking. An error midway marks
+//!   the unsent chunks done, so nothing waits for them.
+//! - Where a get's data goes depends on how long the destination lives.
+//!   Blocking gets and NBI gets into a slice wait before returning, NBI gets
+//!   into the segment are written in place and return at once, NB gets into
+//!   a slice are staged: the replies write a `Staging` buffer owned by the
+//!   operation, and the event copies it into the slice when a test or wait
+//!   sees completion. So no reply ever holds a pointer into memory whose
+//!   borrow may have ended, even if the event is leaked.
+//! - A blocking put waits for every acknowledgement; an NBI put reports to
+//!   the thread's counter; an NB put returns an event pending on its
+//!   completion.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};

@@ -43,6 +43,53 @@
 //! [`register`] (the layer's set-up at init) and [`ampath`] (the reference
 //! path's AM protocol) are the layer's own; the `gex` facade exports the
 //! calls of a program (`gex::rma`).
+//!
+//! # The direct route
+//!
+//! Every call (`Rma`, implemented for every `TmRef`) first tries the direct
+//! route, inlined into the caller: the thread may communicate (one
+//! thread-local flag), the flags are among `FAST_FLAGS` (no
+//! `PEER_NEVER_*`, no `SELF_SEG_OFFSET`), the local side is a slice, the
+//! rank translates to a jobrank, and the remote range lies in that rank's
+//! entry of the fast segment table (`off <= size && len <= size - off`;
+//! the offset is the owner address minus the peer's base, or the offset
+//! itself under `PEER_SEG_OFFSET`). An entry not directly accessible (not
+//! mapped here, or the AM path forced) has size 0, so that one check also
+//! decides the route. The transfer is then one copy through the mapping
+//! (`gex_core::copy_bytes`: up to 16 bytes as at most two overlapping
+//! unaligned loads and stores per side, longer ranges `ptr::copy`): no
+//! dynamic dispatch, allocation or lock, and no conduit.
+//!
+//! # The general route
+//!
+//! Everything else takes `put_general`/`get_general` (`#[cold]`, out of
+//! line, so the direct route stays straight-line code): every rule checked
+//! again with an error saying what failed (context, flags, `lc`, the rank,
+//! the range with the one range check, `PEER_NEVER_SELF`/`_NBRHD`, the
+//! local side under `SELF_SEG_OFFSET`), then a direct copy if the peer is
+//! mapped, else the conduit's one-sided route if it reaches that peer
+//! (`native`), else the AM reference path (`ampath`). Error messages are
+//! built in `#[cold]` functions.
+//!
+//! # Created endpoints' segments
+//!
+//! The direct route takes its entry from `tm.fast_entry(rank)`: for a team
+//! the primordial fast table; for a pair `epseg::fast_entry_at(slot,
+//! rank)`, one load of the slot's active fast form and one of the job size
+//! (the pair's index is clamped to a slot when the pair is made). So a
+//! mapped created segment costs two independent loads, one bounds check and
+//! a copy. The general route checks the range against
+//! `tm.peer_segment(jobrank)` (nothing known is an error naming the
+//! endpoint). Unmapped segments of created endpoints go through Active
+//! Messages: puts as Medium requests (handler 40: offset, endpoint index,
+//! slot), gets as Short requests answered by the usual Medium reply (41),
+//! memsets (42); the target checks the index and the range against its own
+//! entry and a violation is fatal, naming the sender and the endpoint. The
+//! conduit's one-sided route reaches them too (`RmaCapability::put`/`get`
+//! name the endpoint index; the udp and ibv targets check the range
+//! against that endpoint's segment). `route_to` tells the route to a
+//! created endpoint's segment. Atomics never go over pairs: an atomic
+//! domain is created over a team of primordial endpoints.
 
 #![warn(missing_docs)]
 

@@ -7,6 +7,27 @@
 //! first part carries `IMMEDIATE` and the rest are started without it, so a
 //! no-op never leaves a transfer half done. Each part completes one part of
 //! the operation's [`Completion`].
+//!
+//!
+//! A conduit offers puts and gets through `Conduit::rma()` returning a
+//! `RmaCapability` (`reaches(peer)`, `max_transfer()`, `put`, `get`); the
+//! answers to `reaches` are kept per peer; `GEX_RMA_FORCE_AM=1` still sends
+//! everything through AMs.
+//!
+//! A put's source is a `gex_conduit::PutSource`, which the conduit may keep
+//! and read after `put` returns (zero-copy): dropping it is local
+//! completion, at the latest before the operation's completion is
+//! signalled. The caller's memory is handed over only where that is safe
+//! without a copy: a blocking put (it waits for both completions), and a
+//! source in the local segment under `Lc::Defer`, `Lc::Group` or a leaf
+//! event (segment memory outlives every borrow). Any other source is copied
+//! into an owned `PutSource` at initiation. Active Message payloads stay
+//! borrowed for the call only, so AM local completion is at initiation on
+//! every conduit. Completion is signalled through
+//! `gex_conduit::OpCompletion`, which gex-core's `Completion` implements. A
+//! get names its destination with a `GetDest` (unsafe to build: the caller
+//! promises the memory until completion; `as_mut_ptr` gives the address to
+//! a conduit whose device writes in place).
 
 use std::sync::{Arc, OnceLock};
 

@@ -68,6 +68,27 @@
 //! [`register`] / [`register_with`] are the layer's set-up at init and
 //! [`ampath`] its protocol; the `gex` facade exports the program's calls
 //! (`gex::vis`).
+//!
+//!
+//! # Created endpoints
+//!
+//! Over a TM-pair naming a created endpoint, the peer's range is checked
+//! against the segment bound to it as this process knows it
+//! (`TmRef::peer_segment`; none known is an error naming the endpoint) and
+//! the direct entry comes from that index's fast table, so a mapped created
+//! segment takes the direct route. Otherwise the runs are packed into Active
+//! Messages to handlers 17 (put) and 18 (get), which take the endpoint
+//! index as a fourth argument and check every record against the target's
+//! segment of that endpoint (an index without one is fatal); they answer
+//! with 13 and 15 as usual. Every run of such a put is packed, since a Long
+//! would run in that endpoint's handler table, where gex-vis has none; on
+//! the conduit route long runs use the one-sided operations, which name the
+//! endpoint. A peer completion still runs in the target's primordial
+//! endpoint's table.
+//!
+//! No conduit offers a gather list yet (`RmaCapability` moves one
+//! contiguous range per call), so the conduit route issues one operation per
+//! long run and packs the short ones.
 
 #![warn(missing_docs)]
 

@@ -1,6 +1,35 @@
 //! Typed configuration: [`Config`] holds the settings of the core, of every
 //! layer and of every conduit compiled in, and [`init_with_config`] starts
 //! a client with them.
+//!
+//!
+//! Settings are typed. The core, each layer and each conduit that has any
+//! keep them in one struct with public fields and a documented default per
+//! field, each naming its `GEX_*` variable: `gex_core::ClientSettings`
+//! (`GEX_STATS`), `gex_rma::RmaSettings` (`GEX_RMA_FORCE_AM`),
+//! `gex_vis::VisSettings`, `gex_coll::CollSettings`,
+//! `gex_conduit_udp::UdpSettings`, the ibv conduit's; smp has none.
+//! `Default` is what an empty environment gives, and a test in each crate
+//! keeps it equal to the default stated in the table of variables
+//! (`gex_bootstrap::vars::VARS`, and so the README). `from_env()` reads the
+//! variables once, at init, through `gex_bootstrap::vars::Lookup` (the
+//! environment, or pairs in tests), whose `flag` and `parse` make a value
+//! that does not parse or is out of bounds an error naming the variable and
+//! the value; a name read must be in the table. Nothing reads a variable
+//! where it is used, and no library code sets one.
+//!
+//! The settings travel as arguments: a conduit's in its factory
+//! (`UdpFactory::new(settings)`; values set in code are checked against the
+//! same bounds), the core's to `Client::init_with_settings`, a layer's to
+//! its `register_with(ep, &settings)` (run as a `LayerInit` closure).
+//! `Config` gathers them (plus the conduit's name, `GEX_CONDUIT`):
+//! `gex::init` is `init_with_config` with `Config::from_env()`; an
+//! embedding runtime builds a `Config` (from `Config::default()` to read no
+//! variable); `init_with_factory` runs the same layers over a conduit the
+//! program makes, such as a wrapper of `Config::conduit_factory()`. Only the
+//! launcher's description of the job (`GEX_RANK`, `GEX_SIZE`, `GEX_CTRL`,
+//! the key, `GEX_HOSTS`, the rendezvous) is read by gex-bootstrap from the
+//! environment; a conduit gets what it needs of it with the `Bootstrap`.
 
 use gex_core::bootstrap::vars::Lookup;
 use gex_core::conduit::ConduitFactory;

@@ -15,6 +15,16 @@
 //!
 //! Programs never need this module: it is public so that the conduits, the
 //! layers and the launcher share one copy.
+//!
+//!
+//! # Why not the `shared_memory` crate
+//!
+//! Its objects are named (`shm_open` names under `/dev/shm`), peers open
+//! them by name, and the name is removed only when the owner's handle
+//! drops, so a rank or launcher killed before that leaves the memory
+//! behind. Ours have no name at all; peers reach a memfd through
+//! `/proc/<pid>/fd/<n>` only while its creator holds it, and the kernel
+//! frees it with the last mapping.
 
 pub mod host;
 pub mod net;

@@ -3,8 +3,8 @@
 //! the *local* team (its shared-memory paths), between neighbourhoods
 //! over Active Messages among one representative of each, then inside
 //! again. The grouping, the local teams and the per-operation team of
-//! representatives are `crate::hier`'s (see its documentation, and
-//! ARCHITECTURE.md "Hierarchical collectives"); on by default with the
+//! representatives are `crate::hier`'s (see its documentation);
+//! on by default with the
 //! rest of the hierarchy (`GEX_COLL_HIER=0` turns it off).
 //!
 //! # Blocks between representatives

@@ -2,9 +2,7 @@
 //! neighbourhoods (hosts): inside each neighbourhood through shared memory,
 //! between neighbourhoods over Active Messages among one representative
 //! of each, then inside again. On by default (`GEX_COLL_HIER=0` on any
-//! rank turns it off, `CollSettings::no_hier`). Earlier reports of hangs
-//! on two pretend hosts did not reproduce in 69 runs of 8 ranks
-//! (ARCHITECTURE.md, "Hierarchical collectives").
+//! rank turns it off, `CollSettings::no_hier`).
 //!
 //! # Structure
 //!

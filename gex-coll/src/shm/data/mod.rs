@@ -161,6 +161,21 @@
 //! shared area, the engine, the handles, the operators and the registry,
 //! `crate::shm::order` (what the two paths share) and `crate::shm::small`
 //! (how far the small operations on the primordial team have got).
+//!
+//!
+//! # Members either side of the small collectives' line
+//!
+//! Members whose sizes lie either side of the small collectives' line (some
+//! take the inline slots, others the chunks) would wait on different paths.
+//! A reader that waits also looks at the writer's other path and ends the
+//! job with a message if the writer went ahead on it (a chunked reader: the
+//! writer has written the small operation that follows; a small reader: the
+//! writer has posted a chunked operation this rank has not started). In a
+//! consistent program a writer finishes an operation's writes in its
+//! initiation call before it starts the next, so neither happens; the first
+//! path is looked at again after the second, since a writer that just
+//! finished there and went on is no mismatch (faults `coll-size-line`,
+//! `coll-size-line-rev`).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
