@@ -341,12 +341,16 @@ impl Ctx {
             "xtask: test-cluster: the wide variants ({TESTSUITE}'s ignored tests; see its tests/*.rs)"
         );
         let start = Instant::now();
+        // `--workspace` and a filter rather than `-p`: the same features
+        // as `cargo xtask test`'s build, so nothing is built again.
+        let filter = format!("package({TESTSUITE})");
         let result = if self.has_nextest() {
             self.run(&mut self.cargo(&[
                 "nextest",
                 "run",
-                "-p",
-                TESTSUITE,
+                "--workspace",
+                "-E",
+                &filter,
                 "--run-ignored",
                 "only",
                 "--no-fail-fast",
