@@ -93,6 +93,7 @@ fn test_rma_1_to_4_ranks() {
 /// The same RMA tests with every transfer forced through the Active Message
 /// reference path.
 #[test]
+#[ignore = "wide matrix: cargo xtask test-cluster runs it"]
 fn test_rma_am_path_1_to_4_ranks() {
     passes_on_1_to_4_ranks_env(
         TEST_RMA,
@@ -111,6 +112,7 @@ fn test_ratomic_1_to_4_ranks() {
 }
 
 #[test]
+#[ignore = "wide matrix: cargo xtask test-cluster runs it"]
 fn test_ratomic_am_path_1_to_4_ranks() {
     passes_on_1_to_4_ranks_env(
         TEST_RATOMIC,
@@ -126,6 +128,7 @@ fn test_ratomic_am_path_1_to_4_ranks() {
 /// no-ops on a full NIC queue and on a congested AM route touch nothing.
 /// (One rank is one neighbourhood: CPU atomics, already covered above.)
 #[test]
+#[ignore = "wide matrix: cargo xtask test-cluster runs it"]
 fn test_ratomic_over_simulated_nic_2_to_4_ranks() {
     passes_on_ranks_env(
         TEST_RATOMIC,
@@ -147,6 +150,11 @@ fn test_ratomic_over_udp_2_to_4_ranks() {
         &[("GEX_UDP_BYPASS", "0")],
         " (direct+conduit path)",
     );
+}
+
+#[test]
+#[ignore = "wide matrix: cargo xtask test-cluster runs it"]
+fn test_ratomic_am_path_over_udp_2_to_4_ranks() {
     passes_over_udp_env(
         TEST_RATOMIC,
         "test-ratomic",
@@ -165,6 +173,7 @@ fn test_vis_1_to_4_ranks() {
 }
 
 #[test]
+#[ignore = "wide matrix: cargo xtask test-cluster runs it"]
 fn test_vis_am_path_1_to_4_ranks() {
     passes_on_1_to_4_ranks_env(
         TEST_VIS,
@@ -185,6 +194,7 @@ fn test_vis_over_udp_2_to_4_ranks() {
 }
 
 #[test]
+#[ignore = "wide matrix: cargo xtask test-cluster runs it"]
 fn test_vis_am_path_over_udp_2_to_4_ranks() {
     passes_over_udp_env(
         TEST_VIS,
@@ -220,6 +230,7 @@ fn test_mk_1_to_4_ranks() {
 }
 
 #[test]
+#[ignore = "wide matrix: cargo xtask test-cluster runs it"]
 fn test_mk_am_path_1_to_4_ranks() {
     passes_on_1_to_4_ranks_env(TEST_MK, "test-mk", &[("GEX_RMA_FORCE_AM", "1")], "");
 }
@@ -239,6 +250,11 @@ fn test_mk_over_udp_2_to_4_ranks() {
 #[test]
 fn test_primseg_1_to_4_ranks() {
     passes_on_1_to_4_ranks(TEST_PRIMSEG, "test-primseg");
+}
+
+#[test]
+#[ignore = "wide matrix: cargo xtask test-cluster runs it"]
+fn test_primseg_am_path_3_ranks() {
     passes_on_ranks_env(
         TEST_PRIMSEG,
         "test-primseg",
@@ -251,6 +267,11 @@ fn test_primseg_1_to_4_ranks() {
 #[test]
 fn test_primseg_over_udp_2_to_4_ranks() {
     passes_over_udp(TEST_PRIMSEG, "test-primseg");
+}
+
+#[test]
+#[ignore = "wide matrix: cargo xtask test-cluster runs it"]
+fn test_primseg_over_udp_with_the_bypass_2_to_4_ranks() {
     passes_over_udp_env(TEST_PRIMSEG, "test-primseg", &[("GEX_UDP_BYPASS", "1")], "");
 }
 
@@ -417,14 +438,20 @@ fn test_core_over_udp_2_to_4_ranks() {
 /// shared-memory bypass, the conduit's one-sided operations (bypass off),
 /// and the AM reference path (forced).
 #[test]
-fn test_rma_over_udp_on_three_routes_2_to_4_ranks() {
-    passes_over_udp_env(TEST_RMA, "test-rma", &[], " (direct path)");
+fn test_rma_over_udp_conduit_route_2_to_4_ranks() {
     passes_over_udp_env(
         TEST_RMA,
         "test-rma",
         &[("GEX_UDP_BYPASS", "0"), ("GEX_STATS", "1")],
         " (conduit path)",
     );
+}
+
+/// The other two routes: the bypass, and the AM path (forced).
+#[test]
+#[ignore = "wide matrix: cargo xtask test-cluster runs it"]
+fn test_rma_over_udp_direct_and_am_routes_2_to_4_ranks() {
+    passes_over_udp_env(TEST_RMA, "test-rma", &[], " (direct path)");
     passes_over_udp_env(
         TEST_RMA,
         "test-rma",
@@ -506,6 +533,13 @@ fn udp_one_sided_route_moves_the_data() {
 #[test]
 fn late_barriers_on_a_busy_shared_core_1_to_4_ranks() {
     passes_on_1_to_4_ranks(TEST_LATE, "test-late");
+}
+
+/// test-late over udp without the bypass (one rank per "host": no
+/// oversubscribed host, default time slices).
+#[test]
+fn late_barriers_over_udp_2_to_4_ranks() {
+    passes_over_udp(TEST_LATE, "test-late");
 }
 
 #[test]
@@ -1221,6 +1255,7 @@ fn test_flood_over_udp() {
 }
 
 #[test]
+#[ignore = "wide matrix: cargo xtask test-cluster runs it"]
 fn test_flood_over_udp_with_a_progress_thread() {
     let pt = ("GEX_UDP_PROGRESS_THREAD", "1");
     floods("udp", &[2, 3], &[("GEX_UDP_BYPASS", "0"), pt, SMALL_INBOX]);

@@ -10,8 +10,14 @@ commands:
   check-layers                 check the workspace dependency graph against
                                the layer table (DESIGN.md section 2)
   test                         check-layers, then the workspace tests
-                               (cargo nextest if installed, plus doctests)
-  test-cluster [--max-ranks N] [--conduit C]...
+                               (cargo nextest if installed, plus doctests);
+                               the wide multi-rank variants (`#[ignore]`d
+                               tests of gex-testsuite) are test-cluster's
+  test --quick [-p CRATE]...   the edit loop: only the named crates' unit
+                               and integration tests (default: every crate
+                               but gex-testsuite), no doctests, no
+                               multi-rank matrices
+  test-cluster [--max-ranks N] [--conduit C]... [--no-wide | --wide-only]
                                run every gex-testsuite `test-*` program under
                                gex-run on each set-up (default: all of them):
                                smp with 1..=N ranks (default 8); udp-nobypass
@@ -20,7 +26,12 @@ commands:
                                loss; needs root, ip and nft, else skipped),
                                ibv-nobypass and ibv-hosts (ibv over its
                                simulated device, bypass off; two pretend
-                               hosts, bypass on) with 2..=min(N, 4) ranks
+                               hosts, bypass on) with 2..=min(N, 4) ranks;
+                               then the wide variants: gex-testsuite's
+                               ignored tests (8 ranks, forced paths and
+                               environment variants, pretend hosts, the
+                               smallest ibv buffers; `--no-wide`: skip them,
+                               `--wide-only`: only them)
   demo [-n N] [-- ARGS...]     run gex-testsuite's `demo` under gex-run with N
                                ranks (default 3)
   bench [-n N] [--conduit C] [NAME...]
@@ -83,6 +94,10 @@ pub const CI_MAX_RANKS: u32 = 4;
 pub struct ClusterOpts {
     pub max_ranks: u32,
     pub conduits: Vec<&'static Conduit>,
+    /// Run the program matrix.
+    pub matrix: bool,
+    /// Run the wide variants (gex-testsuite's ignored tests).
+    pub wide: bool,
 }
 
 impl ClusterOpts {
@@ -90,15 +105,27 @@ impl ClusterOpts {
         ClusterOpts {
             max_ranks,
             conduits: CONDUITS.iter().collect(),
+            matrix: true,
+            wide: true,
         }
     }
+}
+
+/// `cargo xtask test`'s options.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TestOpts {
+    /// `--quick`: unit and integration tests of `packages` only.
+    pub quick: bool,
+    /// `-p`/`--package` (with `--quick`); empty: every crate but
+    /// gex-testsuite.
+    pub packages: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Help,
     CheckLayers,
-    Test,
+    Test(TestOpts),
     TestCluster(ClusterOpts),
     Demo {
         ranks: u32,
@@ -136,7 +163,24 @@ where
     let parsed = match command.as_str() {
         "help" | "-h" | "--help" => Command::Help,
         "check-layers" => Command::CheckLayers,
-        "test" => Command::Test,
+        "test" => {
+            let mut opts = TestOpts::default();
+            while let Some(arg) = args.next() {
+                if arg == "--quick" {
+                    opts.quick = true;
+                } else if let Some(v) = args.value_of(&arg, &["-p", "--package"])? {
+                    opts.packages.push(v);
+                } else if is_help(&arg) {
+                    return Ok(Command::Help);
+                } else {
+                    return Err(unexpected("test", &arg));
+                }
+            }
+            if !opts.quick && !opts.packages.is_empty() {
+                return Err("test: -p/--package needs --quick".into());
+            }
+            Command::Test(opts)
+        }
         "fmt-check" => Command::FmtCheck,
         "lint" => Command::Lint,
         "ci" => Command::Ci,
@@ -198,8 +242,13 @@ where
         "test-cluster" => {
             let mut max_ranks = DEFAULT_MAX_RANKS;
             let mut conduits: Vec<&'static Conduit> = Vec::new();
+            let (mut no_wide, mut wide_only) = (false, false);
             while let Some(arg) = args.next() {
-                if let Some(v) = args.value_of(&arg, &["--max-ranks"])? {
+                if arg == "--no-wide" {
+                    no_wide = true;
+                } else if arg == "--wide-only" {
+                    wide_only = true;
+                } else if let Some(v) = args.value_of(&arg, &["--max-ranks"])? {
                     max_ranks = rank_count("--max-ranks", &v)?;
                 } else if let Some(v) = args.value_of(&arg, &["--conduit"])? {
                     let c = CONDUITS.iter().find(|c| c.name == v).ok_or_else(|| {
@@ -215,12 +264,17 @@ where
                     return Err(unexpected("test-cluster", &arg));
                 }
             }
+            if no_wide && wide_only {
+                return Err("test-cluster: --no-wide and --wide-only exclude each other".into());
+            }
             if conduits.is_empty() {
                 conduits = CONDUITS.iter().collect();
             }
             Command::TestCluster(ClusterOpts {
                 max_ranks,
                 conduits,
+                matrix: !wide_only,
+                wide: !no_wide,
             })
         }
         "bench-startup" => {
@@ -391,7 +445,7 @@ mod tests {
     #[test]
     fn simple_commands() {
         assert_eq!(p(&["check-layers"]), Ok(Command::CheckLayers));
-        assert_eq!(p(&["test"]), Ok(Command::Test));
+        assert_eq!(p(&["test"]), Ok(Command::Test(TestOpts::default())));
         assert_eq!(p(&["fmt-check"]), Ok(Command::FmtCheck));
         assert_eq!(p(&["lint"]), Ok(Command::Lint));
         assert_eq!(p(&["ci"]), Ok(Command::Ci));
@@ -465,6 +519,10 @@ mod tests {
             p(&["test", "--release"]),
             Err("test: unexpected argument `--release`".into())
         );
+        assert_eq!(
+            p(&["test", "-p", "gex-am"]),
+            Err("test: -p/--package needs --quick".into())
+        );
         assert!(p(&["check-layers", "x"]).is_err());
         assert!(p(&["ci", "--max-ranks", "3"]).is_err());
     }
@@ -506,12 +564,44 @@ mod tests {
             p(&["test-cluster", "--conduit", "smp", "--conduit=smp"]),
             Ok(Command::TestCluster(ClusterOpts {
                 max_ranks: 8,
-                conduits: vec![smp]
+                conduits: vec![smp],
+                matrix: true,
+                wide: true,
             }))
         );
         assert!(p(&["test-cluster", "--conduit", "carrier-pigeon"])
             .unwrap_err()
             .contains("unknown conduit `carrier-pigeon`"));
+    }
+
+    #[test]
+    fn test_cluster_wide_flags() {
+        let opts = |args: &[&str]| match p(args) {
+            Ok(Command::TestCluster(o)) => (o.matrix, o.wide),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(opts(&["test-cluster"]), (true, true));
+        assert_eq!(opts(&["test-cluster", "--no-wide"]), (true, false));
+        assert_eq!(opts(&["test-cluster", "--wide-only"]), (false, true));
+        assert!(p(&["test-cluster", "--no-wide", "--wide-only"]).is_err());
+    }
+
+    #[test]
+    fn test_quick() {
+        assert_eq!(
+            p(&["test", "--quick"]),
+            Ok(Command::Test(TestOpts {
+                quick: true,
+                packages: vec![]
+            }))
+        );
+        assert_eq!(
+            p(&["test", "--quick", "-p", "gex-am", "--package=gex-rma"]),
+            Ok(Command::Test(TestOpts {
+                quick: true,
+                packages: vec!["gex-am".into(), "gex-rma".into()]
+            }))
+        );
     }
 
     #[test]

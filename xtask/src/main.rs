@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use cli::{ClusterOpts, USAGE};
+use cli::{ClusterOpts, TestOpts, USAGE};
 use meta::{LAUNCHER, TESTSUITE};
 
 /// Why a command failed, and the exit code xtask ends with.
@@ -129,7 +129,7 @@ impl Ctx {
                 Ok(())
             }
             C::CheckLayers => self.check_layers(),
-            C::Test => self.test(),
+            C::Test(opts) => self.test(opts),
             C::TestCluster(opts) => self.test_cluster(opts),
             C::Demo { ranks, args } => self.demo(*ranks, args),
             C::Bench {
@@ -291,7 +291,10 @@ impl Ctx {
         }
     }
 
-    fn test(&self) -> Result {
+    fn test(&self, opts: &TestOpts) -> Result {
+        if opts.quick {
+            return self.test_quick(&opts.packages);
+        }
         self.check_layers()?;
         if self.has_nextest() {
             // nextest does not run doctests. They go first so that the
@@ -304,7 +307,88 @@ impl Ctx {
         }
     }
 
+    /// `test --quick`: the unit and integration tests of `packages` (every
+    /// crate but gex-testsuite when empty), without doctests: the edit loop.
+    fn test_quick(&self, packages: &[String]) -> Result {
+        let mut args: Vec<&str> = Vec::new();
+        if packages.is_empty() {
+            args.extend(["--workspace", "--exclude", TESTSUITE]);
+        } else {
+            for p in packages {
+                args.extend(["-p", p.as_str()]);
+            }
+        }
+        if self.has_nextest() {
+            // A crate without tests (gex-am) is not an error here.
+            let mut all = vec!["nextest", "run", "--no-tests=warn"];
+            all.extend(&args);
+            self.run(&mut self.cargo(&all))
+        } else {
+            let mut all = vec!["test", "--lib", "--bins", "--tests"];
+            all.extend(&args);
+            self.run(&mut self.cargo(&all))
+        }
+    }
+
+    /// `test-cluster`: the program matrix, then the wide variants (both
+    /// run even if the first fails; the first failure is returned).
     fn test_cluster(&self, opts: &ClusterOpts) -> Result {
+        let matrix = if opts.matrix {
+            self.cluster_matrix(opts)
+        } else {
+            Ok(())
+        };
+        let wide = if opts.wide {
+            self.cluster_wide()
+        } else {
+            Ok(())
+        };
+        matrix.and(wide)
+    }
+
+    /// The wide variants that `cargo xtask test` leaves out: gex-testsuite's
+    /// `#[ignore]`d integration tests (8 ranks, forced paths and
+    /// environment variants, pretend hosts, the smallest ibv buffers and
+    /// pools), each with the checks, environment and rank counts it had in
+    /// `cargo xtask test`, whatever `--max-ranks` and `--conduit` say.
+    fn cluster_wide(&self) -> Result {
+        println!(
+            "xtask: test-cluster: the wide variants ({TESTSUITE}'s ignored tests; see its tests/*.rs)"
+        );
+        let start = Instant::now();
+        // `--workspace` and a filter rather than `-p`: the same features
+        // as `cargo xtask test`'s build, so nothing is built again.
+        let filter = format!("package({TESTSUITE})");
+        let result = if self.has_nextest() {
+            self.run(&mut self.cargo(&[
+                "nextest",
+                "run",
+                "--workspace",
+                "-E",
+                &filter,
+                "--run-ignored",
+                "only",
+                "--no-fail-fast",
+            ]))
+        } else {
+            self.run(&mut self.cargo(&[
+                "test",
+                "-p",
+                TESTSUITE,
+                "--no-fail-fast",
+                "--",
+                "--ignored",
+            ]))
+        };
+        println!(
+            "xtask: test-cluster: wide variants {} in {}",
+            if result.is_ok() { "passed" } else { "FAILED" },
+            format_duration(start.elapsed())
+        );
+        result
+    }
+
+    fn cluster_matrix(&self, opts: &ClusterOpts) -> Result {
         let programs: Vec<String> = meta::bins(self.metadata()?, TESTSUITE)?
             .into_iter()
             .filter(|b| b.starts_with("test-"))
@@ -825,7 +909,7 @@ impl Ctx {
         let steps: [(&str, &dyn Fn() -> Result); 4] = [
             ("fmt-check", &|| self.fmt_check()),
             ("lint", &|| self.lint()),
-            ("test", &|| self.test()),
+            ("test", &|| self.test(&TestOpts::default())),
             ("test-cluster --max-ranks 4", &|| {
                 self.test_cluster(&cluster)
             }),
