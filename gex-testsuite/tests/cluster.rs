@@ -434,9 +434,10 @@ fn test_core_over_udp_2_to_4_ranks() {
     passes_over_udp(TEST_CORE, "test-core");
 }
 
-/// test-rma over udp on its three routes: direct copies through the
-/// shared-memory bypass, the conduit's one-sided operations (bypass off),
-/// and the AM reference path (forced).
+/// test-rma over udp on the conduit's one-sided operations (bypass off);
+/// the other two routes (direct copies through the shared-memory bypass,
+/// the AM reference path) are test-cluster's wide variant
+/// `test_rma_over_udp_direct_and_am_routes_2_to_4_ranks`.
 #[test]
 fn test_rma_over_udp_conduit_route_2_to_4_ranks() {
     passes_over_udp_env(
