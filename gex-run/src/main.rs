@@ -11,7 +11,11 @@ use gex_run::{Ctrl, JobSpec, Output};
 /// The synopsis: the first line of the help and of every usage error.
 const SYNOPSIS: &str = "\
 usage: gex-run -n N [--timeout SECS] [--conduit NAME] [--label] [--hosts H1,H2,...]
-               [--] PROGRAM [ARGS...]";
+               [-x VAR[=VALUE]]... [--] PROGRAM [ARGS...]";
+
+/// The conduits a rank program can be asked to use (`--conduit`,
+/// `GEX_CONDUIT`).
+const CONDUITS: [&str; 3] = ["smp", "udp", "ibv"];
 
 /// The command line. Every value is kept as written and checked in
 /// [`parse`], so that each error names the option and what it expected.
@@ -20,12 +24,13 @@ usage: gex-run -n N [--timeout SECS] [--conduit NAME] [--label] [--hosts H1,H2,.
     name = "gex-run",
     about = ABOUT,
     help_template = "usage: {usage}\n\n{about}\n\noptions:\n{options}",
-    override_usage = "gex-run -n N [--timeout SECS] [--conduit NAME] [--label] [--hosts H1,H2,...]\n               [--] PROGRAM [ARGS...]",
+    override_usage = "gex-run -n N [--timeout SECS] [--conduit NAME] [--label] [--hosts H1,H2,...]\n               [-x VAR[=VALUE]]... [--] PROGRAM [ARGS...]",
     disable_version_flag = true,
     args_override_self = true
 )]
 struct Cli {
-    /// number of ranks (required, at least 1)
+    /// number of ranks (required, at least 1;
+    /// -np N, as mpirun has it, is the same)
     #[arg(
         verbatim_doc_comment,
         allow_hyphen_values = true,
@@ -56,17 +61,30 @@ struct Cli {
         value_name = "SECS"
     )]
     exit_grace: Option<String>,
-    /// conduit the ranks use, passed as GEX_CONDUIT
-    /// (default: smp)
+    /// conduit the ranks use: smp, udp or ibv, passed
+    /// as GEX_CONDUIT (default: the GEX_CONDUIT
+    /// variable, else smp)
     #[arg(
         verbatim_doc_comment,
         allow_hyphen_values = true,
         long,
-        value_name = "NAME",
-        default_value = "smp",
-        hide_default_value = true
+        value_name = "NAME"
     )]
-    conduit: String,
+    conduit: Option<String>,
+    /// pass VAR to every rank with the value it has
+    /// here, or set it to VALUE (repeatable; as
+    /// mpirun's -x)
+    #[arg(
+        verbatim_doc_comment,
+        short = 'x',
+        allow_hyphen_values = true,
+        value_name = "VAR[=VALUE]",
+        action = ArgAction::Append
+    )]
+    export: Vec<String>,
+    /// print gex-run's version and exit
+    #[arg(verbatim_doc_comment, long)]
+    version: bool,
     /// prefix every output line with [rank]
     #[arg(verbatim_doc_comment, long)]
     label: bool,
@@ -154,8 +172,86 @@ struct UsageError(String);
 
 enum Parsed {
     Run(Box<JobSpec>),
-    /// `--help`: the text to print.
+    /// `--help` or `--version`: the text to print.
     Help(String),
+}
+
+/// The options that take a value in the next word (so that the word after
+/// them is not the program).
+const VALUED: [&str; 12] = [
+    "-n",
+    "--ranks",
+    "--timeout",
+    "--exit-grace",
+    "--conduit",
+    "--hosts",
+    "--hostfile",
+    "--spawn",
+    "--host-env",
+    "--ctrl",
+    "--ctrl-addr",
+    "-x",
+];
+
+/// mpirun's spelling `-np N` (and `-np=N`) as `-n N`, among gex-run's own
+/// options only: from the program on (the first word that is neither an
+/// option nor an option's value, or after `--`), words are the program's.
+fn mpirun_habits(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut value_next = false;
+    let mut program = false;
+    for a in args {
+        if program {
+            out.push(a.clone());
+            continue;
+        }
+        if value_next {
+            value_next = false;
+            out.push(a.clone());
+            continue;
+        }
+        if a == "--" || !a.starts_with('-') {
+            program = true;
+            out.push(a.clone());
+            continue;
+        }
+        let a = if a == "-np" {
+            "-n".to_string()
+        } else if let Some(v) = a.strip_prefix("-np=") {
+            format!("-n={v}")
+        } else {
+            a.clone()
+        };
+        value_next = VALUED.contains(&a.as_str());
+        out.push(a);
+    }
+    out
+}
+
+/// `VAR` or `VAR=VALUE` of `-x`: the pair the ranks get (`VAR` alone takes
+/// the value from `env`, and must have one).
+fn export(v: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<(String, String), UsageError> {
+    let (name, value) = match v.split_once('=') {
+        Some((k, val)) => (k, Some(val.to_string())),
+        None => (v, None),
+    };
+    let valid = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(UsageError(format!(
+            "-x: expected VAR or VAR=VALUE with a variable name, got '{v}'"
+        )));
+    }
+    let value = match value {
+        Some(val) => val,
+        None => env(name).ok_or_else(|| {
+            UsageError(format!(
+                "-x {name}: {name} is not set here (give -x {name}=VALUE)"
+            ))
+        })?,
+    };
+    Ok((name.to_string(), value))
 }
 
 /// Our wording of clap's errors: what went wrong and where, without clap's
@@ -239,7 +335,7 @@ fn parse_grace(v: &str, origin: &str) -> Result<Duration, UsageError> {
 /// (`GEX_RUN_TIMEOUT`, `GEX_EXIT_TIMEOUT`), the defaults of `--timeout`
 /// and `--exit-grace`.
 fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Parsed, UsageError> {
-    let words = std::iter::once("gex-run".to_string()).chain(args.iter().cloned());
+    let words = std::iter::once("gex-run".to_string()).chain(mpirun_habits(args));
     let cli = match Cli::try_parse_from(words) {
         Ok(cli) => cli,
         Err(e) if e.kind() == ErrorKind::DisplayHelp => {
@@ -247,6 +343,12 @@ fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Parsed
         }
         Err(e) => return Err(clap_error(&e)),
     };
+    if cli.version {
+        return Ok(Parsed::Help(format!(
+            "gex-run {} (gex, GASNet-EX API of release 2025.8.0)",
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
     let ranks = match cli.ranks {
         None => None,
         Some(v) => {
@@ -315,7 +417,30 @@ fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Parsed
                 .map_err(|_| UsageError(format!("--ctrl-addr: expected IP:PORT, got '{v}'")))
         })
         .transpose()?;
-    let conduit = cli.conduit;
+    let conduit = match cli.conduit {
+        Some(c) => Some((c, "--conduit")),
+        None => env("GEX_CONDUIT")
+            .filter(|c| !c.trim().is_empty())
+            .map(|c| (c, "GEX_CONDUIT")),
+    };
+    let conduit = match conduit {
+        None => "smp".to_string(),
+        Some((c, origin)) => {
+            let c = c.trim().to_string();
+            if !CONDUITS.contains(&c.as_str()) {
+                return Err(UsageError(format!(
+                    "{origin}: expected one of {}, got '{c}'",
+                    CONDUITS.join(", ")
+                )));
+            }
+            c
+        }
+    };
+    let exports = cli
+        .export
+        .iter()
+        .map(|v| export(v, env))
+        .collect::<Result<Vec<_>, _>>()?;
     let label = cli.label;
     let command = cli.command;
     let ranks = ranks.ok_or_else(|| UsageError("the number of ranks (-n N) is required".into()))?;
@@ -349,6 +474,7 @@ fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Parsed
     spec.timeout = timeout;
     spec.exit_grace = exit_grace;
     spec.conduit = conduit;
+    spec.env.extend(exports);
     spec.label = label;
     spec.output = Output::Inherit;
     spec.hosts = hosts;
@@ -502,6 +628,70 @@ mod tests {
         assert!(error("-n 2 --ctrl udp prog").contains("unix or tcp"));
         assert!(error("-n 2 --ctrl-addr nowhere prog").contains("IP:PORT"));
         assert!(error("-n 2 --ctrl unix --ctrl-addr 1.2.3.4:5 prog").contains("--ctrl tcp"));
+    }
+
+    /// mpirun's habits: `-np N`, `-x VAR[=VALUE]`, `--version`, the
+    /// conduit from `GEX_CONDUIT` and checked by name.
+    #[test]
+    fn takes_mpirun_habits() {
+        let vars = |name: &str| match name {
+            "OMP_NUM_THREADS" => Some("4".to_string()),
+            "GEX_CONDUIT" => Some("udp".to_string()),
+            _ => None,
+        };
+        let run = |s: &str| match parse(&words(s), &vars) {
+            Ok(Parsed::Run(spec)) => Ok(*spec),
+            Ok(Parsed::Help(h)) => Err(h),
+            Err(UsageError(e)) => Err(e),
+        };
+        let s = run("-np 4 prog -np 9").unwrap();
+        assert_eq!(s.ranks, 4);
+        assert_eq!(s.args, words("-np 9"), "the program's -np is its own");
+        assert_eq!(run("-np=3 prog").unwrap().ranks, 3);
+        assert_eq!(run("--timeout 5 -np 2 prog").unwrap().ranks, 2);
+        // After an option's value or `--`, -np belongs to the program.
+        let s = run("-n 2 --spawn -np prog").unwrap();
+        assert_eq!(s.spawn.as_deref(), Some("-np"));
+        let s = run("-n 2 -- -np").unwrap();
+        assert_eq!(s.program.to_str(), Some("-np"));
+
+        let s = run("-n 2 -x OMP_NUM_THREADS -x MODE=fast -x EMPTY= prog").unwrap();
+        assert_eq!(
+            s.env,
+            [
+                ("OMP_NUM_THREADS".into(), "4".into()),
+                ("MODE".into(), "fast".into()),
+                ("EMPTY".into(), String::new())
+            ]
+        );
+        let e = run("-n 2 -x UNSET_HERE prog").unwrap_err();
+        assert!(e.contains("UNSET_HERE is not set here"), "{e}");
+        let e = run("-n 2 -x =1 prog").unwrap_err();
+        assert!(e.contains("-x: expected VAR"), "{e}");
+        let e = run("-n 2 -x 9LIVES=1 prog").unwrap_err();
+        assert!(e.contains("-x: expected VAR"), "{e}");
+
+        // The conduit: the option, else GEX_CONDUIT, else smp; a name
+        // gex does not have is a usage error here, not in every rank.
+        assert_eq!(run("-n 2 prog").unwrap().conduit, "udp");
+        assert_eq!(run("-n 2 --conduit ibv prog").unwrap().conduit, "ibv");
+        assert_eq!(spec("-n 2 prog", None).conduit, "smp");
+        let e = run("-n 2 --conduit foo prog").unwrap_err();
+        assert!(
+            e.contains("--conduit: expected one of smp, udp, ibv, got 'foo'"),
+            "{e}"
+        );
+        let bad = |name: &str| (name == "GEX_CONDUIT").then(|| "mpi".to_string());
+        assert!(matches!(
+            parse(&words("-n 2 prog"), &bad),
+            Err(UsageError(e)) if e.contains("GEX_CONDUIT: expected one of smp, udp, ibv, got 'mpi'")
+        ));
+
+        let v = run("--version").unwrap_err();
+        assert!(
+            v.starts_with("gex-run ") && v.contains(env!("CARGO_PKG_VERSION")),
+            "{v}"
+        );
     }
 
     #[test]
